@@ -1,0 +1,77 @@
+package framework
+
+// The typed arguments of the built-in plugins, as written under
+// pluginConfig[].args in a KubeSchedulerConfiguration file. They live here,
+// in the leaf package, because one plugin name can span a filter in
+// predicates/ and a scorer in priorities/ that share one set of arguments.
+
+// ScoringStrategyType names how NodeResourcesFit scores a node.
+type ScoringStrategyType string
+
+// The scoring strategies of NodeResourcesFit.
+const (
+	LeastAllocated           ScoringStrategyType = "LeastAllocated"
+	MostAllocated            ScoringStrategyType = "MostAllocated"
+	RequestedToCapacityRatio ScoringStrategyType = "RequestedToCapacityRatio"
+)
+
+// ResourceSpec names a resource and its weight in a score.
+type ResourceSpec struct {
+	Name   string `json:"name"`
+	Weight int64  `json:"weight,omitempty"`
+}
+
+// UtilizationShapePoint is one point of the RequestedToCapacityRatio curve:
+// utilization in percent (0..100) maps to score (0..10).
+type UtilizationShapePoint struct {
+	Utilization int32 `json:"utilization"`
+	Score       int32 `json:"score"`
+}
+
+// RequestedToCapacityRatioParam holds the curve of the
+// RequestedToCapacityRatio strategy.
+type RequestedToCapacityRatioParam struct {
+	Shape []UtilizationShapePoint `json:"shape,omitempty"`
+}
+
+// ScoringStrategy configures NodeResourcesFit scoring.
+type ScoringStrategy struct {
+	Type                     ScoringStrategyType            `json:"type,omitempty"`
+	Resources                []ResourceSpec                 `json:"resources,omitempty"`
+	RequestedToCapacityRatio *RequestedToCapacityRatioParam `json:"requestedToCapacityRatio,omitempty"`
+}
+
+// NodeResourcesFitArgs are the arguments of NodeResourcesFit.
+type NodeResourcesFitArgs struct {
+	// IgnoredResources are resources the filter does not check.
+	IgnoredResources []string `json:"ignoredResources,omitempty"`
+	// IgnoredResourceGroups are prefixes ("example.com" for
+	// "example.com/foo") of resources the filter does not check.
+	IgnoredResourceGroups []string         `json:"ignoredResourceGroups,omitempty"`
+	ScoringStrategy       *ScoringStrategy `json:"scoringStrategy,omitempty"`
+}
+
+// DefaultResourceSpecs are the resources scored when none are configured.
+func DefaultResourceSpecs() []ResourceSpec {
+	return []ResourceSpec{{Name: "cpu", Weight: 1}, {Name: "memory", Weight: 1}}
+}
+
+// DefaultNodeResourcesFitArgs returns kube-scheduler's defaults:
+// LeastAllocated over cpu and memory, weight 1 each.
+func DefaultNodeResourcesFitArgs() *NodeResourcesFitArgs {
+	return &NodeResourcesFitArgs{
+		ScoringStrategy: &ScoringStrategy{Type: LeastAllocated, Resources: DefaultResourceSpecs()},
+	}
+}
+
+// NodeResourcesBalancedAllocationArgs are the arguments of
+// NodeResourcesBalancedAllocation.
+type NodeResourcesBalancedAllocationArgs struct {
+	Resources []ResourceSpec `json:"resources,omitempty"`
+}
+
+// DefaultNodeResourcesBalancedAllocationArgs returns kube-scheduler's
+// defaults: cpu and memory, weight 1 each.
+func DefaultNodeResourcesBalancedAllocationArgs() *NodeResourcesBalancedAllocationArgs {
+	return &NodeResourcesBalancedAllocationArgs{Resources: DefaultResourceSpecs()}
+}

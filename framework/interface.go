@@ -1,0 +1,101 @@
+package framework
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+)
+
+// MaxNodeScore is the highest score a Score plugin may give after
+// normalization; MinNodeScore the lowest.
+const (
+	MaxNodeScore int64 = 100
+	MinNodeScore int64 = 0
+)
+
+// Plugin is anything the scheduler runs at an extension point.
+type Plugin interface {
+	// Name is the plugin's name as written in the configuration file.
+	Name() string
+}
+
+// PreFilterResult narrows the nodes a pod may go to. A nil result, or nil
+// NodeNames, means every node.
+type PreFilterResult struct {
+	NodeNames map[string]struct{}
+}
+
+// PreFilterPlugin runs once per cycle before any Filter.
+type PreFilterPlugin interface {
+	Plugin
+	// PreFilter computes what the plugin's Filter needs for this pod and
+	// stores it in state. A rejected status makes the pod unschedulable on
+	// every node; Skip means Filter is not called for this pod.
+	PreFilter(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) (*PreFilterResult, *Status)
+}
+
+// FilterPlugin decides whether a pod can run on a node.
+type FilterPlugin interface {
+	Plugin
+	// Filter returns nil when pod fits nodeInfo, or a rejected status whose
+	// reasons say why not. It is called concurrently for different nodes and
+	// must only read state and nodeInfo.
+	Filter(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) *Status
+}
+
+// PreScorePlugin runs once per cycle over the feasible nodes, before Score.
+type PreScorePlugin interface {
+	Plugin
+	// PreScore computes what Score needs and stores it in state. Skip means
+	// Score is not called for this pod.
+	PreScore(ctx context.Context, state *CycleState, pod *v1.Pod, feasible []*NodeInfo) *Status
+}
+
+// ScorePlugin ranks feasible nodes.
+type ScorePlugin interface {
+	Plugin
+	// Score rates nodeInfo for pod. It is called concurrently for different
+	// nodes and must only read state and nodeInfo. Without ScoreExtensions
+	// the score must already lie in [MinNodeScore, MaxNodeScore].
+	Score(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) (int64, *Status)
+	// ScoreExtensions returns the normalizer, or nil when scores need none.
+	ScoreExtensions() ScoreExtensions
+}
+
+// ScoreExtensions maps raw scores to [MinNodeScore, MaxNodeScore].
+type ScoreExtensions interface {
+	// NormalizeScore rewrites scores in place, once per cycle.
+	NormalizeScore(ctx context.Context, state *CycleState, pod *v1.Pod, scores NodeScoreList) *Status
+}
+
+// NodeScore is one node's score from one plugin.
+type NodeScore struct {
+	Name  string
+	Score int64
+}
+
+// NodeScoreList holds one plugin's scores over the feasible nodes.
+type NodeScoreList []NodeScore
+
+// NodeInfoLister reads the cycle's snapshot.
+type NodeInfoLister interface {
+	// List returns every node.
+	List() []*NodeInfo
+	// HavePodsWithAffinityList returns the nodes that hold a pod with
+	// inter-pod affinity or anti-affinity.
+	HavePodsWithAffinityList() []*NodeInfo
+	// HavePodsWithRequiredAntiAffinityList returns the nodes that hold a pod
+	// with required anti-affinity.
+	HavePodsWithRequiredAntiAffinityList() []*NodeInfo
+	// Get returns the named node, or an error when it is not in the snapshot.
+	Get(nodeName string) (*NodeInfo, error)
+}
+
+// Handle is what a plugin may use beyond its arguments: the snapshot of the
+// running cycle and the shared informers (for objects other than pods and
+// nodes, read through listers, never through API calls while scheduling).
+type Handle interface {
+	SnapshotSharedLister() NodeInfoLister
+	SharedInformerFactory() informers.SharedInformerFactory
+}

@@ -1,0 +1,220 @@
+package framework
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// PodInfo is a pod with what the scheduler derives from its spec, computed
+// once when the pod enters the cache or the queue, so that no filter or
+// scorer recomputes it per node. A PodInfo is never mutated after creation.
+type PodInfo struct {
+	Pod *v1.Pod
+	// Requests is what the pod reserves (see PodRequests).
+	Requests Resource
+	// NonZeroRequests counts request-less containers at the defaults; only
+	// MilliCPU and Memory differ from Requests.
+	NonZeroRequests Resource
+	// HostPorts are the host ports the pod binds.
+	HostPorts []HostPort
+}
+
+// NewPodInfo derives a PodInfo from pod. The pod is not copied: callers hand
+// over an object nobody mutates.
+func NewPodInfo(pod *v1.Pod) *PodInfo {
+	return &PodInfo{
+		Pod:             pod,
+		Requests:        PodRequests(pod, false),
+		NonZeroRequests: PodRequests(pod, true),
+		HostPorts:       PodHostPorts(pod),
+	}
+}
+
+// HasAffinity reports whether the pod carries any inter-pod affinity or
+// anti-affinity term.
+func (p *PodInfo) HasAffinity() bool {
+	a := p.Pod.Spec.Affinity
+	return a != nil && (a.PodAffinity != nil || a.PodAntiAffinity != nil)
+}
+
+// HasRequiredAntiAffinity reports whether the pod carries a required
+// anti-affinity term, which constrains pods that come after it.
+func (p *PodInfo) HasRequiredAntiAffinity() bool {
+	a := p.Pod.Spec.Affinity
+	return a != nil && a.PodAntiAffinity != nil && len(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0
+}
+
+// ImageStateSummary describes one container image on a node and how many
+// nodes in the cluster have it.
+type ImageStateSummary struct {
+	Size     int64
+	NumNodes int
+}
+
+// NodeInfo is the scheduler's view of one node: the Node object, the pods
+// assigned or assumed on it, and aggregates over them. The cache owns the
+// NodeInfos it mutates; a Snapshot holds clones that plugins only read.
+type NodeInfo struct {
+	node *v1.Node
+
+	// Pods are every pod on the node, assumed pods included.
+	Pods []*PodInfo
+	// PodsWithAffinity are the Pods that carry inter-pod (anti-)affinity.
+	PodsWithAffinity []*PodInfo
+	// PodsWithRequiredAntiAffinity are the Pods with required anti-affinity.
+	PodsWithRequiredAntiAffinity []*PodInfo
+
+	// Allocatable is the node's status.allocatable.
+	Allocatable Resource
+	// Requested is the sum of the pods' Requests.
+	Requested Resource
+	// NonZeroRequested is the sum of the pods' NonZeroRequests.
+	NonZeroRequested Resource
+	// UsedPorts are the host ports the pods bind.
+	UsedPorts HostPortInfo
+	// ImageStates are the node's images, keyed by every name of each image.
+	ImageStates map[string]*ImageStateSummary
+	// PVCRefCounts counts, per "namespace/claim", the pods here that use it.
+	PVCRefCounts map[string]int
+
+	// Generation is set by the cache on every change; the snapshot copies a
+	// NodeInfo only when its generation moved.
+	Generation int64
+}
+
+// NewNodeInfo returns a NodeInfo holding the given pods and no node.
+func NewNodeInfo(pods ...*v1.Pod) *NodeInfo {
+	ni := &NodeInfo{}
+	for _, p := range pods {
+		ni.AddPodInfo(NewPodInfo(p))
+	}
+	return ni
+}
+
+// Node returns the Node object, or nil when the node is gone but pods of it
+// are still known.
+func (n *NodeInfo) Node() *v1.Node {
+	if n == nil {
+		return nil
+	}
+	return n.node
+}
+
+// SetNode sets the Node object and its allocatable resources.
+func (n *NodeInfo) SetNode(node *v1.Node) {
+	n.node = node
+	n.Allocatable = *NewResource(node.Status.Allocatable)
+}
+
+// RemoveNode clears the Node object, keeping the pods.
+func (n *NodeInfo) RemoveNode() {
+	n.node = nil
+	n.Allocatable = Resource{}
+}
+
+// AddPodInfo adds a pod and its requests, ports and claims.
+func (n *NodeInfo) AddPodInfo(pi *PodInfo) {
+	n.Pods = append(n.Pods, pi)
+	if pi.HasAffinity() {
+		n.PodsWithAffinity = append(n.PodsWithAffinity, pi)
+	}
+	if pi.HasRequiredAntiAffinity() {
+		n.PodsWithRequiredAntiAffinity = append(n.PodsWithRequiredAntiAffinity, pi)
+	}
+	n.update(pi, 1)
+}
+
+// RemovePod removes the pod with pod's UID. It fails when the pod is not here.
+func (n *NodeInfo) RemovePod(pod *v1.Pod) error {
+	uid := pod.UID
+	n.PodsWithAffinity = removeFrom(n.PodsWithAffinity, uid)
+	n.PodsWithRequiredAntiAffinity = removeFrom(n.PodsWithRequiredAntiAffinity, uid)
+	for i, pi := range n.Pods {
+		if pi.Pod.UID != uid {
+			continue
+		}
+		last := len(n.Pods) - 1
+		n.Pods[i] = n.Pods[last]
+		n.Pods[last] = nil
+		n.Pods = n.Pods[:last]
+		n.update(pi, -1)
+		return nil
+	}
+	return fmt.Errorf("pod %s/%s (uid %s) is not on node %q", pod.Namespace, pod.Name, uid, n.nodeName())
+}
+
+func (n *NodeInfo) nodeName() string {
+	if n.node == nil {
+		return ""
+	}
+	return n.node.Name
+}
+
+func removeFrom(list []*PodInfo, uid types.UID) []*PodInfo {
+	for i, pi := range list {
+		if pi.Pod.UID == uid {
+			last := len(list) - 1
+			list[i] = list[last]
+			list[last] = nil
+			return list[:last]
+		}
+	}
+	return list
+}
+
+// update adds (sign +1) or subtracts (sign -1) what pi uses.
+func (n *NodeInfo) update(pi *PodInfo, sign int64) {
+	n.Requested.AddResource(&pi.Requests, sign)
+	n.NonZeroRequested.MilliCPU += sign * pi.NonZeroRequests.MilliCPU
+	n.NonZeroRequested.Memory += sign * pi.NonZeroRequests.Memory
+	for _, hp := range pi.HostPorts {
+		if sign > 0 {
+			n.UsedPorts.Add(hp)
+		} else {
+			n.UsedPorts.Remove(hp)
+		}
+	}
+	for _, v := range pi.Pod.Spec.Volumes {
+		if v.PersistentVolumeClaim == nil {
+			continue
+		}
+		key := pi.Pod.Namespace + "/" + v.PersistentVolumeClaim.ClaimName
+		if n.PVCRefCounts == nil {
+			n.PVCRefCounts = make(map[string]int)
+		}
+		n.PVCRefCounts[key] += int(sign)
+		if n.PVCRefCounts[key] <= 0 {
+			delete(n.PVCRefCounts, key)
+		}
+	}
+}
+
+// Clone returns a copy that shares the immutable PodInfos but no slice or
+// map with n, so the cache can go on mutating n.
+func (n *NodeInfo) Clone() *NodeInfo {
+	c := &NodeInfo{
+		node:             n.node,
+		Pods:             append([]*PodInfo(nil), n.Pods...),
+		Allocatable:      *n.Allocatable.Clone(),
+		Requested:        *n.Requested.Clone(),
+		NonZeroRequested: n.NonZeroRequested,
+		UsedPorts:        n.UsedPorts.Clone(),
+		ImageStates:      n.ImageStates,
+		Generation:       n.Generation,
+	}
+	if len(n.PodsWithAffinity) > 0 {
+		c.PodsWithAffinity = append([]*PodInfo(nil), n.PodsWithAffinity...)
+	}
+	if len(n.PodsWithRequiredAntiAffinity) > 0 {
+		c.PodsWithRequiredAntiAffinity = append([]*PodInfo(nil), n.PodsWithRequiredAntiAffinity...)
+	}
+	if len(n.PVCRefCounts) > 0 {
+		c.PVCRefCounts = make(map[string]int, len(n.PVCRefCounts))
+		for k, v := range n.PVCRefCounts {
+			c.PVCRefCounts[k] = v
+		}
+	}
+	return c
+}

@@ -1,0 +1,121 @@
+package framework
+
+import (
+	"errors"
+	"strings"
+)
+
+// Code is the outcome of a plugin call.
+type Code int
+
+const (
+	// Success means the plugin ran and the pod may proceed. A nil *Status is Success.
+	Success Code = iota
+	// Unschedulable means the pod does not fit this node now, but might after
+	// the cluster changes (a pod leaves, a taint is removed).
+	Unschedulable
+	// UnschedulableAndUnresolvable means the pod can never fit this node
+	// whatever else changes on it (the node is excluded by name or selector).
+	UnschedulableAndUnresolvable
+	// Error means the plugin failed; the attempt is retried with backoff.
+	Error
+	// Skip, returned by PreFilter or PreScore, means the plugin has nothing to
+	// do for this pod: its Filter or Score is not called in this cycle.
+	Skip
+)
+
+var codeNames = [...]string{"Success", "Unschedulable", "UnschedulableAndUnresolvable", "Error", "Skip"}
+
+// String returns the code's name.
+func (c Code) String() string {
+	if int(c) < len(codeNames) {
+		return codeNames[c]
+	}
+	return "Unknown"
+}
+
+// Status is the result of a plugin call: a code, the reasons a user reads,
+// and the error behind an Error code. A nil *Status means Success.
+type Status struct {
+	code    Code
+	reasons []string
+	err     error
+	plugin  string
+}
+
+// NewStatus returns a status with the given code and reasons.
+func NewStatus(code Code, reasons ...string) *Status {
+	return &Status{code: code, reasons: reasons}
+}
+
+// AsStatus wraps err in a Status of code Error. A nil err gives nil.
+func AsStatus(err error) *Status {
+	if err == nil {
+		return nil
+	}
+	return &Status{code: Error, reasons: []string{err.Error()}, err: err}
+}
+
+// Code returns the status code; Success for a nil status.
+func (s *Status) Code() Code {
+	if s == nil {
+		return Success
+	}
+	return s.code
+}
+
+// IsSuccess reports whether the status is Success.
+func (s *Status) IsSuccess() bool { return s.Code() == Success }
+
+// IsSkip reports whether the status is Skip.
+func (s *Status) IsSkip() bool { return s.Code() == Skip }
+
+// IsRejected reports whether the pod was found not to fit.
+func (s *Status) IsRejected() bool {
+	c := s.Code()
+	return c == Unschedulable || c == UnschedulableAndUnresolvable
+}
+
+// Reasons returns the reasons, one per failed check.
+func (s *Status) Reasons() []string {
+	if s == nil {
+		return nil
+	}
+	return s.reasons
+}
+
+// Message joins the reasons into one line.
+func (s *Status) Message() string {
+	if s == nil {
+		return ""
+	}
+	return strings.Join(s.reasons, ", ")
+}
+
+// Err returns the error behind an Error status, or an error made of the
+// message for any other non-success status.
+func (s *Status) Err() error {
+	if s.IsSuccess() {
+		return nil
+	}
+	if s.err != nil {
+		return s.err
+	}
+	return errors.New(s.Message())
+}
+
+// WithPlugin records which plugin produced the status and returns it.
+func (s *Status) WithPlugin(name string) *Status {
+	if s != nil {
+		s.plugin = name
+	}
+	return s
+}
+
+// Plugin returns the name of the plugin that produced the status.
+func (s *Status) Plugin() string {
+	if s == nil {
+		return ""
+	}
+	return s.plugin
+}

@@ -1,0 +1,251 @@
+// Package schedtest builds pods and nodes for tests:
+//
+//	schedtest.MakePod().Name("p").Req("500m", "1Gi").Obj()
+//	schedtest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Obj()
+//
+// Every builder method returns the builder, and Obj returns the object.
+package schedtest
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// PodWrapper builds a pod.
+type PodWrapper struct{ v1.Pod }
+
+// MakePod returns a pod in namespace "default" with one container and no requests.
+func MakePod() *PodWrapper {
+	return &PodWrapper{v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default"},
+		Spec: v1.PodSpec{
+			SchedulerName: "yardmaster",
+			Containers:    []v1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}},
+		},
+	}}
+}
+
+// Obj returns the pod.
+func (p *PodWrapper) Obj() *v1.Pod { return &p.Pod }
+
+// Name sets the name and, when empty, derives the UID from it.
+func (p *PodWrapper) Name(n string) *PodWrapper {
+	p.Pod.Name = n
+	if p.Pod.UID == "" {
+		p.Pod.UID = types.UID(p.Pod.Namespace + "-" + n)
+	}
+	return p
+}
+
+// Namespace sets the namespace.
+func (p *PodWrapper) Namespace(ns string) *PodWrapper { p.Pod.Namespace = ns; return p }
+
+// UID sets the UID.
+func (p *PodWrapper) UID(uid string) *PodWrapper { p.Pod.UID = types.UID(uid); return p }
+
+// SchedulerName sets spec.schedulerName.
+func (p *PodWrapper) SchedulerName(s string) *PodWrapper { p.Spec.SchedulerName = s; return p }
+
+// Node sets spec.nodeName.
+func (p *PodWrapper) Node(n string) *PodWrapper { p.Spec.NodeName = n; return p }
+
+// Priority sets spec.priority.
+func (p *PodWrapper) Priority(v int32) *PodWrapper { p.Spec.Priority = &v; return p }
+
+// Label adds a label.
+func (p *PodWrapper) Label(k, v string) *PodWrapper {
+	if p.Labels == nil {
+		p.Labels = map[string]string{}
+	}
+	p.Labels[k] = v
+	return p
+}
+
+// Req sets the first container's cpu and memory requests ("" leaves one unset).
+func (p *PodWrapper) Req(cpu, mem string) *PodWrapper {
+	p.Spec.Containers[0].Resources.Requests = resourceList(cpu, mem)
+	return p
+}
+
+// Res sets arbitrary requests of the first container.
+func (p *PodWrapper) Res(rl map[v1.ResourceName]string) *PodWrapper {
+	if p.Spec.Containers[0].Resources.Requests == nil {
+		p.Spec.Containers[0].Resources.Requests = v1.ResourceList{}
+	}
+	for k, v := range rl {
+		p.Spec.Containers[0].Resources.Requests[k] = resource.MustParse(v)
+	}
+	return p
+}
+
+// Container appends a container with the given cpu and memory requests.
+func (p *PodWrapper) Container(cpu, mem string) *PodWrapper {
+	n := len(p.Spec.Containers)
+	p.Spec.Containers = append(p.Spec.Containers, v1.Container{
+		Name: fmt.Sprintf("c%d", n), Image: "registry.k8s.io/pause:3.10",
+		Resources: v1.ResourceRequirements{Requests: resourceList(cpu, mem)},
+	})
+	return p
+}
+
+// InitReq appends an init container with the given requests.
+func (p *PodWrapper) InitReq(cpu, mem string) *PodWrapper {
+	p.Spec.InitContainers = append(p.Spec.InitContainers, v1.Container{
+		Name: fmt.Sprintf("init%d", len(p.Spec.InitContainers)), Image: "registry.k8s.io/pause:3.10",
+		Resources: v1.ResourceRequirements{Requests: resourceList(cpu, mem)},
+	})
+	return p
+}
+
+// SidecarReq appends a restartable init container with the given requests.
+func (p *PodWrapper) SidecarReq(cpu, mem string) *PodWrapper {
+	always := v1.ContainerRestartPolicyAlways
+	p.InitReq(cpu, mem)
+	p.Spec.InitContainers[len(p.Spec.InitContainers)-1].RestartPolicy = &always
+	return p
+}
+
+// Overhead sets spec.overhead.
+func (p *PodWrapper) Overhead(cpu, mem string) *PodWrapper {
+	p.Spec.Overhead = resourceList(cpu, mem)
+	return p
+}
+
+// HostPort adds a host port to the first container.
+func (p *PodWrapper) HostPort(port int32, protocol v1.Protocol, hostIP string) *PodWrapper {
+	p.Spec.Containers[0].Ports = append(p.Spec.Containers[0].Ports, v1.ContainerPort{
+		ContainerPort: port, HostPort: port, Protocol: protocol, HostIP: hostIP,
+	})
+	return p
+}
+
+// NodeSelector sets spec.nodeSelector.
+func (p *PodWrapper) NodeSelector(m map[string]string) *PodWrapper { p.Spec.NodeSelector = m; return p }
+
+// Toleration appends a toleration.
+func (p *PodWrapper) Toleration(key string, op v1.TolerationOperator, value string, effect v1.TaintEffect) *PodWrapper {
+	p.Spec.Tolerations = append(p.Spec.Tolerations, v1.Toleration{Key: key, Operator: op, Value: value, Effect: effect})
+	return p
+}
+
+// RequiredNodeAffinity appends a required node selector term.
+func (p *PodWrapper) RequiredNodeAffinity(term v1.NodeSelectorTerm) *PodWrapper {
+	na := p.nodeAffinity()
+	if na.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		na.RequiredDuringSchedulingIgnoredDuringExecution = &v1.NodeSelector{}
+	}
+	rd := na.RequiredDuringSchedulingIgnoredDuringExecution
+	rd.NodeSelectorTerms = append(rd.NodeSelectorTerms, term)
+	return p
+}
+
+// PreferredNodeAffinity appends a preferred node selector term.
+func (p *PodWrapper) PreferredNodeAffinity(weight int32, term v1.NodeSelectorTerm) *PodWrapper {
+	na := p.nodeAffinity()
+	na.PreferredDuringSchedulingIgnoredDuringExecution = append(na.PreferredDuringSchedulingIgnoredDuringExecution,
+		v1.PreferredSchedulingTerm{Weight: weight, Preference: term})
+	return p
+}
+
+func (p *PodWrapper) nodeAffinity() *v1.NodeAffinity {
+	if p.Spec.Affinity == nil {
+		p.Spec.Affinity = &v1.Affinity{}
+	}
+	if p.Spec.Affinity.NodeAffinity == nil {
+		p.Spec.Affinity.NodeAffinity = &v1.NodeAffinity{}
+	}
+	return p.Spec.Affinity.NodeAffinity
+}
+
+// SchedulingGate adds a scheduling gate.
+func (p *PodWrapper) SchedulingGate(name string) *PodWrapper {
+	p.Spec.SchedulingGates = append(p.Spec.SchedulingGates, v1.PodSchedulingGate{Name: name})
+	return p
+}
+
+// Terminating sets a deletion timestamp.
+func (p *PodWrapper) Terminating() *PodWrapper {
+	now := metav1.Now()
+	p.DeletionTimestamp = &now
+	return p
+}
+
+// NodeWrapper builds a node.
+type NodeWrapper struct{ v1.Node }
+
+// MakeNode returns a Ready node with no capacity.
+func MakeNode() *NodeWrapper {
+	return &NodeWrapper{v1.Node{
+		Status: v1.NodeStatus{Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}},
+	}}
+}
+
+// Obj returns the node.
+func (n *NodeWrapper) Obj() *v1.Node { return &n.Node }
+
+// Name sets the name and the kubernetes.io/hostname label.
+func (n *NodeWrapper) Name(s string) *NodeWrapper {
+	n.Node.Name = s
+	return n.Label(v1.LabelHostname, s)
+}
+
+// Label adds a label.
+func (n *NodeWrapper) Label(k, v string) *NodeWrapper {
+	if n.Labels == nil {
+		n.Labels = map[string]string{}
+	}
+	n.Labels[k] = v
+	return n
+}
+
+// Capacity sets capacity and allocatable for cpu, memory and pods.
+func (n *NodeWrapper) Capacity(cpu, mem string, pods int64) *NodeWrapper {
+	rl := resourceList(cpu, mem)
+	rl[v1.ResourcePods] = *resource.NewQuantity(pods, resource.DecimalSI)
+	n.Status.Capacity = rl
+	n.Status.Allocatable = rl.DeepCopy()
+	return n
+}
+
+// Allocatable adds arbitrary allocatable (and capacity) quantities.
+func (n *NodeWrapper) Allocatable(rl map[v1.ResourceName]string) *NodeWrapper {
+	if n.Status.Allocatable == nil {
+		n.Status.Allocatable = v1.ResourceList{}
+		n.Status.Capacity = v1.ResourceList{}
+	}
+	for k, v := range rl {
+		n.Status.Allocatable[k] = resource.MustParse(v)
+		n.Status.Capacity[k] = resource.MustParse(v)
+	}
+	return n
+}
+
+// Taint appends a taint.
+func (n *NodeWrapper) Taint(key, value string, effect v1.TaintEffect) *NodeWrapper {
+	n.Spec.Taints = append(n.Spec.Taints, v1.Taint{Key: key, Value: value, Effect: effect})
+	return n
+}
+
+// Unschedulable sets spec.unschedulable.
+func (n *NodeWrapper) Unschedulable() *NodeWrapper { n.Spec.Unschedulable = true; return n }
+
+// Image adds an image to status.images.
+func (n *NodeWrapper) Image(size int64, names ...string) *NodeWrapper {
+	n.Status.Images = append(n.Status.Images, v1.ContainerImage{Names: names, SizeBytes: size})
+	return n
+}
+
+func resourceList(cpu, mem string) v1.ResourceList {
+	rl := v1.ResourceList{}
+	if cpu != "" {
+		rl[v1.ResourceCPU] = resource.MustParse(cpu)
+	}
+	if mem != "" {
+		rl[v1.ResourceMemory] = resource.MustParse(mem)
+	}
+	return rl
+}
