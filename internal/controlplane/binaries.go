@@ -1,0 +1,107 @@
+package controlplane
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ErrBinaryNotFound is wrapped by Start's error when etcd or kube-apiserver
+// cannot be found, so tests can tell "not built" from "broken".
+var ErrBinaryNotFound = errors.New("control plane binary not found")
+
+// BinDirEnv names the environment variable that overrides the default BinDir.
+const BinDirEnv = "YARDMASTER_BIN_DIR"
+
+const modulePath = "github.com/yardmaster-io/yardmaster"
+
+// etcdNames are tried in order: the Makefile builds bin/etcd, while
+// `go build go.etcd.io/etcd/server/v3` names the binary after its package.
+var etcdNames = []string{"etcd", "server"}
+
+// binaries resolves the paths of etcd and kube-apiserver.
+func (o Options) binaries() (etcd, apiserver string, err error) {
+	etcd, apiserver = o.EtcdPath, o.APIServerPath
+	if etcd == "" || apiserver == "" {
+		dir, err := o.binDir()
+		if err != nil {
+			return "", "", err
+		}
+		if etcd == "" {
+			for _, name := range etcdNames {
+				if p := filepath.Join(dir, name); isExecutable(p) {
+					etcd = p
+					break
+				}
+			}
+			if etcd == "" {
+				return "", "", fmt.Errorf("%w: none of %q in %q", ErrBinaryNotFound, etcdNames, dir)
+			}
+		}
+		if apiserver == "" {
+			apiserver = filepath.Join(dir, "kube-apiserver")
+		}
+	}
+	for _, p := range []string{etcd, apiserver} {
+		if !isExecutable(p) {
+			return "", "", fmt.Errorf("%w: %q", ErrBinaryNotFound, p)
+		}
+	}
+	return etcd, apiserver, nil
+}
+
+func (o Options) binDir() (string, error) {
+	if o.BinDir != "" {
+		return o.BinDir, nil
+	}
+	if d := os.Getenv(BinDirEnv); d != "" {
+		return d, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("finding bin dir: %w", err)
+	}
+	root, err := moduleRoot(wd)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "bin"), nil
+}
+
+// moduleRoot walks up from dir to the directory whose go.mod declares
+// modulePath. Other go.mod files on the way (hack/tools) are passed over.
+func moduleRoot(dir string) (string, error) {
+	for d := dir; ; {
+		if declaresModule(filepath.Join(d, "go.mod")) {
+			return d, nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", fmt.Errorf("%w: no go.mod of module %q above %q; set %s or Options.BinDir", ErrBinaryNotFound, modulePath, dir, BinDirEnv)
+		}
+		d = parent
+	}
+}
+
+func declaresModule(goMod string) bool {
+	f, err := os.Open(goMod)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(s.Text()), "module "); ok {
+			return strings.Trim(strings.TrimSpace(rest), `"`) == modulePath
+		}
+	}
+	return false
+}
+
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+}

@@ -1,0 +1,307 @@
+// Package controlplane starts and stops a real local Kubernetes control plane
+// (etcd and kube-apiserver, no controller-manager, no kubelet) for e2e tests,
+// the demo and benchmarks.
+//
+// The model: Start owns two child processes, each in its own process group,
+// on loopback ports chosen at run time, with all state (etcd data, serving
+// certificates, keys, token file, kubeconfig) in one temporary directory.
+// Stop kills both process groups and removes that directory. Nothing is tied
+// to the context passed to Start beyond the wait for readiness: a test's
+// context ending must not kill a control plane that a later cleanup stops.
+//
+// Identities are static bearer tokens (--token-auth-file). An admin token in
+// group system:masters is always created; Options.Tokens adds more. Since no
+// controllers run, the ServiceAccount admission plugin is disabled (there is
+// no token controller to create default ServiceAccounts), nodes must be made
+// ready by hand (CreateReadyNode) and namespaces are never finalized.
+//
+// The package needs Unix process groups and is meant for Linux, where a
+// child also receives SIGKILL if the process that started it dies.
+package controlplane
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// ServiceAccountIssuer is the --service-account-issuer of every control plane.
+const ServiceAccountIssuer = "https://kubernetes.default.svc.cluster.local"
+
+// ServiceClusterIPRange is the --service-cluster-ip-range of every control plane.
+const ServiceClusterIPRange = "10.0.0.0/24"
+
+// AdminUser is the user name of the admin token; it is in group system:masters.
+const AdminUser = "yardmaster-admin"
+
+// Client rate limits of RESTConfig. Benchmarks push about 2,000 requests/s;
+// client-go's default of 5 QPS (kubernetes.NewForConfig) would measure the
+// limiter instead of the scheduler.
+const (
+	clientQPS   = 1000
+	clientBurst = 2000
+)
+
+const (
+	defaultReadyTimeout = 90 * time.Second
+	// startAttempts bounds retries when a port picked as free was taken by
+	// someone else before etcd or kube-apiserver bound it.
+	startAttempts = 3
+)
+
+// Options configures Start. The zero value is usable.
+type Options struct {
+	// BinDir holds etcd (or etcd's "server" binary) and kube-apiserver.
+	// Default: $YARDMASTER_BIN_DIR, else bin/ in the root of the
+	// github.com/yardmaster-io/yardmaster module found by walking up from
+	// the working directory.
+	BinDir string
+	// EtcdPath and APIServerPath name the binaries explicitly; each
+	// overrides what BinDir would give.
+	EtcdPath      string
+	APIServerPath string
+	// Tokens are extra static-token identities. They get no RBAC bindings.
+	Tokens []Token
+	// LogDir receives etcd's and kube-apiserver's logs. Default: the
+	// control plane's temporary directory, removed by Stop.
+	LogDir string
+	// ExtraAPIServerFlags are appended after the defaults, so a flag given
+	// here overrides the default of the same name.
+	ExtraAPIServerFlags []string
+	// ReadyTimeout bounds the whole start. Default: 90s (a 2-core machine
+	// takes about 10-20s).
+	ReadyTimeout time.Duration
+}
+
+// Token is a static bearer-token identity, one line of --token-auth-file.
+type Token struct {
+	Token  string
+	User   string
+	UID    string
+	Groups []string
+}
+
+// ControlPlane is a running etcd and kube-apiserver. Its exported fields are
+// set by Start and must not be changed.
+type ControlPlane struct {
+	// Dir is the temporary directory holding all state; Stop removes it.
+	Dir string
+	// EtcdURL is etcd's client URL (plain http on loopback).
+	EtcdURL string
+	// APIServerURL is kube-apiserver's https URL on loopback.
+	APIServerURL string
+	// AdminToken is the bearer token of AdminUser (group system:masters).
+	AdminToken string
+	// AdminKubeconfig is the path of a kubeconfig for AdminToken.
+	AdminKubeconfig string
+	// EtcdLog and APIServerLog are the paths of the components' logs.
+	EtcdLog      string
+	APIServerLog string
+
+	caData []byte  // PEM of the apiserver's self-signed serving cert and its CA
+	tokens []Token // admin first, then Options.Tokens
+
+	etcd, apiserver *process
+
+	adminClient kubernetes.Interface
+	adminHTTP   *http.Client
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Start starts etcd and kube-apiserver and returns when the API server is
+// ready: /readyz answers 200, the "default" namespace and the bootstrap
+// RBAC roles exist. ctx bounds only that wait; the processes live until
+// Stop. If the binaries cannot be found the error wraps ErrBinaryNotFound.
+func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
+	if err := validateTokens(opts.Tokens); err != nil {
+		return nil, err
+	}
+	etcdPath, apiserverPath, err := opts.binaries()
+	if err != nil {
+		return nil, err
+	}
+	if opts.ReadyTimeout <= 0 {
+		opts.ReadyTimeout = defaultReadyTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.ReadyTimeout)
+	defer cancel()
+
+	var errs []error
+	for range startAttempts {
+		cp, err := start(ctx, opts, etcdPath, apiserverPath)
+		if err == nil {
+			return cp, nil
+		}
+		if !errors.Is(err, errPortInUse) {
+			return nil, err
+		}
+		errs = append(errs, err)
+	}
+	return nil, fmt.Errorf("starting control plane: %d attempts lost a port race: %w", startAttempts, errors.Join(errs...))
+}
+
+// start makes one attempt; on failure it leaves nothing running and no
+// temporary directory behind.
+func start(ctx context.Context, opts Options, etcdPath, apiserverPath string) (_ *ControlPlane, err error) {
+	dir, err := os.MkdirTemp("", "yardmaster-cp-")
+	if err != nil {
+		return nil, fmt.Errorf("creating control plane dir: %w", err)
+	}
+	c := &ControlPlane{Dir: dir}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, c.Stop())
+		}
+	}()
+
+	logDir := opts.LogDir
+	if logDir == "" {
+		logDir = dir
+	} else if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating log dir %q: %w", logDir, err)
+	}
+	// The temp dir's unique name keeps logs of concurrent control planes
+	// sharing one LogDir apart.
+	c.EtcdLog = filepath.Join(logDir, filepath.Base(dir)+"-etcd.log")
+	c.APIServerLog = filepath.Join(logDir, filepath.Base(dir)+"-kube-apiserver.log")
+
+	adminToken, err := randomToken()
+	if err != nil {
+		return nil, err
+	}
+	c.AdminToken = adminToken
+	c.tokens = append([]Token{{Token: adminToken, User: AdminUser, UID: AdminUser, Groups: []string{"system:masters"}}}, opts.Tokens...)
+
+	ports, err := freePorts(3)
+	if err != nil {
+		return nil, err
+	}
+	etcdClientPort, etcdPeerPort, securePort := ports[0], ports[1], ports[2]
+
+	if err := c.startEtcd(ctx, etcdPath, etcdClientPort, etcdPeerPort); err != nil {
+		return nil, err
+	}
+	if err := c.startAPIServer(ctx, apiserverPath, securePort, opts.ExtraAPIServerFlags); err != nil {
+		return nil, err
+	}
+
+	c.adminHTTP, err = rest.HTTPClientFor(c.RESTConfig(c.AdminToken))
+	if err != nil {
+		return nil, fmt.Errorf("building admin HTTP client: %w", err)
+	}
+	c.adminClient, err = kubernetes.NewForConfigAndClient(c.RESTConfig(c.AdminToken), c.adminHTTP)
+	if err != nil {
+		return nil, fmt.Errorf("building admin client: %w", err)
+	}
+	if err := c.waitForBootstrap(ctx); err != nil {
+		return nil, err
+	}
+
+	c.AdminKubeconfig = filepath.Join(dir, "admin.kubeconfig")
+	if err := c.WriteKubeconfig(c.AdminKubeconfig, c.AdminToken); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Stop kills kube-apiserver and etcd with their process groups (SIGTERM,
+// then SIGKILL after a grace period), waits for them and removes Dir.
+// It is idempotent and safe for concurrent use; later calls return the
+// first call's result.
+func (c *ControlPlane) Stop() error {
+	c.stopOnce.Do(func() {
+		var errs []error
+		if c.adminHTTP != nil {
+			c.adminHTTP.CloseIdleConnections()
+		}
+		// The API server first: stopping etcd under it only makes it log
+		// connection errors while it shuts down.
+		for _, p := range []*process{c.apiserver, c.etcd} {
+			if p != nil {
+				errs = append(errs, p.stop(stopGracePeriod))
+			}
+		}
+		if c.Dir != "" {
+			if err := os.RemoveAll(c.Dir); err != nil {
+				errs = append(errs, fmt.Errorf("removing %q: %w", c.Dir, err))
+			}
+		}
+		c.stopErr = errors.Join(errs...)
+	})
+	return c.stopErr
+}
+
+// PIDs returns the process ids of etcd and kube-apiserver (each also the id
+// of its process group), for diagnostics and for tests that check Stop.
+func (c *ControlPlane) PIDs() []int {
+	var pids []int
+	for _, p := range []*process{c.etcd, c.apiserver} {
+		if p != nil {
+			pids = append(pids, p.pid())
+		}
+	}
+	return pids
+}
+
+// RESTConfig returns a new config for the identity of token: https on
+// loopback verified against the API server's self-signed CA, QPS 1000 and
+// Burst 2000. Callers may change the copy they get, e.g. set ContentType to
+// protobuf for benchmarks.
+func (c *ControlPlane) RESTConfig(token string) *rest.Config {
+	return &rest.Config{
+		Host:            c.APIServerURL,
+		BearerToken:     token,
+		TLSClientConfig: rest.TLSClientConfig{CAData: append([]byte(nil), c.caData...)},
+		QPS:             clientQPS,
+		Burst:           clientBurst,
+	}
+}
+
+// AdminClient returns a clientset for the admin token. It is shared; its
+// idle connections are closed by Stop.
+func (c *ControlPlane) AdminClient() kubernetes.Interface { return c.adminClient }
+
+// WriteKubeconfig writes to path (mode 0600) a kubeconfig for the identity
+// of token. The user entry is named after the token's user when the token
+// is one of this control plane's.
+func (c *ControlPlane) WriteKubeconfig(path, token string) error {
+	user := "user"
+	for _, t := range c.tokens {
+		if t.Token == token {
+			user = t.User
+			break
+		}
+	}
+	const name = "yardmaster"
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: c.APIServerURL, CertificateAuthorityData: c.caData}
+	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{Token: token}
+	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: user}
+	cfg.CurrentContext = name
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return fmt.Errorf("writing kubeconfig %q: %w", path, err)
+	}
+	return nil
+}
+
+func randomToken() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("generating token: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}

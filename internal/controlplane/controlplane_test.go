@@ -1,0 +1,285 @@
+package controlplane_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/yardmaster-io/yardmaster/internal/controlplane"
+	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// viewer is an identity with no RBAC bindings.
+var viewer = controlplane.Token{Token: "viewer-token", User: "viewer", UID: "viewer-uid", Groups: []string{"viewers", "qa"}}
+
+// startAll starts one control plane per opts concurrently. It skips the
+// test when the binaries are not built, except in CI, where that fails.
+func startAll(t *testing.T, opts ...controlplane.Options) []*controlplane.ControlPlane {
+	t.Helper()
+	cps := make([]*controlplane.ControlPlane, len(opts))
+	errs := make([]error, len(opts))
+	var wg sync.WaitGroup
+	for i, o := range opts {
+		wg.Go(func() {
+			start := time.Now()
+			cps[i], errs[i] = controlplane.Start(t.Context(), o)
+			t.Logf("control plane %d: start took %s", i, time.Since(start).Round(time.Millisecond))
+		})
+	}
+	wg.Wait()
+	for _, cp := range cps {
+		if cp != nil {
+			t.Cleanup(func() {
+				if err := cp.Stop(); err != nil {
+					t.Errorf("Stop: %v", err)
+				}
+			})
+		}
+	}
+	for _, err := range errs {
+		if errors.Is(err, controlplane.ErrBinaryNotFound) && os.Getenv("CI") != "true" {
+			t.Skipf("skipping: etcd and kube-apiserver are not built (%v); build them into bin/ or set %s", err, controlplane.BinDirEnv)
+		}
+		if err != nil {
+			t.Fatalf("Start: %v", err)
+		}
+	}
+	return cps
+}
+
+// TestControlPlane runs two control planes at once, checks what tests of
+// the scheduler rely on against the first, and that Stop leaves nothing.
+func TestControlPlane(t *testing.T) {
+	cps := startAll(t,
+		controlplane.Options{Tokens: []controlplane.Token{viewer}},
+		controlplane.Options{LogDir: t.TempDir()},
+	)
+	a, b := cps[0], cps[1]
+	ctx := t.Context()
+	client := a.AdminClient()
+
+	ns, err := controlplane.CreateNamespace(ctx, client, "cp-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("ready node", func(t *testing.T) {
+		tests := []struct {
+			name       string
+			node       *v1.Node
+			wantAlloc  v1.ResourceList
+			wantTaints []v1.Taint
+		}{
+			{
+				name: "capacity only: allocatable defaults to capacity, Ready added",
+				node: &v1.Node{
+					ObjectMeta: metav1.ObjectMeta{Name: "bare"},
+					Status: v1.NodeStatus{Capacity: v1.ResourceList{
+						v1.ResourceCPU:    resource.MustParse("4"),
+						v1.ResourceMemory: resource.MustParse("8Gi"),
+						v1.ResourcePods:   resource.MustParse("110"),
+					}},
+				},
+				wantAlloc: v1.ResourceList{
+					v1.ResourceCPU:    resource.MustParse("4"),
+					v1.ResourceMemory: resource.MustParse("8Gi"),
+					v1.ResourcePods:   resource.MustParse("110"),
+				},
+			},
+			{
+				name: "builder node: own taint kept",
+				node: schedtest.MakeNode().Name("tainted").Capacity("2", "4Gi", 10).
+					Taint("dedicated", "gpu", v1.TaintEffectNoSchedule).Obj(),
+				wantAlloc: v1.ResourceList{
+					v1.ResourceCPU:    resource.MustParse("2"),
+					v1.ResourceMemory: resource.MustParse("4Gi"),
+					v1.ResourcePods:   resource.MustParse("10"),
+				},
+				wantTaints: []v1.Taint{{Key: "dedicated", Value: "gpu", Effect: v1.TaintEffectNoSchedule}},
+			},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				if _, err := controlplane.CreateReadyNode(ctx, client, tc.node); err != nil {
+					t.Fatal(err)
+				}
+				got, err := client.CoreV1().Nodes().Get(ctx, tc.node.Name, metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(tc.wantTaints, got.Spec.Taints); diff != "" {
+					t.Errorf("taints (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff(quantities(tc.wantAlloc), quantities(got.Status.Allocatable)); diff != "" {
+					t.Errorf("allocatable (-want +got):\n%s", diff)
+				}
+				if !isReady(got) {
+					t.Errorf("conditions = %+v, want Ready=True", got.Status.Conditions)
+				}
+			})
+		}
+	})
+
+	t.Run("pod for an unknown scheduler is admitted", func(t *testing.T) {
+		pod := schedtest.MakePod().Name("p").Namespace(ns).SchedulerName("nobody").Req("100m", "128Mi").Obj()
+		pod.UID = "" // The API server assigns UIDs.
+		got, err := client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("creating pod: %v", err)
+		}
+		if got.Spec.SchedulerName != "nobody" || got.Spec.NodeName != "" {
+			t.Errorf("pod schedulerName=%q nodeName=%q, want %q and unbound", got.Spec.SchedulerName, got.Spec.NodeName, "nobody")
+		}
+	})
+
+	t.Run("token without RBAC", func(t *testing.T) {
+		vc, err := kubernetes.NewForConfig(a.RESTConfig(viewer.Token))
+		if err != nil {
+			t.Fatal(err)
+		}
+		review, err := vc.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("SelfSubjectReview: %v", err)
+		}
+		want := authenticationv1.UserInfo{Username: "viewer", UID: "viewer-uid", Groups: []string{"viewers", "qa", "system:authenticated"}}
+		if diff := cmp.Diff(want, review.Status.UserInfo); diff != "" {
+			t.Errorf("identity (-want +got):\n%s", diff)
+		}
+		_, err = vc.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if !apierrors.IsForbidden(err) {
+			t.Errorf("listing nodes as %q: err = %v, want 403 Forbidden", viewer.User, err)
+		}
+	})
+
+	t.Run("kubeconfig", func(t *testing.T) {
+		for _, tc := range []struct {
+			name, path string
+		}{
+			{"admin", a.AdminKubeconfig},
+			{"written", filepath.Join(t.TempDir(), "kubeconfig")},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				if tc.path != a.AdminKubeconfig {
+					if err := a.WriteKubeconfig(tc.path, a.AdminToken); err != nil {
+						t.Fatal(err)
+					}
+				}
+				cfg, err := clientcmd.BuildConfigFromFlags("", tc.path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				kc, err := kubernetes.NewForConfig(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := kc.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err != nil {
+					t.Errorf("getting namespace %q through %s: %v", ns, tc.path, err)
+				}
+			})
+		}
+	})
+
+	t.Run("second control plane is independent", func(t *testing.T) {
+		if a.APIServerURL == b.APIServerURL || a.EtcdURL == b.EtcdURL || a.Dir == b.Dir {
+			t.Fatalf("control planes share an address or dir: %+v / %+v", a, b)
+		}
+		_, err := b.AdminClient().CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("namespace %q of the first control plane in the second: err = %v, want NotFound", ns, err)
+		}
+	})
+
+	t.Run("stop", func(t *testing.T) {
+		for i, cp := range []*controlplane.ControlPlane{a, b} {
+			pids := cp.PIDs()
+			if len(pids) != 2 {
+				t.Fatalf("control plane %d: PIDs() = %v, want etcd and kube-apiserver", i, pids)
+			}
+			start := time.Now()
+			if err := cp.Stop(); err != nil {
+				t.Errorf("control plane %d: Stop: %v", i, err)
+			}
+			t.Logf("control plane %d: stop took %s", i, time.Since(start).Round(time.Millisecond))
+			if err := cp.Stop(); err != nil {
+				t.Errorf("control plane %d: second Stop: %v", i, err)
+			}
+			for _, pid := range pids {
+				// The negative pid addresses the process group.
+				for _, id := range []int{pid, -pid} {
+					if err := syscall.Kill(id, 0); !errors.Is(err, syscall.ESRCH) {
+						t.Errorf("control plane %d: kill(%d, 0) = %v, want ESRCH", i, id, err)
+					}
+				}
+			}
+			if _, err := os.Stat(cp.Dir); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("control plane %d: dir %q after Stop: %v, want not exist", i, cp.Dir, err)
+			}
+		}
+		if _, err := os.Stat(b.APIServerLog); err != nil {
+			t.Errorf("log in LogDir after Stop: %v", err)
+		}
+	})
+}
+
+func TestStartMissingBinaries(t *testing.T) {
+	_, err := controlplane.Start(t.Context(), controlplane.Options{BinDir: t.TempDir()})
+	if !errors.Is(err, controlplane.ErrBinaryNotFound) {
+		t.Errorf("Start with an empty BinDir: err = %v, want ErrBinaryNotFound", err)
+	}
+}
+
+func TestStartInvalidToken(t *testing.T) {
+	tests := []struct {
+		name  string
+		token controlplane.Token
+	}{
+		{"no token", controlplane.Token{User: "u"}},
+		{"no user", controlplane.Token{Token: "t"}},
+		{"comma in group", controlplane.Token{Token: "t", User: "u", Groups: []string{"a,b"}}},
+		{"line break", controlplane.Token{Token: "t", User: "u\nv"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			// Tokens are checked before anything is started or looked up.
+			_, err := controlplane.Start(t.Context(), controlplane.Options{BinDir: t.TempDir(), Tokens: []controlplane.Token{tc.token}})
+			if err == nil || errors.Is(err, controlplane.ErrBinaryNotFound) {
+				t.Errorf("Start with token %+v: err = %v, want a token error", tc.token, err)
+			}
+		})
+	}
+}
+
+func quantities(rl v1.ResourceList) map[v1.ResourceName]string {
+	m := make(map[v1.ResourceName]string, len(rl))
+	for k, q := range rl {
+		m[k] = q.String()
+	}
+	return m
+}
+
+func isReady(n *v1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == v1.NodeReady {
+			return c.Status == v1.ConditionTrue
+		}
+	}
+	return false
+}

@@ -1,0 +1,203 @@
+package cache
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+)
+
+func nodeNames(s *Snapshot) []string {
+	var out []string
+	for _, ni := range s.List() {
+		out = append(out, ni.Node().Name)
+	}
+	return out
+}
+
+func TestAssumeConfirmForget(t *testing.T) {
+	c := New(clocktesting.NewFakeClock(time.Now()), time.Minute)
+	c.AddNode(schedtest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Obj())
+	pod := schedtest.MakePod().Name("p").Req("1", "1Gi").Node("n1").Obj()
+
+	if err := c.AssumePod(pod); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AssumePod(pod); err == nil {
+		t.Error("assuming the same pod twice succeeded")
+	}
+	ni, _ := c.NodeInfo("n1")
+	if got := ni.Requested.MilliCPU; got != 1000 {
+		t.Errorf("requested cpu after assume = %d, want 1000", got)
+	}
+
+	// The informer confirms the binding: still counted once, no longer assumed.
+	c.AddPod(pod)
+	if c.IsAssumed(pod.UID) {
+		t.Error("pod still assumed after the informer confirmed it")
+	}
+	ni, _ = c.NodeInfo("n1")
+	if got := ni.Requested.MilliCPU; got != 1000 {
+		t.Errorf("requested cpu after confirm = %d, want 1000 (counted once)", got)
+	}
+	if c.ForgetPod(pod) {
+		t.Error("ForgetPod of a confirmed pod returned true")
+	}
+
+	// Forgetting an assumed pod gives the capacity back.
+	other := schedtest.MakePod().Name("q").Req("2", "").Node("n1").Obj()
+	_ = c.AssumePod(other)
+	if !c.ForgetPod(other) {
+		t.Error("ForgetPod of an assumed pod returned false")
+	}
+	ni, _ = c.NodeInfo("n1")
+	if got := ni.Requested.MilliCPU; got != 1000 {
+		t.Errorf("requested cpu after forget = %d, want 1000", got)
+	}
+}
+
+func TestAssumedPodConfirmedOnAnotherNode(t *testing.T) {
+	c := New(nil, 0)
+	c.AddNode(schedtest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Obj())
+	c.AddNode(schedtest.MakeNode().Name("n2").Capacity("4", "8Gi", 110).Obj())
+	pod := schedtest.MakePod().Name("p").Req("1", "").Node("n1").Obj()
+	_ = c.AssumePod(pod)
+	bound := pod.DeepCopy()
+	bound.Spec.NodeName = "n2"
+	c.AddPod(bound)
+	n1, _ := c.NodeInfo("n1")
+	n2, _ := c.NodeInfo("n2")
+	if n1.Requested.MilliCPU != 0 || n2.Requested.MilliCPU != 1000 {
+		t.Errorf("cpu n1=%d n2=%d, want 0 and 1000", n1.Requested.MilliCPU, n2.Requested.MilliCPU)
+	}
+}
+
+func TestAssumedPodExpiresOnlyAfterBindingFinished(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Now())
+	c := New(clk, time.Minute)
+	c.AddNode(schedtest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Obj())
+	pod := schedtest.MakePod().Name("p").Req("1", "").Node("n1").Obj()
+	_ = c.AssumePod(pod)
+
+	clk.Step(time.Hour)
+	if got := c.CleanupExpired(); len(got) != 0 {
+		t.Fatalf("expired %d pods whose binding is still in flight", len(got))
+	}
+	c.FinishBinding(pod)
+	clk.Step(30 * time.Second)
+	if got := c.CleanupExpired(); len(got) != 0 {
+		t.Fatalf("expired before the TTL")
+	}
+	clk.Step(31 * time.Second)
+	if got := c.CleanupExpired(); len(got) != 1 {
+		t.Fatalf("expired %d pods, want 1", len(got))
+	}
+	if _, pods, assumed := c.Counts(); pods != 0 || assumed != 0 {
+		t.Errorf("pods=%d assumed=%d after expiry, want 0", pods, assumed)
+	}
+}
+
+func TestPodBeforeNodeAndNodeRemoval(t *testing.T) {
+	c := New(nil, 0)
+	s := NewSnapshot()
+	// The pod informer can deliver a pod before its node.
+	c.AddPod(schedtest.MakePod().Name("early").Req("1", "").Node("n1").Obj())
+	c.UpdateSnapshot(s)
+	if s.NumNodes() != 0 {
+		t.Fatalf("a node without a Node object is in the snapshot: %v", nodeNames(s))
+	}
+	c.AddNode(schedtest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Obj())
+	c.UpdateSnapshot(s)
+	ni, err := s.Get("n1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ni.Requested.MilliCPU != 1000 {
+		t.Errorf("requested cpu = %d, want the early pod's 1000", ni.Requested.MilliCPU)
+	}
+	c.RemoveNode(ni.Node())
+	c.UpdateSnapshot(s)
+	if s.NumNodes() != 0 {
+		t.Errorf("removed node still listed: %v", nodeNames(s))
+	}
+}
+
+func TestSnapshotCopiesOnlyChangedNodes(t *testing.T) {
+	c := New(nil, 0)
+	for _, n := range []string{"a", "b", "c"} {
+		c.AddNode(schedtest.MakeNode().Name(n).Capacity("4", "8Gi", 110).Obj())
+	}
+	s := NewSnapshot()
+	c.UpdateSnapshot(s)
+	a, _ := s.Get("a")
+	b, _ := s.Get("b")
+	aGen, bGen := a.Generation, b.Generation
+
+	c.AddPod(schedtest.MakePod().Name("p").Req("1", "").Node("b").Obj())
+	c.UpdateSnapshot(s)
+	if a.Generation != aGen {
+		t.Errorf("unchanged node a was copied (generation %d → %d)", aGen, a.Generation)
+	}
+	if b.Generation == bGen || b.Requested.MilliCPU != 1000 {
+		t.Errorf("changed node b not refreshed in place: generation %d, cpu %d", b.Generation, b.Requested.MilliCPU)
+	}
+	// The snapshot is isolated from later cache changes until the next update.
+	c.AddPod(schedtest.MakePod().Name("q").Req("1", "").Node("b").Obj())
+	if b.Requested.MilliCPU != 1000 {
+		t.Errorf("snapshot changed under the cycle: cpu %d", b.Requested.MilliCPU)
+	}
+}
+
+func TestSnapshotInterleavesZones(t *testing.T) {
+	c := New(nil, 0)
+	for _, n := range []struct{ name, zone string }{
+		{"a1", "a"}, {"a2", "a"}, {"a3", "a"}, {"b1", "b"}, {"b2", "b"}, {"c1", "c"},
+	} {
+		c.AddNode(schedtest.MakeNode().Name(n.name).Label(v1.LabelTopologyZone, n.zone).Obj())
+	}
+	s := NewSnapshot()
+	c.UpdateSnapshot(s)
+	want := []string{"a1", "b1", "c1", "a2", "b2", "a3"}
+	if diff := cmp.Diff(want, nodeNames(s)); diff != "" {
+		t.Errorf("node order (-want +got):\n%s", diff)
+	}
+}
+
+func TestAffinityLists(t *testing.T) {
+	c := New(nil, 0)
+	c.AddNode(schedtest.MakeNode().Name("a").Obj())
+	c.AddNode(schedtest.MakeNode().Name("b").Obj())
+	s := NewSnapshot()
+	c.UpdateSnapshot(s)
+	if len(s.HavePodsWithAffinityList()) != 0 {
+		t.Fatal("affinity list not empty")
+	}
+	p := schedtest.MakePod().Name("anti").Node("b").Obj()
+	p.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{TopologyKey: v1.LabelHostname}},
+	}}
+	c.AddPod(p)
+	c.UpdateSnapshot(s)
+	if got := len(s.HavePodsWithRequiredAntiAffinityList()); got != 1 {
+		t.Errorf("required anti-affinity list has %d nodes, want 1", got)
+	}
+	c.RemovePod(p)
+	c.UpdateSnapshot(s)
+	if got := len(s.HavePodsWithAffinityList()); got != 0 {
+		t.Errorf("affinity list has %d nodes after removal, want 0", got)
+	}
+}
+
+func TestImageStates(t *testing.T) {
+	c := New(nil, 0)
+	c.AddNode(schedtest.MakeNode().Name("a").Image(100, "img:1").Obj())
+	c.AddNode(schedtest.MakeNode().Name("b").Image(100, "img:1").Obj())
+	ni, _ := c.NodeInfo("b")
+	if got := ni.ImageStates["img:1"].NumNodes; got != 2 {
+		t.Errorf("NumNodes = %d, want 2", got)
+	}
+}

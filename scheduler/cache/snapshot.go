@@ -1,0 +1,158 @@
+package cache
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+)
+
+// Snapshot is an immutable-for-a-cycle copy of the cache. It implements
+// framework.NodeInfoLister. A Snapshot is reused across cycles: UpdateSnapshot
+// copies into it only what changed.
+type Snapshot struct {
+	nodeInfoMap  map[string]*framework.NodeInfo
+	nodeInfoList []*framework.NodeInfo
+	withAffinity []*framework.NodeInfo
+	withReqAnti  []*framework.NodeInfo
+
+	generation     int64
+	nodeSetVersion int64
+}
+
+var _ framework.NodeInfoLister = &Snapshot{}
+
+// NewSnapshot returns an empty snapshot.
+func NewSnapshot() *Snapshot {
+	return &Snapshot{nodeInfoMap: make(map[string]*framework.NodeInfo), nodeSetVersion: -1}
+}
+
+// NewSnapshotFromNodes builds a snapshot directly, for tests and benchmarks.
+func NewSnapshotFromNodes(nodes []*v1.Node, pods []*v1.Pod) *Snapshot {
+	c := New(nil, 0)
+	for _, n := range nodes {
+		c.AddNode(n)
+	}
+	for _, p := range pods {
+		c.AddPod(p)
+	}
+	s := NewSnapshot()
+	c.UpdateSnapshot(s)
+	return s
+}
+
+// List returns every node, ordered so that consecutive nodes come from
+// different zones where there are several.
+func (s *Snapshot) List() []*framework.NodeInfo { return s.nodeInfoList }
+
+// HavePodsWithAffinityList returns nodes holding pods with inter-pod affinity.
+func (s *Snapshot) HavePodsWithAffinityList() []*framework.NodeInfo { return s.withAffinity }
+
+// HavePodsWithRequiredAntiAffinityList returns nodes holding pods with
+// required anti-affinity.
+func (s *Snapshot) HavePodsWithRequiredAntiAffinityList() []*framework.NodeInfo {
+	return s.withReqAnti
+}
+
+// Get returns the named node.
+func (s *Snapshot) Get(name string) (*framework.NodeInfo, error) {
+	if ni, ok := s.nodeInfoMap[name]; ok {
+		return ni, nil
+	}
+	return nil, fmt.Errorf("node %q not found in snapshot", name)
+}
+
+// NumNodes returns the number of nodes.
+func (s *Snapshot) NumNodes() int { return len(s.nodeInfoList) }
+
+// UpdateSnapshot brings s up to date, copying only the nodes whose
+// generation moved since s was last updated. Clones replace the old entries'
+// contents in place, so the node list needs rebuilding only when nodes come
+// or go.
+func (c *Cache) UpdateSnapshot(s *Snapshot) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+
+	affinityChanged := false
+	for item := c.head; item != nil && item.info.Generation > s.generation; item = item.next {
+		node := item.info.Node()
+		if node == nil {
+			continue // removed node with leftover pods; pruned below
+		}
+		clone := item.info.Clone()
+		if old, ok := s.nodeInfoMap[node.Name]; ok {
+			if len(old.PodsWithAffinity) != len(clone.PodsWithAffinity) ||
+				len(old.PodsWithRequiredAntiAffinity) != len(clone.PodsWithRequiredAntiAffinity) {
+				affinityChanged = true
+			}
+			*old = *clone
+		} else {
+			s.nodeInfoMap[node.Name] = clone
+			affinityChanged = true
+		}
+	}
+	s.generation = c.generation
+
+	if s.nodeSetVersion != c.nodeSetVersion {
+		for name := range s.nodeInfoMap {
+			if item, ok := c.nodes[name]; !ok || item.info.Node() == nil {
+				delete(s.nodeInfoMap, name)
+			}
+		}
+		s.nodeSetVersion = c.nodeSetVersion
+		s.rebuildList()
+		affinityChanged = true
+	}
+	if affinityChanged {
+		s.rebuildAffinityLists()
+	}
+}
+
+// rebuildList orders nodes round-robin across zones, so that a scan that
+// stops early (percentageOfNodesToScore) still sees every zone.
+func (s *Snapshot) rebuildList() {
+	zones := map[string][]*framework.NodeInfo{}
+	var zoneOrder []string
+	for _, ni := range s.nodeInfoMap {
+		z := zoneKey(ni.Node())
+		if _, ok := zones[z]; !ok {
+			zoneOrder = append(zoneOrder, z)
+		}
+		zones[z] = append(zones[z], ni)
+	}
+	// Map iteration order is random; sort for a stable, reproducible list.
+	slices.Sort(zoneOrder)
+	for _, z := range zoneOrder {
+		slices.SortFunc(zones[z], func(a, b *framework.NodeInfo) int {
+			return strings.Compare(a.Node().Name, b.Node().Name)
+		})
+	}
+	s.nodeInfoList = s.nodeInfoList[:0]
+	for i := 0; len(s.nodeInfoList) < len(s.nodeInfoMap); i++ {
+		for _, z := range zoneOrder {
+			if i < len(zones[z]) {
+				s.nodeInfoList = append(s.nodeInfoList, zones[z][i])
+			}
+		}
+	}
+}
+
+func (s *Snapshot) rebuildAffinityLists() {
+	s.withAffinity = s.withAffinity[:0]
+	s.withReqAnti = s.withReqAnti[:0]
+	for _, ni := range s.nodeInfoList {
+		if len(ni.PodsWithAffinity) > 0 {
+			s.withAffinity = append(s.withAffinity, ni)
+		}
+		if len(ni.PodsWithRequiredAntiAffinity) > 0 {
+			s.withReqAnti = append(s.withReqAnti, ni)
+		}
+	}
+}
+
+func zoneKey(n *v1.Node) string {
+	return n.Labels[v1.LabelTopologyRegion] + ":\x00:" + n.Labels[v1.LabelTopologyZone]
+}
