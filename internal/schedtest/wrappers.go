@@ -249,3 +249,57 @@ func resourceList(cpu, mem string) v1.ResourceList {
 	}
 	return rl
 }
+
+// NodeSelectorTermWrapper builds a node selector term:
+//
+//	schedtest.MakeNodeSelectorTerm().In("zone", "a", "b").Gt("cores", "8").Obj()
+type NodeSelectorTermWrapper struct{ v1.NodeSelectorTerm }
+
+// MakeNodeSelectorTerm returns a term with no requirement.
+func MakeNodeSelectorTerm() *NodeSelectorTermWrapper { return &NodeSelectorTermWrapper{} }
+
+// Obj returns the term.
+func (t *NodeSelectorTermWrapper) Obj() v1.NodeSelectorTerm { return t.NodeSelectorTerm }
+
+// Expr appends a matchExpressions requirement with any operator.
+func (t *NodeSelectorTermWrapper) Expr(key string, op v1.NodeSelectorOperator, values ...string) *NodeSelectorTermWrapper {
+	t.MatchExpressions = append(t.MatchExpressions, v1.NodeSelectorRequirement{Key: key, Operator: op, Values: values})
+	return t
+}
+
+// In appends "key In values".
+func (t *NodeSelectorTermWrapper) In(key string, values ...string) *NodeSelectorTermWrapper {
+	return t.Expr(key, v1.NodeSelectorOpIn, values...)
+}
+
+// NotIn appends "key NotIn values".
+func (t *NodeSelectorTermWrapper) NotIn(key string, values ...string) *NodeSelectorTermWrapper {
+	return t.Expr(key, v1.NodeSelectorOpNotIn, values...)
+}
+
+// Exists appends "key Exists".
+func (t *NodeSelectorTermWrapper) Exists(key string) *NodeSelectorTermWrapper {
+	return t.Expr(key, v1.NodeSelectorOpExists)
+}
+
+// DoesNotExist appends "key DoesNotExist".
+func (t *NodeSelectorTermWrapper) DoesNotExist(key string) *NodeSelectorTermWrapper {
+	return t.Expr(key, v1.NodeSelectorOpDoesNotExist)
+}
+
+// Gt appends "key Gt value".
+func (t *NodeSelectorTermWrapper) Gt(key, value string) *NodeSelectorTermWrapper {
+	return t.Expr(key, v1.NodeSelectorOpGt, value)
+}
+
+// Lt appends "key Lt value".
+func (t *NodeSelectorTermWrapper) Lt(key, value string) *NodeSelectorTermWrapper {
+	return t.Expr(key, v1.NodeSelectorOpLt, value)
+}
+
+// Field appends a matchFields requirement (metadata.name with In or NotIn
+// in valid terms).
+func (t *NodeSelectorTermWrapper) Field(key string, op v1.NodeSelectorOperator, values ...string) *NodeSelectorTermWrapper {
+	t.MatchFields = append(t.MatchFields, v1.NodeSelectorRequirement{Key: key, Operator: op, Values: values})
+	return t
+}

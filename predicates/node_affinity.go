@@ -1,0 +1,145 @@
+package predicates
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+)
+
+// NodeAffinityName is the name of the NodeAffinity plugin (this filter and
+// the scorer in priorities/).
+const NodeAffinityName = "NodeAffinity"
+
+// The reasons NodeAffinity rejects with.
+const (
+	// ReasonNodeAffinity is given for a node that lacks a spec.nodeSelector
+	// label or matches no required node affinity term.
+	ReasonNodeAffinity = "node(s) didn't match Pod's node affinity/selector"
+	// ReasonNodeAffinityConflict is given by PreFilter when every required
+	// term pins metadata.name and no name satisfies a whole term (two
+	// matchFields In that share no name): no node can ever match.
+	ReasonNodeAffinityConflict = "pod affinity terms conflict"
+)
+
+// nodeAffinityStateKey is where PreFilter leaves the compiled selector.
+const nodeAffinityStateKey framework.StateKey = "PreFilter" + NodeAffinityName
+
+// nodeAffinityState is the pod's required node affinity, compiled once.
+type nodeAffinityState struct {
+	required *framework.RequiredNodeAffinity
+}
+
+// Clone returns s: it is never mutated after PreFilter.
+func (s *nodeAffinityState) Clone() framework.StateData { return s }
+
+// NodeAffinity is the filter for spec.nodeSelector and
+// spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution:
+// a node must carry every nodeSelector label and match one of the required
+// terms. Invalid required terms match no node, as in kube-scheduler.
+type NodeAffinity struct{}
+
+var (
+	_ framework.PreFilterPlugin = &NodeAffinity{}
+	_ framework.FilterPlugin    = &NodeAffinity{}
+)
+
+// NewNodeAffinity returns the filter.
+func NewNodeAffinity() *NodeAffinity { return &NodeAffinity{} }
+
+// Name returns NodeAffinityName.
+func (*NodeAffinity) Name() string { return NodeAffinityName }
+
+// PreFilter compiles the pod's nodeSelector and required node affinity into
+// the cycle state, or returns Skip when the pod has neither. When every
+// required term pins metadata.name with matchFields In, it narrows the cycle
+// to those nodes (the union over terms of each term's intersection), the
+// way DaemonSet pods are placed; when those names cannot match at all, it
+// rejects the pod on every node.
+func (*NodeAffinity) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	required := requiredNodeSelector(pod)
+	if required == nil && len(pod.Spec.NodeSelector) == 0 {
+		return nil, framework.NewStatus(framework.Skip)
+	}
+	state.Write(nodeAffinityStateKey, &nodeAffinityState{required: framework.NewRequiredNodeAffinity(pod)})
+
+	names, pinned := pinnedNodeNames(required)
+	if !pinned {
+		return nil, nil
+	}
+	if len(names) == 0 {
+		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonNodeAffinityConflict)
+	}
+	return &framework.PreFilterResult{NodeNames: names}, nil
+}
+
+// Filter rejects a node the pod's nodeSelector or required node affinity
+// excludes, UnschedulableAndUnresolvable: evicting pods changes no label.
+func (*NodeAffinity) Filter(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+	node := nodeInfo.Node()
+	if node == nil {
+		return framework.NewStatus(framework.Error, "node not found")
+	}
+	var required *framework.RequiredNodeAffinity
+	if s, err := framework.ReadAs[*nodeAffinityState](state, nodeAffinityStateKey); err == nil {
+		required = s.required
+	} else {
+		// PreFilter was not run (a profile that disables it): compile here,
+		// per node, as kube-scheduler does.
+		required = framework.NewRequiredNodeAffinity(pod)
+	}
+	if !required.Match(node) {
+		return framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonNodeAffinity)
+	}
+	return nil
+}
+
+// requiredNodeSelector returns the pod's required node affinity, or nil.
+func requiredNodeSelector(pod *v1.Pod) *v1.NodeSelector {
+	if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil {
+		return a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+	}
+	return nil
+}
+
+// pinnedNodeNames returns the node names the required terms allow, when
+// every term names its nodes with matchFields metadata.name In: within a
+// term the In lists intersect (requirements are ANDed), across terms they
+// unite (terms are ORed). pinned is false when some term does not name its
+// nodes, so any node may match. The set may be empty: a conflict.
+func pinnedNodeNames(ns *v1.NodeSelector) (names map[string]struct{}, pinned bool) {
+	if ns == nil || len(ns.NodeSelectorTerms) == 0 {
+		return nil, false
+	}
+	names = make(map[string]struct{})
+	for i := range ns.NodeSelectorTerms {
+		var term map[string]struct{}
+		for _, r := range ns.NodeSelectorTerms[i].MatchFields {
+			if r.Key != framework.NodeNameField || r.Operator != v1.NodeSelectorOpIn {
+				continue
+			}
+			if term == nil {
+				term = make(map[string]struct{}, len(r.Values))
+				for _, v := range r.Values {
+					term[v] = struct{}{}
+				}
+				continue
+			}
+			keep := make(map[string]struct{}, len(term))
+			for _, v := range r.Values {
+				if _, ok := term[v]; ok {
+					keep[v] = struct{}{}
+				}
+			}
+			term = keep
+		}
+		if term == nil {
+			return nil, false
+		}
+		for n := range term {
+			names[n] = struct{}{}
+		}
+	}
+	return names, true
+}

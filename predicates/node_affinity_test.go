@@ -1,0 +1,189 @@
+package predicates_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/predicates"
+)
+
+func nsTerm() *schedtest.NodeSelectorTermWrapper { return schedtest.MakeNodeSelectorTerm() }
+
+func names(n ...string) *framework.PreFilterResult {
+	r := &framework.PreFilterResult{NodeNames: map[string]struct{}{}}
+	for _, s := range n {
+		r.NodeNames[s] = struct{}{}
+	}
+	return r
+}
+
+// withEmptyRequired gives pod a required node affinity without terms.
+func withEmptyRequired(pod *v1.Pod) *v1.Pod {
+	pod.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{},
+	}}
+	return pod
+}
+
+func TestNodeAffinityPreFilter(t *testing.T) {
+	nameIn := func(values ...string) *schedtest.NodeSelectorTermWrapper {
+		return nsTerm().Field(framework.NodeNameField, v1.NodeSelectorOpIn, values...)
+	}
+	tests := []struct {
+		name       string
+		pod        *v1.Pod
+		wantResult *framework.PreFilterResult
+		wantStatus *framework.Status
+	}{
+		{name: "no selector, no affinity: skip", pod: schedtest.MakePod().Obj(), wantStatus: framework.NewStatus(framework.Skip)},
+		{name: "only preferred affinity: skip", pod: schedtest.MakePod().PreferredNodeAffinity(5, nsTerm().In("zone", "a").Obj()).Obj(),
+			wantStatus: framework.NewStatus(framework.Skip)},
+		{name: "nodeSelector: all nodes", pod: schedtest.MakePod().NodeSelector(map[string]string{"zone": "a"}).Obj()},
+		{name: "required without terms: all nodes, Filter rejects", pod: withEmptyRequired(schedtest.MakePod().Obj())},
+		{name: "label term: all nodes", pod: schedtest.MakePod().RequiredNodeAffinity(nsTerm().In("zone", "a").Obj()).Obj()},
+		{name: "name In pins the nodes", pod: schedtest.MakePod().RequiredNodeAffinity(nameIn("n1").Obj()).Obj(),
+			wantResult: names("n1")},
+		{name: "name In with label requirement still pins", pod: schedtest.MakePod().
+			RequiredNodeAffinity(nameIn("n1").In("zone", "a").Obj()).Obj(), wantResult: names("n1")},
+		{name: "terms unite", pod: schedtest.MakePod().
+			RequiredNodeAffinity(nameIn("n1").Obj()).RequiredNodeAffinity(nameIn("n2").Obj()).Obj(), wantResult: names("n1", "n2")},
+		{name: "In lists of one term intersect", pod: schedtest.MakePod().
+			RequiredNodeAffinity(nameIn("n1", "n2").Field(framework.NodeNameField, v1.NodeSelectorOpIn, "n2", "n3").Obj()).Obj(),
+			wantResult: names("n2")},
+		{name: "a term without name In frees every node", pod: schedtest.MakePod().
+			RequiredNodeAffinity(nameIn("n1").Obj()).RequiredNodeAffinity(nsTerm().In("zone", "a").Obj()).Obj()},
+		{name: "name NotIn does not pin", pod: schedtest.MakePod().
+			RequiredNodeAffinity(nsTerm().Field(framework.NodeNameField, v1.NodeSelectorOpNotIn, "n1").Obj()).Obj()},
+		{name: "empty intersection in every term: conflict", pod: schedtest.MakePod().
+			RequiredNodeAffinity(nameIn("n1").Field(framework.NodeNameField, v1.NodeSelectorOpIn, "n2").Obj()).Obj(),
+			wantStatus: reject(framework.UnschedulableAndUnresolvable, "pod affinity terms conflict")},
+		{name: "empty intersection in one term only", pod: schedtest.MakePod().
+			RequiredNodeAffinity(nameIn("n1").Field(framework.NodeNameField, v1.NodeSelectorOpIn, "n2").Obj()).
+			RequiredNodeAffinity(nameIn("n3").Obj()).Obj(), wantResult: names("n3")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res, st := predicates.NewNodeAffinity().PreFilter(context.Background(), framework.NewCycleState(), tc.pod, nil)
+			if diff := cmp.Diff(viewOf(tc.wantStatus), viewOf(st)); diff != "" {
+				t.Errorf("status (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantResult, res); diff != "" {
+				t.Errorf("result (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestNodeAffinityFilter(t *testing.T) {
+	rejected := reject(framework.UnschedulableAndUnresolvable, "node(s) didn't match Pod's node affinity/selector")
+	node := schedtest.MakeNode().Name("n1").Label("zone", "a").Label("disk", "ssd").Label("cores", "16").Obj()
+	tests := []struct {
+		name string
+		pod  *v1.Pod
+		want *framework.Status
+	}{
+		{name: "nodeSelector matches", pod: schedtest.MakePod().NodeSelector(map[string]string{"zone": "a", "disk": "ssd"}).Obj()},
+		{name: "nodeSelector label differs", pod: schedtest.MakePod().NodeSelector(map[string]string{"zone": "b"}).Obj(), want: rejected},
+		{name: "nodeSelector label missing", pod: schedtest.MakePod().NodeSelector(map[string]string{"gpu": "true"}).Obj(), want: rejected},
+		{name: "required term matches", pod: schedtest.MakePod().RequiredNodeAffinity(nsTerm().In("zone", "a", "b").Gt("cores", "8").Obj()).Obj()},
+		{name: "required term fails", pod: schedtest.MakePod().RequiredNodeAffinity(nsTerm().In("zone", "b").Obj()).Obj(), want: rejected},
+		{name: "terms ORed", pod: schedtest.MakePod().
+			RequiredNodeAffinity(nsTerm().In("zone", "b").Obj()).RequiredNodeAffinity(nsTerm().Lt("cores", "32").Obj()).Obj()},
+		{name: "nodeSelector ANDed with affinity", pod: schedtest.MakePod().NodeSelector(map[string]string{"disk": "hdd"}).
+			RequiredNodeAffinity(nsTerm().In("zone", "a").Obj()).Obj(), want: rejected},
+		{name: "name field matches", pod: schedtest.MakePod().
+			RequiredNodeAffinity(nsTerm().Field(framework.NodeNameField, v1.NodeSelectorOpIn, "n1").Obj()).Obj()},
+		{name: "name field NotIn", pod: schedtest.MakePod().
+			RequiredNodeAffinity(nsTerm().Field(framework.NodeNameField, v1.NodeSelectorOpNotIn, "n1").Obj()).Obj(), want: rejected},
+		{name: "empty term matches nothing", pod: schedtest.MakePod().RequiredNodeAffinity(nsTerm().Obj()).Obj(), want: rejected},
+		{name: "required without terms matches nothing", pod: withEmptyRequired(schedtest.MakePod().Obj()), want: rejected},
+		{name: "invalid term matches nothing", pod: schedtest.MakePod().RequiredNodeAffinity(nsTerm().Gt("cores", "many").Obj()).Obj(), want: rejected},
+		{name: "invalid term ignored beside a valid one", pod: schedtest.MakePod().
+			RequiredNodeAffinity(nsTerm().Gt("cores", "many").Obj()).RequiredNodeAffinity(nsTerm().Exists("zone").Obj()).Obj()},
+		{name: "preferred affinity is not required", pod: schedtest.MakePod().PreferredNodeAffinity(10, nsTerm().In("zone", "b").Obj()).Obj()},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pl := predicates.NewNodeAffinity()
+			state := framework.NewCycleState()
+			if _, st := pl.PreFilter(context.Background(), state, tc.pod, nil); st.IsSkip() {
+				// A skipped filter is not called: the node passes.
+				if tc.want != nil {
+					t.Fatalf("PreFilter skipped, want %v", tc.want.Message())
+				}
+				return
+			} else if !st.IsSuccess() {
+				t.Fatalf("PreFilter: %v", st.Message())
+			}
+			got := pl.Filter(context.Background(), state, tc.pod, nodeInfoOf(node))
+			if diff := cmp.Diff(viewOf(tc.want), viewOf(got)); diff != "" {
+				t.Errorf("Filter (-want +got):\n%s", diff)
+			}
+			// Without PreFilter (a profile that disables it) the verdict is the same.
+			got = pl.Filter(context.Background(), framework.NewCycleState(), tc.pod, nodeInfoOf(node))
+			if diff := cmp.Diff(viewOf(tc.want), viewOf(got)); diff != "" {
+				t.Errorf("Filter without PreFilter (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// labelledCluster has nodes in three zones with 4 to 32 cores, every one of
+// which benchSelectivePod accepts.
+func labelledCluster(n int) []*framework.NodeInfo {
+	return benchNodeInfos(n, func(i int) *v1.Node {
+		return schedtest.MakeNode().Name(fmt.Sprintf("node-%d", i)).
+			Label("topology.kubernetes.io/zone", fmt.Sprintf("zone-%d", i%3)).
+			Label("node.kubernetes.io/instance-type", "m5.xlarge").
+			Label("example.com/cores", strconv.Itoa(4<<(i%4))).Obj()
+	})
+}
+
+func benchSelectivePod() *v1.Pod {
+	return schedtest.MakePod().Name("p").
+		NodeSelector(map[string]string{"node.kubernetes.io/instance-type": "m5.xlarge"}).
+		RequiredNodeAffinity(nsTerm().In("topology.kubernetes.io/zone", "zone-0", "zone-1").Gt("example.com/cores", "2").Obj()).
+		RequiredNodeAffinity(nsTerm().In("topology.kubernetes.io/zone", "zone-2").DoesNotExist("example.com/gpu").Obj()).Obj()
+}
+
+func TestNodeAffinityFilterDoesNotAllocate(t *testing.T) {
+	nodes, pod := labelledCluster(100), benchSelectivePod()
+	pl, state := predicates.NewNodeAffinity(), framework.NewCycleState()
+	if _, st := pl.PreFilter(context.Background(), state, pod, nodes); !st.IsSuccess() {
+		t.Fatalf("PreFilter: %v", st.Message())
+	}
+	allocs := testing.AllocsPerRun(10, func() {
+		for _, ni := range nodes {
+			if st := pl.Filter(context.Background(), state, pod, ni); st != nil {
+				t.Fatalf("Filter(%s) = %v", ni.Node().Name, st.Message())
+			}
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("Filter allocates %v times per 100 nodes, want 0", allocs)
+	}
+}
+
+func BenchmarkNodeAffinityFilter(b *testing.B) {
+	nodes, pod := labelledCluster(5000), benchSelectivePod()
+	pl, state, ctx := predicates.NewNodeAffinity(), framework.NewCycleState(), context.Background()
+	if _, st := pl.PreFilter(ctx, state, pod, nodes); !st.IsSuccess() {
+		b.Fatalf("PreFilter: %v", st.Message())
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, ni := range nodes {
+			if st := pl.Filter(ctx, state, pod, ni); st != nil {
+				b.Fatal(st.Message())
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(nodes)), "ns/node")
+}

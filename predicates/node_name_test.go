@@ -1,0 +1,113 @@
+package predicates_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/predicates"
+)
+
+// statusView is the part of a framework.Status the tests compare.
+type statusView struct {
+	Code    string
+	Reasons []string
+}
+
+func viewOf(s *framework.Status) statusView {
+	return statusView{Code: s.Code().String(), Reasons: s.Reasons()}
+}
+
+// reject is the status a filter returns when it rejects with reason.
+func reject(code framework.Code, reason string) *framework.Status {
+	return framework.NewStatus(code, reason)
+}
+
+// nodeInfoOf returns a NodeInfo for node holding pods.
+func nodeInfoOf(node *v1.Node, pods ...*v1.Pod) *framework.NodeInfo {
+	ni := framework.NewNodeInfo(pods...)
+	ni.SetNode(node)
+	return ni
+}
+
+func TestNodeNamePreFilter(t *testing.T) {
+	tests := []struct {
+		name       string
+		pod        *v1.Pod
+		wantResult *framework.PreFilterResult
+		wantStatus *framework.Status
+	}{
+		{name: "no node name: skip", pod: schedtest.MakePod().Obj(), wantStatus: framework.NewStatus(framework.Skip)},
+		{name: "node name narrows to that node", pod: schedtest.MakePod().Node("n1").Obj(),
+			wantResult: &framework.PreFilterResult{NodeNames: map[string]struct{}{"n1": {}}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res, st := predicates.NewNodeName().PreFilter(context.Background(), framework.NewCycleState(), tc.pod, nil)
+			if diff := cmp.Diff(viewOf(tc.wantStatus), viewOf(st)); diff != "" {
+				t.Errorf("status (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantResult, res); diff != "" {
+				t.Errorf("result (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestNodeNameFilter(t *testing.T) {
+	node := schedtest.MakeNode().Name("n1").Obj()
+	tests := []struct {
+		name string
+		pod  *v1.Pod
+		want *framework.Status
+	}{
+		{name: "no node name fits every node", pod: schedtest.MakePod().Obj()},
+		{name: "same node name fits", pod: schedtest.MakePod().Node("n1").Obj()},
+		{name: "other node name", pod: schedtest.MakePod().Node("n2").Obj(),
+			want: reject(framework.UnschedulableAndUnresolvable, "node(s) didn't match the requested node name")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := predicates.NewNodeName().Filter(context.Background(), framework.NewCycleState(), tc.pod, nodeInfoOf(node))
+			if diff := cmp.Diff(viewOf(tc.want), viewOf(got)); diff != "" {
+				t.Errorf("Filter (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestReasonsMatchKubeScheduler(t *testing.T) {
+	// Users grep events for these strings: they must stay kube-scheduler
+	// v1.36's, except the taint reason, which names the taint (see
+	// ReasonUntoleratedTaint).
+	got := []string{
+		predicates.ReasonNodeUnschedulable,
+		predicates.ReasonNodeName,
+		predicates.ReasonUntoleratedTaint,
+		predicates.ReasonNodeAffinity,
+		predicates.ReasonNodeAffinityConflict,
+		predicates.ReasonNodePorts,
+	}
+	want := []string{
+		"node(s) were unschedulable",
+		"node(s) didn't match the requested node name",
+		"node(s) had untolerated taint {%s: %s}",
+		"node(s) didn't match Pod's node affinity/selector",
+		"pod affinity terms conflict",
+		"node(s) didn't have free ports for the requested pod ports",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("reasons (-want +got):\n%s", diff)
+	}
+	names := []string{
+		predicates.NewNodeUnschedulable().Name(), predicates.NewNodeName().Name(), predicates.NewTaintToleration().Name(),
+		predicates.NewNodeAffinity().Name(), predicates.NewNodePorts().Name(),
+	}
+	if diff := cmp.Diff([]string{"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts"}, names); diff != "" {
+		t.Errorf("names (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,67 @@
+package predicates
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+)
+
+// NodePortsName is the name of the NodePorts plugin.
+const NodePortsName = "NodePorts"
+
+// ReasonNodePorts is the reason NodePorts rejects a node with.
+const ReasonNodePorts = "node(s) didn't have free ports for the requested pod ports"
+
+// nodePortsStateKey is where PreFilter leaves the pod's host ports.
+const nodePortsStateKey framework.StateKey = "PreFilter" + NodePortsName
+
+// nodePortsState is the pod's host ports, as framework.PodHostPorts reads
+// them (empty IP → 0.0.0.0, empty protocol → TCP).
+type nodePortsState []framework.HostPort
+
+// Clone returns s: it is never mutated after PreFilter.
+func (s nodePortsState) Clone() framework.StateData { return s }
+
+// NodePorts is the filter that keeps a pod off nodes where one of its host
+// ports is already bound.
+type NodePorts struct{}
+
+var (
+	_ framework.PreFilterPlugin = &NodePorts{}
+	_ framework.FilterPlugin    = &NodePorts{}
+)
+
+// NewNodePorts returns the filter.
+func NewNodePorts() *NodePorts { return &NodePorts{} }
+
+// Name returns NodePortsName.
+func (*NodePorts) Name() string { return NodePortsName }
+
+// PreFilter collects the pod's host ports, and returns Skip for a pod that
+// binds none: most pods, for which the filter then costs nothing.
+func (*NodePorts) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	ports := framework.PodHostPorts(pod)
+	if len(ports) == 0 {
+		return nil, framework.NewStatus(framework.Skip)
+	}
+	state.Write(nodePortsStateKey, nodePortsState(ports))
+	return nil, nil
+}
+
+// Filter rejects a node where one of the pod's host ports clashes with one in
+// use. It is Unschedulable, not Unresolvable: preempting the pod that holds
+// the port frees it.
+func (*NodePorts) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+	ports, err := framework.ReadAs[nodePortsState](state, nodePortsStateKey)
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	for _, hp := range ports {
+		if nodeInfo.UsedPorts.Conflicts(hp) {
+			return framework.NewStatus(framework.Unschedulable, ReasonNodePorts)
+		}
+	}
+	return nil
+}

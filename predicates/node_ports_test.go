@@ -1,0 +1,77 @@
+package predicates_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/predicates"
+)
+
+func TestNodePortsPreFilterSkipsPodsWithoutHostPorts(t *testing.T) {
+	pod := schedtest.MakePod().Obj()
+	pod.Spec.Containers[0].Ports = []v1.ContainerPort{{ContainerPort: 80}} // no hostPort
+	res, st := predicates.NewNodePorts().PreFilter(context.Background(), framework.NewCycleState(), pod, nil)
+	if diff := cmp.Diff(viewOf(framework.NewStatus(framework.Skip)), viewOf(st)); diff != "" {
+		t.Errorf("status (-want +got):\n%s", diff)
+	}
+	if res != nil {
+		t.Errorf("result = %v, want nil", res)
+	}
+}
+
+func TestNodePortsFilter(t *testing.T) {
+	rejected := reject(framework.Unschedulable, "node(s) didn't have free ports for the requested pod ports")
+	node := schedtest.MakeNode().Name("n1").Obj()
+	using := func(port int32, protocol v1.Protocol, ip string) *v1.Pod {
+		return schedtest.MakePod().Name("existing").Node("n1").HostPort(port, protocol, ip).Obj()
+	}
+	tests := []struct {
+		name     string
+		pod      *v1.Pod
+		existing []*v1.Pod
+		want     *framework.Status
+	}{
+		{name: "free node", pod: schedtest.MakePod().HostPort(8080, v1.ProtocolTCP, "").Obj()},
+		{name: "same port, protocol and wildcard IP", pod: schedtest.MakePod().HostPort(8080, v1.ProtocolTCP, "").Obj(),
+			existing: []*v1.Pod{using(8080, v1.ProtocolTCP, "")}, want: rejected},
+		{name: "empty protocol means TCP", pod: schedtest.MakePod().HostPort(8080, "", "").Obj(),
+			existing: []*v1.Pod{using(8080, v1.ProtocolTCP, "")}, want: rejected},
+		{name: "other protocol", pod: schedtest.MakePod().HostPort(8080, v1.ProtocolUDP, "").Obj(),
+			existing: []*v1.Pod{using(8080, v1.ProtocolTCP, "")}},
+		{name: "other port", pod: schedtest.MakePod().HostPort(8081, v1.ProtocolTCP, "").Obj(),
+			existing: []*v1.Pod{using(8080, v1.ProtocolTCP, "")}},
+		{name: "specific IP against wildcard in use", pod: schedtest.MakePod().HostPort(8080, v1.ProtocolTCP, "10.0.0.1").Obj(),
+			existing: []*v1.Pod{using(8080, v1.ProtocolTCP, "0.0.0.0")}, want: rejected},
+		{name: "wildcard against specific IP in use", pod: schedtest.MakePod().HostPort(8080, v1.ProtocolTCP, "").Obj(),
+			existing: []*v1.Pod{using(8080, v1.ProtocolTCP, "10.0.0.1")}, want: rejected},
+		{name: "two specific IPs", pod: schedtest.MakePod().HostPort(8080, v1.ProtocolTCP, "10.0.0.2").Obj(),
+			existing: []*v1.Pod{using(8080, v1.ProtocolTCP, "10.0.0.1")}},
+		{name: "second port clashes", pod: schedtest.MakePod().HostPort(80, v1.ProtocolTCP, "").HostPort(443, v1.ProtocolTCP, "").Obj(),
+			existing: []*v1.Pod{using(443, v1.ProtocolTCP, "")}, want: rejected},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pl, state := predicates.NewNodePorts(), framework.NewCycleState()
+			if _, st := pl.PreFilter(context.Background(), state, tc.pod, nil); !st.IsSuccess() {
+				t.Fatalf("PreFilter: %v", st.Message())
+			}
+			got := pl.Filter(context.Background(), state, tc.pod, nodeInfoOf(node, tc.existing...))
+			if diff := cmp.Diff(viewOf(tc.want), viewOf(got)); diff != "" {
+				t.Errorf("Filter (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestNodePortsFilterWithoutPreFilterIsAnError(t *testing.T) {
+	pod := schedtest.MakePod().HostPort(8080, v1.ProtocolTCP, "").Obj()
+	st := predicates.NewNodePorts().Filter(context.Background(), framework.NewCycleState(), pod, nodeInfoOf(schedtest.MakeNode().Name("n1").Obj()))
+	if st.Code() != framework.Error {
+		t.Errorf("Filter code = %v, want Error", st.Code())
+	}
+}

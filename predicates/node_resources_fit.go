@@ -1,0 +1,254 @@
+package predicates
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+)
+
+// FitName is the name of the NodeResourcesFit plugin.
+const FitName = "NodeResourcesFit"
+
+// fitStateKey is where PreFilter leaves the pod's requests for Filter.
+const fitStateKey framework.StateKey = "PreFilter" + FitName
+
+// The reasons NodeResourcesFit gives, one per resource the node lacks. Any
+// other resource fails with InsufficientReason(name).
+const (
+	ReasonTooManyPods                  = "Too many pods"
+	ReasonInsufficientCPU              = "Insufficient cpu"
+	ReasonInsufficientMemory           = "Insufficient memory"
+	ReasonInsufficientEphemeralStorage = "Insufficient ephemeral-storage"
+)
+
+// InsufficientReason returns the reason given when a node lacks the named
+// resource: "Insufficient <name>".
+func InsufficientReason(name v1.ResourceName) string {
+	return "Insufficient " + string(name)
+}
+
+// InsufficientResource is one resource a node lacks for a pod.
+type InsufficientResource struct {
+	ResourceName v1.ResourceName
+	// Reason is the human reason Filter reports for it.
+	Reason string
+	// Requested is the pod's request; Used what the node's pods already
+	// request; Capacity the node's allocatable.
+	Requested int64
+	Used      int64
+	Capacity  int64
+	// Unresolvable is set when the pod alone requests more than the node's
+	// allocatable, so that evicting pods from the node cannot make room.
+	Unresolvable bool
+}
+
+// Fit is the NodeResourcesFit filter: the node must have room for one more
+// pod and enough unrequested allocatable cpu, memory, ephemeral storage and
+// every other resource (hugepages, extended resources) the pod requests.
+//
+// It matches kube-scheduler v1.36: requests are counted the way the kubelet
+// admits the pod (framework.PodRequests); a resource the pod requests 0 of is
+// not checked; an extended resource the node does not advertise is lacking;
+// the status is UnschedulableAndUnresolvable when the pod alone exceeds the
+// node's allocatable of some resource (no preemption can help), Unschedulable
+// otherwise.
+type Fit struct {
+	// ignoredResources and ignoredGroups name extended resources the filter
+	// leaves to someone else (a device plugin admission, a DRA driver);
+	// ignoredGroups holds the part before "/".
+	ignoredResources map[v1.ResourceName]struct{}
+	ignoredGroups    map[string]struct{}
+}
+
+var (
+	_ framework.PreFilterPlugin = &Fit{}
+	_ framework.FilterPlugin    = &Fit{}
+)
+
+// NewFit returns the filter configured by args; nil args mean the defaults
+// (no ignored resources). The filter only reads IgnoredResources and
+// IgnoredResourceGroups; priorities.NewFit validates the whole of args.
+func NewFit(args *framework.NodeResourcesFitArgs) *Fit {
+	f := &Fit{}
+	if args == nil {
+		return f
+	}
+	if len(args.IgnoredResources) > 0 {
+		f.ignoredResources = make(map[v1.ResourceName]struct{}, len(args.IgnoredResources))
+		for _, r := range args.IgnoredResources {
+			f.ignoredResources[v1.ResourceName(r)] = struct{}{}
+		}
+	}
+	if len(args.IgnoredResourceGroups) > 0 {
+		f.ignoredGroups = make(map[string]struct{}, len(args.IgnoredResourceGroups))
+		for _, g := range args.IgnoredResourceGroups {
+			f.ignoredGroups[g] = struct{}{}
+		}
+	}
+	return f
+}
+
+// Name returns FitName.
+func (f *Fit) Name() string { return FitName }
+
+// fitState is the pod's side of the check, computed once per cycle.
+type fitState struct {
+	milliCPU         int64
+	memory           int64
+	ephemeralStorage int64
+	// scalars are the other resources the filter checks: requested (non-zero),
+	// not ignored, sorted by name so that reasons come in a stable order.
+	scalars []scalarRequest
+}
+
+type scalarRequest struct {
+	name     v1.ResourceName
+	quantity int64
+	// reason is formatted here, once, so that Filter formats nothing.
+	reason string
+}
+
+// Clone returns s: it is never mutated after PreFilter.
+func (s *fitState) Clone() framework.StateData { return s }
+
+// PreFilter computes the pod's requests and keeps them in state for Filter.
+func (f *Fit) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	state.Write(fitStateKey, f.newFitState(pod))
+	return nil, nil
+}
+
+func (f *Fit) newFitState(pod *v1.Pod) *fitState {
+	reqs := framework.PodRequests(pod, false)
+	s := &fitState{
+		milliCPU:         reqs.MilliCPU,
+		memory:           reqs.Memory,
+		ephemeralStorage: reqs.EphemeralStorage,
+	}
+	for name, q := range reqs.ScalarResources {
+		// kube-scheduler's Resource keeps only scalar resource names, so a
+		// name like "foo" (which the API rejects anyway) is never checked.
+		if q == 0 || !isScalarResourceName(name) || f.ignores(name) {
+			continue
+		}
+		s.scalars = append(s.scalars, scalarRequest{name: name, quantity: q, reason: InsufficientReason(name)})
+	}
+	slices.SortFunc(s.scalars, func(a, b scalarRequest) int { return cmp.Compare(a.name, b.name) })
+	return s
+}
+
+// ignores reports whether name is an extended resource the configuration
+// ignores, by name or by group. Hugepages and kubernetes.io resources are
+// never ignored.
+func (f *Fit) ignores(name v1.ResourceName) bool {
+	if !isExtendedResourceName(name) {
+		return false
+	}
+	if _, ok := f.ignoredResources[name]; ok {
+		return true
+	}
+	if len(f.ignoredGroups) == 0 {
+		return false
+	}
+	group, _, _ := strings.Cut(string(name), "/")
+	_, ok := f.ignoredGroups[group]
+	return ok
+}
+
+// Filter checks nodeInfo against the requests PreFilter stored. It allocates
+// only when the pod does not fit.
+func (f *Fit) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+	s, err := framework.ReadAs[*fitState](state, fitStateKey)
+	if err != nil {
+		return framework.AsStatus(fmt.Errorf("%s: %w", FitName, err))
+	}
+	insufficient := s.insufficient(nodeInfo)
+	if len(insufficient) == 0 {
+		return nil
+	}
+	code := framework.Unschedulable
+	reasons := make([]string, len(insufficient))
+	for i := range insufficient {
+		reasons[i] = insufficient[i].Reason
+		if insufficient[i].Unresolvable {
+			code = framework.UnschedulableAndUnresolvable
+		}
+	}
+	return framework.NewStatus(code, reasons...)
+}
+
+// InsufficientResources returns what nodeInfo lacks to run pod, in the order
+// Filter reports it and honouring f's ignored resources; nil when the pod
+// fits. It computes the pod's requests on every call: it is meant for code
+// outside the per-node loop (preemption what-ifs, explanations).
+func (f *Fit) InsufficientResources(pod *v1.Pod, nodeInfo *framework.NodeInfo) []InsufficientResource {
+	return f.newFitState(pod).insufficient(nodeInfo)
+}
+
+// insufficient lists what nodeInfo lacks, nil (and no allocation) when the
+// pod fits. The order is kube-scheduler's: pods, cpu, memory,
+// ephemeral-storage, then the other resources.
+func (s *fitState) insufficient(nodeInfo *framework.NodeInfo) []InsufficientResource {
+	var out []InsufficientResource
+	alloc, used := &nodeInfo.Allocatable, &nodeInfo.Requested
+
+	// The pod count is checked even for a pod that requests nothing.
+	if pods := int64(len(nodeInfo.Pods)); pods+1 > alloc.AllowedPodNumber {
+		out = append(out, InsufficientResource{
+			ResourceName: v1.ResourcePods, Reason: ReasonTooManyPods,
+			Requested: 1, Used: pods, Capacity: alloc.AllowedPodNumber,
+		})
+	}
+	out = appendIfShort(out, v1.ResourceCPU, ReasonInsufficientCPU, s.milliCPU, used.MilliCPU, alloc.MilliCPU)
+	out = appendIfShort(out, v1.ResourceMemory, ReasonInsufficientMemory, s.memory, used.Memory, alloc.Memory)
+	out = appendIfShort(out, v1.ResourceEphemeralStorage, ReasonInsufficientEphemeralStorage,
+		s.ephemeralStorage, used.EphemeralStorage, alloc.EphemeralStorage)
+	for i := range s.scalars {
+		r := &s.scalars[i]
+		// A missing entry reads as 0: a node without the resource lacks it.
+		out = appendIfShort(out, r.name, r.reason, r.quantity, used.ScalarResources[r.name], alloc.ScalarResources[r.name])
+	}
+	return out
+}
+
+// appendIfShort appends name to out when a positive request exceeds what is
+// left of capacity.
+func appendIfShort(out []InsufficientResource, name v1.ResourceName, reason string, requested, used, capacity int64) []InsufficientResource {
+	if requested <= 0 || requested <= capacity-used {
+		return out
+	}
+	return append(out, InsufficientResource{
+		ResourceName: name, Reason: reason,
+		Requested: requested, Used: used, Capacity: capacity,
+		Unresolvable: requested > capacity,
+	})
+}
+
+// isScalarResourceName reports whether name is a resource kube-scheduler
+// tracks besides cpu, memory, ephemeral-storage and pods: an extended
+// resource, hugepages, a kubernetes.io-prefixed resource or an attachable
+// volume count. (priorities keeps a copy; both belong in framework.)
+func isScalarResourceName(name v1.ResourceName) bool {
+	return isExtendedResourceName(name) ||
+		strings.HasPrefix(string(name), v1.ResourceHugePagesPrefix) ||
+		strings.Contains(string(name), v1.ResourceDefaultNamespacePrefix) ||
+		strings.HasPrefix(string(name), v1.ResourceAttachableVolumesPrefix)
+}
+
+// isExtendedResourceName reports whether name is an extended resource: a
+// domain-qualified name outside kubernetes.io that, prefixed with
+// "requests.", is still a valid qualified name (so that quota can name it).
+func isExtendedResourceName(name v1.ResourceName) bool {
+	s := string(name)
+	if !strings.Contains(s, "/") || strings.Contains(s, v1.ResourceDefaultNamespacePrefix) ||
+		strings.HasPrefix(s, v1.DefaultResourceRequestsPrefix) {
+		return false
+	}
+	return len(validation.IsQualifiedName(v1.DefaultResourceRequestsPrefix+s)) == 0
+}

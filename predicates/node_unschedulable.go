@@ -1,0 +1,47 @@
+package predicates
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+)
+
+// NodeUnschedulableName is the name of the NodeUnschedulable plugin.
+const NodeUnschedulableName = "NodeUnschedulable"
+
+// ReasonNodeUnschedulable is the reason NodeUnschedulable rejects a cordoned
+// node with.
+const ReasonNodeUnschedulable = "node(s) were unschedulable"
+
+// unschedulableTaint is the taint the node lifecycle controller puts on a
+// cordoned node. A pod that tolerates it (DaemonSet pods do) may go to a node
+// whose spec.unschedulable is set, whether or not the taint is there yet.
+var unschedulableTaint = v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.TaintEffectNoSchedule}
+
+// NodeUnschedulable is the filter that keeps pods off cordoned nodes
+// (spec.unschedulable), unless they tolerate
+// node.kubernetes.io/unschedulable:NoSchedule.
+type NodeUnschedulable struct{}
+
+var _ framework.FilterPlugin = &NodeUnschedulable{}
+
+// NewNodeUnschedulable returns the filter.
+func NewNodeUnschedulable() *NodeUnschedulable { return &NodeUnschedulable{} }
+
+// Name returns NodeUnschedulableName.
+func (*NodeUnschedulable) Name() string { return NodeUnschedulableName }
+
+// Filter rejects a cordoned node, UnschedulableAndUnresolvable: evicting pods
+// does not uncordon it.
+func (*NodeUnschedulable) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+	node := nodeInfo.Node()
+	if node == nil {
+		return framework.NewStatus(framework.Error, "node not found")
+	}
+	if !node.Spec.Unschedulable || framework.TolerationsTolerateTaint(pod.Spec.Tolerations, &unschedulableTaint) {
+		return nil
+	}
+	return framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonNodeUnschedulable)
+}

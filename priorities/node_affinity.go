@@ -1,0 +1,109 @@
+package priorities
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+)
+
+// NodeAffinityName is the name of the NodeAffinity plugin (this scorer and
+// the filter in predicates/).
+const NodeAffinityName = "NodeAffinity"
+
+// nodeAffinityStateKey is where PreScore leaves the compiled preferred terms.
+const nodeAffinityStateKey framework.StateKey = "PreScore" + NodeAffinityName
+
+// nodeAffinityState is the pod's preferred node affinity, compiled once.
+type nodeAffinityState struct {
+	preferred *framework.PreferredSchedulingTerms
+}
+
+// Clone returns s: it is never mutated after PreScore.
+func (s *nodeAffinityState) Clone() framework.StateData { return s }
+
+// NodeAffinity is the scorer for
+// spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution:
+// a node's raw score is the sum of the weights (1..100) of the preferred
+// terms it matches, normalized so that the best node gets MaxNodeScore.
+type NodeAffinity struct{}
+
+var (
+	_ framework.PreScorePlugin  = &NodeAffinity{}
+	_ framework.ScorePlugin     = &NodeAffinity{}
+	_ framework.ScoreExtensions = &NodeAffinity{}
+)
+
+// NewNodeAffinity returns the scorer.
+func NewNodeAffinity() *NodeAffinity { return &NodeAffinity{} }
+
+// Name returns NodeAffinityName.
+func (*NodeAffinity) Name() string { return NodeAffinityName }
+
+// PreScore compiles the pod's preferred terms, or returns Skip when the pod
+// has none that can score (terms of weight 0 or without requirements do not
+// count). An invalid preferred term (say Gt with a value that is not an
+// integer, which the API server lets through) is an error, as in
+// kube-scheduler: the pod is retried with backoff rather than placed
+// without its preference.
+func (*NodeAffinity) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
+	preferred, err := preferredNodeAffinity(pod)
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	if preferred == nil || preferred.Len() == 0 {
+		return framework.NewStatus(framework.Skip)
+	}
+	state.Write(nodeAffinityStateKey, &nodeAffinityState{preferred: preferred})
+	return nil
+}
+
+// Score returns the sum of the weights of the preferred terms nodeInfo's
+// node matches.
+func (*NodeAffinity) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
+	node := nodeInfo.Node()
+	if node == nil {
+		return 0, framework.NewStatus(framework.Error, "node not found")
+	}
+	s, err := framework.ReadAs[*nodeAffinityState](state, nodeAffinityStateKey)
+	if err != nil {
+		// PreScore was not run (a profile that disables it): compile here,
+		// per node, as kube-scheduler does.
+		preferred, err := preferredNodeAffinity(pod)
+		if err != nil {
+			return 0, framework.AsStatus(err)
+		}
+		if preferred == nil {
+			return 0, nil
+		}
+		s = &nodeAffinityState{preferred: preferred}
+	}
+	return s.preferred.Score(node), nil
+}
+
+// ScoreExtensions returns the scorer itself: raw sums of weights need
+// normalizing.
+func (pl *NodeAffinity) ScoreExtensions() framework.ScoreExtensions { return pl }
+
+// NormalizeScore scales the sums so that the highest becomes MaxNodeScore;
+// when no node matches any term, every score stays 0.
+func (*NodeAffinity) NormalizeScore(_ context.Context, _ *framework.CycleState, _ *v1.Pod, scores framework.NodeScoreList) *framework.Status {
+	DefaultNormalizeScore(framework.MaxNodeScore, false, scores)
+	return nil
+}
+
+// preferredNodeAffinity compiles the pod's preferred terms, or returns nil
+// when it has none.
+func preferredNodeAffinity(pod *v1.Pod) (*framework.PreferredSchedulingTerms, error) {
+	a := pod.Spec.Affinity
+	if a == nil || a.NodeAffinity == nil || len(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution) == 0 {
+		return nil, nil
+	}
+	p, err := framework.NewPreferredSchedulingTerms(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
+	if err != nil {
+		return nil, fmt.Errorf("preferred node affinity of pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	return p, nil
+}

@@ -1,0 +1,201 @@
+package priorities_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/priorities"
+)
+
+// normalizingScorer is what the NodeAffinity and TaintToleration scorers are.
+type normalizingScorer interface {
+	framework.PreScorePlugin
+	framework.ScorePlugin
+}
+
+func nodeInfoOf(node *v1.Node) *framework.NodeInfo {
+	ni := framework.NewNodeInfo()
+	ni.SetNode(node)
+	return ni
+}
+
+// runScorer runs PreScore, Score on every node and NormalizeScore, and
+// returns the raw and the normalized scores. A skipped PreScore gives nil.
+func runScorer(t testing.TB, pl normalizingScorer, pod *v1.Pod, nodes []*v1.Node) (raw, normalized framework.NodeScoreList) {
+	t.Helper()
+	ctx, state := context.Background(), framework.NewCycleState()
+	infos := make([]*framework.NodeInfo, len(nodes))
+	for i, n := range nodes {
+		infos[i] = nodeInfoOf(n)
+	}
+	st := pl.PreScore(ctx, state, pod, infos)
+	if st.IsSkip() {
+		return nil, nil
+	}
+	if !st.IsSuccess() {
+		t.Fatalf("PreScore: %v", st.Message())
+	}
+	for _, ni := range infos {
+		s, st := pl.Score(ctx, state, pod, ni)
+		if !st.IsSuccess() {
+			t.Fatalf("Score(%s): %v", ni.Node().Name, st.Message())
+		}
+		raw = append(raw, framework.NodeScore{Name: ni.Node().Name, Score: s})
+	}
+	normalized = append(framework.NodeScoreList(nil), raw...)
+	if st := pl.ScoreExtensions().NormalizeScore(ctx, state, pod, normalized); !st.IsSuccess() {
+		t.Fatalf("NormalizeScore: %v", st.Message())
+	}
+	return raw, normalized
+}
+
+func nsTerm() *schedtest.NodeSelectorTermWrapper { return schedtest.MakeNodeSelectorTerm() }
+
+func TestNodeAffinityScore(t *testing.T) {
+	nodes := []*v1.Node{
+		schedtest.MakeNode().Name("n1").Label("zone", "a").Label("disk", "ssd").Label("cores", "16").Obj(),
+		schedtest.MakeNode().Name("n2").Label("zone", "a").Label("cores", "4").Obj(),
+		schedtest.MakeNode().Name("n3").Label("disk", "ssd").Obj(),
+		schedtest.MakeNode().Name("n4").Obj(),
+	}
+	tests := []struct {
+		name           string
+		pod            *v1.Pod
+		wantRaw        framework.NodeScoreList
+		wantNormalized framework.NodeScoreList
+	}{
+		{name: "no affinity: skipped", pod: schedtest.MakePod().Obj()},
+		{name: "only required affinity: skipped", pod: schedtest.MakePod().RequiredNodeAffinity(nsTerm().In("zone", "a").Obj()).Obj()},
+		{name: "only empty preferred terms: skipped", pod: schedtest.MakePod().PreferredNodeAffinity(10, nsTerm().Obj()).Obj()},
+		{
+			name: "sum of matching weights",
+			pod: schedtest.MakePod().
+				PreferredNodeAffinity(2, nsTerm().In("zone", "a").Obj()).
+				PreferredNodeAffinity(5, nsTerm().In("disk", "ssd").Obj()).
+				PreferredNodeAffinity(8, nsTerm().Gt("cores", "8").Obj()).Obj(),
+			wantRaw: framework.NodeScoreList{
+				{Name: "n1", Score: 2 + 5 + 8}, {Name: "n2", Score: 2}, {Name: "n3", Score: 5}, {Name: "n4", Score: 0},
+			},
+			wantNormalized: framework.NodeScoreList{
+				{Name: "n1", Score: 100 * 15 / 15}, {Name: "n2", Score: 100 * 2 / 15}, // 100, 13
+				{Name: "n3", Score: 100 * 5 / 15}, {Name: "n4", Score: 0}, // 33, 0
+			},
+		},
+		{
+			name: "requirements of a term ANDed, terms summed, name fields count",
+			pod: schedtest.MakePod().
+				PreferredNodeAffinity(30, nsTerm().In("zone", "a").Exists("disk").Obj()).
+				PreferredNodeAffinity(10, nsTerm().Field(framework.NodeNameField, v1.NodeSelectorOpIn, "n4").Obj()).
+				PreferredNodeAffinity(20, nsTerm().DoesNotExist("zone").Obj()).Obj(),
+			wantRaw: framework.NodeScoreList{
+				{Name: "n1", Score: 30}, {Name: "n2", Score: 0}, {Name: "n3", Score: 20}, {Name: "n4", Score: 10 + 20},
+			},
+			wantNormalized: framework.NodeScoreList{
+				{Name: "n1", Score: 100 * 30 / 30}, {Name: "n2", Score: 0},
+				{Name: "n3", Score: 100 * 20 / 30}, {Name: "n4", Score: 100 * 30 / 30}, // 100, 0, 66, 100
+			},
+		},
+		{
+			name:           "no node matches: all zero",
+			pod:            schedtest.MakePod().PreferredNodeAffinity(50, nsTerm().In("zone", "z").Obj()).Obj(),
+			wantRaw:        framework.NodeScoreList{{Name: "n1"}, {Name: "n2"}, {Name: "n3"}, {Name: "n4"}},
+			wantNormalized: framework.NodeScoreList{{Name: "n1"}, {Name: "n2"}, {Name: "n3"}, {Name: "n4"}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			raw, normalized := runScorer(t, priorities.NewNodeAffinity(), tc.pod, nodes)
+			if diff := cmp.Diff(tc.wantRaw, raw); diff != "" {
+				t.Errorf("raw scores (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantNormalized, normalized); diff != "" {
+				t.Errorf("normalized scores (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestNodeAffinityScoreInvalidPreferredTermIsAnError(t *testing.T) {
+	pod := schedtest.MakePod().Name("p").PreferredNodeAffinity(10, nsTerm().Gt("cores", "many").Obj()).Obj()
+	st := priorities.NewNodeAffinity().PreScore(context.Background(), framework.NewCycleState(), pod, nil)
+	if st.Code() != framework.Error {
+		t.Fatalf("PreScore code = %v, want Error", st.Code())
+	}
+	want := `preferred node affinity of pod default/p: [0].matchExpressions[0].values[0]: Invalid value: "many": for 'Gt', 'Lt' operators, the value must be an integer`
+	if diff := cmp.Diff(want, st.Message()); diff != "" {
+		t.Errorf("message (-want +got):\n%s", diff)
+	}
+}
+
+func TestNodeAffinityScoreWithoutPreScore(t *testing.T) {
+	pod := schedtest.MakePod().PreferredNodeAffinity(7, nsTerm().In("zone", "a").Obj()).Obj()
+	ni := nodeInfoOf(schedtest.MakeNode().Name("n1").Label("zone", "a").Obj())
+	got, st := priorities.NewNodeAffinity().Score(context.Background(), framework.NewCycleState(), pod, ni)
+	if !st.IsSuccess() || got != 7 {
+		t.Errorf("Score = %d, %v; want 7, success", got, st.Message())
+	}
+}
+
+func TestNodeAffinityName(t *testing.T) {
+	if got := priorities.NewNodeAffinity().Name(); got != "NodeAffinity" {
+		t.Errorf("Name() = %q", got)
+	}
+	if got := priorities.NewTaintToleration().Name(); got != "TaintToleration" {
+		t.Errorf("Name() = %q", got)
+	}
+}
+
+func affinityCluster(n int) []*framework.NodeInfo {
+	out := make([]*framework.NodeInfo, n)
+	for i := range out {
+		out[i] = nodeInfoOf(schedtest.MakeNode().Name(fmt.Sprintf("node-%d", i)).
+			Label("topology.kubernetes.io/zone", fmt.Sprintf("zone-%d", i%3)).
+			Label("example.com/cores", strconv.Itoa(4<<(i%4))).Obj())
+	}
+	return out
+}
+
+func affinityPod() *v1.Pod {
+	return schedtest.MakePod().Name("p").
+		PreferredNodeAffinity(10, nsTerm().In("topology.kubernetes.io/zone", "zone-0").Obj()).
+		PreferredNodeAffinity(40, nsTerm().Gt("example.com/cores", "8").Obj()).
+		PreferredNodeAffinity(5, nsTerm().NotIn("topology.kubernetes.io/zone", "zone-2").DoesNotExist("example.com/gpu").Obj()).Obj()
+}
+
+func TestNodeAffinityScoreDoesNotAllocate(t *testing.T) {
+	nodes, pod := affinityCluster(100), affinityPod()
+	pl, state, ctx := priorities.NewNodeAffinity(), framework.NewCycleState(), context.Background()
+	if st := pl.PreScore(ctx, state, pod, nodes); !st.IsSuccess() {
+		t.Fatalf("PreScore: %v", st.Message())
+	}
+	allocs := testing.AllocsPerRun(10, func() {
+		for _, ni := range nodes {
+			pl.Score(ctx, state, pod, ni)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("Score allocates %v times per 100 nodes, want 0", allocs)
+	}
+}
+
+func BenchmarkNodeAffinityScore(b *testing.B) {
+	nodes, pod := affinityCluster(5000), affinityPod()
+	pl, state, ctx := priorities.NewNodeAffinity(), framework.NewCycleState(), context.Background()
+	if st := pl.PreScore(ctx, state, pod, nodes); !st.IsSuccess() {
+		b.Fatalf("PreScore: %v", st.Message())
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, ni := range nodes {
+			pl.Score(ctx, state, pod, ni)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(nodes)), "ns/node")
+}

@@ -1,0 +1,493 @@
+package priorities
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+)
+
+// This file holds what NodeResourcesFit and NodeResourcesBalancedAllocation
+// share — the resource vector a node is scored on — and the NodeResourcesFit
+// scorer with its three strategies. The arithmetic is kube-scheduler
+// v1.36's, integer truncations and all, so that both schedulers rank nodes
+// the same way.
+
+// FitName is the name of the NodeResourcesFit plugin.
+const FitName = "NodeResourcesFit"
+
+// fitStateKey is where PreScore leaves the pod's request vector for Score.
+const fitStateKey framework.StateKey = "PreScore" + FitName
+
+// maxShapeScore is the top score of a RequestedToCapacityRatio shape point;
+// shape scores are scaled by MaxNodeScore/maxShapeScore.
+const maxShapeScore = 10
+
+// maxUtilization is the top utilization of a shape point, in percent.
+const maxUtilization = 100
+
+// maxResourceWeight is the largest weight NodeResourcesFit accepts for a
+// resource.
+const maxResourceWeight = 100
+
+// scorer rates one node for one pod in [0, MaxNodeScore]. Scorers are pure:
+// they read only the usage vector.
+type scorer func(u nodeUsage) int64
+
+// strategyScorers builds the scorer of each ScoringStrategyType. It is never
+// written after initialization.
+var strategyScorers = map[framework.ScoringStrategyType]func(*framework.ScoringStrategy) scorer{
+	framework.LeastAllocated: func(*framework.ScoringStrategy) scorer { return leastAllocated },
+	framework.MostAllocated:  func(*framework.ScoringStrategy) scorer { return mostAllocated },
+	framework.RequestedToCapacityRatio: func(s *framework.ScoringStrategy) scorer {
+		return requestedToCapacityRatio(s.RequestedToCapacityRatio.Shape)
+	},
+}
+
+// Fit is the NodeResourcesFit scorer: it rates a node by how much of the
+// configured resources would be requested on it with the pod, following the
+// configured strategy (LeastAllocated spreads, MostAllocated and
+// RequestedToCapacityRatio pack). Scores already lie in [0, MaxNodeScore].
+//
+// Cpu and memory count request-less containers at the non-zero defaults
+// (100m, 200Mi) on both sides. As in kube-scheduler v1.36, the pod's
+// pod-level requests (spec.resources) are not used for scoring, only its
+// containers' (see resourceVector.podLevel).
+type Fit struct {
+	vec   resourceVector
+	score scorer
+}
+
+var (
+	_ framework.PreScorePlugin = &Fit{}
+	_ framework.ScorePlugin    = &Fit{}
+)
+
+// NewFit returns the scorer configured by args. nil args, a nil strategy,
+// empty resources and zero weights get kube-scheduler's defaults
+// (LeastAllocated over cpu and memory, weight 1). It validates the whole of
+// args as kube-scheduler validates NodeResourcesFitArgs, ignored resources
+// included, and names every invalid field in the error.
+func NewFit(args *framework.NodeResourcesFitArgs) (*Fit, error) {
+	if args == nil {
+		args = framework.DefaultNodeResourcesFitArgs()
+	}
+	strategy := framework.ScoringStrategy{Type: framework.LeastAllocated}
+	if args.ScoringStrategy != nil {
+		strategy = *args.ScoringStrategy
+	}
+	strategy.Resources = defaultedResources(strategy.Resources)
+	if err := validateFitArgs(args, &strategy); err != nil {
+		return nil, fmt.Errorf("invalid %s args: %w", FitName, err)
+	}
+	return &Fit{
+		vec:   newResourceVector(strategy.Resources, true, false),
+		score: strategyScorers[strategy.Type](&strategy),
+	}, nil
+}
+
+// Name returns FitName.
+func (f *Fit) Name() string { return FitName }
+
+// PreScore computes the pod's request for every scored resource, counting
+// request-less containers at the defaults for cpu and memory.
+func (f *Fit) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
+	state.Write(fitStateKey, &podRequestsState{requests: f.vec.podRequests(pod)})
+	return nil
+}
+
+// Score rates nodeInfo with the configured strategy.
+func (f *Fit) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
+	reqs := f.vec.readPodRequests(state, fitStateKey, pod)
+	return f.score(nodeUsage{vec: &f.vec, podRequests: reqs, node: nodeInfo}), nil
+}
+
+// ScoreExtensions returns nil: scores need no normalization.
+func (f *Fit) ScoreExtensions() framework.ScoreExtensions { return nil }
+
+// leastAllocated favours nodes with the most unrequested allocatable: per
+// resource (allocatable-requested)*MaxNodeScore/allocatable, 0 when
+// overcommitted, averaged with the weights.
+func leastAllocated(u nodeUsage) int64 {
+	return weightedMean(u, func(requested, allocatable int64) int64 {
+		if requested > allocatable {
+			return 0
+		}
+		return (allocatable - requested) * framework.MaxNodeScore / allocatable
+	})
+}
+
+// mostAllocated favours the fullest nodes: per resource
+// requested*MaxNodeScore/allocatable, capped at MaxNodeScore (the non-zero
+// defaults can push requested past allocatable), averaged with the weights.
+func mostAllocated(u nodeUsage) int64 {
+	return weightedMean(u, func(requested, allocatable int64) int64 {
+		return min(requested, allocatable) * framework.MaxNodeScore / allocatable
+	})
+}
+
+// weightedMean averages resourceScore over the resources the node has, with
+// the weights, truncating; 0 when it has none of them.
+func weightedMean(u nodeUsage, resourceScore func(requested, allocatable int64) int64) int64 {
+	var sum, weights int64
+	for i := range u.len() {
+		requested, _, allocatable := u.at(i)
+		if allocatable == 0 {
+			continue
+		}
+		w := u.weight(i)
+		sum += resourceScore(requested, allocatable) * w
+		weights += w
+	}
+	if weights == 0 {
+		return 0
+	}
+	return sum / weights
+}
+
+// requestedToCapacityRatio maps each resource's utilization (requested
+// percent of allocatable, 100 when overcommitted) through the piecewise-linear
+// shape, its scores scaled to [0, MaxNodeScore], and averages with the
+// weights, rounding. As in kube-scheduler, a resource that scores 0 is left
+// out of the average altogether (its weight does not count).
+func requestedToCapacityRatio(shape []framework.UtilizationShapePoint) scorer {
+	curve := make([]shapePoint, len(shape))
+	for i, p := range shape {
+		curve[i] = shapePoint{utilization: int64(p.Utilization), score: int64(p.Score) * (framework.MaxNodeScore / maxShapeScore)}
+	}
+	return func(u nodeUsage) int64 {
+		var sum, weights int64
+		for i := range u.len() {
+			requested, _, allocatable := u.at(i)
+			if allocatable == 0 {
+				continue
+			}
+			utilization := int64(maxUtilization)
+			if requested <= allocatable {
+				utilization = requested * maxUtilization / allocatable
+			}
+			if s := brokenLinear(curve, utilization); s > 0 {
+				w := u.weight(i)
+				sum += s * w
+				weights += w
+			}
+		}
+		if weights == 0 {
+			return 0
+		}
+		return int64(math.Round(float64(sum) / float64(weights)))
+	}
+}
+
+// shapePoint is a shape point with its score already scaled.
+type shapePoint struct{ utilization, score int64 }
+
+// brokenLinear evaluates the piecewise-linear function through curve at p:
+// flat before the first point and after the last, linear (truncating) in
+// between.
+func brokenLinear(curve []shapePoint, p int64) int64 {
+	for i, pt := range curve {
+		if p > pt.utilization {
+			continue
+		}
+		if i == 0 {
+			return pt.score
+		}
+		prev := curve[i-1]
+		return prev.score + (pt.score-prev.score)*(p-prev.utilization)/(pt.utilization-prev.utilization)
+	}
+	return curve[len(curve)-1].score
+}
+
+// resourceKind says where a scored resource is read from, decided once when
+// the plugin is built so that Score only switches on it.
+type resourceKind uint8
+
+const (
+	kindCPU resourceKind = iota
+	kindMemory
+	kindEphemeralStorage
+	// kindScalar: hugepages, extended and kubernetes.io resources. Scored only
+	// when the pod requests some: otherwise every node holding the resource
+	// would look emptier than one without it.
+	kindScalar
+	// kindUnscored: any other name ("pods", a typo); kube-scheduler finds no
+	// allocatable for it and skips it, and so do we.
+	kindUnscored
+)
+
+type scoredResource struct {
+	name   v1.ResourceName
+	weight int64
+	kind   resourceKind
+}
+
+// resourceVector is the ordered list of resources a plugin scores on, shared
+// by NodeResourcesFit and NodeResourcesBalancedAllocation.
+type resourceVector struct {
+	resources []scoredResource
+	// nonZero makes cpu and memory count request-less containers at
+	// framework.DefaultMilliCPURequest and DefaultMemoryRequest, for the pod
+	// and for the node (NonZeroRequested), so that request-less pods still
+	// spread. NodeResourcesFit scores that way; BalancedAllocation, like
+	// kube-scheduler's, uses the plain requests.
+	nonZero bool
+	// podLevel makes the pod's pod-level requests (spec.resources) replace
+	// its containers' sum. kube-scheduler v1.36's NodeResourcesFit scorer
+	// ignores them — the PodLevelResources flag reaches its filter half but
+	// not the embedded scorer — so, for the same ranking, ours does too;
+	// BalancedAllocation honours them.
+	podLevel bool
+}
+
+func newResourceVector(specs []framework.ResourceSpec, nonZero, podLevel bool) resourceVector {
+	v := resourceVector{resources: make([]scoredResource, len(specs)), nonZero: nonZero, podLevel: podLevel}
+	for i, s := range specs {
+		name := v1.ResourceName(s.Name)
+		kind := kindUnscored
+		switch {
+		case name == v1.ResourceCPU:
+			kind = kindCPU
+		case name == v1.ResourceMemory:
+			kind = kindMemory
+		case name == v1.ResourceEphemeralStorage:
+			kind = kindEphemeralStorage
+		case isScalarResourceName(name):
+			kind = kindScalar
+		}
+		v.resources[i] = scoredResource{name: name, weight: s.Weight, kind: kind}
+	}
+	return v
+}
+
+// podRequests returns the pod's request of each resource, in vector order.
+func (v *resourceVector) podRequests(pod *v1.Pod) []int64 {
+	if !v.podLevel && pod.Spec.Resources != nil {
+		containersOnly := *pod
+		containersOnly.Spec.Resources = nil
+		pod = &containersOnly
+	}
+	reqs := framework.PodRequests(pod, v.nonZero)
+	out := make([]int64, len(v.resources))
+	for i, r := range v.resources {
+		switch r.kind {
+		case kindCPU:
+			out[i] = reqs.MilliCPU
+		case kindMemory:
+			out[i] = reqs.Memory
+		case kindEphemeralStorage:
+			out[i] = reqs.EphemeralStorage
+		default:
+			out[i] = reqs.ScalarResources[r.name]
+		}
+	}
+	return out
+}
+
+// readPodRequests returns the vector PreScore stored under key. When PreScore
+// did not run it computes it, as kube-scheduler does; that path allocates.
+func (v *resourceVector) readPodRequests(state *framework.CycleState, key framework.StateKey, pod *v1.Pod) []int64 {
+	if s, err := framework.ReadAs[*podRequestsState](state, key); err == nil {
+		return s.requests
+	}
+	return v.podRequests(pod)
+}
+
+// usage returns, for resource i on node, what the node's pods request
+// (allocated), that plus the pod's request (requested) and the node's
+// allocatable. All three are 0 when the resource is not scored on this node:
+// the node has none of it, or it is a scalar resource the pod does not
+// request.
+func (v *resourceVector) usage(node *framework.NodeInfo, i int, podRequest int64) (requested, allocated, allocatable int64) {
+	nodeRequested := &node.Requested
+	if v.nonZero {
+		nodeRequested = &node.NonZeroRequested
+	}
+	r := &v.resources[i]
+	switch r.kind {
+	case kindCPU:
+		allocatable, allocated = node.Allocatable.MilliCPU, nodeRequested.MilliCPU
+	case kindMemory:
+		allocatable, allocated = node.Allocatable.Memory, nodeRequested.Memory
+	case kindEphemeralStorage:
+		allocatable, allocated = node.Allocatable.EphemeralStorage, node.Requested.EphemeralStorage
+	case kindScalar:
+		if podRequest == 0 {
+			return 0, 0, 0
+		}
+		allocatable, allocated = node.Allocatable.ScalarResources[r.name], node.Requested.ScalarResources[r.name]
+	default:
+		return 0, 0, 0
+	}
+	if allocatable == 0 {
+		return 0, 0, 0
+	}
+	return allocated + podRequest, allocated, allocatable
+}
+
+// nodeUsage is one node's resource vector for one pod, as a scorer reads it.
+// It is a view, built per Score call on the stack: it points at the plugin's
+// vector, the cycle's pod requests and the snapshot's NodeInfo and copies
+// nothing, so scoring a node does not allocate.
+type nodeUsage struct {
+	vec         *resourceVector
+	podRequests []int64
+	node        *framework.NodeInfo
+}
+
+// len returns the number of configured resources.
+func (u nodeUsage) len() int { return len(u.vec.resources) }
+
+// at returns resource i's requested (with the pod), allocated (without it)
+// and allocatable; all 0 when the resource is not scored on this node.
+func (u nodeUsage) at(i int) (requested, allocated, allocatable int64) {
+	return u.vec.usage(u.node, i, u.podRequests[i])
+}
+
+// weight returns resource i's configured weight.
+func (u nodeUsage) weight(i int) int64 { return u.vec.resources[i].weight }
+
+// podRequestsState is the pod's request vector, computed once per cycle by
+// PreScore.
+type podRequestsState struct {
+	requests []int64
+}
+
+// Clone returns s: it is never mutated after PreScore.
+func (s *podRequestsState) Clone() framework.StateData { return s }
+
+// defaultedResources applies kube-scheduler's defaulting to a resource list
+// without touching the caller's: cpu and memory when empty, weight 1 where
+// unset.
+func defaultedResources(specs []framework.ResourceSpec) []framework.ResourceSpec {
+	if len(specs) == 0 {
+		return framework.DefaultResourceSpecs()
+	}
+	out := make([]framework.ResourceSpec, len(specs))
+	for i, s := range specs {
+		if s.Weight == 0 {
+			s.Weight = 1
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// validateFitArgs checks args as kube-scheduler does; strategy is the
+// defaulted args.ScoringStrategy.
+func validateFitArgs(args *framework.NodeResourcesFitArgs, strategy *framework.ScoringStrategy) error {
+	var errs field.ErrorList
+	for i, r := range args.IgnoredResources {
+		errs = append(errs, metav1validation.ValidateLabelName(r, field.NewPath("ignoredResources").Index(i))...)
+	}
+	for i, g := range args.IgnoredResourceGroups {
+		p := field.NewPath("ignoredResourceGroups").Index(i)
+		if strings.Contains(g, "/") {
+			errs = append(errs, field.Invalid(p, g, "resource group name can't contain '/'"))
+		}
+		errs = append(errs, metav1validation.ValidateLabelName(g, p)...)
+	}
+
+	p := field.NewPath("scoringStrategy")
+	if _, ok := strategyScorers[strategy.Type]; !ok {
+		errs = append(errs, field.NotSupported(p.Child("type"), strategy.Type, []framework.ScoringStrategyType{
+			framework.LeastAllocated, framework.MostAllocated, framework.RequestedToCapacityRatio,
+		}))
+	}
+	errs = append(errs, validateWeights(strategy.Resources, p.Child("resources"), 1, maxResourceWeight)...)
+	switch {
+	case strategy.Type == framework.RequestedToCapacityRatio && strategy.RequestedToCapacityRatio == nil:
+		errs = append(errs, field.Required(p.Child("requestedToCapacityRatio"), "must be specified when type is RequestedToCapacityRatio"))
+	case strategy.Type == framework.RequestedToCapacityRatio:
+		errs = append(errs, validateShape(strategy.RequestedToCapacityRatio.Shape, p.Child("requestedToCapacityRatio", "shape"))...)
+	case strategy.RequestedToCapacityRatio != nil:
+		errs = append(errs, field.Forbidden(p.Child("requestedToCapacityRatio"), "must be nil when type is not RequestedToCapacityRatio"))
+	}
+	return errs.ToAggregate()
+}
+
+// validateWeights checks every weight lies in [lo, hi].
+func validateWeights(specs []framework.ResourceSpec, p *field.Path, lo, hi int64) field.ErrorList {
+	var errs field.ErrorList
+	for i, s := range specs {
+		if s.Weight >= lo && s.Weight <= hi {
+			continue
+		}
+		msg := fmt.Sprintf("weight of resource %q not in range [%d, %d]", s.Name, lo, hi)
+		if lo == hi {
+			msg = fmt.Sprintf("weight of resource %q must be %d", s.Name, lo)
+		}
+		errs = append(errs, field.Invalid(p.Index(i).Child("weight"), s.Weight, msg))
+	}
+	return errs
+}
+
+// validateShape checks a RequestedToCapacityRatio shape: at least one point,
+// utilization strictly increasing within [0, 100], score within [0, 10].
+func validateShape(shape []framework.UtilizationShapePoint, p *field.Path) field.ErrorList {
+	if len(shape) == 0 {
+		return field.ErrorList{field.Required(p, "at least one point must be specified")}
+	}
+	var errs field.ErrorList
+	for i := 1; i < len(shape); i++ {
+		if shape[i-1].Utilization >= shape[i].Utilization {
+			errs = append(errs, field.Invalid(p.Index(i).Child("utilization"), shape[i].Utilization,
+				"values must be sorted in strictly increasing order"))
+			break
+		}
+	}
+	for i, pt := range shape {
+		if pt.Utilization < 0 || pt.Utilization > maxUtilization {
+			errs = append(errs, field.Invalid(p.Index(i).Child("utilization"), pt.Utilization,
+				fmt.Sprintf("not in range [0, %d]", maxUtilization)))
+		}
+		if pt.Score < 0 || pt.Score > maxShapeScore {
+			errs = append(errs, field.Invalid(p.Index(i).Child("score"), pt.Score,
+				fmt.Sprintf("not in range [0, %d]", maxShapeScore)))
+		}
+	}
+	return errs
+}
+
+// validateUniqueNames reports resources named twice.
+func validateUniqueNames(specs []framework.ResourceSpec, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	seen := sets.New[string]()
+	for i, s := range specs {
+		if seen.Has(s.Name) {
+			errs = append(errs, field.Duplicate(p.Index(i).Child("name"), s.Name))
+		}
+		seen.Insert(s.Name)
+	}
+	return errs
+}
+
+// isScalarResourceName reports whether name is a resource kube-scheduler
+// tracks besides cpu, memory, ephemeral-storage and pods: an extended
+// resource, hugepages, a kubernetes.io-prefixed resource or an attachable
+// volume count. (predicates keeps a copy; both belong in framework.)
+func isScalarResourceName(name v1.ResourceName) bool {
+	s := string(name)
+	return isExtendedResourceName(s) ||
+		strings.HasPrefix(s, v1.ResourceHugePagesPrefix) ||
+		strings.Contains(s, v1.ResourceDefaultNamespacePrefix) ||
+		strings.HasPrefix(s, v1.ResourceAttachableVolumesPrefix)
+}
+
+// isExtendedResourceName reports whether s is a domain-qualified name outside
+// kubernetes.io that quota can name ("requests."+s is a qualified name).
+func isExtendedResourceName(s string) bool {
+	if !strings.Contains(s, "/") || strings.Contains(s, v1.ResourceDefaultNamespacePrefix) ||
+		strings.HasPrefix(s, v1.DefaultResourceRequestsPrefix) {
+		return false
+	}
+	return len(validation.IsQualifiedName(v1.DefaultResourceRequestsPrefix+s)) == 0
+}
