@@ -303,3 +303,10 @@ func (t *NodeSelectorTermWrapper) Field(key string, op v1.NodeSelectorOperator, 
 	t.MatchFields = append(t.MatchFields, v1.NodeSelectorRequirement{Key: key, Operator: op, Values: values})
 	return t
 }
+
+// PriorityClassName sets spec.priorityClassName (the API server's admission
+// fills spec.priority from it).
+func (p *PodWrapper) PriorityClassName(name string) *PodWrapper {
+	p.Spec.PriorityClassName = name
+	return p
+}

@@ -1,0 +1,210 @@
+// Package binder writes scheduling decisions to the API server: the Binding
+// (pods/binding subresource), the events users read with `kubectl describe
+// pod`, and the PodScheduled condition of pods that found no node.
+//
+// Bind retries transient failures (timeouts, throttling, 5xx, a dropped
+// connection) a bounded number of times; permanent ones (the pod is gone,
+// already bound, or invalid) return at once so the caller can forget its
+// assumption. Events and status patches never block the scheduling loop.
+package binder
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/events"
+)
+
+// Event reasons, as kube-scheduler writes them.
+const (
+	ReasonScheduled        = "Scheduled"
+	ReasonFailedScheduling = "FailedScheduling"
+)
+
+// Defaults for retrying a Binding.
+const (
+	DefaultMaxAttempts    = 5
+	DefaultInitialBackoff = 100 * time.Millisecond
+	statusPatchTimeout    = 30 * time.Second
+)
+
+// Binder binds pods and reports outcomes. It is safe for concurrent use.
+type Binder struct {
+	client         kubernetes.Interface
+	recorder       events.EventRecorder
+	logger         *zap.Logger
+	maxAttempts    int
+	initialBackoff time.Duration
+
+	// BeforeBind, when set, runs before each Binding is posted. Tests use it
+	// to widen the window between assume and bind; it is nil in production.
+	BeforeBind func(pod *v1.Pod, node string)
+
+	// inflight tracks status patches so Wait can drain them on shutdown.
+	inflight sync.WaitGroup
+	// lastMessage remembers the PodScheduled message last written per pod,
+	// so a pod that keeps failing for the same reason is patched once.
+	mu          sync.Mutex
+	lastMessage map[types.UID]string
+}
+
+// New returns a Binder. recorder may be nil (no events are written).
+func New(client kubernetes.Interface, recorder events.EventRecorder, logger *zap.Logger) *Binder {
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	return &Binder{
+		client:         client,
+		recorder:       recorder,
+		logger:         logger,
+		maxAttempts:    DefaultMaxAttempts,
+		initialBackoff: DefaultInitialBackoff,
+		lastMessage:    map[types.UID]string{},
+	}
+}
+
+// Bind posts a Binding of pod to node, retrying transient errors. The pod's
+// UID is a precondition, so a pod deleted and re-created under the same
+// name is never bound by mistake.
+func (b *Binder) Bind(ctx context.Context, pod *v1.Pod, node string) error {
+	binding := &v1.Binding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
+		Target:     v1.ObjectReference{Kind: "Node", Name: node},
+	}
+	if b.BeforeBind != nil {
+		b.BeforeBind(pod, node)
+	}
+	backoff := b.initialBackoff
+	var err error
+	for attempt := 1; ; attempt++ {
+		err = b.client.CoreV1().Pods(pod.Namespace).Bind(ctx, binding, metav1.CreateOptions{})
+		if err == nil {
+			b.forgetMessage(pod.UID)
+			return nil
+		}
+		if !IsTransient(err) || attempt >= b.maxAttempts {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("bind %s/%s to %q: %w (last error: %v)", pod.Namespace, pod.Name, node, ctx.Err(), err)
+		case <-time.After(backoff):
+		}
+		backoff *= 2
+	}
+	return fmt.Errorf("bind %s/%s to %q: %w", pod.Namespace, pod.Name, node, err)
+}
+
+// IsTransient reports whether an API error is worth retrying.
+func IsTransient(err error) bool {
+	if apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) ||
+		apierrors.IsInternalError(err) || apierrors.IsServiceUnavailable(err) || apierrors.IsUnexpectedServerError(err) {
+		return true
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) {
+		return true
+	}
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return status.Status().Code >= 500
+	}
+	return false
+}
+
+// RecordScheduled writes the Normal "Scheduled" event.
+func (b *Binder) RecordScheduled(pod *v1.Pod, node string) {
+	if b.recorder == nil {
+		return
+	}
+	b.recorder.Eventf(pod, nil, v1.EventTypeNormal, ReasonScheduled, "Binding",
+		"Successfully assigned %s/%s to %s", pod.Namespace, pod.Name, node)
+}
+
+// RecordFailure writes the Warning "FailedScheduling" event and, when
+// setCondition is true, sets the pod's PodScheduled condition to False with
+// reason and message. Both happen in the background; repeats of the same
+// message for the same pod are not patched again, and the event recorder
+// folds repeated events into a series.
+func (b *Binder) RecordFailure(_ context.Context, pod *v1.Pod, reason, message string, setCondition bool) {
+	if b.recorder != nil {
+		b.recorder.Eventf(pod, nil, v1.EventTypeWarning, ReasonFailedScheduling, "Scheduling", "%s", message)
+	}
+	if !setCondition || !b.rememberMessage(pod, message) {
+		return
+	}
+	b.inflight.Add(1)
+	go func() {
+		defer b.inflight.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), statusPatchTimeout)
+		defer cancel()
+		if err := b.patchCondition(ctx, pod, reason, message); err != nil && !apierrors.IsNotFound(err) {
+			b.logger.Warn("could not set the PodScheduled condition",
+				zap.String("pod", pod.Namespace+"/"+pod.Name), zap.Error(err))
+			b.forgetMessage(pod.UID)
+		}
+	}()
+}
+
+// rememberMessage records message for the pod and reports whether it is new
+// (neither remembered nor already on the pod's condition).
+func (b *Binder) rememberMessage(pod *v1.Pod, message string) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse && c.Message == message {
+			return false
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.lastMessage[pod.UID] == message {
+		return false
+	}
+	b.lastMessage[pod.UID] = message
+	return true
+}
+
+func (b *Binder) forgetMessage(uid types.UID) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.lastMessage, uid)
+}
+
+// Forget drops what the binder remembers of a pod (call when it is deleted).
+func (b *Binder) Forget(uid types.UID) { b.forgetMessage(uid) }
+
+// patchCondition sets PodScheduled=False through a strategic merge patch of
+// pods/status; conditions merge by type, so other conditions are untouched.
+func (b *Binder) patchCondition(ctx context.Context, pod *v1.Pod, reason, message string) error {
+	patch := map[string]any{
+		"metadata": map[string]any{"uid": pod.UID},
+		"status": map[string]any{
+			"conditions": []any{map[string]any{
+				"type":               v1.PodScheduled,
+				"status":             v1.ConditionFalse,
+				"reason":             reason,
+				"message":            message,
+				"lastTransitionTime": metav1.Now(),
+			}},
+		},
+	}
+	data, err := json.Marshal(patch)
+	if err != nil {
+		return err
+	}
+	_, err = b.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, data, metav1.PatchOptions{}, "status")
+	return err
+}
+
+// Wait blocks until background status patches have finished.
+func (b *Binder) Wait() { b.inflight.Wait() }

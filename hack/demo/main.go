@@ -1,0 +1,323 @@
+// Command demo shows yardmaster working on a local control plane: it starts
+// etcd and kube-apiserver, runs the yardmaster binary against them, creates
+// a small simulated cluster and a few workloads, and prints where every pod
+// went and why the pending ones are pending. It stops everything it started
+// unless DEMO_KEEP=1, in which case it waits for Ctrl-C.
+//
+//	make demo
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/yardmaster-io/yardmaster/internal/controlplane"
+	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+)
+
+const namespace = "demo"
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "demo:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+
+	outDir, err := filepath.Abs(envOr("DEMO_DIR", "_output/demo"))
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return err
+	}
+	binary := envOr("YARDMASTER_BINARY", "bin/yardmaster")
+
+	step("Starting a local control plane (etcd + kube-apiserver, loopback only)")
+	cp, err := controlplane.Start(ctx, controlplane.Options{})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = cp.Stop() }()
+	kubeconfig := filepath.Join(outDir, "kubeconfig")
+	if err := cp.WriteKubeconfig(kubeconfig, cp.AdminToken); err != nil {
+		return err
+	}
+	fmt.Printf("   kubeconfig: %s\n", kubeconfig)
+	client := cp.AdminClient()
+
+	configPath := filepath.Join(outDir, "yardmaster.yaml")
+	if err := os.WriteFile(configPath, []byte(demoConfig), 0o644); err != nil {
+		return err
+	}
+	logPath := filepath.Join(outDir, "yardmaster.log")
+	step("Starting yardmaster (log: " + logPath + ")")
+	sched, err := startYardmaster(binary, kubeconfig, configPath, logPath)
+	if err != nil {
+		return err
+	}
+	defer stopYardmaster(sched)
+
+	step("Creating 20 nodes in 3 zones (2 tainted for GPUs, 6 with SSDs)")
+	if err := createNodes(ctx, client); err != nil {
+		return err
+	}
+	if _, err := client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	if _, err := client.CoreV1().ServiceAccounts(namespace).Create(ctx, &v1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+
+	step("Creating workloads")
+	pods := workloads()
+	for _, w := range pods {
+		fmt.Printf("   %-12s %s\n", w.name, w.what)
+		for _, p := range w.pods {
+			if _, err := client.CoreV1().Pods(namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+				return fmt.Errorf("create pod %s: %w", p.Name, err)
+			}
+		}
+	}
+
+	step("Waiting for every pod to be bound or reported unschedulable")
+	if err := waitSettled(ctx, client); err != nil {
+		return err
+	}
+	if err := printSummary(ctx, client); err != nil {
+		return err
+	}
+
+	if os.Getenv("DEMO_KEEP") == "1" {
+		fmt.Printf("\nDEMO_KEEP=1: everything keeps running. Try:\n   kubectl --kubeconfig %s get pods -n %s -o wide\nCtrl-C stops it all.\n", kubeconfig, namespace)
+		<-ctx.Done()
+	}
+	step("Stopping yardmaster and the control plane")
+	return nil
+}
+
+// demoConfig has two profiles: the default spreads pods, "yardmaster-packer"
+// packs batch pods onto as few nodes as possible.
+const demoConfig = `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection:
+  leaderElect: false
+clientConnection:
+  qps: 200
+  burst: 400
+profiles:
+- schedulerName: yardmaster
+- schedulerName: yardmaster-packer
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: MostAllocated
+        resources:
+        - {name: cpu, weight: 1}
+        - {name: memory, weight: 1}
+`
+
+func startYardmaster(binary, kubeconfig, config, logPath string) (*exec.Cmd, error) {
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(binary, "run", "--kubeconfig", kubeconfig, "--config", config, "--log-format", "console")
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w (run `make build` first)", binary, err)
+	}
+	return cmd, nil
+}
+
+func stopYardmaster(cmd *exec.Cmd) {
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+	}
+}
+
+func createNodes(ctx context.Context, client kubernetes.Interface) error {
+	zones := []string{"zone-a", "zone-b", "zone-c"}
+	for i := range 20 {
+		zone := zones[i%3]
+		n := schedtest.MakeNode().Name(fmt.Sprintf("node-%02d", i)).
+			Capacity("4", "16Gi", 110).
+			Label(v1.LabelTopologyZone, zone).
+			Label(v1.LabelTopologyRegion, "demo")
+		if i < 2 {
+			n.Label("accelerator", "gpu").Taint("dedicated", "gpu", v1.TaintEffectNoSchedule)
+		}
+		if i >= 14 {
+			n.Label("disk", "ssd")
+		}
+		if _, err := controlplane.CreateReadyNode(ctx, client, n.Obj()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type workload struct {
+	name string
+	what string
+	pods []*v1.Pod
+}
+
+func workloads() []workload {
+	var web, batch, gpu, ssd []*v1.Pod
+	for i := range 12 {
+		web = append(web, schedtest.MakePod().Namespace(namespace).Name(fmt.Sprintf("web-%02d", i)).
+			Label("app", "web").Req("500m", "512Mi").Obj())
+	}
+	for i := range 8 {
+		batch = append(batch, schedtest.MakePod().Namespace(namespace).Name(fmt.Sprintf("batch-%02d", i)).
+			SchedulerName("yardmaster-packer").Label("app", "batch").Req("1", "1Gi").Obj())
+	}
+	for i := range 2 {
+		gpu = append(gpu, schedtest.MakePod().Namespace(namespace).Name(fmt.Sprintf("train-%d", i)).
+			NodeSelector(map[string]string{"accelerator": "gpu"}).
+			Toleration("dedicated", v1.TolerationOpEqual, "gpu", v1.TaintEffectNoSchedule).Req("2", "4Gi").Obj())
+	}
+	for i := range 3 {
+		ssd = append(ssd, schedtest.MakePod().Namespace(namespace).Name(fmt.Sprintf("db-%d", i)).
+			NodeSelector(map[string]string{"disk": "ssd"}).Req("1", "2Gi").HostPort(5432, v1.ProtocolTCP, "").Obj())
+	}
+	huge := schedtest.MakePod().Namespace(namespace).Name("too-big").Req("64", "1Gi").Obj()
+	untolerated := schedtest.MakePod().Namespace(namespace).Name("no-toleration").
+		NodeSelector(map[string]string{"accelerator": "gpu"}).Req("100m", "").Obj()
+	return []workload{
+		{"web", "12 × 500m/512Mi on the default profile (LeastAllocated: spread)", web},
+		{"batch", "8 × 1 cpu on profile yardmaster-packer (MostAllocated: pack)", batch},
+		{"train", "2 GPU pods: tolerate dedicated=gpu, select accelerator=gpu", gpu},
+		{"db", "3 pods on ssd nodes, each binding host port 5432", ssd},
+		{"too-big", "asks for 64 cpu: fits nowhere", []*v1.Pod{huge}},
+		{"no-toleration", "selects the GPU nodes without tolerating their taint", []*v1.Pod{untolerated}},
+	}
+}
+
+// waitSettled waits until every pod is bound or has a FailedScheduling event.
+func waitSettled(ctx context.Context, client kubernetes.Interface) error {
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		pods, err := client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		reasons, err := failureReasons(ctx, client)
+		if err != nil {
+			return false, err
+		}
+		for _, p := range pods.Items {
+			if p.Spec.NodeName == "" && reasons[p.Name] == "" {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if errors.Is(err, context.DeadlineExceeded) {
+		return errors.New("pods did not settle within 60s; see the yardmaster log")
+	}
+	return err
+}
+
+func failureReasons(ctx context.Context, client kubernetes.Interface) (map[string]string, error) {
+	evs, err := client.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: "reason=FailedScheduling"})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, ev := range evs.Items {
+		out[ev.InvolvedObject.Name] = ev.Message
+	}
+	return out, nil
+}
+
+func printSummary(ctx context.Context, client kubernetes.Interface) error {
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	pods, err := client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	reasons, err := failureReasons(ctx, client)
+	if err != nil {
+		return err
+	}
+	byNode := map[string][]string{}
+	cpu := map[string]int64{}
+	var pending []v1.Pod
+	for _, p := range pods.Items {
+		if p.Spec.NodeName == "" {
+			pending = append(pending, p)
+			continue
+		}
+		byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], p.Name)
+		for _, c := range p.Spec.Containers {
+			cpu[p.Spec.NodeName] += c.Resources.Requests.Cpu().MilliValue()
+		}
+	}
+	sort.Slice(nodes.Items, func(i, j int) bool { return nodes.Items[i].Name < nodes.Items[j].Name })
+
+	step("Placement")
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "   NODE\tZONE\tLABELS/TAINTS\tCPU REQ\tPODS")
+	for _, n := range nodes.Items {
+		var notes []string
+		if n.Labels["accelerator"] != "" {
+			notes = append(notes, "gpu")
+		}
+		if n.Labels["disk"] != "" {
+			notes = append(notes, "ssd")
+		}
+		for _, t := range n.Spec.Taints {
+			notes = append(notes, fmt.Sprintf("taint %s=%s:%s", t.Key, t.Value, t.Effect))
+		}
+		sort.Strings(byNode[n.Name])
+		fmt.Fprintf(tw, "   %s\t%s\t%s\t%dm/%dm\t%s\n", n.Name, n.Labels[v1.LabelTopologyZone],
+			strings.Join(notes, ","), cpu[n.Name], n.Status.Allocatable.Cpu().MilliValue(), strings.Join(byNode[n.Name], " "))
+	}
+	_ = tw.Flush()
+
+	step(fmt.Sprintf("Pending pods (%d), with the reason yardmaster gave", len(pending)))
+	for _, p := range pending {
+		fmt.Printf("   %-14s %s\n", p.Name, reasons[p.Name])
+	}
+	return nil
+}
+
+func step(s string) { fmt.Printf("\n==> %s\n", s) }
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}

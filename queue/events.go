@@ -1,0 +1,132 @@
+package queue
+
+// Event is why a pod entered a queue: a change the queue saw itself (a pod
+// added, a failed attempt, a backoff that ran out) or a cluster event that
+// the scheduler passes to MoveAllToActiveOrBackoff. Its String is the label
+// the Metrics hook receives, spelled as kube-scheduler spells its events.
+type Event int
+
+// Events the queue raises itself.
+const (
+	// EventUnknown is the zero Event; nothing raises it.
+	EventUnknown Event = iota
+	// PodAdd: the informer delivered a new pending pod.
+	PodAdd
+	// PodUpdate: the informer delivered a change to a pending pod (its gates
+	// were removed, or its spec or labels changed while it was unschedulable).
+	PodUpdate
+	// ScheduleAttemptFailure: a scheduling attempt failed and the pod came back.
+	ScheduleAttemptFailure
+	// BackoffComplete: the pod's backoff ran out.
+	BackoffComplete
+	// UnschedulableTimeout: the pod stayed unschedulable for the longest
+	// allowed time (Options.MaxUnschedulableStay).
+	UnschedulableTimeout
+
+	// Cluster events, which may make unschedulable pods fit. The scheduler's
+	// informer handlers pass them to MoveAllToActiveOrBackoff.
+
+	// NodeAdd: a node was added.
+	NodeAdd
+	// NodeUpdate: a node's allocatable, labels, taints, conditions or
+	// unschedulable flag changed.
+	NodeUpdate
+	// AssignedPodAdd: a pod was bound to a node (affinity may now match).
+	AssignedPodAdd
+	// AssignedPodUpdate: a bound pod changed (its labels, or it shrank).
+	AssignedPodUpdate
+	// AssignedPodDelete: a bound pod went away and freed its resources.
+	AssignedPodDelete
+	// PersistentVolumeAdd: a PersistentVolume was added.
+	PersistentVolumeAdd
+	// PersistentVolumeUpdate: a PersistentVolume changed.
+	PersistentVolumeUpdate
+	// PersistentVolumeClaimAdd: a PersistentVolumeClaim was added.
+	PersistentVolumeClaimAdd
+	// PersistentVolumeClaimUpdate: a PersistentVolumeClaim changed.
+	PersistentVolumeClaimUpdate
+	// StorageClassAdd: a StorageClass was added.
+	StorageClassAdd
+
+	numEvents // keep last
+)
+
+var eventNames = [numEvents]string{
+	EventUnknown:                "Unknown",
+	PodAdd:                      "PodAdd",
+	PodUpdate:                   "PodUpdate",
+	ScheduleAttemptFailure:      "ScheduleAttemptFailure",
+	BackoffComplete:             "BackoffComplete",
+	UnschedulableTimeout:        "UnschedulableTimeout",
+	NodeAdd:                     "NodeAdd",
+	NodeUpdate:                  "NodeUpdate",
+	AssignedPodAdd:              "AssignedPodAdd",
+	AssignedPodUpdate:           "AssignedPodUpdate",
+	AssignedPodDelete:           "AssignedPodDelete",
+	PersistentVolumeAdd:         "PvAdd",
+	PersistentVolumeUpdate:      "PvUpdate",
+	PersistentVolumeClaimAdd:    "PvcAdd",
+	PersistentVolumeClaimUpdate: "PvcUpdate",
+	StorageClassAdd:             "StorageClassAdd",
+}
+
+// String returns the event's name, "Unknown" for values out of range.
+func (e Event) String() string {
+	if e < 0 || e >= numEvents {
+		return eventNames[EventUnknown]
+	}
+	return eventNames[e]
+}
+
+// Location is where the queue holds a pod.
+type Location int
+
+const (
+	// Nowhere: the queue does not know the pod (never added, deleted, or
+	// bound and done).
+	Nowhere Location = iota
+	// ActiveQ: ready to be popped.
+	ActiveQ
+	// BackoffQ: waiting out its backoff after a failed attempt.
+	BackoffQ
+	// UnschedulablePods: failed for lack of fit, waiting for a cluster event.
+	UnschedulablePods
+	// GatedPods: held by spec.schedulingGates.
+	GatedPods
+	// InFlight: popped, and its scheduling cycle has not ended.
+	InFlight
+
+	numLocations // keep last
+)
+
+var locationNames = [numLocations]string{
+	Nowhere:           "none",
+	ActiveQ:           "active",
+	BackoffQ:          "backoff",
+	UnschedulablePods: "unschedulable",
+	GatedPods:         "gated",
+	InFlight:          "inFlight",
+}
+
+// String returns the location's name as used in metric labels ("active",
+// "backoff", "unschedulable", "gated", "inFlight").
+func (l Location) String() string {
+	if l < 0 || l >= numLocations {
+		return "unknown"
+	}
+	return locationNames[l]
+}
+
+// Metrics receives the queue's transitions, for the
+// scheduler_queue_incoming_pods_total counter. Queue lengths need no hook:
+// a gauge func can read PendingPods.
+type Metrics interface {
+	// PodQueued is called each time a pod enters queue (ActiveQ, BackoffQ,
+	// UnschedulablePods or GatedPods) because of event. It is called with the
+	// queue's lock held, so it must be quick and must not call the queue.
+	PodQueued(queue Location, event Event)
+}
+
+type noMetrics struct{}
+
+func (noMetrics) PodQueued(Location, Event) {}

@@ -1,0 +1,711 @@
+// Package queue holds the pods that wait to be scheduled and decides which
+// one the scheduler tries next.
+//
+// The model follows kube-scheduler's scheduling queue. A pending pod of ours
+// is in exactly one of these places, keyed by UID:
+//
+//   - activeQ: a heap of pods ready to be tried, ordered by .spec.priority
+//     (higher first; no priority counts as 0), then by Timestamp, the time the
+//     pod last entered the queue (earlier first), then by insertion order.
+//     Pop takes its head.
+//   - backoffQ: a heap of pods that failed an attempt and wait out a per-pod
+//     exponential backoff, ordered by when it ends. The backoff is
+//     InitialBackoff × 2^(Attempts−1), capped at MaxBackoff, counted from the
+//     failed attempt (Timestamp). Run moves finished pods to activeQ.
+//   - unschedulablePods: pods that failed for lack of fit. Retrying them
+//     before the cluster changes would fail again, so they wait for a cluster
+//     event (MoveAllToActiveOrBackoff), for an update to their own spec or
+//     labels, or at most MaxUnschedulableStay; then they go to backoffQ if
+//     still backing off, else to activeQ.
+//   - gated pods: pods with spec.schedulingGates. They are not schedulable
+//     until an update removes the last gate; then they go to activeQ.
+//   - in flight: popped, its scheduling cycle running. The cycle ends with
+//     AddUnschedulable (the attempt failed) or Done (the pod was bound).
+//
+// Each Pop hands out a new QueuedPodInfo, which the caller owns for good and
+// which identifies that one cycle: AddUnschedulable and Done act only on the
+// cycle that is still in flight. A Done deferred by a cycle whose pod was
+// requeued and popped again by another cycle is thereby harmless.
+//
+// A failed attempt goes to unschedulablePods, except that it goes to backoffQ
+// when the failure was an error rather than a misfit, or when a cluster event
+// arrived or the pod itself changed while the attempt ran: the verdict was
+// reached on a cluster (or pod) that no longer exists, so it must not park
+// the pod until the next event. Cluster events are detected by comparing the
+// pod's scheduling cycle with the cycle of the last move request, as
+// kube-scheduler does without queueing hints.
+//
+// Informer events for in-flight pods are remembered, not applied: an update
+// is kept and replaces the pod object when the pod comes back; a delete makes
+// AddUnschedulable drop the pod.
+//
+// Pods with a deletionTimestamp are never queued; adding or updating one
+// removes it.
+package queue
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/utils/clock"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+)
+
+// Defaults for Options, as in kube-scheduler.
+const (
+	DefaultInitialBackoff       = 1 * time.Second
+	DefaultMaxBackoff           = 10 * time.Second
+	DefaultMaxUnschedulableStay = 5 * time.Minute
+)
+
+// How often Run looks at the queues. backoffQ is flushed at the latest every
+// backoffFlushPeriod and otherwise exactly when its head's backoff ends; the
+// unschedulable pool is scanned (O(n)) every unschedulableFlushPeriod, which
+// is fine-grained enough against a 5-minute stay. Both as in kube-scheduler.
+const (
+	backoffFlushPeriod       = 1 * time.Second
+	unschedulableFlushPeriod = 30 * time.Second
+)
+
+// ErrClosed is returned by Pop once the queue is closed or the caller's
+// context is done.
+var ErrClosed = errors.New("scheduling queue closed")
+
+// ErrNotInFlight is returned by AddUnschedulable for a QueuedPodInfo whose
+// cycle is not in flight: it already ended, or it is not from Pop.
+var ErrNotInFlight = errors.New("pod is not in flight")
+
+// QueuedPodInfo is a pending pod with its history in the queue. Pop returns
+// a new one per scheduling cycle, which the caller owns: the queue never
+// reads or writes it after Pop, except to recognise it (by pointer) in
+// AddUnschedulable and Done, and to copy it in AddUnschedulable.
+type QueuedPodInfo struct {
+	*framework.PodInfo
+	// Timestamp is when the pod last entered the queue: when it was added,
+	// or when its last attempt failed. It orders pods of equal priority in
+	// activeQ, and backoff is counted from it.
+	Timestamp time.Time
+	// InitialAttemptTimestamp is when the pod first became ready to schedule
+	// (first entered activeQ); zero while it has never been. The scheduler
+	// measures end-to-end scheduling latency from it.
+	InitialAttemptTimestamp time.Time
+	// Attempts counts how often the pod was popped.
+	Attempts int
+	// UnschedulablePlugins names the plugins that rejected the pod in its
+	// last attempt. The scheduler fills it in; the queue only carries it.
+	UnschedulablePlugins sets.Set[string]
+}
+
+// Options configure a PriorityQueue. Zero (or negative) durations mean the
+// defaults.
+type Options struct {
+	// Clock is the time source; nil means the real clock.
+	Clock clock.WithTicker
+	// InitialBackoff is the backoff after the first failed attempt.
+	InitialBackoff time.Duration
+	// MaxBackoff caps the backoff, which doubles per failed attempt.
+	MaxBackoff time.Duration
+	// MaxUnschedulableStay is how long a pod stays unschedulable at most
+	// before it is retried without any event.
+	MaxUnschedulableStay time.Duration
+	// Metrics receives transitions; nil records nothing.
+	Metrics Metrics
+}
+
+// PriorityQueue is the scheduling queue. All methods are safe for concurrent
+// use.
+type PriorityQueue struct {
+	clock                clock.WithTicker
+	initialBackoff       time.Duration
+	maxBackoff           time.Duration
+	maxUnschedulableStay time.Duration
+	metrics              Metrics
+
+	// mu guards every field below it. It is the queue's only lock and a leaf
+	// in yardmaster's lock order: callers may hold their own locks (the
+	// cache's, a handler's) while calling the queue, and the queue calls out
+	// with mu held only to the clock and to Metrics.PodQueued, which must
+	// therefore take no lock that is held around a call into the queue.
+	mu sync.Mutex
+	// cond is broadcast when activeQ gains a pod or the queue closes, and by
+	// a Pop's context when it is done; Pop waits on it.
+	cond *sync.Cond
+
+	activeQ       *podHeap
+	backoffQ      *podHeap
+	unschedulable map[types.UID]*QueuedPodInfo
+	gated         map[types.UID]*QueuedPodInfo
+	inFlight      map[types.UID]*inFlightPod
+
+	// schedulingCycle counts Pops; moveRequestCycle is its value at the last
+	// MoveAllToActiveOrBackoff. A pod that failed in a cycle ≤
+	// moveRequestCycle missed an event and goes to backoffQ.
+	schedulingCycle  int64
+	moveRequestCycle int64
+	closed           bool
+
+	// closedCh is closed by Close, so that Run returns.
+	closedCh chan struct{}
+	// backoffHeadChanged tells Run that backoffQ has a new head, which may
+	// expire before Run's timer. Buffered; sends never block.
+	backoffHeadChanged chan struct{}
+}
+
+// inFlightPod is what the queue remembers about a popped pod. The
+// QueuedPodInfo itself belongs to the scheduling goroutine meanwhile, so
+// informer events are recorded here instead of on it.
+type inFlightPod struct {
+	// cycle is the QueuedPodInfo Pop returned; only its address is used.
+	cycle *QueuedPodInfo
+	// pod is the latest object: the popped one, or a later update.
+	pod *v1.Pod
+	// attempts is the QueuedPodInfo's Attempts after the pop, for
+	// PendingPodsList.
+	attempts int
+	// changed is set when an update changed the pod's spec or labels.
+	changed bool
+	// deleted is set when the pod was deleted (or bound) meanwhile.
+	deleted bool
+}
+
+// New returns an empty, open queue. Call Run to have backed-off and
+// long-unschedulable pods retried.
+func New(opts Options) *PriorityQueue {
+	q := &PriorityQueue{
+		clock:                opts.Clock,
+		initialBackoff:       orDefault(opts.InitialBackoff, DefaultInitialBackoff),
+		maxBackoff:           orDefault(opts.MaxBackoff, DefaultMaxBackoff),
+		maxUnschedulableStay: orDefault(opts.MaxUnschedulableStay, DefaultMaxUnschedulableStay),
+		metrics:              opts.Metrics,
+		unschedulable:        make(map[types.UID]*QueuedPodInfo),
+		gated:                make(map[types.UID]*QueuedPodInfo),
+		inFlight:             make(map[types.UID]*inFlightPod),
+		moveRequestCycle:     -1,
+		closedCh:             make(chan struct{}),
+		backoffHeadChanged:   make(chan struct{}, 1),
+	}
+	if q.clock == nil {
+		q.clock = clock.RealClock{}
+	}
+	if q.metrics == nil {
+		q.metrics = noMetrics{}
+	}
+	q.cond = sync.NewCond(&q.mu)
+	q.activeQ = newPodHeap(compareActive)
+	q.backoffQ = newPodHeap(func(a, b *QueuedPodInfo) int {
+		return q.backoffExpiry(a).Compare(q.backoffExpiry(b))
+	})
+	return q
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// compareActive orders activeQ: higher priority first, then earlier Timestamp.
+func compareActive(a, b *QueuedPodInfo) int {
+	if c := cmp.Compare(podPriority(b.Pod), podPriority(a.Pod)); c != 0 {
+		return c
+	}
+	return a.Timestamp.Compare(b.Timestamp)
+}
+
+func podPriority(pod *v1.Pod) int32 {
+	if pod.Spec.Priority != nil {
+		return *pod.Spec.Priority
+	}
+	return 0
+}
+
+func isGated(pod *v1.Pod) bool { return len(pod.Spec.SchedulingGates) > 0 }
+
+// Add queues a new pending pod: gated pods are held, others go to activeQ. A
+// pod the queue already has is updated instead; a pod being deleted is
+// removed.
+func (q *PriorityQueue) Add(pod *v1.Pod) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.addLocked(pod, PodAdd)
+}
+
+func (q *PriorityQueue) addLocked(pod *v1.Pod, event Event) {
+	if pod.DeletionTimestamp != nil {
+		q.deleteLocked(pod.UID)
+		return
+	}
+	if q.updateLocked(pod) {
+		return
+	}
+	qpi := &QueuedPodInfo{PodInfo: framework.NewPodInfo(pod), Timestamp: q.clock.Now()}
+	if isGated(pod) {
+		q.gated[pod.UID] = qpi
+		q.metrics.PodQueued(GatedPods, event)
+		return
+	}
+	q.pushActive(qpi, event)
+}
+
+// Update replaces the stored object of the pod wherever the queue holds it.
+// A gated pod whose last gate was removed goes to activeQ; an unschedulable
+// pod whose spec or labels changed goes to backoffQ or activeQ, since the
+// change may make it fit. An in-flight pod's update is kept for when it comes
+// back. A pod the queue does not know is added; a pod being deleted is
+// removed.
+//
+// The queue compares newPod with the object it holds, which is oldPod unless
+// events were coalesced; oldPod is taken to match informer handlers.
+func (q *PriorityQueue) Update(oldPod, newPod *v1.Pod) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.addLocked(newPod, PodUpdate)
+}
+
+// updateLocked refreshes the pod wherever it is and reports whether it was
+// found. q.mu must be held.
+func (q *PriorityQueue) updateLocked(newPod *v1.Pod) bool {
+	uid := newPod.UID
+	if e, ok := q.inFlight[uid]; ok {
+		if schedulingPropertiesChanged(e.pod, newPod) {
+			e.changed = true
+		}
+		e.pod = newPod
+		return true
+	}
+	if qpi, ok := q.activeQ.get(uid); ok {
+		if refresh(qpi, newPod) {
+			q.activeQ.fix(uid)
+		}
+		return true
+	}
+	if qpi, ok := q.backoffQ.get(uid); ok {
+		// The backoff's end depends on Attempts and Timestamp only.
+		refresh(qpi, newPod)
+		return true
+	}
+	if qpi, ok := q.unschedulable[uid]; ok {
+		changed := schedulingPropertiesChanged(qpi.Pod, newPod)
+		refresh(qpi, newPod)
+		if changed {
+			delete(q.unschedulable, uid)
+			q.activateOrBackoff(qpi, q.clock.Now(), PodUpdate)
+		}
+		return true
+	}
+	if qpi, ok := q.gated[uid]; ok {
+		refresh(qpi, newPod)
+		if !isGated(newPod) {
+			delete(q.gated, uid)
+			q.pushActive(qpi, PodUpdate)
+		}
+		return true
+	}
+	return false
+}
+
+// refresh points qpi at pod and reports whether the object changed. A resync
+// (same resourceVersion) keeps the derived PodInfo.
+func refresh(qpi *QueuedPodInfo, pod *v1.Pod) bool {
+	old := qpi.Pod
+	if old == pod || (old.ResourceVersion != "" && old.ResourceVersion == pod.ResourceVersion) {
+		return false
+	}
+	qpi.PodInfo = framework.NewPodInfo(pod)
+	return true
+}
+
+// schedulingPropertiesChanged reports whether newPod differs from oldPod in
+// what scheduling reads: the spec (requests, tolerations, affinity, node
+// selector, ...) or the labels (which other pods' affinity matches).
+// kube-scheduler also counts annotations and owner references, because
+// out-of-tree plugins may read them; no yardmaster plugin does, and status,
+// resourceVersion, managed fields and finalizers change often without
+// changing the verdict.
+func schedulingPropertiesChanged(oldPod, newPod *v1.Pod) bool {
+	if oldPod == newPod {
+		return false
+	}
+	return !maps.Equal(oldPod.Labels, newPod.Labels) || !equality.Semantic.DeepEqual(oldPod.Spec, newPod.Spec)
+}
+
+// Delete removes the pod wherever the queue holds it. An in-flight pod is
+// marked, so that AddUnschedulable drops it. Callers unwrap
+// cache.DeletedFinalStateUnknown first.
+func (q *PriorityQueue) Delete(pod *v1.Pod) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.deleteLocked(pod.UID)
+}
+
+func (q *PriorityQueue) deleteLocked(uid types.UID) {
+	if e, ok := q.inFlight[uid]; ok {
+		e.deleted = true
+		return
+	}
+	if _, ok := q.activeQ.remove(uid); ok {
+		return
+	}
+	if _, ok := q.backoffQ.remove(uid); ok {
+		return
+	}
+	delete(q.unschedulable, uid)
+	delete(q.gated, uid)
+}
+
+// Pop takes the head of activeQ, waiting while activeQ is empty. It starts a
+// scheduling cycle: SchedulingCycle then returns this pod's cycle until the
+// next Pop, and the pod is in flight until AddUnschedulable or Done. Pop
+// returns an error matching ErrClosed once Close is called or ctx is done
+// (also matching ctx's error then), even when pods are waiting.
+func (q *PriorityQueue) Pop(ctx context.Context) (*QueuedPodInfo, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.activeQ.len() == 0 && !q.closed && ctx.Err() == nil {
+		// Wake this waiter when ctx is done. stop does not wait for the
+		// func, which takes mu, so calling it with mu held is safe.
+		stop := context.AfterFunc(ctx, func() {
+			q.mu.Lock()
+			q.cond.Broadcast()
+			q.mu.Unlock()
+		})
+		defer stop()
+	}
+	for {
+		if q.closed {
+			return nil, ErrClosed
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%w: %w", ErrClosed, context.Cause(ctx))
+		}
+		if q.activeQ.len() > 0 {
+			break
+		}
+		q.cond.Wait()
+	}
+	// Hand out a copy, so that this cycle's QueuedPodInfo is unique and
+	// the caller's alone; the queued one is dropped.
+	popped := *q.activeQ.pop()
+	popped.Attempts++
+	q.schedulingCycle++
+	q.inFlight[popped.Pod.UID] = &inFlightPod{cycle: &popped, pod: popped.Pod, attempts: popped.Attempts}
+	return &popped, nil
+}
+
+// SchedulingCycle returns the number of Pops so far, which right after a Pop
+// is the popped pod's scheduling cycle. The scheduler reads it there and
+// passes it to AddUnschedulable.
+func (q *PriorityQueue) SchedulingCycle() int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.schedulingCycle
+}
+
+// Done ends the cycle that popped qpi, if it is still in flight: the queue
+// forgets the pod, which was bound (or is not ours to schedule). It is a
+// no-op once AddUnschedulable took the pod back, even when the pod was popped
+// again since, so the scheduler may defer Done right after Pop and still
+// hand a pod whose binding failed to AddUnschedulable first.
+func (q *PriorityQueue) Done(qpi *QueuedPodInfo) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	uid := qpi.Pod.UID
+	if e, ok := q.inFlight[uid]; ok && e.cycle == qpi {
+		delete(q.inFlight, uid)
+	}
+}
+
+// AddUnschedulable ends the cycle that popped qpi, whose attempt failed, and
+// queues the pod again. podSchedulingCycle is SchedulingCycle read right
+// after the Pop.
+//
+// The pod goes to backoffQ when the attempt failed with an error
+// (unschedulable false), or when a cluster event or an update of the pod's
+// spec or labels arrived during the attempt; otherwise to the unschedulable
+// pool. The queue stores a copy of qpi (the caller keeps qpi), with the
+// latest object the informer delivered meanwhile; a pod deleted meanwhile is
+// dropped.
+//
+// It returns an error matching ErrNotInFlight, and changes nothing, when
+// qpi's cycle is not in flight (it already ended).
+func (q *PriorityQueue) AddUnschedulable(qpi *QueuedPodInfo, podSchedulingCycle int64, unschedulable bool) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	uid := qpi.Pod.UID
+	e, ok := q.inFlight[uid]
+	if !ok || e.cycle != qpi {
+		return fmt.Errorf("requeue pod %s/%s (uid %s), found in %q: %w",
+			qpi.Pod.Namespace, qpi.Pod.Name, uid, q.locateLocked(uid), ErrNotInFlight)
+	}
+	delete(q.inFlight, uid)
+	if e.deleted {
+		return nil
+	}
+	stored := *qpi
+	qpi = &stored
+	if qpi.UnschedulablePlugins != nil {
+		qpi.UnschedulablePlugins = qpi.UnschedulablePlugins.Clone()
+	}
+	if e.pod != qpi.Pod {
+		qpi.PodInfo = framework.NewPodInfo(e.pod)
+	}
+	qpi.Timestamp = q.clock.Now()
+	switch {
+	case isGated(qpi.Pod):
+		// Gates cannot be added to a pod after creation; this is defence.
+		q.gated[uid] = qpi
+		q.metrics.PodQueued(GatedPods, ScheduleAttemptFailure)
+	case !unschedulable, q.moveRequestCycle >= podSchedulingCycle, e.changed:
+		q.pushBackoff(qpi, ScheduleAttemptFailure)
+	default:
+		q.unschedulable[uid] = qpi
+		q.metrics.PodQueued(UnschedulablePods, ScheduleAttemptFailure)
+	}
+	return nil
+}
+
+// MoveAllToActiveOrBackoff reacts to a cluster event that may make
+// unschedulable pods fit: each goes to backoffQ if still backing off, else to
+// activeQ. Pods in flight now go to backoffQ if their attempt fails. Gated
+// pods stay gated.
+func (q *PriorityQueue) MoveAllToActiveOrBackoff(event Event) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := q.clock.Now()
+	for uid, qpi := range q.unschedulable {
+		delete(q.unschedulable, uid)
+		q.activateOrBackoff(qpi, now, event)
+	}
+	q.moveRequestCycle = q.schedulingCycle
+}
+
+// Run retries pods in the background until ctx is done or the queue is
+// closed: it moves pods whose backoff ended from backoffQ to activeQ (when
+// the earliest ends, and at least every second), and pods unschedulable for
+// longer than MaxUnschedulableStay to backoffQ or activeQ (every 30s).
+func (q *PriorityQueue) Run(ctx context.Context) {
+	// Flush first: pods may have backed off before Run started.
+	backoffTimer := q.clock.NewTimer(q.flushBackoffCompleted())
+	defer backoffTimer.Stop()
+	leftoverTicker := q.clock.NewTicker(unschedulableFlushPeriod)
+	defer leftoverTicker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-q.closedCh:
+			return
+		case <-leftoverTicker.C():
+			q.flushUnschedulableLeftover()
+			continue
+		case <-backoffTimer.C():
+		case <-q.backoffHeadChanged:
+		}
+		// Go ≥ 1.23 timers (and the fake clock's) may be Reset whether or
+		// not they fired; a stale tick would only cause an early, empty flush.
+		backoffTimer.Reset(q.flushBackoffCompleted())
+	}
+}
+
+// flushBackoffCompleted moves every pod whose backoff ended to activeQ and
+// returns how long Run may wait before the next flush: until the new head's
+// backoff ends, at most backoffFlushPeriod.
+func (q *PriorityQueue) flushBackoffCompleted() time.Duration {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := q.clock.Now()
+	for {
+		head := q.backoffQ.peek()
+		if head == nil {
+			return backoffFlushPeriod
+		}
+		if wait := q.backoffExpiry(head).Sub(now); wait > 0 {
+			return min(wait, backoffFlushPeriod)
+		}
+		q.backoffQ.pop()
+		q.pushActive(head, BackoffComplete)
+	}
+}
+
+// flushUnschedulableLeftover retries pods that have been unschedulable for
+// longer than maxUnschedulableStay.
+func (q *PriorityQueue) flushUnschedulableLeftover() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := q.clock.Now()
+	for uid, qpi := range q.unschedulable {
+		if now.Sub(qpi.Timestamp) > q.maxUnschedulableStay {
+			delete(q.unschedulable, uid)
+			q.activateOrBackoff(qpi, now, UnschedulableTimeout)
+		}
+	}
+}
+
+// Close wakes every Pop and makes it return ErrClosed, now and later, and
+// stops Run. Pods stay queued; Add, Update and Delete still work.
+func (q *PriorityQueue) Close() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return
+	}
+	q.closed = true
+	close(q.closedCh)
+	q.cond.Broadcast()
+}
+
+// backoffDuration is InitialBackoff × 2^(attempts−1), capped at MaxBackoff;
+// zero for a pod never tried.
+func (q *PriorityQueue) backoffDuration(attempts int) time.Duration {
+	if attempts <= 0 {
+		return 0
+	}
+	// Shifting right by the exponent instead of left avoids overflow; a
+	// shift of 63 or more yields 0, which also means "capped".
+	shift := uint(attempts - 1)
+	if shift >= 63 || q.initialBackoff > q.maxBackoff>>shift {
+		return q.maxBackoff
+	}
+	return q.initialBackoff << shift
+}
+
+// backoffExpiry is when qpi's backoff ends.
+func (q *PriorityQueue) backoffExpiry(qpi *QueuedPodInfo) time.Time {
+	return qpi.Timestamp.Add(q.backoffDuration(qpi.Attempts))
+}
+
+// activateOrBackoff queues qpi, which is in no queue, into backoffQ while its
+// backoff lasts, else into activeQ. q.mu must be held.
+func (q *PriorityQueue) activateOrBackoff(qpi *QueuedPodInfo, now time.Time, event Event) {
+	if q.backoffExpiry(qpi).After(now) {
+		q.pushBackoff(qpi, event)
+		return
+	}
+	q.pushActive(qpi, event)
+}
+
+// pushActive adds qpi, which is in no queue, to activeQ and wakes Pop.
+// q.mu must be held.
+func (q *PriorityQueue) pushActive(qpi *QueuedPodInfo, event Event) {
+	if qpi.InitialAttemptTimestamp.IsZero() {
+		qpi.InitialAttemptTimestamp = q.clock.Now()
+	}
+	q.activeQ.add(qpi)
+	q.metrics.PodQueued(ActiveQ, event)
+	// Broadcast, not Signal: a signalled waiter whose context is done would
+	// return without taking the pod, and the other waiters would sleep on.
+	q.cond.Broadcast()
+}
+
+// pushBackoff adds qpi, which is in no queue, to backoffQ, and tells Run when
+// qpi is the new head. q.mu must be held.
+func (q *PriorityQueue) pushBackoff(qpi *QueuedPodInfo, event Event) {
+	if q.backoffQ.add(qpi) {
+		select {
+		case q.backoffHeadChanged <- struct{}{}:
+		default: // Run has a wake-up pending already.
+		}
+	}
+	q.metrics.PodQueued(BackoffQ, event)
+}
+
+// PendingPods returns how many pods wait in each place; in-flight pods are
+// not counted.
+func (q *PriorityQueue) PendingPods() (active, backoff, unschedulable, gated int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.activeQ.len(), q.backoffQ.len(), len(q.unschedulable), len(q.gated)
+}
+
+// Has reports whether the queue holds the pod, in flight included.
+func (q *PriorityQueue) Has(uid types.UID) bool {
+	return q.Locate(uid) != Nowhere
+}
+
+// Locate returns where the queue holds the pod.
+func (q *PriorityQueue) Locate(uid types.UID) Location {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.locateLocked(uid)
+}
+
+func (q *PriorityQueue) locateLocked(uid types.UID) Location {
+	if _, ok := q.inFlight[uid]; ok {
+		return InFlight
+	}
+	if _, ok := q.activeQ.pos[uid]; ok {
+		return ActiveQ
+	}
+	if _, ok := q.backoffQ.pos[uid]; ok {
+		return BackoffQ
+	}
+	if _, ok := q.unschedulable[uid]; ok {
+		return UnschedulablePods
+	}
+	if _, ok := q.gated[uid]; ok {
+		return GatedPods
+	}
+	return Nowhere
+}
+
+// PendingPod describes one pod the queue holds, for debugging endpoints.
+type PendingPod struct {
+	Pod      *v1.Pod
+	Location Location
+	// Attempts is how often the pod was popped.
+	Attempts int
+	// Timestamp is when the pod last entered the queue; zero in flight.
+	Timestamp time.Time
+}
+
+// PendingPodsList returns every pod the queue holds, in flight included,
+// sorted by location, then by activeQ's order (priority, then Timestamp).
+func (q *PriorityQueue) PendingPodsList() []PendingPod {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := q.activeQ.len() + q.backoffQ.len() + len(q.unschedulable) + len(q.gated) + len(q.inFlight)
+	list := make([]PendingPod, 0, n)
+	add := func(loc Location, qpi *QueuedPodInfo) {
+		list = append(list, PendingPod{Pod: qpi.Pod, Location: loc, Attempts: qpi.Attempts, Timestamp: qpi.Timestamp})
+	}
+	for _, it := range q.activeQ.items {
+		add(ActiveQ, it.pod)
+	}
+	for _, it := range q.backoffQ.items {
+		add(BackoffQ, it.pod)
+	}
+	for _, qpi := range q.unschedulable {
+		add(UnschedulablePods, qpi)
+	}
+	for _, qpi := range q.gated {
+		add(GatedPods, qpi)
+	}
+	for _, e := range q.inFlight {
+		list = append(list, PendingPod{Pod: e.pod, Location: InFlight, Attempts: e.attempts})
+	}
+	slices.SortFunc(list, func(a, b PendingPod) int {
+		if c := cmp.Compare(a.Location, b.Location); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(podPriority(b.Pod), podPriority(a.Pod)); c != 0 {
+			return c
+		}
+		if c := a.Timestamp.Compare(b.Timestamp); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Pod.UID, b.Pod.UID)
+	})
+	return list
+}

@@ -1,0 +1,71 @@
+package scheduler
+
+import (
+	"fmt"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+)
+
+// benchPods is a realistic mix: plain pods, pods with a node selector, with
+// a toleration, with preferred affinity, and with a host port.
+func benchPods(n int) []*v1.Pod {
+	pods := make([]*v1.Pod, n)
+	for i := range pods {
+		w := schedtest.MakePod().Name(fmt.Sprintf("p%d", i)).Req("100m", "128Mi")
+		switch i % 5 {
+		case 1:
+			w.NodeSelector(map[string]string{"pool": "general"})
+		case 2:
+			w.Toleration("dedicated", v1.TolerationOpExists, "", v1.TaintEffectNoSchedule)
+		case 3:
+			w.PreferredNodeAffinity(10, v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{
+				{Key: v1.LabelTopologyZone, Operator: v1.NodeSelectorOpIn, Values: []string{"zone-1"}},
+			}})
+		case 4:
+			w.HostPort(int32(20000+i%1000), v1.ProtocolTCP, "")
+		}
+		pods[i] = w.Obj()
+	}
+	return pods
+}
+
+func benchNodes(n int) []*v1.Node {
+	nodes := make([]*v1.Node, n)
+	for i := range nodes {
+		w := schedtest.MakeNode().Name(fmt.Sprintf("node-%05d", i)).Capacity("32", "256Gi", 110).
+			Label(v1.LabelTopologyZone, fmt.Sprintf("zone-%d", i%3)).Label("pool", "general")
+		if i%10 == 0 {
+			w.Taint("dedicated", "infra", v1.TaintEffectNoSchedule)
+		}
+		nodes[i] = w.Obj()
+	}
+	return nodes
+}
+
+// BenchmarkScheduleCycle measures one scheduling cycle (snapshot update,
+// filter, score, select, assume) on a cluster that already runs 5 pods per
+// node.
+func BenchmarkScheduleCycle(b *testing.B) {
+	for _, n := range []int{1000, 5000} {
+		b.Run(fmt.Sprintf("%dNodes", n), func(b *testing.B) {
+			s := newTestScheduler(b, 0, benchNodes(n)...)
+			for i, p := range benchPods(5 * n) {
+				p.Spec.NodeName = fmt.Sprintf("node-%05d", i%n)
+				p.Spec.Containers[0].Ports = nil
+				s.Cache.AddPod(p)
+			}
+			pods := benchPods(b.N)
+			s.Cache.UpdateSnapshot(s.snapshot)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := s.scheduleForTest(pods[i]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

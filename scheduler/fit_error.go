@@ -1,0 +1,48 @@
+package scheduler
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+)
+
+// ErrNoNodesAvailable is returned when the cluster has no nodes at all.
+var ErrNoNodesAvailable = errors.New("no nodes available to schedule pods")
+
+// FitError says why a pod fits no node: how many nodes were considered and
+// how many of them failed for each reason.
+type FitError struct {
+	NumAllNodes int
+	// ReasonCounts counts nodes per rejection reason.
+	ReasonCounts map[string]int
+	// PreFilterMessage is set when a PreFilter rejected the pod outright.
+	PreFilterMessage string
+	// Unresolvable is true when every node failed in a way no cluster event
+	// can fix (the pod names another node, say).
+	Unresolvable bool
+}
+
+// Error renders the message users know from kube-scheduler:
+// "0/5 nodes are available: 2 Insufficient cpu, 3 node(s) were unschedulable."
+// Reasons are counted per node and sorted, so the message is stable.
+func (f *FitError) Error() string {
+	if f.PreFilterMessage != "" {
+		return fmt.Sprintf("0/%d nodes are available: %s.", f.NumAllNodes, f.PreFilterMessage)
+	}
+	parts := make([]string, 0, len(f.ReasonCounts))
+	for reason, n := range f.ReasonCounts {
+		parts = append(parts, fmt.Sprintf("%d %s", n, reason))
+	}
+	sort.Strings(parts)
+	return fmt.Sprintf("0/%d nodes are available: %s.", f.NumAllNodes, strings.Join(parts, ", "))
+}
+
+// addStatus counts each reason of a node's rejection.
+func (f *FitError) addStatus(s *framework.Status) {
+	for _, r := range s.Reasons() {
+		f.ReasonCounts[r]++
+	}
+}

@@ -1,0 +1,79 @@
+package scheduler
+
+import (
+	"fmt"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/scheduler/registry"
+)
+
+// profile is a built scheduling profile: the plugin instances at each
+// extension point, in configured order.
+type profile struct {
+	name                     string
+	percentageOfNodesToScore *int32
+	preFilter                []framework.PreFilterPlugin
+	filter                   []framework.FilterPlugin
+	preScore                 []framework.PreScorePlugin
+	score                    []weightedScorer
+}
+
+type weightedScorer struct {
+	framework.ScorePlugin
+	weight int64
+}
+
+// newProfile instantiates every plugin the profile names once and places
+// its parts at the points the profile lists it under.
+func newProfile(reg registry.Registry, p registry.Profile, h framework.Handle) (*profile, error) {
+	parts := map[string][]framework.Plugin{}
+	for _, name := range p.Plugins() {
+		r, ok := reg[name]
+		if !ok {
+			return nil, fmt.Errorf("profile %q: unknown plugin %q", p.SchedulerName, name)
+		}
+		if r.New == nil {
+			continue // behaviour built into the scheduler
+		}
+		args := p.Args[name]
+		if args == nil && r.NewArgs != nil {
+			args = r.NewArgs()
+		}
+		ps, err := r.New(args, h)
+		if err != nil {
+			return nil, fmt.Errorf("profile %q: plugin %q: %w", p.SchedulerName, name, err)
+		}
+		parts[name] = ps
+	}
+
+	prof := &profile{name: p.SchedulerName, percentageOfNodesToScore: p.PercentageOfNodesToScore}
+	for _, name := range p.PreFilter {
+		for _, pl := range parts[name] {
+			if x, ok := pl.(framework.PreFilterPlugin); ok {
+				prof.preFilter = append(prof.preFilter, x)
+			}
+		}
+	}
+	for _, name := range p.Filter {
+		for _, pl := range parts[name] {
+			if x, ok := pl.(framework.FilterPlugin); ok {
+				prof.filter = append(prof.filter, x)
+			}
+		}
+	}
+	for _, name := range p.PreScore {
+		for _, pl := range parts[name] {
+			if x, ok := pl.(framework.PreScorePlugin); ok {
+				prof.preScore = append(prof.preScore, x)
+			}
+		}
+	}
+	for _, w := range p.Score {
+		for _, pl := range parts[w.Name] {
+			if x, ok := pl.(framework.ScorePlugin); ok {
+				prof.score = append(prof.score, weightedScorer{ScorePlugin: x, weight: w.Weight})
+			}
+		}
+	}
+	return prof, nil
+}

@@ -1,0 +1,158 @@
+package registry
+
+import (
+	"fmt"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/predicates"
+	"github.com/yardmaster-io/yardmaster/priorities"
+)
+
+// Names of plugins that only switch on behaviour built into the scheduler:
+// they are accepted in configuration files, where kube-scheduler users
+// write them, and cannot be replaced.
+const (
+	SchedulingGatesName = "SchedulingGates"
+	PrioritySortName    = "PrioritySort"
+	DefaultBinderName   = "DefaultBinder"
+)
+
+// DefaultPlugins is kube-scheduler's default multiPoint plugin list, in
+// order, with its score weights, limited to the plugins yardmaster has.
+// Filters run in this order, cheapest first: a node rejected by a cheap
+// check never reaches the resource arithmetic.
+func DefaultPlugins() []WeightedPlugin {
+	return []WeightedPlugin{
+		{Name: SchedulingGatesName},
+		{Name: PrioritySortName},
+		{Name: predicates.NodeUnschedulableName},
+		{Name: predicates.NodeNameName},
+		{Name: predicates.TaintTolerationName, Weight: 3},
+		{Name: predicates.NodeAffinityName, Weight: 2},
+		{Name: predicates.NodePortsName},
+		{Name: predicates.FitName, Weight: 1},
+		{Name: priorities.BalancedAllocationName, Weight: 1},
+		{Name: DefaultBinderName},
+	}
+}
+
+// DefaultProfile returns the default profile under the given scheduler name.
+func DefaultProfile(schedulerName string) Profile {
+	return ExpandMultiPoint(NewInTree(), schedulerName, DefaultPlugins())
+}
+
+// ExpandMultiPoint places each plugin at every point it implements, as
+// multiPoint does in a configuration file. Score weights of 0 become 1.
+func ExpandMultiPoint(reg Registry, schedulerName string, plugins []WeightedPlugin) Profile {
+	p := Profile{SchedulerName: schedulerName, Args: map[string]any{}}
+	for _, wp := range plugins {
+		r, ok := reg[wp.Name]
+		if !ok {
+			continue
+		}
+		if r.Implements(PreFilter) {
+			p.PreFilter = append(p.PreFilter, wp.Name)
+		}
+		if r.Implements(Filter) {
+			p.Filter = append(p.Filter, wp.Name)
+		}
+		if r.Implements(PreScore) {
+			p.PreScore = append(p.PreScore, wp.Name)
+		}
+		if r.Implements(Score) {
+			w := wp.Weight
+			if w == 0 {
+				w = 1
+			}
+			p.Score = append(p.Score, WeightedPlugin{Name: wp.Name, Weight: w})
+		}
+	}
+	return p
+}
+
+// NewInTree returns the registry of built-in plugins.
+func NewInTree() Registry {
+	reg := Registry{}
+	for _, r := range []Registration{
+		{Name: SchedulingGatesName, Points: []string{PreEnqueue}},
+		{Name: PrioritySortName, Points: []string{QueueSort}},
+		{Name: DefaultBinderName, Points: []string{Bind}},
+		{
+			Name:   predicates.NodeUnschedulableName,
+			Points: []string{Filter},
+			New:    noArgs(func() framework.Plugin { return predicates.NewNodeUnschedulable() }),
+		},
+		{
+			Name:   predicates.NodeNameName,
+			Points: []string{PreFilter, Filter},
+			New:    noArgs(func() framework.Plugin { return predicates.NewNodeName() }),
+		},
+		{
+			Name:   predicates.TaintTolerationName,
+			Points: []string{Filter, PreScore, Score},
+			New: func(any, framework.Handle) ([]framework.Plugin, error) {
+				return []framework.Plugin{predicates.NewTaintToleration(), priorities.NewTaintToleration()}, nil
+			},
+		},
+		{
+			Name:   predicates.NodeAffinityName,
+			Points: []string{PreFilter, Filter, PreScore, Score},
+			New: func(any, framework.Handle) ([]framework.Plugin, error) {
+				return []framework.Plugin{predicates.NewNodeAffinity(), priorities.NewNodeAffinity()}, nil
+			},
+		},
+		{
+			Name:   predicates.NodePortsName,
+			Points: []string{PreFilter, Filter},
+			New:    noArgs(func() framework.Plugin { return predicates.NewNodePorts() }),
+		},
+		{
+			Name:         predicates.FitName,
+			Points:       []string{PreFilter, Filter, PreScore, Score},
+			NewArgs:      func() any { return framework.DefaultNodeResourcesFitArgs() },
+			ValidateArgs: func(a any) error { _, err := priorities.NewFit(a.(*framework.NodeResourcesFitArgs)); return err },
+			New: func(a any, _ framework.Handle) ([]framework.Plugin, error) {
+				args, ok := a.(*framework.NodeResourcesFitArgs)
+				if !ok {
+					return nil, fmt.Errorf("args of type %T, want NodeResourcesFitArgs", a)
+				}
+				scorer, err := priorities.NewFit(args)
+				if err != nil {
+					return nil, err
+				}
+				return []framework.Plugin{predicates.NewFit(args), scorer}, nil
+			},
+		},
+		{
+			Name:    priorities.BalancedAllocationName,
+			Points:  []string{PreScore, Score},
+			NewArgs: func() any { return framework.DefaultNodeResourcesBalancedAllocationArgs() },
+			ValidateArgs: func(a any) error {
+				_, err := priorities.NewBalancedAllocation(a.(*framework.NodeResourcesBalancedAllocationArgs))
+				return err
+			},
+			New: func(a any, _ framework.Handle) ([]framework.Plugin, error) {
+				args, ok := a.(*framework.NodeResourcesBalancedAllocationArgs)
+				if !ok {
+					return nil, fmt.Errorf("args of type %T, want NodeResourcesBalancedAllocationArgs", a)
+				}
+				p, err := priorities.NewBalancedAllocation(args)
+				if err != nil {
+					return nil, err
+				}
+				return []framework.Plugin{p}, nil
+			},
+		},
+	} {
+		if err := reg.Register(r); err != nil {
+			panic(err) // a programming error in this list
+		}
+	}
+	return reg
+}
+
+func noArgs(build func() framework.Plugin) Factory {
+	return func(any, framework.Handle) ([]framework.Plugin, error) {
+		return []framework.Plugin{build()}, nil
+	}
+}

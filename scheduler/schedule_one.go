@@ -1,0 +1,283 @@
+package scheduler
+
+import (
+	"context"
+	"sync/atomic"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+)
+
+type scheduleResult struct {
+	node      string
+	evaluated int
+	feasible  int
+}
+
+// schedulePod picks a node for pod or says why none fits.
+func (s *Scheduler) schedulePod(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod) (scheduleResult, error) {
+	all := s.snapshot.List()
+	if len(all) == 0 {
+		return scheduleResult{}, ErrNoNodesAvailable
+	}
+	feasible, fitErr, err := s.findFeasible(ctx, prof, state, pod, all)
+	if err != nil {
+		return scheduleResult{}, err
+	}
+	if fitErr != nil {
+		return scheduleResult{}, fitErr
+	}
+	evaluated := len(feasible) + fitErrCount(fitErr)
+	if len(feasible) == 1 {
+		return scheduleResult{node: feasible[0].Node().Name, evaluated: evaluated, feasible: 1}, nil
+	}
+	totals, err := s.prioritize(ctx, prof, state, pod, feasible)
+	if err != nil {
+		return scheduleResult{}, err
+	}
+	best := s.selectHost(feasible, totals)
+	return scheduleResult{node: best, evaluated: evaluated, feasible: len(feasible)}, nil
+}
+
+func fitErrCount(f *FitError) int {
+	if f == nil {
+		return 0
+	}
+	return f.NumAllNodes
+}
+
+// numFeasibleNodesToFind is how many feasible nodes are enough to pick from:
+// scoring every node of a large cluster buys little placement quality for a
+// lot of time. The adaptive percentage (kube-scheduler's) shrinks from 50%
+// as the cluster grows, never below 5% nor below 100 nodes.
+func (s *Scheduler) numFeasibleNodesToFind(prof *profile, numAll int) int {
+	pct := s.percentageOfNodesToScore
+	if prof.percentageOfNodesToScore != nil {
+		pct = *prof.percentageOfNodesToScore
+	}
+	if numAll < minFeasibleNodesToFind || pct >= 100 {
+		return numAll
+	}
+	if pct <= 0 {
+		pct = int32(50 - numAll/125)
+		if pct < minFeasibleNodesPercentageToFind {
+			pct = minFeasibleNodesPercentageToFind
+		}
+	}
+	n := numAll * int(pct) / 100
+	if n < minFeasibleNodesToFind {
+		return minFeasibleNodesToFind
+	}
+	return n
+}
+
+// findFeasible runs the PreFilters, then the Filters over the nodes in
+// parallel, starting where the previous cycle stopped so that every node
+// gets its turn, and stops once enough feasible nodes are found. It returns
+// the feasible nodes, or a FitError when there are none.
+func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, all []*framework.NodeInfo) ([]*framework.NodeInfo, *FitError, error) {
+	fitErr := &FitError{NumAllNodes: len(all), ReasonCounts: map[string]int{}}
+
+	nodes := all
+	var allowed map[string]struct{}
+	for _, pl := range prof.preFilter {
+		res, st := pl.PreFilter(ctx, state, pod, all)
+		switch {
+		case st.IsSkip():
+			if state.SkipFilterPlugins == nil {
+				state.SkipFilterPlugins = map[string]struct{}{}
+			}
+			state.SkipFilterPlugins[pl.Name()] = struct{}{}
+			continue
+		case st.IsRejected():
+			fitErr.PreFilterMessage = st.Message()
+			fitErr.Unresolvable = st.Code() == framework.UnschedulableAndUnresolvable
+			return nil, fitErr, nil
+		case !st.IsSuccess():
+			return nil, nil, st.Err()
+		}
+		if res != nil && res.NodeNames != nil {
+			allowed = intersect(allowed, res.NodeNames)
+		}
+	}
+	if allowed != nil {
+		nodes = make([]*framework.NodeInfo, 0, len(allowed))
+		for name := range allowed {
+			if ni, err := s.snapshot.Get(name); err == nil {
+				nodes = append(nodes, ni)
+			}
+		}
+		if len(nodes) == 0 {
+			fitErr.PreFilterMessage = "node(s) didn't satisfy plugin(s) the PreFilter result"
+			fitErr.Unresolvable = true
+			return nil, fitErr, nil
+		}
+	}
+
+	numToFind := s.numFeasibleNodesToFind(prof, len(nodes))
+	if cap(s.feasibleBuf) < numToFind {
+		s.feasibleBuf = make([]*framework.NodeInfo, numToFind)
+	}
+	feasible := s.feasibleBuf[:numToFind]
+	if cap(s.statusBuf) < len(nodes) {
+		s.statusBuf = make([]*framework.Status, len(nodes))
+	}
+	statuses := s.statusBuf[:len(nodes)]
+	clear(statuses)
+
+	filterCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var found, processed atomic.Int32
+	start := s.nextStartNodeIndex % len(nodes)
+	s.parallelizer.Until(filterCtx, len(nodes), func(i int) {
+		idx := (start + i) % len(nodes)
+		ni := nodes[idx]
+		st := runFilters(filterCtx, prof, state, pod, ni)
+		processed.Add(1)
+		if st.IsSuccess() {
+			n := found.Add(1)
+			if int(n) > numToFind {
+				cancel()
+				return
+			}
+			feasible[n-1] = ni
+			if int(n) == numToFind {
+				cancel()
+			}
+			return
+		}
+		statuses[idx] = st
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	s.nextStartNodeIndex = (start + int(processed.Load())) % len(nodes)
+
+	n := min(int(found.Load()), numToFind)
+	if n > 0 {
+		return feasible[:n], nil, nil
+	}
+	unresolvable := true
+	for _, st := range statuses {
+		if st == nil {
+			continue
+		}
+		fitErr.addStatus(st)
+		if st.Code() != framework.UnschedulableAndUnresolvable {
+			unresolvable = false
+		}
+	}
+	fitErr.Unresolvable = unresolvable
+	return nil, fitErr, nil
+}
+
+// runFilters runs the profile's filters on one node in configured order
+// (cheapest first) and returns the first rejection.
+func runFilters(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) *framework.Status {
+	for _, pl := range prof.filter {
+		if state.SkipFilterPlugins != nil {
+			if _, skip := state.SkipFilterPlugins[pl.Name()]; skip {
+				continue
+			}
+		}
+		if st := pl.Filter(ctx, state, pod, ni); !st.IsSuccess() {
+			if st.Code() == framework.Error {
+				// A plugin error on one node rejects that node; the reason
+				// is shown to the user like any other.
+				return framework.NewStatus(framework.Unschedulable, st.Message()).WithPlugin(pl.Name())
+			}
+			return st.WithPlugin(pl.Name())
+		}
+	}
+	return nil
+}
+
+func intersect(a, b map[string]struct{}) map[string]struct{} {
+	if a == nil {
+		return b
+	}
+	out := map[string]struct{}{}
+	for k := range a {
+		if _, ok := b[k]; ok {
+			out[k] = struct{}{}
+		}
+	}
+	return out
+}
+
+// prioritize runs PreScore, then every scorer on every feasible node in
+// parallel, normalizes each scorer's list and returns the weighted sums.
+func (s *Scheduler) prioritize(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, feasible []*framework.NodeInfo) ([]int64, error) {
+	for _, pl := range prof.preScore {
+		st := pl.PreScore(ctx, state, pod, feasible)
+		if st.IsSkip() {
+			if state.SkipScorePlugins == nil {
+				state.SkipScorePlugins = map[string]struct{}{}
+			}
+			state.SkipScorePlugins[pl.Name()] = struct{}{}
+			continue
+		}
+		if !st.IsSuccess() {
+			return nil, st.Err()
+		}
+	}
+	totals := make([]int64, len(feasible))
+	if len(prof.score) == 0 {
+		return totals, nil
+	}
+	scorers := make([]weightedScorer, 0, len(prof.score))
+	for _, sc := range prof.score {
+		if _, skip := state.SkipScorePlugins[sc.Name()]; !skip {
+			scorers = append(scorers, sc)
+		}
+	}
+	lists := make([]framework.NodeScoreList, len(scorers))
+	for i := range lists {
+		lists[i] = make(framework.NodeScoreList, len(feasible))
+	}
+	var firstErr atomic.Pointer[framework.Status]
+	s.parallelizer.Until(ctx, len(feasible), func(n int) {
+		ni := feasible[n]
+		for i, sc := range scorers {
+			v, st := sc.Score(ctx, state, pod, ni)
+			if !st.IsSuccess() {
+				firstErr.CompareAndSwap(nil, st.WithPlugin(sc.Name()))
+				return
+			}
+			lists[i][n] = framework.NodeScore{Name: ni.Node().Name, Score: v}
+		}
+	})
+	if st := firstErr.Load(); st != nil {
+		return nil, st.Err()
+	}
+	for i, sc := range scorers {
+		if ext := sc.ScoreExtensions(); ext != nil {
+			if st := ext.NormalizeScore(ctx, state, pod, lists[i]); !st.IsSuccess() {
+				return nil, st.Err()
+			}
+		}
+		for n := range lists[i] {
+			totals[n] += lists[i][n].Score * sc.weight
+		}
+	}
+	return totals, nil
+}
+
+// selectHost returns the node with the highest total, choosing uniformly at
+// random among ties (reservoir sampling), so equal nodes share the load.
+func (s *Scheduler) selectHost(feasible []*framework.NodeInfo, totals []int64) string {
+	best, ties := 0, 1
+	for i := 1; i < len(totals); i++ {
+		switch {
+		case totals[i] > totals[best]:
+			best, ties = i, 1
+		case totals[i] == totals[best]:
+			ties++
+			if s.rng.IntN(ties) == 0 {
+				best = i
+			}
+		}
+	}
+	return feasible[best].Node().Name
+}

@@ -1,0 +1,303 @@
+// Package scheduler runs yardmaster's scheduling loop.
+//
+// One goroutine pops pods from the queue and runs a cycle per pod:
+//
+//	pop → snapshot → PreFilter → Filter (parallel, stop once enough nodes
+//	are feasible) → PreScore → Score (parallel) → NormalizeScore → weighted
+//	sum → pick the best node (random among ties) → assume → bind (async)
+//
+// The cycle itself makes no API call: it reads the snapshot the cache gave
+// it, assumes the pod on the chosen node in the cache so the next cycle sees
+// the capacity taken, and hands the Binding to a goroutine. A failed bind
+// forgets the assumption and requeues the pod. Events and status patches go
+// out asynchronously too, so a cycle never waits on the API server.
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
+
+	"github.com/yardmaster-io/yardmaster/binder"
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/queue"
+	"github.com/yardmaster-io/yardmaster/scheduler/cache"
+	"github.com/yardmaster-io/yardmaster/scheduler/registry"
+)
+
+// Defaults shared with kube-scheduler.
+const (
+	// minFeasibleNodesToFind is the fewest nodes a cycle scores when the
+	// cluster has that many.
+	minFeasibleNodesToFind = 100
+	// minFeasibleNodesPercentageToFind is the floor of the adaptive
+	// percentage of nodes to score.
+	minFeasibleNodesPercentageToFind = 5
+	// DefaultBindGracePeriod is how long Run waits for in-flight binds
+	// after it stops popping.
+	DefaultBindGracePeriod = 10 * time.Second
+)
+
+// Options configure a Scheduler.
+type Options struct {
+	Client          kubernetes.Interface
+	InformerFactory informers.SharedInformerFactory
+	Binder          *binder.Binder
+	Logger          *zap.Logger
+	Clock           clock.WithTicker
+	Registry        registry.Registry
+	Profiles        []registry.Profile
+
+	// PercentageOfNodesToScore: 0 means adaptive (kube-scheduler's formula).
+	PercentageOfNodesToScore int32
+	// Parallelism bounds the goroutines that filter and score nodes.
+	Parallelism       int
+	PodInitialBackoff time.Duration
+	PodMaxBackoff     time.Duration
+	// MaxUnschedulableStay bounds how long an unschedulable pod waits for a
+	// cluster event before it is retried anyway.
+	MaxUnschedulableStay time.Duration
+	BindGracePeriod      time.Duration
+}
+
+// Scheduler places pods whose spec.schedulerName names one of its profiles.
+type Scheduler struct {
+	client   kubernetes.Interface
+	logger   *zap.Logger
+	clock    clock.WithTicker
+	binder   *binder.Binder
+	Cache    *cache.Cache
+	Queue    *queue.PriorityQueue
+	profiles map[string]*profile
+
+	snapshot                 *cache.Snapshot
+	parallelizer             framework.Parallelizer
+	percentageOfNodesToScore int32
+	bindGracePeriod          time.Duration
+	informerFactory          informers.SharedInformerFactory
+
+	// Owned by the scheduling goroutine only.
+	nextStartNodeIndex int
+	rng                *rand.Rand
+	statusBuf          []*framework.Status
+	feasibleBuf        []*framework.NodeInfo
+
+	bindWG sync.WaitGroup
+	// scheduled counts pods bound, for tests and metrics.
+	scheduled atomic.Int64
+}
+
+// handle gives plugins the snapshot and the informers.
+type handle struct{ s *Scheduler }
+
+func (h handle) SnapshotSharedLister() framework.NodeInfoLister { return h.s.snapshot }
+func (h handle) SharedInformerFactory() informers.SharedInformerFactory {
+	return h.s.informerFactory
+}
+
+// New builds a Scheduler and registers its informer event handlers. The
+// caller starts the informer factory and then calls Run.
+func New(opts Options) (*Scheduler, error) {
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	if opts.Parallelism <= 0 {
+		opts.Parallelism = framework.DefaultParallelism
+	}
+	if opts.BindGracePeriod <= 0 {
+		opts.BindGracePeriod = DefaultBindGracePeriod
+	}
+	if len(opts.Profiles) == 0 {
+		return nil, errors.New("no scheduling profiles")
+	}
+	s := &Scheduler{
+		client:                   opts.Client,
+		logger:                   opts.Logger,
+		clock:                    opts.Clock,
+		binder:                   opts.Binder,
+		Cache:                    cache.New(opts.Clock, 0),
+		snapshot:                 cache.NewSnapshot(),
+		parallelizer:             framework.NewParallelizer(opts.Parallelism),
+		percentageOfNodesToScore: opts.PercentageOfNodesToScore,
+		bindGracePeriod:          opts.BindGracePeriod,
+		informerFactory:          opts.InformerFactory,
+		profiles:                 map[string]*profile{},
+		rng:                      rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+	}
+	s.Queue = queue.New(queue.Options{
+		Clock:                opts.Clock,
+		InitialBackoff:       opts.PodInitialBackoff,
+		MaxBackoff:           opts.PodMaxBackoff,
+		MaxUnschedulableStay: opts.MaxUnschedulableStay,
+	})
+	h := handle{s}
+	for _, p := range opts.Profiles {
+		if _, dup := s.profiles[p.SchedulerName]; dup {
+			return nil, fmt.Errorf("duplicate profile %q", p.SchedulerName)
+		}
+		prof, err := newProfile(opts.Registry, p, h)
+		if err != nil {
+			return nil, err
+		}
+		s.profiles[p.SchedulerName] = prof
+	}
+	if opts.InformerFactory != nil {
+		if err := s.addEventHandlers(opts.InformerFactory); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Scheduled returns how many pods this scheduler has bound.
+func (s *Scheduler) Scheduled() int64 { return s.scheduled.Load() }
+
+// Run schedules pods until ctx is done, then waits up to the bind grace
+// period for in-flight bindings. Informer caches must be synced before.
+func (s *Scheduler) Run(ctx context.Context) {
+	var bg sync.WaitGroup
+	bg.Add(2)
+	go func() { defer bg.Done(); s.Queue.Run(ctx) }()
+	go func() { defer bg.Done(); s.cacheCleanupLoop(ctx) }()
+
+	s.logger.Info("scheduling loop started", zap.Int("profiles", len(s.profiles)))
+	for ctx.Err() == nil {
+		s.scheduleOne(ctx)
+	}
+	s.Queue.Close()
+	s.waitForBinds()
+	bg.Wait()
+	s.logger.Info("scheduling loop stopped", zap.Int64("scheduled", s.Scheduled()))
+}
+
+func (s *Scheduler) waitForBinds() {
+	done := make(chan struct{})
+	go func() { s.bindWG.Wait(); close(done) }()
+	t := s.clock.NewTimer(s.bindGracePeriod)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C():
+		s.logger.Warn("in-flight bindings did not finish within the grace period", zap.Duration("grace", s.bindGracePeriod))
+	}
+}
+
+// cacheCleanupLoop expires assumed pods whose binding was never confirmed.
+func (s *Scheduler) cacheCleanupLoop(ctx context.Context) {
+	t := s.clock.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+			for _, p := range s.Cache.CleanupExpired() {
+				s.logger.Warn("assumed pod expired before its binding was seen", zap.String("pod", p.Namespace+"/"+p.Name))
+				s.Queue.MoveAllToActiveOrBackoff(queue.AssignedPodDelete)
+			}
+		}
+	}
+}
+
+// scheduleOne runs one scheduling cycle.
+func (s *Scheduler) scheduleOne(ctx context.Context) {
+	qpi, err := s.Queue.Pop(ctx)
+	if err != nil {
+		return
+	}
+	pod := qpi.Pod
+	prof := s.profiles[pod.Spec.SchedulerName]
+	if prof == nil || pod.DeletionTimestamp != nil || s.Cache.IsAssumed(pod.UID) {
+		s.Queue.Done(qpi)
+		return
+	}
+	cycle := s.Queue.SchedulingCycle()
+	start := s.clock.Now()
+
+	s.Cache.UpdateSnapshot(s.snapshot)
+	state := framework.NewCycleState()
+	res, err := s.schedulePod(ctx, prof, state, pod)
+	if err != nil {
+		s.handleFailure(ctx, qpi, cycle, err)
+		return
+	}
+
+	assumed := pod.DeepCopy()
+	assumed.Spec.NodeName = res.node
+	if err := s.Cache.AssumePod(assumed); err != nil {
+		s.handleFailure(ctx, qpi, cycle, err)
+		return
+	}
+	s.logger.Debug("pod assumed", zap.String("pod", pod.Namespace+"/"+pod.Name), zap.String("node", res.node))
+
+	s.bindWG.Add(1)
+	go s.bind(qpi, assumed, res, start)
+}
+
+// bind posts the Binding and settles the assumption either way. It runs on
+// its own goroutine with a context that outlives the scheduling loop, so a
+// shutdown lets in-flight bindings finish.
+func (s *Scheduler) bind(qpi *queue.QueuedPodInfo, assumed *v1.Pod, res scheduleResult, start time.Time) {
+	defer s.bindWG.Done()
+	defer s.Queue.Done(qpi)
+	ctx, cancel := context.WithTimeout(context.Background(), s.bindGracePeriod+30*time.Second)
+	defer cancel()
+
+	err := s.binder.Bind(ctx, assumed, res.node)
+	if err != nil {
+		s.Cache.ForgetPod(assumed)
+		// The capacity the pod held is free again.
+		s.Queue.MoveAllToActiveOrBackoff(queue.AssignedPodDelete)
+		if apierrors.IsNotFound(err) {
+			s.logger.Info("pod deleted before it was bound", zap.String("pod", assumed.Namespace+"/"+assumed.Name))
+			return
+		}
+		s.logger.Warn("binding failed", zap.String("pod", assumed.Namespace+"/"+assumed.Name),
+			zap.String("node", res.node), zap.Error(err))
+		s.binder.RecordFailure(ctx, qpi.Pod, "SchedulerError", fmt.Sprintf("Binding rejected: %v", err), false)
+		if err := s.Queue.AddUnschedulable(qpi, s.Queue.SchedulingCycle(), false); err != nil {
+			s.logger.Debug("pod not requeued", zap.String("pod", assumed.Namespace+"/"+assumed.Name), zap.Error(err))
+		}
+		return
+	}
+	s.Cache.FinishBinding(assumed)
+	s.scheduled.Add(1)
+	s.binder.RecordScheduled(qpi.Pod, res.node)
+	s.logger.Info("pod bound",
+		zap.String("pod", assumed.Namespace+"/"+assumed.Name),
+		zap.String("node", res.node),
+		zap.Int("evaluatedNodes", res.evaluated),
+		zap.Int("feasibleNodes", res.feasible),
+		zap.Duration("duration", s.clock.Since(start)))
+}
+
+// handleFailure requeues a pod that found no node (unschedulable pool) or
+// whose cycle failed (backoff), and tells the user why.
+func (s *Scheduler) handleFailure(ctx context.Context, qpi *queue.QueuedPodInfo, cycle int64, err error) {
+	pod := qpi.Pod
+	var fitErr *FitError
+	unschedulable := errors.As(err, &fitErr) || errors.Is(err, ErrNoNodesAvailable)
+	reason := v1.PodReasonUnschedulable
+	if !unschedulable {
+		reason = "SchedulerError"
+	}
+	s.logger.Info("pod did not fit", zap.String("pod", pod.Namespace+"/"+pod.Name), zap.String("reason", err.Error()))
+	if err := s.Queue.AddUnschedulable(qpi, cycle, unschedulable); err != nil {
+		s.logger.Debug("pod not requeued", zap.String("pod", pod.Namespace+"/"+pod.Name), zap.Error(err))
+	}
+	s.binder.RecordFailure(ctx, pod, reason, err.Error(), true)
+}

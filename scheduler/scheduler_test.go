@@ -1,0 +1,167 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/scheduler/registry"
+)
+
+func newTestScheduler(t testing.TB, pct int32, nodes ...*v1.Node) *Scheduler {
+	t.Helper()
+	s, err := New(Options{
+		Registry:                 registry.NewInTree(),
+		Profiles:                 []registry.Profile{registry.DefaultProfile("yardmaster")},
+		PercentageOfNodesToScore: pct,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		s.Cache.AddNode(n)
+	}
+	return s
+}
+
+// schedule runs one cycle's decision for pod and assumes it, as scheduleOne
+// does, without binding.
+func (s *Scheduler) scheduleForTest(pod *v1.Pod) (string, error) {
+	s.Cache.UpdateSnapshot(s.snapshot)
+	res, err := s.schedulePod(context.Background(), s.profiles[pod.Spec.SchedulerName], framework.NewCycleState(), pod)
+	if err != nil {
+		return "", err
+	}
+	assumed := pod.DeepCopy()
+	assumed.Spec.NodeName = res.node
+	return res.node, s.Cache.AssumePod(assumed)
+}
+
+func TestNumFeasibleNodesToFind(t *testing.T) {
+	tests := []struct {
+		nodes int
+		pct   int32
+		want  int
+	}{
+		{nodes: 10, want: 10},     // below 100 nodes: all
+		{nodes: 100, want: 100},   // 50-0=50% of 100 = 50 → floor of 100
+		{nodes: 1000, want: 420},  // 50-1000/125 = 42% → 420
+		{nodes: 5000, want: 500},  // 50-40 = 10% → 500
+		{nodes: 6000, want: 300},  // 50-48 = 2% → raised to 5% → 300
+		{nodes: 1000, pct: 30, want: 300},
+		{nodes: 1000, pct: 1, want: 100}, // 10 → floor of 100
+		{nodes: 1000, pct: 100, want: 1000},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%d nodes %d%%", tc.nodes, tc.pct), func(t *testing.T) {
+			s := &Scheduler{percentageOfNodesToScore: tc.pct}
+			if got := s.numFeasibleNodesToFind(&profile{}, tc.nodes); got != tc.want {
+				t.Errorf("got %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestFitErrorMessage(t *testing.T) {
+	f := &FitError{NumAllNodes: 5, ReasonCounts: map[string]int{
+		"Insufficient cpu":              3,
+		"node(s) were unschedulable":    1,
+		"Insufficient memory":           3,
+		"node(s) had untolerated taint {a: b}": 1,
+	}}
+	want := "0/5 nodes are available: 1 node(s) had untolerated taint {a: b}, 1 node(s) were unschedulable, 3 Insufficient cpu, 3 Insufficient memory."
+	if got := f.Error(); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
+func TestScheduleSpreadsAndFills(t *testing.T) {
+	s := newTestScheduler(t, 0,
+		schedtest.MakeNode().Name("a").Capacity("2", "4Gi", 110).Obj(),
+		schedtest.MakeNode().Name("b").Capacity("2", "4Gi", 110).Obj(),
+	)
+	count := map[string]int{}
+	for i := range 4 {
+		node, err := s.scheduleForTest(schedtest.MakePod().Name(fmt.Sprintf("p%d", i)).Req("1", "1Gi").Obj())
+		if err != nil {
+			t.Fatalf("pod %d: %v", i, err)
+		}
+		count[node]++
+	}
+	// LeastAllocated + BalancedAllocation alternate the nodes: 2 each.
+	if count["a"] != 2 || count["b"] != 2 {
+		t.Errorf("placement %v, want 2 per node", count)
+	}
+	_, err := s.scheduleForTest(schedtest.MakePod().Name("extra").Req("1", "").Obj())
+	var fitErr *FitError
+	if !errors.As(err, &fitErr) {
+		t.Fatalf("got %v, want a FitError", err)
+	}
+	if want := "0/2 nodes are available: 2 Insufficient cpu."; fitErr.Error() != want {
+		t.Errorf("got %q, want %q", fitErr.Error(), want)
+	}
+}
+
+func TestScheduleNoNodes(t *testing.T) {
+	s := newTestScheduler(t, 0)
+	if _, err := s.scheduleForTest(schedtest.MakePod().Name("p").Obj()); !errors.Is(err, ErrNoNodesAvailable) {
+		t.Errorf("got %v, want ErrNoNodesAvailable", err)
+	}
+}
+
+func TestScheduleNodeNamePinned(t *testing.T) {
+	var nodes []*v1.Node
+	for i := range 200 {
+		nodes = append(nodes, schedtest.MakeNode().Name(fmt.Sprintf("n%03d", i)).Capacity("4", "8Gi", 110).Obj())
+	}
+	s := newTestScheduler(t, 0, nodes...)
+	got, err := s.scheduleForTest(schedtest.MakePod().Name("p").Node("n150").Obj())
+	if err != nil || got != "n150" {
+		t.Errorf("got %q, %v; want n150", got, err)
+	}
+}
+
+// The rotating start index lets every node be considered across cycles
+// even when each cycle stops after a fraction of them.
+func TestRotatingStartCoversAllNodes(t *testing.T) {
+	var nodes []*v1.Node
+	for i := range 1000 {
+		nodes = append(nodes, schedtest.MakeNode().Name(fmt.Sprintf("n%04d", i)).Capacity("32", "256Gi", 110).Obj())
+	}
+	s := newTestScheduler(t, 0, nodes...)
+	used := map[string]int{}
+	for i := range 3000 {
+		node, err := s.scheduleForTest(schedtest.MakePod().Name(fmt.Sprintf("p%d", i)).Req("1", "1Gi").Obj())
+		if err != nil {
+			t.Fatal(err)
+		}
+		used[node]++
+	}
+	// Each cycle scores 420 of the 1000 nodes, starting where the last one
+	// stopped. LeastAllocated on 32 cpu moves by one point per 320m, so
+	// 1-cpu pods are told apart one by one: 3000 pods must land 3 per node,
+	// give or take the ties broken inside each window.
+	if len(used) != 1000 {
+		t.Errorf("3000 pods used %d distinct nodes, want all 1000", len(used))
+	}
+	for n, c := range used {
+		if c > 4 {
+			t.Errorf("node %s got %d pods, want about 3", n, c)
+		}
+	}
+}
+
+func TestDuplicateProfile(t *testing.T) {
+	_, err := New(Options{
+		Registry: registry.NewInTree(),
+		Profiles: []registry.Profile{registry.DefaultProfile("x"), registry.DefaultProfile("x")},
+	})
+	if err == nil {
+		t.Error("duplicate profile accepted")
+	}
+}

@@ -1,0 +1,37 @@
+// Package e2e tests yardmaster against a real local control plane: etcd and
+// kube-apiserver built from their Go modules (make control-plane), started
+// once for the package. Each test gets its own namespace, its own nodes and
+// its own scheduler (a profile named after the namespace), so tests never
+// see each other's pods.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/yardmaster-io/yardmaster/internal/controlplane"
+)
+
+// cp is the control plane shared by every test of the package.
+var cp *controlplane.ControlPlane
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	var err error
+	cp, err = controlplane.Start(context.Background(), controlplane.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: start control plane:", err)
+		return 1
+	}
+	defer func() {
+		if err := cp.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: stop control plane:", err)
+		}
+	}()
+	return m.Run()
+}
