@@ -3,6 +3,8 @@ package framework
 import (
 	"context"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 )
@@ -93,9 +95,22 @@ type NodeInfoLister interface {
 }
 
 // Handle is what a plugin may use beyond its arguments: the snapshot of the
-// running cycle and the shared informers (for objects other than pods and
-// nodes, read through listers, never through API calls while scheduling).
+// running cycle, the shared informers (for objects other than pods and
+// nodes, read through listers, never through API calls while scheduling),
+// the metrics registry and the logger.
 type Handle interface {
 	SnapshotSharedLister() NodeInfoLister
 	SharedInformerFactory() informers.SharedInformerFactory
+	// MetricsRegisterer registers the plugin's own metrics; never nil.
+	MetricsRegisterer() prometheus.Registerer
+	// Logger is the process logger; never nil.
+	Logger() *zap.Logger
+}
+
+// BackgroundPlugin is a plugin with work of its own outside scheduling
+// cycles (a cache to refresh, say). The scheduler calls Run once, on its
+// own goroutine, when it starts; Run returns when ctx is done.
+type BackgroundPlugin interface {
+	Plugin
+	Run(ctx context.Context)
 }

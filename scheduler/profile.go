@@ -16,6 +16,7 @@ type profile struct {
 	filter                   []framework.FilterPlugin
 	preScore                 []framework.PreScorePlugin
 	score                    []weightedScorer
+	background               []framework.BackgroundPlugin
 }
 
 type weightedScorer struct {
@@ -26,6 +27,7 @@ type weightedScorer struct {
 // newProfile instantiates every plugin the profile names once and places
 // its parts at the points the profile lists it under.
 func newProfile(reg registry.Registry, p registry.Profile, h framework.Handle) (*profile, error) {
+	prof := &profile{name: p.SchedulerName, percentageOfNodesToScore: p.PercentageOfNodesToScore}
 	parts := map[string][]framework.Plugin{}
 	for _, name := range p.Plugins() {
 		r, ok := reg[name]
@@ -45,8 +47,14 @@ func newProfile(reg registry.Registry, p registry.Profile, h framework.Handle) (
 		}
 		parts[name] = ps
 	}
+	for _, name := range p.Plugins() {
+		for _, pl := range parts[name] {
+			if bp, ok := pl.(framework.BackgroundPlugin); ok {
+				prof.background = append(prof.background, bp)
+			}
+		}
+	}
 
-	prof := &profile{name: p.SchedulerName, percentageOfNodesToScore: p.PercentageOfNodesToScore}
 	for _, name := range p.PreFilter {
 		for _, pl := range parts[name] {
 			if x, ok := pl.(framework.PreFilterPlugin); ok {

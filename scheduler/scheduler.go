@@ -22,6 +22,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -58,6 +59,8 @@ type Options struct {
 	Clock           clock.WithTicker
 	Registry        registry.Registry
 	Profiles        []registry.Profile
+	// MetricsRegisterer receives plugin metrics; nil means a private registry.
+	MetricsRegisterer prometheus.Registerer
 
 	// PercentageOfNodesToScore: 0 means adaptive (kube-scheduler's formula).
 	PercentageOfNodesToScore int32
@@ -86,6 +89,9 @@ type Scheduler struct {
 	percentageOfNodesToScore int32
 	bindGracePeriod          time.Duration
 	informerFactory          informers.SharedInformerFactory
+	registerer               prometheus.Registerer
+	// background are the plugins with work of their own (BackgroundPlugin).
+	background []framework.BackgroundPlugin
 
 	// Owned by the scheduling goroutine only.
 	nextStartNodeIndex int
@@ -105,6 +111,8 @@ func (h handle) SnapshotSharedLister() framework.NodeInfoLister { return h.s.sna
 func (h handle) SharedInformerFactory() informers.SharedInformerFactory {
 	return h.s.informerFactory
 }
+func (h handle) MetricsRegisterer() prometheus.Registerer { return h.s.registerer }
+func (h handle) Logger() *zap.Logger                      { return h.s.logger }
 
 // New builds a Scheduler and registers its informer event handlers. The
 // caller starts the informer factory and then calls Run.
@@ -121,6 +129,9 @@ func New(opts Options) (*Scheduler, error) {
 	if opts.BindGracePeriod <= 0 {
 		opts.BindGracePeriod = DefaultBindGracePeriod
 	}
+	if opts.MetricsRegisterer == nil {
+		opts.MetricsRegisterer = prometheus.NewRegistry()
+	}
 	if len(opts.Profiles) == 0 {
 		return nil, errors.New("no scheduling profiles")
 	}
@@ -135,6 +146,7 @@ func New(opts Options) (*Scheduler, error) {
 		percentageOfNodesToScore: opts.PercentageOfNodesToScore,
 		bindGracePeriod:          opts.BindGracePeriod,
 		informerFactory:          opts.InformerFactory,
+		registerer:               opts.MetricsRegisterer,
 		profiles:                 map[string]*profile{},
 		rng:                      rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 	}
@@ -154,6 +166,7 @@ func New(opts Options) (*Scheduler, error) {
 			return nil, err
 		}
 		s.profiles[p.SchedulerName] = prof
+		s.background = append(s.background, prof.background...)
 	}
 	if opts.InformerFactory != nil {
 		if err := s.addEventHandlers(opts.InformerFactory); err != nil {
@@ -170,9 +183,12 @@ func (s *Scheduler) Scheduled() int64 { return s.scheduled.Load() }
 // period for in-flight bindings. Informer caches must be synced before.
 func (s *Scheduler) Run(ctx context.Context) {
 	var bg sync.WaitGroup
-	bg.Add(2)
+	bg.Add(2 + len(s.background))
 	go func() { defer bg.Done(); s.Queue.Run(ctx) }()
 	go func() { defer bg.Done(); s.cacheCleanupLoop(ctx) }()
+	for _, p := range s.background {
+		go func() { defer bg.Done(); p.Run(ctx) }()
+	}
 
 	s.logger.Info("scheduling loop started", zap.Int("profiles", len(s.profiles)))
 	for ctx.Err() == nil {

@@ -48,11 +48,11 @@ func TestNumFeasibleNodesToFind(t *testing.T) {
 		pct   int32
 		want  int
 	}{
-		{nodes: 10, want: 10},     // below 100 nodes: all
-		{nodes: 100, want: 100},   // 50-0=50% of 100 = 50 → floor of 100
-		{nodes: 1000, want: 420},  // 50-1000/125 = 42% → 420
-		{nodes: 5000, want: 500},  // 50-40 = 10% → 500
-		{nodes: 6000, want: 300},  // 50-48 = 2% → raised to 5% → 300
+		{nodes: 10, want: 10},    // below 100 nodes: all
+		{nodes: 100, want: 100},  // 50-0=50% of 100 = 50 → floor of 100
+		{nodes: 1000, want: 420}, // 50-1000/125 = 42% → 420
+		{nodes: 5000, want: 500}, // 50-40 = 10% → 500
+		{nodes: 6000, want: 300}, // 50-48 = 2% → raised to 5% → 300
 		{nodes: 1000, pct: 30, want: 300},
 		{nodes: 1000, pct: 1, want: 100}, // 10 → floor of 100
 		{nodes: 1000, pct: 100, want: 1000},
@@ -69,9 +69,9 @@ func TestNumFeasibleNodesToFind(t *testing.T) {
 
 func TestFitErrorMessage(t *testing.T) {
 	f := &FitError{NumAllNodes: 5, ReasonCounts: map[string]int{
-		"Insufficient cpu":              3,
-		"node(s) were unschedulable":    1,
-		"Insufficient memory":           3,
+		"Insufficient cpu":                     3,
+		"node(s) were unschedulable":           1,
+		"Insufficient memory":                  3,
 		"node(s) had untolerated taint {a: b}": 1,
 	}}
 	want := "0/5 nodes are available: 1 node(s) had untolerated taint {a: b}, 1 node(s) were unschedulable, 3 Insufficient cpu, 3 Insufficient memory."

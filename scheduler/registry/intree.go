@@ -73,7 +73,19 @@ func ExpandMultiPoint(reg Registry, schedulerName string, plugins []WeightedPlug
 // NewInTree returns the registry of built-in plugins.
 func NewInTree() Registry {
 	reg := Registry{}
-	for _, r := range []Registration{
+	for _, group := range [][]Registration{coreRegistrations()} {
+		for _, r := range group {
+			if err := reg.Register(r); err != nil {
+				panic(err) // a programming error in the lists
+			}
+		}
+	}
+	return reg
+}
+
+// coreRegistrations are the built-in behaviours and the node-local plugins.
+func coreRegistrations() []Registration {
+	return []Registration{
 		{Name: SchedulingGatesName, Points: []string{PreEnqueue}},
 		{Name: PrioritySortName, Points: []string{QueueSort}},
 		{Name: DefaultBinderName, Points: []string{Bind}},
@@ -143,12 +155,7 @@ func NewInTree() Registry {
 				return []framework.Plugin{p}, nil
 			},
 		},
-	} {
-		if err := reg.Register(r); err != nil {
-			panic(err) // a programming error in this list
-		}
 	}
-	return reg
 }
 
 func noArgs(build func() framework.Plugin) Factory {
