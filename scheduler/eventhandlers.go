@@ -20,38 +20,16 @@ import (
 //     wake the unschedulable pool;
 //   - an assigned pod leaving frees capacity → wake the unschedulable pool.
 func (s *Scheduler) addEventHandlers(f informers.SharedInformerFactory) error {
-	podInformer := f.Core().V1().Pods().Informer()
-	if _, err := podInformer.AddEventHandler(toolscache.FilteringResourceEventHandler{
-		FilterFunc: func(obj any) bool {
-			pod := podOf(obj)
-			return pod != nil && pod.Spec.NodeName != ""
-		},
-		Handler: toolscache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj any) { s.Cache.AddPod(obj.(*v1.Pod)) },
-			UpdateFunc: s.updateAssignedPod,
-			DeleteFunc: s.deleteAssignedPod,
-		},
+	// One handler for every pod event: a listener runs on its own goroutine,
+	// so two handlers (assigned, pending) could see a binding out of order,
+	// and the pending side's "pod left" would forget an assumed pod the
+	// cache was about to confirm, freeing capacity that is really taken.
+	if _, err := f.Core().V1().Pods().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    s.addPod,
+		UpdateFunc: s.updatePod,
+		DeleteFunc: s.deletePod,
 	}); err != nil {
-		return fmt.Errorf("add assigned pod handler: %w", err)
-	}
-	if _, err := podInformer.AddEventHandler(toolscache.FilteringResourceEventHandler{
-		FilterFunc: func(obj any) bool {
-			pod := podOf(obj)
-			return pod != nil && pod.Spec.NodeName == "" && s.profiles[pod.Spec.SchedulerName] != nil
-		},
-		Handler: toolscache.ResourceEventHandlerFuncs{
-			AddFunc: func(obj any) { s.Queue.Add(obj.(*v1.Pod)) },
-			UpdateFunc: func(oldObj, newObj any) {
-				oldPod, newPod := oldObj.(*v1.Pod), newObj.(*v1.Pod)
-				if oldPod.ResourceVersion == newPod.ResourceVersion {
-					return // periodic resync: nothing changed
-				}
-				s.Queue.Update(oldPod, newPod)
-			},
-			DeleteFunc: s.deleteUnassignedPod,
-		},
-	}); err != nil {
-		return fmt.Errorf("add pending pod handler: %w", err)
+		return fmt.Errorf("add pod handler: %w", err)
 	}
 	if _, err := f.Core().V1().Nodes().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
@@ -70,32 +48,62 @@ func (s *Scheduler) addEventHandlers(f informers.SharedInformerFactory) error {
 	return nil
 }
 
-func (s *Scheduler) updateAssignedPod(oldObj, newObj any) {
+// ours reports whether a pending pod is for one of our profiles.
+func (s *Scheduler) ours(pod *v1.Pod) bool {
+	return pod.Spec.NodeName == "" && s.profiles[pod.Spec.SchedulerName] != nil
+}
+
+func (s *Scheduler) addPod(obj any) {
+	pod := obj.(*v1.Pod)
+	switch {
+	case pod.Spec.NodeName != "":
+		s.Cache.AddPod(pod)
+	case s.ours(pod):
+		s.Queue.Add(pod)
+	}
+}
+
+func (s *Scheduler) updatePod(oldObj, newObj any) {
 	oldPod, newPod := oldObj.(*v1.Pod), newObj.(*v1.Pod)
 	if oldPod.ResourceVersion == newPod.ResourceVersion {
-		return
+		return // periodic resync: nothing changed
 	}
-	s.Cache.UpdatePod(oldPod, newPod)
+	switch {
+	case newPod.Spec.NodeName != "":
+		// Bound (by us or anyone) or changed while bound: the cache
+		// confirms or refreshes it; a pod we were queueing leaves the queue.
+		if s.ours(oldPod) {
+			s.Queue.Delete(oldPod)
+		}
+		s.Cache.UpdatePod(oldPod, newPod)
+	case s.ours(newPod):
+		if s.ours(oldPod) {
+			s.Queue.Update(oldPod, newPod)
+		} else {
+			s.Queue.Add(newPod)
+		}
+	case s.ours(oldPod):
+		// Its schedulerName changed away from us.
+		s.Queue.Delete(oldPod)
+	}
 }
 
-func (s *Scheduler) deleteAssignedPod(obj any) {
+func (s *Scheduler) deletePod(obj any) {
 	pod := podOf(obj)
 	if pod == nil {
 		return
 	}
-	s.Cache.RemovePod(pod)
-	s.Queue.MoveAllToActiveOrBackoff(queue.AssignedPodDelete)
-}
-
-// deleteUnassignedPod handles a pending pod that was deleted, or that left
-// our filter (bound by someone, or its schedulerName changed). If we had
-// assumed it, the capacity goes back at once.
-func (s *Scheduler) deleteUnassignedPod(obj any) {
-	pod := podOf(obj)
-	if pod == nil {
+	if pod.Spec.NodeName != "" {
+		s.Cache.RemovePod(pod)
+		s.Queue.MoveAllToActiveOrBackoff(queue.AssignedPodDelete)
 		return
 	}
+	// A pending pod was deleted. If we had assumed it, its binding has not
+	// succeeded (the API would show the node), so the capacity goes back.
 	s.Queue.Delete(pod)
+	if s.binder != nil {
+		s.binder.Forget(pod.UID)
+	}
 	if s.Cache.ForgetPod(pod) {
 		s.Queue.MoveAllToActiveOrBackoff(queue.AssignedPodDelete)
 	}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/yardmaster-io/yardmaster/cmd/yardmaster/app"
+	"github.com/yardmaster-io/yardmaster/config"
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/internal/controlplane"
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
@@ -72,10 +73,17 @@ func (e *env) cleanup() {
 // the test ends.
 func (e *env) startScheduler(mutate ...func(*app.Options)) *app.Daemon {
 	e.t.Helper()
-	o := app.DefaultOptions()
-	o.RESTConfig = cp.RESTConfig(cp.AdminToken)
-	o.SchedulerName = e.scheduler
-	o.QPS, o.Burst = 500, 1000
+	// Tests run one scheduler per test with no standby, on a client fast
+	// enough not to be the bottleneck.
+	o := app.Options{
+		RESTConfig: cp.RESTConfig(cp.AdminToken),
+		Overrides: config.Overrides{
+			SchedulerName: ptr(e.scheduler),
+			LeaderElect:   ptr(false),
+			QPS:           ptr[float32](500),
+			Burst:         ptr(1000),
+		},
+	}
 	for _, m := range mutate {
 		m(&o)
 	}
@@ -100,7 +108,7 @@ func (e *env) startScheduler(mutate ...func(*app.Options)) *app.Daemon {
 
 // node returns a builder for a Ready node labelled for this test.
 func (e *env) node(name string) *schedtest.NodeWrapper {
-	return schedtest.MakeNode().Name(e.ns + "-" + name).Label(testLabel, e.ns)
+	return schedtest.MakeNode().Name(e.ns+"-"+name).Label(testLabel, e.ns)
 }
 
 // addNode creates a Ready node.
@@ -313,6 +321,8 @@ func (e *env) priorityClass(name string, value int32) {
 		_ = e.client.SchedulingV1().PriorityClasses().Delete(context.Background(), pc.Name, metav1.DeleteOptions{})
 	})
 }
+
+func ptr[T any](v T) *T { return &v }
 
 func ignoreNotFound(err error) error {
 	if apierrors.IsNotFound(err) {

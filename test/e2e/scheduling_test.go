@@ -208,9 +208,9 @@ func TestHigherPriorityFirst(t *testing.T) {
 		e.priorityClass(name, value)
 	}
 	// Every pod exists before the scheduler starts, lowest priority first.
-	e.createPod(e.pod("low").PriorityClassName(e.ns + "-low").Req("1", ""))
-	e.createPod(e.pod("mid").PriorityClassName(e.ns + "-mid").Req("1", ""))
-	e.createPod(e.pod("high").PriorityClassName(e.ns + "-high").Req("1", ""))
+	e.createPod(e.pod("low").PriorityClassName(e.ns+"-low").Req("1", ""))
+	e.createPod(e.pod("mid").PriorityClassName(e.ns+"-mid").Req("1", ""))
+	e.createPod(e.pod("high").PriorityClassName(e.ns+"-high").Req("1", ""))
 	e.startScheduler()
 
 	got := e.waitBound(30*time.Second, "high")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,84 +17,96 @@ import (
 	"k8s.io/client-go/tools/events"
 
 	"github.com/yardmaster-io/yardmaster/binder"
+	"github.com/yardmaster-io/yardmaster/config"
 	"github.com/yardmaster-io/yardmaster/internal/version"
 	"github.com/yardmaster-io/yardmaster/scheduler"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
-// Options are the settings of `yardmaster run`.
+// Options are the settings of `yardmaster run`: a configuration file and
+// what the command line sets over it.
 type Options struct {
-	// ConfigFile is a KubeSchedulerConfiguration file; flags set on the
-	// command line override it.
+	// ConfigFile is a KubeSchedulerConfiguration file; empty means the
+	// defaults.
 	ConfigFile string
-	Kubeconfig string
-	// RESTConfig, when set, is used instead of loading Kubeconfig.
-	RESTConfig               *rest.Config
-	SchedulerName            string
-	LogLevel                 string
-	LogFormat                string
-	QPS                      float32
-	Burst                    int
-	ContentType              string
-	Parallelism              int
-	PercentageOfNodesToScore int32
-	PodInitialBackoff        time.Duration
-	PodMaxBackoff            time.Duration
-}
-
-// DefaultOptions returns the flag defaults.
-func DefaultOptions() Options {
-	return Options{
-		SchedulerName:     "yardmaster",
-		LogLevel:          "info",
-		QPS:               50,
-		Burst:             100,
-		ContentType:       "application/vnd.kubernetes.protobuf",
-		Parallelism:       16,
-		PodInitialBackoff: time.Second,
-		PodMaxBackoff:     10 * time.Second,
-	}
+	// Overrides are applied over the file (flags set on the command line).
+	Overrides config.Overrides
+	// RESTConfig, when set, is used instead of loading a kubeconfig; the
+	// file's clientConnection settings still apply to it.
+	RESTConfig *rest.Config
+	LogLevel   string
+	LogFormat  string
 }
 
 func newRunCommand() *cobra.Command {
-	o := DefaultOptions()
+	o := Options{}
+	// Flag variables only carry values: configOverrides reads the flags
+	// that were set on the command line, so an unset flag never hides the
+	// file's value.
+	var (
+		kubeconfig, schedulerName, contentType    string
+		qps                                       float32
+		burst, parallelism                        int
+		percentage                                int32
+		initialBackoff, maxBackoff                time.Duration
+		leaderElect                               bool
+		leaseDuration, renewDeadline, retryPeriod time.Duration
+		resourceLock, resourceName, resourceNS    string
+	)
+	d := config.Default()
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the scheduler",
-		Args:  cobra.NoArgs,
+		Long: "Run the scheduler. Settings come from --config (a KubeSchedulerConfiguration file),\n" +
+			"and flags set on the command line override the file: flags > file > defaults.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			overrides, err := configOverrides(cmd)
+			if err != nil {
+				return err
+			}
+			o.Overrides = overrides
 			logger, err := newLogger(o.LogLevel, o.LogFormat)
 			if err != nil {
 				return err
 			}
 			defer func() { _ = logger.Sync() }()
-			d, err := NewDaemon(o, logger)
+			daemon, err := NewDaemon(o, logger)
 			if err != nil {
 				return err
 			}
 			ctx, cancel := signalContext(cmd.Context())
 			defer cancel()
-			return d.Run(ctx)
+			return daemon.Run(ctx)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "path to a kubeconfig; default $KUBECONFIG, then the in-cluster config")
-	f.StringVar(&o.SchedulerName, "scheduler-name", o.SchedulerName, "schedule pods whose spec.schedulerName is this")
-	f.StringVar(&o.LogLevel, "log-level", o.LogLevel, "debug, info, warn or error")
+	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1 or v1beta3)")
+	f.StringVar(&o.LogLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&o.LogFormat, "log-format", "", "json or console (default json in a cluster, console elsewhere)")
-	f.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "queries per second to the API server")
-	f.IntVar(&o.Burst, "kube-api-burst", o.Burst, "burst of queries to the API server")
-	f.StringVar(&o.ContentType, "kube-api-content-type", o.ContentType, "content type of requests to the API server")
-	f.IntVar(&o.Parallelism, "parallelism", o.Parallelism, "goroutines that filter and score nodes")
-	f.Int32Var(&o.PercentageOfNodesToScore, "percentage-of-nodes-to-score", 0, "percent of nodes to find feasible before scoring (0: adaptive)")
-	f.DurationVar(&o.PodInitialBackoff, "pod-initial-backoff", o.PodInitialBackoff, "backoff after a pod's first failed attempt")
-	f.DurationVar(&o.PodMaxBackoff, "pod-max-backoff", o.PodMaxBackoff, "longest backoff between a pod's attempts")
+	f.StringVar(&kubeconfig, "kubeconfig", "", "path to a kubeconfig; default $KUBECONFIG, then the in-cluster config (clientConnection.kubeconfig)")
+	f.StringVar(&schedulerName, "scheduler-name", d.Profiles[0].SchedulerName, "schedule pods whose spec.schedulerName is this; renames the only profile of the file")
+	f.Float32Var(&qps, "kube-api-qps", d.ClientConnection.QPS, "queries per second to the API server (clientConnection.qps)")
+	f.IntVar(&burst, "kube-api-burst", d.ClientConnection.Burst, "burst of queries to the API server (clientConnection.burst)")
+	f.StringVar(&contentType, "kube-api-content-type", d.ClientConnection.ContentType, "content type of requests to the API server (clientConnection.contentType)")
+	f.IntVar(&parallelism, "parallelism", d.Parallelism, "goroutines that filter and score nodes (parallelism)")
+	f.Int32Var(&percentage, "percentage-of-nodes-to-score", d.PercentageOfNodesToScore, "percent of nodes to find feasible before scoring; 0 is adaptive (percentageOfNodesToScore)")
+	f.DurationVar(&initialBackoff, "pod-initial-backoff", d.PodInitialBackoff, "backoff after a pod's first failed attempt (podInitialBackoffSeconds)")
+	f.DurationVar(&maxBackoff, "pod-max-backoff", d.PodMaxBackoff, "longest backoff between a pod's attempts (podMaxBackoffSeconds)")
+	f.BoolVar(&leaderElect, "leader-elect", d.LeaderElection.LeaderElect, "elect a leader among replicas through a Lease (leaderElection.leaderElect)")
+	f.DurationVar(&leaseDuration, "leader-elect-lease-duration", d.LeaderElection.LeaseDuration, "leaderElection.leaseDuration")
+	f.DurationVar(&renewDeadline, "leader-elect-renew-deadline", d.LeaderElection.RenewDeadline, "leaderElection.renewDeadline")
+	f.DurationVar(&retryPeriod, "leader-elect-retry-period", d.LeaderElection.RetryPeriod, "leaderElection.retryPeriod")
+	f.StringVar(&resourceLock, "leader-elect-resource-lock", d.LeaderElection.ResourceLock, "leaderElection.resourceLock (only leases)")
+	f.StringVar(&resourceName, "leader-elect-resource-name", "", "leaderElection.resourceName (default: the first profile's schedulerName)")
+	f.StringVar(&resourceNS, "leader-elect-resource-namespace", d.LeaderElection.ResourceNamespace, "leaderElection.resourceNamespace")
 	return cmd
 }
 
 // Daemon is a wired yardmaster process: clients, informers, event
 // recording, binder and scheduler.
 type Daemon struct {
+	Config      *config.Config
 	Scheduler   *scheduler.Scheduler
 	Binder      *binder.Binder
 	Client      kubernetes.Interface
@@ -101,25 +114,38 @@ type Daemon struct {
 	factory     informers.SharedInformerFactory
 	broadcaster events.EventBroadcasterAdapter
 	host        string
-	name        string
 }
 
-// NewDaemon builds everything `yardmaster run` runs, without starting it.
-func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
-	if o.PercentageOfNodesToScore < 0 || o.PercentageOfNodesToScore > 100 {
-		return nil, fmt.Errorf("--percentage-of-nodes-to-score: %d is not within 0..100", o.PercentageOfNodesToScore)
-	}
-	restConfig := o.RESTConfig
-	if restConfig == nil {
+// LoadConfig reads the file named in o (or the defaults) and applies the
+// overrides: flags > file > defaults.
+func (o Options) LoadConfig() (*config.Config, error) {
+	c := config.Default()
+	if o.ConfigFile != "" {
 		var err error
-		if restConfig, err = loadRESTConfig(o.Kubeconfig); err != nil {
+		if c, err = config.Load(o.ConfigFile); err != nil {
 			return nil, err
 		}
 	}
-	restConfig = rest.CopyConfig(restConfig)
-	restConfig.QPS = o.QPS
-	restConfig.Burst = o.Burst
-	restConfig.ContentType = o.ContentType
+	if err := c.Apply(o.Overrides); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// NewDaemon builds everything `yardmaster run` runs, without starting it.
+// A bad configuration fails here, before anything talks to the cluster.
+func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
+	cfg, err := o.LoadConfig()
+	if err != nil {
+		return nil, err
+	}
+	base := o.RESTConfig
+	if base == nil {
+		if base, err = loadRESTConfig(cfg.ClientConnection.Kubeconfig); err != nil {
+			return nil, err
+		}
+	}
+	restConfig := cfg.ClientConnection.RESTConfig(base)
 	restConfig.UserAgent = "yardmaster/" + version.Version
 	client, err := kubernetes.NewForConfig(restConfig)
 	if err != nil {
@@ -131,6 +157,9 @@ func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build event client: %w", err)
 	}
+	if cfg.EnableContentionProfiling {
+		runtime.SetBlockProfileRate(1)
+	}
 
 	factory := scheduler.NewInformerFactory(client)
 	broadcaster := events.NewEventBroadcasterAdapter(eventClient)
@@ -141,27 +170,32 @@ func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
 		Binder:                   b,
 		Logger:                   logger,
 		Registry:                 registry.NewInTree(),
-		Profiles:                 []registry.Profile{registry.DefaultProfile(o.SchedulerName)},
-		PercentageOfNodesToScore: o.PercentageOfNodesToScore,
-		Parallelism:              o.Parallelism,
-		PodInitialBackoff:        o.PodInitialBackoff,
-		PodMaxBackoff:            o.PodMaxBackoff,
+		Profiles:                 cfg.Profiles,
+		PercentageOfNodesToScore: cfg.PercentageOfNodesToScore,
+		Parallelism:              cfg.Parallelism,
+		PodInitialBackoff:        cfg.PodInitialBackoff,
+		PodMaxBackoff:            cfg.PodMaxBackoff,
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &Daemon{
-		Scheduler: sched, Binder: b, Client: client, logger: logger,
-		factory: factory, broadcaster: broadcaster, host: restConfig.Host, name: o.SchedulerName,
+		Config: cfg, Scheduler: sched, Binder: b, Client: client, logger: logger,
+		factory: factory, broadcaster: broadcaster, host: restConfig.Host,
 	}, nil
 }
 
 // Run starts the informers, waits for their caches, and schedules until ctx
-// is done; then it lets in-flight bindings finish and stops everything it
-// started.
+// is done (or, with leader election, while this replica leads); then it
+// lets in-flight bindings finish and stops everything it started.
 func (d *Daemon) Run(ctx context.Context) error {
+	names := make([]string, len(d.Config.Profiles))
+	for i, p := range d.Config.Profiles {
+		names[i] = p.SchedulerName
+	}
 	d.logger.Info("starting yardmaster", zap.String("version", version.String()),
-		zap.String("schedulerName", d.name), zap.String("apiServer", d.host))
+		zap.Strings("profiles", names), zap.String("apiServer", d.host),
+		zap.Bool("leaderElect", d.Config.LeaderElection.LeaderElect))
 	d.broadcaster.StartRecordingToSink(ctx.Done())
 	defer d.broadcaster.Shutdown()
 	d.factory.Start(ctx.Done())
@@ -175,20 +209,30 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}
 	}
 	d.logger.Info("informer caches synced")
-	d.Scheduler.Run(ctx)
-	d.Binder.Wait()
-	return nil
+
+	if !d.Config.LeaderElection.LeaderElect {
+		d.schedule(ctx)
+		return nil
+	}
+	return d.runWithLeaderElection(ctx)
 }
 
-// loadRESTConfig reads the kubeconfig named by the flag, else $KUBECONFIG,
-// else the in-cluster service account.
+// schedule runs the scheduling loop until ctx is done and drains what it
+// started.
+func (d *Daemon) schedule(ctx context.Context) {
+	d.Scheduler.Run(ctx)
+	d.Binder.Wait()
+}
+
+// loadRESTConfig reads the kubeconfig at path, else $KUBECONFIG, else the
+// in-cluster service account.
 func loadRESTConfig(path string) (*rest.Config, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	switch {
 	case path != "":
 		rules = &clientcmd.ClientConfigLoadingRules{ExplicitPath: path}
 	case os.Getenv(clientcmd.RecommendedConfigPathEnvVar) != "":
-		// Default rules read $KUBECONFIG (a path list).
+		// The default rules read $KUBECONFIG (a path list).
 	default:
 		cfg, err := rest.InClusterConfig()
 		if errors.Is(err, rest.ErrNotInCluster) {

@@ -1,0 +1,214 @@
+package config
+
+import (
+	"errors"
+	"reflect"
+	"slices"
+
+	"go.yaml.in/yaml/v3"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+)
+
+// decodePluginConfig checks a profile's pluginConfig and returns the
+// arguments of each plugin it configures, typed, defaulted and validated.
+//
+// A plugin's args start as its Registration's NewArgs (the defaults); a
+// field written in the file replaces that field's default entirely, as
+// kube-scheduler's decode-then-default does. Args of DefaultPreemption are
+// checked and dropped: the plugin does nothing in yardmaster.
+func decodePluginConfig(d *decoder, cat *catalog, pcs []filePluginConfig, path string) map[string]any {
+	p := d.p
+	args := map[string]any{}
+	seen := map[string]int{}
+	for j, pc := range pcs {
+		pp := indexPath(childPath(path, "pluginConfig"), j)
+		np := childPath(pp, "name")
+		if pc.Name == "" {
+			p.add(np, "required")
+			continue
+		}
+		if k, dup := seen[pc.Name]; dup {
+			p.add(np, "plugin %q is configured twice (also at pluginConfig[%d])", pc.Name, k)
+			continue
+		}
+		seen[pc.Name] = j
+		r, ok := cat.lookup(pc.Name)
+		if !ok {
+			p.add(np, "%s", cat.unknown(pc.Name))
+			continue
+		}
+		ap := childPath(pp, "args")
+		node, _ := pc.Args.(*yaml.Node)
+		node, ok = stripTypeMeta(node, pc.Name, ap, p)
+		if !ok {
+			continue
+		}
+		if r.NewArgs == nil {
+			if node != nil && !(node.Kind == yaml.MappingNode && len(node.Content) == 0) {
+				p.add(ap, "plugin %q takes no arguments in yardmaster", pc.Name)
+			}
+			continue
+		}
+		a := r.NewArgs()
+		v := reflect.ValueOf(a)
+		if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+			p.add(ap, "internal error: plugin %q's NewArgs returns %T, not a pointer to a struct", pc.Name, a)
+			continue
+		}
+		if node != nil {
+			before := len(p.list)
+			d.decode(node, v.Elem(), ap)
+			if len(p.list) > before {
+				continue
+			}
+		}
+		defaultArgs(a)
+		if r.ValidateArgs != nil {
+			if err := r.ValidateArgs(a); err != nil {
+				addArgsError(p, ap, err)
+				continue
+			}
+		}
+		if !cat.isNoop(pc.Name) {
+			args[pc.Name] = a
+		}
+	}
+	return args
+}
+
+// stripTypeMeta checks the apiVersion and kind that kube-scheduler lets
+// args carry (and prints in its effective configuration) and returns the
+// args without them.
+func stripTypeMeta(n *yaml.Node, plugin, path string, p *problems) (*yaml.Node, bool) {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n == nil || n.Kind != yaml.MappingNode {
+		return n, true // decode says what is wrong with it
+	}
+	ok := true
+	out := *n
+	out.Content = nil
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		var want []string
+		switch k.Value {
+		case "apiVersion":
+			want = []string{apiV1, apiV1beta3}
+		case "kind":
+			want = []string{plugin + "Args"}
+		default:
+			out.Content = append(out.Content, k, v)
+			continue
+		}
+		fp := childPath(path, k.Value)
+		p.mark(fp, k)
+		if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!str" || !slices.Contains(want, v.Value) {
+			p.addNode(v, fp, "must be %q, got %s", want[0], describe(v))
+			ok = false
+		}
+	}
+	return &out, ok
+}
+
+// addArgsError records a ValidateArgs error, at the args field it names
+// when it is a field.Error (as kube-scheduler-style validation returns).
+func addArgsError(p *problems, path string, err error) {
+	var list []error
+	var agg utilerrors.Aggregate
+	if errors.As(err, &agg) {
+		list = agg.Errors()
+	} else {
+		list = []error{err}
+	}
+	for _, e := range list {
+		var fe *field.Error
+		if errors.As(e, &fe) && fe.Field != "" && fe.Field != "<nil>" {
+			p.add(childPath(path, fe.Field), "%s", fe.ErrorBody())
+			continue
+		}
+		p.add(path, "%v", e)
+	}
+}
+
+// argsDefaulter is implemented by args types that fill in, after decoding,
+// defaults that depend on what the file wrote (a list left empty, a weight
+// left 0). Plugins whose defaults are all in NewArgs need not implement it.
+type argsDefaulter interface{ SetDefaults() }
+
+// defaultArgs applies kube-scheduler's post-decode defaulting to args, so
+// that the effective configuration shows every value in use. The plugins
+// default the same way when built; this is for what `config validate`
+// prints and what Profile.Args holds.
+func defaultArgs(a any) {
+	switch a := a.(type) {
+	case argsDefaulter:
+		a.SetDefaults()
+	case *framework.NodeResourcesFitArgs:
+		if a.ScoringStrategy == nil {
+			a.ScoringStrategy = &framework.ScoringStrategy{Type: framework.LeastAllocated}
+		}
+		a.ScoringStrategy.Resources = defaultResources(a.ScoringStrategy.Resources)
+	case *framework.NodeResourcesBalancedAllocationArgs:
+		a.Resources = defaultResources(a.Resources)
+	case *defaultPreemptionArgs:
+		if a.MinCandidateNodesPercentage == nil {
+			a.MinCandidateNodesPercentage = new(int32(10))
+		}
+		if a.MinCandidateNodesAbsolute == nil {
+			a.MinCandidateNodesAbsolute = new(int32(100))
+		}
+	}
+}
+
+// defaultResources is kube-scheduler's resource-list defaulting: cpu and
+// memory when empty, weight 1 where 0.
+func defaultResources(specs []framework.ResourceSpec) []framework.ResourceSpec {
+	if len(specs) == 0 {
+		return framework.DefaultResourceSpecs()
+	}
+	for i := range specs {
+		if specs[i].Weight == 0 {
+			specs[i].Weight = 1
+		}
+	}
+	return specs
+}
+
+// defaultPreemptionArgs are DefaultPreemption's arguments, checked as
+// kube-scheduler checks them and otherwise unused.
+type defaultPreemptionArgs struct {
+	MinCandidateNodesPercentage *int32 `json:"minCandidateNodesPercentage,omitempty"`
+	MinCandidateNodesAbsolute   *int32 `json:"minCandidateNodesAbsolute,omitempty"`
+}
+
+func validateDefaultPreemptionArgs(a any) error {
+	args, ok := a.(*defaultPreemptionArgs)
+	if !ok {
+		return errors.New("internal error: not DefaultPreemption args")
+	}
+	pct, abs := int32(10), int32(100)
+	if args.MinCandidateNodesPercentage != nil {
+		pct = *args.MinCandidateNodesPercentage
+	}
+	if args.MinCandidateNodesAbsolute != nil {
+		abs = *args.MinCandidateNodesAbsolute
+	}
+	pctPath, absPath := field.NewPath("minCandidateNodesPercentage"), field.NewPath("minCandidateNodesAbsolute")
+	var errs field.ErrorList
+	if pct < 0 || pct > 100 {
+		errs = append(errs, field.Invalid(pctPath, pct, "not in valid range [0, 100]"))
+	}
+	if abs < 0 {
+		errs = append(errs, field.Invalid(absPath, abs, "not in valid range [0, inf)"))
+	}
+	if pct == 0 && abs == 0 {
+		errs = append(errs,
+			field.Invalid(pctPath, pct, "cannot be zero at the same time as minCandidateNodesAbsolute"),
+			field.Invalid(absPath, abs, "cannot be zero at the same time as minCandidateNodesPercentage"))
+	}
+	return errs.ToAggregate()
+}

@@ -1,0 +1,437 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"reflect"
+	"slices"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/rest"
+
+	"github.com/yardmaster-io/yardmaster/scheduler/registry"
+)
+
+// Defaults. Every one equals kube-scheduler v1's except
+// DefaultSchedulerName and the lease name (see LeaderElection).
+const (
+	// DefaultSchedulerName is the profile name when a file has one profile
+	// and does not name it. kube-scheduler's is "default-scheduler", which
+	// would have yardmaster compete with kube-scheduler for every pod.
+	DefaultSchedulerName     = "yardmaster"
+	DefaultParallelism       = 16
+	DefaultPodInitialBackoff = time.Second
+	DefaultPodMaxBackoff     = 10 * time.Second
+	DefaultQPS               = 50
+	DefaultBurst             = 100
+	DefaultContentType       = "application/vnd.kubernetes.protobuf"
+	DefaultLeaseDuration     = 15 * time.Second
+	DefaultRenewDeadline     = 10 * time.Second
+	DefaultRetryPeriod       = 2 * time.Second
+	DefaultResourceLock      = "leases"
+	DefaultResourceNamespace = metav1.NamespaceSystem
+)
+
+// The content types yardmaster's API clients can speak.
+var contentTypes = []string{"application/vnd.kubernetes.protobuf", "application/json"}
+
+// leaderElectionJitter is client-go's leaderelection.JitterFactor: a
+// leader elector refuses a renewDeadline not above retryPeriod × 1.2.
+const leaderElectionJitter = 1.2
+
+// maxBackoffSeconds is the longest backoff a time.Duration holds.
+const maxBackoffSeconds = math.MaxInt64 / int64(time.Second)
+
+// Config is the effective configuration of a yardmaster process: defaulted
+// and validated.
+type Config struct {
+	// Profiles are the scheduling profiles, one per schedulerName, with
+	// their plugins resolved to the points yardmaster runs (multiPoint
+	// expanded, enabled/disabled applied), score weights, and each
+	// plugin's typed, defaulted, validated arguments.
+	Profiles []registry.Profile
+	// Parallelism bounds the goroutines that filter and score nodes.
+	Parallelism int
+	// PercentageOfNodesToScore: 0 means adaptive, as in kube-scheduler.
+	PercentageOfNodesToScore int32
+	// PodInitialBackoff and PodMaxBackoff bound the backoff of a pod that
+	// failed to schedule.
+	PodInitialBackoff, PodMaxBackoff time.Duration
+	ClientConnection                 ClientConnection
+	LeaderElection                   LeaderElection
+	// EnableProfiling serves net/http/pprof on the daemon's HTTP endpoint.
+	EnableProfiling bool
+	// EnableContentionProfiling also records block and mutex profiles
+	// (runtime.SetBlockProfileRate(1), as kube-scheduler does).
+	EnableContentionProfiling bool
+
+	// leaseNameFromProfile records that LeaderElection.ResourceName was
+	// defaulted from the first profile's name, so that renaming that
+	// profile with --scheduler-name renames the lease too.
+	leaseNameFromProfile bool
+}
+
+// ClientConnection configures the clients to the API server.
+type ClientConnection struct {
+	// Kubeconfig is a kubeconfig path; empty means $KUBECONFIG, then the
+	// in-cluster configuration.
+	Kubeconfig string
+	// AcceptContentTypes is the Accept header; empty leaves client-go's.
+	AcceptContentTypes string
+	// ContentType is the encoding of requests.
+	ContentType string
+	// QPS and Burst are the client-side rate limit; a negative QPS turns it
+	// off (client-go's meaning).
+	QPS   float32
+	Burst int
+}
+
+// RESTConfig returns a copy of base with the connection settings applied.
+func (cc ClientConnection) RESTConfig(base *rest.Config) *rest.Config {
+	rc := rest.CopyConfig(base)
+	rc.QPS = cc.QPS
+	rc.Burst = cc.Burst
+	rc.ContentType = cc.ContentType
+	if cc.AcceptContentTypes != "" {
+		rc.AcceptContentTypes = cc.AcceptContentTypes
+	}
+	return rc
+}
+
+// LeaderElection configures leader election: with LeaderElect, only the
+// process holding the Lease ResourceNamespace/ResourceName schedules.
+type LeaderElection struct {
+	LeaderElect   bool
+	LeaseDuration time.Duration
+	RenewDeadline time.Duration
+	RetryPeriod   time.Duration
+	// ResourceLock is always "leases".
+	ResourceLock string
+	// ResourceName defaults to the first profile's schedulerName, so that
+	// two differently named yardmasters (or yardmaster and kube-scheduler)
+	// never share a lease.
+	ResourceName      string
+	ResourceNamespace string
+}
+
+// Default returns the configuration of a file that sets nothing: one
+// profile named DefaultSchedulerName with the default plugins, and every
+// setting at kube-scheduler's default.
+func Default() *Config {
+	c, err := build(&fileConfig{APIVersion: apiV1, Kind: kindConfig}, newDecoder(newProblems()), registry.NewInTree())
+	if err != nil {
+		panic(fmt.Sprintf("config: the defaults do not validate: %v", err)) // a programming error
+	}
+	return c
+}
+
+// Load reads, decodes, defaults and validates the configuration file at
+// path. A bad file gives an *Error naming the file, the field path and the
+// line of every problem; a missing or unreadable file, the read error.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read configuration: %w", err)
+	}
+	c, err := Decode(data)
+	if e, ok := err.(*Error); ok {
+		e.File = path
+	}
+	return c, err
+}
+
+// Decode is Load from bytes.
+func Decode(data []byte) (*Config, error) {
+	return decode(data, registry.NewInTree())
+}
+
+// decode is Decode with the registry to look plugins up in.
+func decode(data []byte, reg registry.Registry) (*Config, error) {
+	p := newProblems()
+	root := parseYAML(data, p)
+	if root == nil {
+		return nil, p.err()
+	}
+	if !checkTypeMeta(root, p) {
+		return nil, p.err()
+	}
+	d := newDecoder(p)
+	var f fileConfig
+	d.decode(root, reflect.ValueOf(&f).Elem(), "")
+	if err := p.err(); err != nil {
+		return nil, err
+	}
+	return build(&f, d, reg)
+}
+
+// checkTypeMeta checks apiVersion and kind before anything else: a file of
+// another kind or version would otherwise give a list of unknown fields.
+func checkTypeMeta(root *yaml.Node, p *problems) bool {
+	var apiVersion, kind *yaml.Node
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		switch root.Content[i].Value {
+		case "apiVersion":
+			apiVersion = root.Content[i+1]
+		case "kind":
+			kind = root.Content[i+1]
+		}
+	}
+	ok := true
+	switch {
+	case kind == nil:
+		p.addNode(root, "kind", "required: kind: %s", kindConfig)
+		ok = false
+	case kind.Kind != yaml.ScalarNode || kind.Value != kindConfig:
+		p.addNode(kind, "kind", "must be %s, got %s", kindConfig, describe(kind))
+		ok = false
+	}
+	switch {
+	case apiVersion == nil:
+		p.addNode(root, "apiVersion", "required: apiVersion: %s", apiV1)
+		ok = false
+	case apiVersion.Kind != yaml.ScalarNode:
+		p.addNode(apiVersion, "apiVersion", "must be %s, got %s", apiV1, describe(apiVersion))
+		ok = false
+	case apiVersion.Value == apiV1 || apiVersion.Value == apiV1beta3:
+	case legacyVersions[apiVersion.Value]:
+		explainLegacy(root, apiVersion, p)
+		ok = false
+	default:
+		p.addNode(apiVersion, "apiVersion", "unsupported %s: yardmaster reads %s (and %s)", describe(apiVersion), apiV1, apiV1beta3)
+		ok = false
+	}
+	return ok
+}
+
+// build defaults and validates a decoded file.
+func build(f *fileConfig, d *decoder, reg registry.Registry) (*Config, error) {
+	p := d.p
+	c := &Config{
+		Parallelism:               DefaultParallelism,
+		PodInitialBackoff:         DefaultPodInitialBackoff,
+		PodMaxBackoff:             DefaultPodMaxBackoff,
+		EnableProfiling:           true,
+		EnableContentionProfiling: true,
+	}
+	if f.Parallelism != nil {
+		c.Parallelism = int(*f.Parallelism)
+	}
+	if f.PercentageOfNodesToScore != nil {
+		c.PercentageOfNodesToScore = *f.PercentageOfNodesToScore
+	}
+	c.PodInitialBackoff = backoff(f.PodInitialBackoffSeconds, DefaultPodInitialBackoff, "podInitialBackoffSeconds", p)
+	c.PodMaxBackoff = backoff(f.PodMaxBackoffSeconds, DefaultPodMaxBackoff, "podMaxBackoffSeconds", p)
+	if f.EnableProfiling != nil {
+		c.EnableProfiling = *f.EnableProfiling
+	}
+	// As kube-scheduler: contention profiling follows profiling unless set.
+	c.EnableContentionProfiling = c.EnableProfiling
+	if f.EnableContentionProfiling != nil {
+		c.EnableContentionProfiling = *f.EnableContentionProfiling
+	}
+
+	cc := f.ClientConnection
+	if cc == nil {
+		cc = &fileClientConnection{}
+	}
+	c.ClientConnection = ClientConnection{
+		Kubeconfig:         cc.Kubeconfig,
+		AcceptContentTypes: cc.AcceptContentTypes,
+		ContentType:        cmpOr(cc.ContentType, DefaultContentType),
+		QPS:                cc.QPS,
+		Burst:              int(cc.Burst),
+	}
+	if c.ClientConnection.QPS == 0 {
+		c.ClientConnection.QPS = DefaultQPS
+	}
+	if c.ClientConnection.Burst == 0 {
+		c.ClientConnection.Burst = DefaultBurst
+	}
+
+	le := f.LeaderElection
+	if le == nil {
+		le = &fileLeaderElection{}
+	}
+	c.LeaderElection = LeaderElection{
+		LeaderElect:       true,
+		LeaseDuration:     duration(le.LeaseDuration, DefaultLeaseDuration),
+		RenewDeadline:     duration(le.RenewDeadline, DefaultRenewDeadline),
+		RetryPeriod:       duration(le.RetryPeriod, DefaultRetryPeriod),
+		ResourceLock:      cmpOr(le.ResourceLock, DefaultResourceLock),
+		ResourceName:      le.ResourceName,
+		ResourceNamespace: cmpOr(le.ResourceNamespace, DefaultResourceNamespace),
+	}
+	if le.LeaderElect != nil {
+		c.LeaderElection.LeaderElect = *le.LeaderElect
+	}
+
+	// What yardmaster does not implement is refused, never ignored.
+	if f.PercentageOfPlacementsToScore != nil {
+		p.add("percentageOfPlacementsToScore", "not supported by yardmaster: it does not schedule pod groups; remove it")
+	}
+	if len(f.Extenders) > 0 {
+		p.add("extenders", "not supported by yardmaster: scheduler extenders are not implemented; remove them")
+	}
+	if f.DelayCacheUntilActive != nil && *f.DelayCacheUntilActive {
+		p.add("delayCacheUntilActive", "not supported by yardmaster: its cache is always filled before it leads; remove it or set it to false")
+	}
+
+	c.Profiles = buildProfiles(f.Profiles, d, newCatalog(reg))
+	if c.LeaderElection.ResourceName == "" && len(c.Profiles) > 0 {
+		c.LeaderElection.ResourceName = c.Profiles[0].SchedulerName
+		c.leaseNameFromProfile = true
+	}
+	c.validate(p)
+	if err := p.err(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// buildProfiles defaults, resolves and checks the profiles.
+func buildProfiles(fps []fileProfile, d *decoder, cat *catalog) []registry.Profile {
+	p := d.p
+	if len(fps) == 0 {
+		fps = []fileProfile{{}}
+	}
+	var out []registry.Profile
+	names := map[string]int{}
+	for i, fp := range fps {
+		path := indexPath("profiles", i)
+		name := ""
+		switch {
+		case fp.SchedulerName != nil:
+			name = *fp.SchedulerName
+		case len(fps) == 1:
+			// As kube-scheduler: only a lone profile gets a default name.
+			name = DefaultSchedulerName
+		}
+		np := childPath(path, "schedulerName")
+		if j, dup := names[name]; dup && name != "" {
+			p.add(np, "duplicate schedulerName %q (also profiles[%d])", name, j)
+		} else {
+			names[name] = i
+		}
+		if fp.PercentageOfPlacementsToScore != nil {
+			p.add(childPath(path, "percentageOfPlacementsToScore"), "not supported by yardmaster: it does not schedule pod groups; remove it")
+		}
+		prof, ok := resolvePlugins(cat, fp.Plugins, path, p)
+		prof.SchedulerName = name
+		prof.PercentageOfNodesToScore = fp.PercentageOfNodesToScore
+		prof.Args = decodePluginConfig(d, cat, fp.PluginConfig, path)
+		if ok {
+			for _, n := range prof.Plugins() {
+				r, _ := cat.lookup(n)
+				if _, done := prof.Args[n]; !done && r.NewArgs != nil {
+					a := r.NewArgs()
+					defaultArgs(a)
+					prof.Args[n] = a
+				}
+			}
+		}
+		out = append(out, prof)
+	}
+	return out
+}
+
+// validate checks the defaulted settings, as kube-scheduler does and for
+// what client-go will refuse later, recording problems by field path.
+func (c *Config) validate(p *problems) {
+	if c.Parallelism <= 0 {
+		p.add("parallelism", "must be > 0 (got %d)", c.Parallelism)
+	}
+	checkPercentage(p, "percentageOfNodesToScore", c.PercentageOfNodesToScore)
+	if c.PodInitialBackoff <= 0 {
+		p.add("podInitialBackoffSeconds", "must be > 0 (got %d)", int64(c.PodInitialBackoff/time.Second))
+	}
+	if c.PodMaxBackoff < c.PodInitialBackoff {
+		p.add("podMaxBackoffSeconds", "must be ≥ podInitialBackoffSeconds (%v), got %v", c.PodInitialBackoff, c.PodMaxBackoff)
+	}
+
+	cc := c.ClientConnection
+	if cc.Burst < 0 {
+		p.add("clientConnection.burst", "must be ≥ 0 (got %d)", cc.Burst)
+	}
+	if math.IsNaN(float64(cc.QPS)) || math.IsInf(float64(cc.QPS), 0) {
+		p.add("clientConnection.qps", "must be a finite number")
+	}
+	if !slices.Contains(contentTypes, cc.ContentType) {
+		p.add("clientConnection.contentType", "unsupported %q: yardmaster speaks %q or %q", cc.ContentType, contentTypes[0], contentTypes[1])
+	}
+
+	// Checked whether or not leaderElect is on (kube-scheduler checks only
+	// when it is): a value that is wrong is wrong.
+	le := c.LeaderElection
+	const lp = "leaderElection."
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"leaseDuration", le.LeaseDuration}, {"renewDeadline", le.RenewDeadline}, {"retryPeriod", le.RetryPeriod}} {
+		if d.v <= 0 {
+			p.add(lp+d.name, "must be > 0 (got %v)", d.v)
+		}
+	}
+	if le.RenewDeadline > 0 && le.LeaseDuration > 0 && le.RenewDeadline >= le.LeaseDuration {
+		p.add(lp+"renewDeadline", "must be less than leaseDuration (%v), got %v", le.LeaseDuration, le.RenewDeadline)
+	}
+	if le.RetryPeriod > 0 && le.RenewDeadline > 0 && float64(le.RenewDeadline) <= leaderElectionJitter*float64(le.RetryPeriod) {
+		p.add(lp+"renewDeadline", "must be greater than retryPeriod × %.1f (%v), got %v (client-go's leader election requires it)",
+			leaderElectionJitter, time.Duration(leaderElectionJitter*float64(le.RetryPeriod)), le.RenewDeadline)
+	}
+	if le.ResourceLock != DefaultResourceLock {
+		p.add(lp+"resourceLock", "must be %q (got %q): yardmaster locks with a Lease only", DefaultResourceLock, le.ResourceLock)
+	}
+	for _, msg := range validation.IsDNS1123Subdomain(le.ResourceName) {
+		p.add(lp+"resourceName", "%q is not a valid Lease name: %s", le.ResourceName, msg)
+	}
+	for _, msg := range validation.IsDNS1123Label(le.ResourceNamespace) {
+		p.add(lp+"resourceNamespace", "%q is not a valid namespace: %s", le.ResourceNamespace, msg)
+	}
+
+	for i, prof := range c.Profiles {
+		path := indexPath("profiles", i)
+		np := childPath(path, "schedulerName")
+		if prof.SchedulerName == "" {
+			p.add(np, "required: the spec.schedulerName of the pods this profile schedules")
+		} else {
+			// The API server requires a pod's spec.schedulerName to be a
+			// DNS subdomain: a profile named otherwise could never match.
+			for _, msg := range validation.IsDNS1123Subdomain(prof.SchedulerName) {
+				p.add(np, "%q can never match a pod's spec.schedulerName: %s", prof.SchedulerName, msg)
+			}
+		}
+		if prof.PercentageOfNodesToScore != nil {
+			checkPercentage(p, childPath(path, "percentageOfNodesToScore"), *prof.PercentageOfNodesToScore)
+		}
+	}
+}
+
+func checkPercentage(p *problems, path string, v int32) {
+	if v < 0 || v > 100 {
+		p.add(path, "must be within 0..100 (got %d; 0 means adaptive)", v)
+	}
+}
+
+// backoff converts a backoff in seconds, checking it fits a time.Duration;
+// whether it is positive is validate's business.
+func backoff(seconds *int64, def time.Duration, path string, p *problems) time.Duration {
+	if seconds == nil {
+		return def
+	}
+	if *seconds > maxBackoffSeconds || *seconds < -maxBackoffSeconds {
+		p.add(path, "must be within 1..%d seconds (got %d)", maxBackoffSeconds, *seconds)
+		return def
+	}
+	return time.Duration(*seconds) * time.Second
+}
+
+func duration(d *metav1.Duration, def time.Duration) time.Duration {
+	if d == nil {
+		return def
+	}
+	return d.Duration
+}

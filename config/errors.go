@@ -1,0 +1,158 @@
+package config
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// FieldError is one problem of a configuration: where it is and what is
+// wrong.
+type FieldError struct {
+	// Path is the field path, as in
+	// profiles[1].plugins.score.enabled[0].weight; empty when the problem is
+	// with the file as a whole.
+	Path string
+	// Line and Column locate the field in the file, counting from 1; 0 when
+	// unknown (a field that was left out, or a value given by a flag).
+	Line, Column int
+	// Message says what is wrong and, where it can, what to write instead.
+	Message string
+}
+
+// Error returns "line L:C: path: message".
+func (e FieldError) Error() string {
+	var b strings.Builder
+	if e.Line > 0 {
+		fmt.Fprintf(&b, "line %d:%d: ", e.Line, e.Column)
+	}
+	e.writeBody(&b)
+	return b.String()
+}
+
+func (e FieldError) writeBody(b *strings.Builder) {
+	if e.Path != "" {
+		b.WriteString(e.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Message)
+}
+
+// Error is what Decode and Load return for a configuration they refuse:
+// every problem found, in file order.
+type Error struct {
+	// File is the path given to Load; empty for Decode.
+	File     string
+	Problems []FieldError
+}
+
+// Error returns one problem per line, each prefixed with FILE:LINE:COL as
+// compilers do, so that editors can jump to it.
+func (e *Error) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		var b strings.Builder
+		switch {
+		case e.File != "" && p.Line > 0:
+			fmt.Fprintf(&b, "%s:%d:%d: ", e.File, p.Line, p.Column)
+		case e.File != "":
+			fmt.Fprintf(&b, "%s: ", e.File)
+		case p.Line > 0:
+			fmt.Fprintf(&b, "line %d:%d: ", p.Line, p.Column)
+		}
+		p.writeBody(&b)
+		lines[i] = b.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// position is where a node starts in the file.
+type position struct{ line, column int }
+
+// problems collects the problems of one file. It knows where each decoded
+// field is, so that a problem found after decoding (in defaulting or
+// validation) still points into the file.
+type problems struct {
+	list []FieldError
+	// at maps a field path to where its key (or element) is in the file.
+	at map[string]position
+}
+
+func newProblems() *problems { return &problems{at: map[string]position{}} }
+
+// mark records where the field at path is.
+func (p *problems) mark(path string, n *yaml.Node) {
+	if _, ok := p.at[path]; !ok && n != nil {
+		p.at[path] = position{n.Line, n.Column}
+	}
+}
+
+// addNode records a problem at node n.
+func (p *problems) addNode(n *yaml.Node, path, format string, args ...any) {
+	fe := FieldError{Path: path, Message: fmt.Sprintf(format, args...)}
+	if n != nil {
+		fe.Line, fe.Column = n.Line, n.Column
+	}
+	p.list = append(p.list, fe)
+}
+
+// add records a problem at path, locating it at the field or, for a field
+// the file left out, at its closest ancestor that the file has.
+func (p *problems) add(path, format string, args ...any) {
+	fe := FieldError{Path: path, Message: fmt.Sprintf(format, args...)}
+	for q := path; ; q = parentPath(q) {
+		if pos, ok := p.at[q]; ok {
+			fe.Line, fe.Column = pos.line, pos.column
+			break
+		}
+		if q == "" {
+			break
+		}
+	}
+	p.list = append(p.list, fe)
+}
+
+// err returns the problems as an *Error in file order (problems without a
+// position last), or nil when there are none.
+func (p *problems) err() error {
+	if len(p.list) == 0 {
+		return nil
+	}
+	list := slices.Clone(p.list)
+	slices.SortStableFunc(list, func(a, b FieldError) int {
+		if (a.Line == 0) != (b.Line == 0) {
+			if a.Line == 0 {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
+	})
+	return &Error{Problems: list}
+}
+
+// childPath returns path.name.
+func childPath(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+// indexPath returns path[i].
+func indexPath(path string, i int) string {
+	return path + "[" + strconv.Itoa(i) + "]"
+}
+
+// parentPath strips the last element of path: a.b[2].c → a.b[2] → a.b → a.
+func parentPath(path string) string {
+	i := strings.LastIndexAny(path, ".[")
+	if i < 0 {
+		return ""
+	}
+	return path[:i]
+}

@@ -1,0 +1,402 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/scheduler/registry"
+)
+
+// This file resolves a profile's plugins the way kube-scheduler v1 does
+// (pkg/scheduler/apis/config/v1/default_plugins.go mergePluginSet, and
+// the framework's expandMultiPointPlugins and getScoreWeights):
+//
+//  1. The default plugin set is a multiPoint list (registry.DefaultPlugins).
+//     Each point's custom set is merged into its default set: a disabled
+//     name (or "*", all of them) drops defaults; an enabled plugin that is
+//     also a default replaces it in place (its weight included, so an
+//     enabled entry without weight resets the weight to 1); other enabled
+//     plugins are appended in file order. Only multiPoint has defaults.
+//  2. Each extension point gets, in this order: plugins enabled at that
+//     point that multiPoint also enables (in the point's order), then the
+//     other multiPoint plugins that implement the point and are not
+//     disabled there, then the rest of the point's own plugins. "*" under
+//     a point's disabled keeps multiPoint out of that point altogether.
+//  3. A score plugin's weight is the first found in score.enabled, then in
+//     the merged multiPoint list; unset is 1.
+
+// maxWeight is kube-scheduler's bound on a plugin weight (its type is int32).
+const maxWeight = math.MaxInt32
+
+// wildcard, as a disabled name, disables every default plugin of a point.
+const wildcard = "*"
+
+// The plugin kube-scheduler configurations list at postFilter. yardmaster
+// does not preempt; the name is accepted, its arguments are checked, and it
+// does nothing.
+const defaultPreemptionName = "DefaultPreemption"
+
+// kubeSchedulerPlugins are in-tree kube-scheduler v1 plugins that yardmaster
+// does not have (until a Registration adds them; the registry is asked
+// first). Disabling one is accepted: it is not running. Enabling one is an
+// error that says it is not implemented rather than "unknown".
+var kubeSchedulerPlugins = []string{
+	"DynamicResources", "GangScheduling", "ImageLocality", "InterPodAffinity",
+	"NodeVolumeLimits", "PodTopologySpread", "VolumeBinding", "VolumeRestrictions",
+	"VolumeZone",
+}
+
+// removedPlugins are plugins kube-scheduler has removed, with what to do
+// instead. Disabling one is accepted; anything else is an error carrying
+// the hint.
+var removedPlugins = map[string]string{
+	"NodeResourcesLeastAllocated": "removed from kube-scheduler (v1beta2): delete it and configure NodeResourcesFit (enabled by default) with pluginConfig args scoringStrategy: {type: LeastAllocated, resources: <its resources>}; give its weight to NodeResourcesFit",
+	"NodeResourcesMostAllocated":  "removed from kube-scheduler (v1beta2): delete it and configure NodeResourcesFit (enabled by default) with pluginConfig args scoringStrategy: {type: MostAllocated, resources: <its resources>}; give its weight to NodeResourcesFit",
+	"RequestedToCapacityRatio":    "removed from kube-scheduler (v1beta2): delete it and configure NodeResourcesFit with pluginConfig args scoringStrategy: {type: RequestedToCapacityRatio, resources: <its resources>, requestedToCapacityRatio: {shape: <its shape>}}; give its weight to NodeResourcesFit",
+	"NodeLabel":                   "removed from kube-scheduler (v1beta2): delete it; for required labels use the pods' nodeSelector or node affinity (NodeAffinity)",
+	"ServiceAffinity":             "removed from kube-scheduler (v1beta2): delete it; use pod affinity instead",
+	"NodePreferAvoidPods":         "removed from kube-scheduler (v1beta3): delete it; use taints (TaintToleration) instead",
+	"SelectorSpread":              "removed from kube-scheduler (v1): delete it; kube-scheduler replaced it with PodTopologySpread's default constraints",
+	"AzureDiskLimits":             "removed from kube-scheduler (v1): delete it; yardmaster does not check volume limits",
+	"CinderLimits":                "removed from kube-scheduler (v1): delete it; yardmaster does not check volume limits",
+	"EBSLimits":                   "removed from kube-scheduler (v1): delete it; yardmaster does not check volume limits",
+	"GCEPDLimits":                 "removed from kube-scheduler (v1): delete it; yardmaster does not check volume limits",
+}
+
+// catalog is what a file's plugin names are looked up in: the registry,
+// plus DefaultPreemption as a no-op when the registry has no such plugin.
+type catalog struct {
+	reg   registry.Registry
+	noops map[string]registry.Registration
+}
+
+func newCatalog(reg registry.Registry) *catalog {
+	c := &catalog{reg: reg, noops: map[string]registry.Registration{}}
+	if _, ok := reg[defaultPreemptionName]; !ok {
+		c.noops[defaultPreemptionName] = registry.Registration{
+			Name:         defaultPreemptionName,
+			Points:       []string{registry.PostFilter},
+			NewArgs:      func() any { return &defaultPreemptionArgs{} },
+			ValidateArgs: validateDefaultPreemptionArgs,
+		}
+	}
+	return c
+}
+
+func (c *catalog) lookup(name string) (registry.Registration, bool) {
+	if r, ok := c.reg[name]; ok {
+		return r, true
+	}
+	r, ok := c.noops[name]
+	return r, ok
+}
+
+// isNoop reports whether name is accepted but does nothing.
+func (c *catalog) isNoop(name string) bool {
+	_, ok := c.noops[name]
+	return ok
+}
+
+// unknown explains why name is not a plugin yardmaster can run.
+func (c *catalog) unknown(name string) string {
+	if hint, ok := removedPlugins[name]; ok {
+		return fmt.Sprintf("plugin %q was %s", name, hint)
+	}
+	if slices.Contains(kubeSchedulerPlugins, name) {
+		return fmt.Sprintf("plugin %q is a kube-scheduler plugin that yardmaster does not implement; remove it", name)
+	}
+	msg := fmt.Sprintf("unknown plugin %q", name)
+	best, bestDist := "", 4
+	for n := range c.reg {
+		if d := editDistance(strings.ToLower(n), strings.ToLower(name)); d < bestDist || (d == bestDist && n < best) {
+			best, bestDist = n, d
+		}
+	}
+	if best != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return msg + "; yardmaster has: " + strings.Join(c.names(), ", ")
+}
+
+// disableable reports whether name may appear under disabled: anything
+// yardmaster or kube-scheduler knows, running or not.
+func (c *catalog) disableable(name string) bool {
+	_, known := c.lookup(name)
+	_, removed := removedPlugins[name]
+	return known || removed || slices.Contains(kubeSchedulerPlugins, name)
+}
+
+func (c *catalog) names() []string {
+	var out []string
+	for n := range c.reg {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// implementedPoints lists where r runs, for messages.
+func implementedPoints(r registry.Registration) string {
+	return strings.Join(r.Points, ", ")
+}
+
+// entry is an enabled plugin with where it came from.
+type entry struct {
+	name   string
+	weight *int64
+	// path is the entry's field path in the file; empty for a default.
+	path string
+}
+
+// pointPlugins is one point's custom set, checked.
+type pointPlugins struct {
+	enabled  []entry
+	disabled map[string]bool
+}
+
+// builtinPoints are points where yardmaster runs fixed behaviour, with the
+// one plugin name that stands for it.
+var builtinPoints = map[string]string{
+	registry.PreEnqueue: registry.SchedulingGatesName,
+	registry.QueueSort:  registry.PrioritySortName,
+	registry.Bind:       registry.DefaultBinderName,
+}
+
+// resolvePlugins turns a profile's plugin sets into the plugin lists of
+// the points yardmaster runs. path is the profile's path.
+func resolvePlugins(cat *catalog, plugins *filePlugins, path string, p *problems) (prof registry.Profile, ok bool) {
+	if plugins == nil {
+		plugins = &filePlugins{}
+	}
+	before := len(p.list)
+	custom := map[string]pointPlugins{}
+	for _, ps := range plugins.sets() {
+		custom[ps.point] = checkSet(cat, ps.point, ps.set, childPath(childPath(path, "plugins"), ps.point), p)
+	}
+	if len(p.list) > before {
+		// Entries in error were dropped; resolving without them would only
+		// add confusing follow-on problems.
+		return prof, false
+	}
+
+	var defaults []entry
+	for _, wp := range registry.DefaultPlugins() {
+		e := entry{name: wp.Name}
+		if wp.Weight != 0 {
+			w := wp.Weight
+			e.weight = &w
+		}
+		defaults = append(defaults, e)
+	}
+	multiPoint := mergeSet(defaults, custom[registry.MultiPoint])
+
+	expand := func(point string) []string {
+		own := custom[point]
+		names := make([]string, len(own.enabled))
+		for i, e := range own.enabled {
+			names[i] = e.name
+		}
+		if own.disabled[wildcard] {
+			return names
+		}
+		var override, fromMulti []string
+		for _, e := range multiPoint {
+			r, _ := cat.lookup(e.name)
+			switch {
+			case !r.Implements(point) || own.disabled[e.name]:
+			case slices.Contains(names, e.name):
+				override = append(override, e.name)
+			default:
+				fromMulti = append(fromMulti, e.name)
+			}
+		}
+		out := make([]string, 0, len(names)+len(fromMulti))
+		for _, n := range names {
+			if slices.Contains(override, n) {
+				out = append(out, n)
+			}
+		}
+		out = append(out, fromMulti...)
+		for _, n := range names {
+			if !slices.Contains(override, n) {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+
+	pluginsPath := childPath(path, "plugins")
+	for _, point := range []string{registry.QueueSort, registry.Bind} {
+		want := builtinPoints[point]
+		switch got := expand(point); {
+		case len(got) == 0:
+			p.add(childPath(pluginsPath, point), "%s is disabled, but yardmaster always runs it at %s (kube-scheduler, too, needs a %s plugin there): enable %s, e.g. under multiPoint.enabled",
+				want, point, point, want)
+		case !slices.Equal(got, []string{want}):
+			p.add(childPath(pluginsPath, point), "yardmaster runs exactly %s at %s, got %s", want, point, strings.Join(got, ", "))
+		}
+	}
+	// preEnqueue: SchedulingGates is built into the queue and always on;
+	// disabling it is accepted and changes nothing (the API server refuses
+	// to bind a pod that still has scheduling gates). postFilter:
+	// DefaultPreemption is a no-op. Nothing else can be enabled anywhere
+	// else: checkSet refused it.
+
+	prof.PreFilter = expand(registry.PreFilter)
+	prof.Filter = expand(registry.Filter)
+	prof.PreScore = expand(registry.PreScore)
+	names := expand(registry.Score)
+	weights := make([]int64, len(names))
+	paths := make([]string, len(names))
+	for i, name := range names {
+		weights[i], paths[i] = scoreWeight(name, custom[registry.Score].enabled, multiPoint)
+		prof.Score = append(prof.Score, registry.WeightedPlugin{Name: name, Weight: weights[i]})
+	}
+	if i := scoreOverflowAt(weights); i >= 0 {
+		p.add(cmpOr(paths[i], childPath(pluginsPath, registry.Score)), "the score plugins' weights add up to more than %d: the total score could overflow", int64(math.MaxInt64)/framework.MaxNodeScore)
+	}
+	return prof, len(p.list) == before
+}
+
+// scoreOverflowAt is kube-scheduler's getScoreWeights check: the weighted
+// maximum scores of all score plugins must add up without overflowing
+// int64. It returns the index of the weight that overflows, or -1. With
+// weights capped at maxWeight no profile reaches it; it stays as the
+// guarantee the scheduler's arithmetic relies on.
+func scoreOverflowAt(weights []int64) int {
+	var total int64
+	for i, w := range weights {
+		if w > (math.MaxInt64-total)/framework.MaxNodeScore {
+			return i
+		}
+		total += w * framework.MaxNodeScore
+	}
+	return -1
+}
+
+// scoreWeight returns a score plugin's weight and the path it was set at.
+func scoreWeight(name string, score, multiPoint []entry) (int64, string) {
+	for _, list := range [][]entry{score, multiPoint} {
+		for _, e := range list {
+			if e.name != name {
+				continue
+			}
+			if e.weight == nil {
+				return 1, e.path
+			}
+			return *e.weight, childPath(e.path, "weight")
+		}
+	}
+	return 1, ""
+}
+
+// mergeSet is kube-scheduler's mergePluginSet: the default enabled list
+// with disabled names dropped and re-enabled ones replaced in place, then
+// the other custom enabled plugins in order.
+func mergeSet(defaults []entry, custom pointPlugins) []entry {
+	var out []entry
+	replaced := map[int]bool{}
+	if !custom.disabled[wildcard] {
+		for _, d := range defaults {
+			if custom.disabled[d.name] {
+				continue
+			}
+			if i := slices.IndexFunc(custom.enabled, func(e entry) bool { return e.name == d.name }); i >= 0 {
+				d = custom.enabled[i]
+				replaced[i] = true
+			}
+			out = append(out, d)
+		}
+	}
+	for i, e := range custom.enabled {
+		if !replaced[i] {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// checkSet checks one point's set and returns its usable entries. The
+// checks are kube-scheduler's (the plugin exists, implements the point and
+// is enabled once there) plus yardmaster's (weights only on score plugins,
+// within bounds; built-in points keep their built-in plugin).
+func checkSet(cat *catalog, point string, set *pluginSet, path string, p *problems) pointPlugins {
+	out := pointPlugins{disabled: map[string]bool{}}
+	for i, pl := range set.Disabled {
+		ep := indexPath(childPath(path, "disabled"), i)
+		switch {
+		case pl.Name == "":
+			p.add(childPath(ep, "name"), "required: the plugin to disable, or %q for all default plugins", wildcard)
+			continue
+		case pl.Name != wildcard && !cat.disableable(pl.Name):
+			p.add(childPath(ep, "name"), "%s", cat.unknown(pl.Name))
+			continue
+		}
+		if pl.Weight != nil {
+			p.add(childPath(ep, "weight"), "a disabled plugin has no weight: remove it")
+		}
+		out.disabled[pl.Name] = true
+	}
+	first := map[string]int{}
+	for i, pl := range set.Enabled {
+		ep := indexPath(childPath(path, "enabled"), i)
+		np := childPath(ep, "name")
+		if pl.Name == "" {
+			p.add(np, "required")
+			continue
+		}
+		if pl.Name == wildcard {
+			p.add(np, "%q only means something under disabled", wildcard)
+			continue
+		}
+		r, ok := cat.lookup(pl.Name)
+		if !ok {
+			p.add(np, "%s", cat.unknown(pl.Name))
+			continue
+		}
+		if point != registry.MultiPoint && !r.Implements(point) {
+			if builtin, ok := builtinPoints[point]; ok {
+				p.add(np, "%q cannot run at %s: yardmaster runs %s there, built in", pl.Name, point, builtin)
+			} else {
+				p.add(np, "plugin %q does not implement %s (it implements %s)", pl.Name, point, implementedPoints(r))
+			}
+			continue
+		}
+		if j, dup := first[pl.Name]; dup {
+			p.add(np, "plugin %q is enabled twice at %s (also at enabled[%d])", pl.Name, point, j)
+			continue
+		}
+		first[pl.Name] = i
+		if pl.Weight != nil {
+			wp := childPath(ep, "weight")
+			w := *pl.Weight
+			switch {
+			case point != registry.Score && point != registry.MultiPoint:
+				p.add(wp, "a weight applies only under score or multiPoint: remove it")
+				continue
+			case !r.Implements(registry.Score):
+				p.add(wp, "plugin %q does not score, so it has no weight: remove it", pl.Name)
+				continue
+			case w <= 0:
+				p.add(wp, "must be > 0 (got %d); to turn a score plugin off, disable it under score", w)
+				continue
+			case w > maxWeight:
+				p.add(wp, "must be at most %d (got %d)", maxWeight, w)
+				continue
+			}
+		}
+		out.enabled = append(out.enabled, entry{name: pl.Name, weight: pl.Weight, path: ep})
+	}
+	return out
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,166 @@
+package config
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/yardmaster-io/yardmaster/scheduler/registry"
+)
+
+// The versioned file types: kubescheduler.config.k8s.io/v1 as yardmaster
+// reads and writes it. They mirror k8s.io/kube-scheduler/config/v1 field for
+// field, json names and all, so that strict decoding refuses exactly what
+// is not in that schema. Fields yardmaster does not implement are still
+// declared, so that using one gets a message saying so rather than
+// "unknown field"; build decides what each of them means.
+//
+// Pointers mark fields whose absence matters (kube-scheduler defaults a nil
+// pointer but keeps an explicit zero, which validation may then refuse).
+
+// Group and versions of the file format.
+const (
+	groupName  = "kubescheduler.config.k8s.io"
+	apiV1      = groupName + "/v1"
+	apiV1beta3 = groupName + "/v1beta3"
+	kindConfig = "KubeSchedulerConfiguration"
+)
+
+// fileConfig is a KubeSchedulerConfiguration.
+type fileConfig struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+
+	Parallelism      *int32                `json:"parallelism,omitempty"`
+	LeaderElection   *fileLeaderElection   `json:"leaderElection,omitempty"`
+	ClientConnection *fileClientConnection `json:"clientConnection,omitempty"`
+
+	// DebuggingConfiguration, inlined in kube-scheduler's type.
+	EnableProfiling           *bool `json:"enableProfiling,omitempty"`
+	EnableContentionProfiling *bool `json:"enableContentionProfiling,omitempty"`
+
+	PercentageOfNodesToScore *int32 `json:"percentageOfNodesToScore,omitempty"`
+	// PercentageOfPlacementsToScore belongs to pod-group (workload)
+	// scheduling, which yardmaster does not do: any value is refused.
+	PercentageOfPlacementsToScore *int32 `json:"percentageOfPlacementsToScore,omitempty"`
+	PodInitialBackoffSeconds      *int64 `json:"podInitialBackoffSeconds,omitempty"`
+	PodMaxBackoffSeconds          *int64 `json:"podMaxBackoffSeconds,omitempty"`
+
+	Profiles []fileProfile `json:"profiles,omitempty"`
+
+	// Extenders are not supported: a non-empty list is refused. The
+	// elements are kept as raw nodes only to point at them.
+	Extenders []any `json:"extenders,omitempty"`
+	// DelayCacheUntilActive is not supported: true is refused.
+	DelayCacheUntilActive *bool `json:"delayCacheUntilActive,omitempty"`
+}
+
+// fileLeaderElection is component-base's LeaderElectionConfiguration.
+type fileLeaderElection struct {
+	LeaderElect       *bool            `json:"leaderElect,omitempty"`
+	LeaseDuration     *metav1.Duration `json:"leaseDuration,omitempty"`
+	RenewDeadline     *metav1.Duration `json:"renewDeadline,omitempty"`
+	RetryPeriod       *metav1.Duration `json:"retryPeriod,omitempty"`
+	ResourceLock      string           `json:"resourceLock,omitempty"`
+	ResourceName      string           `json:"resourceName,omitempty"`
+	ResourceNamespace string           `json:"resourceNamespace,omitempty"`
+}
+
+// fileClientConnection is component-base's ClientConnectionConfiguration.
+// As in kube-scheduler, a zero qps, burst or contentType takes the default.
+type fileClientConnection struct {
+	Kubeconfig         string  `json:"kubeconfig,omitempty"`
+	AcceptContentTypes string  `json:"acceptContentTypes,omitempty"`
+	ContentType        string  `json:"contentType,omitempty"`
+	QPS                float32 `json:"qps,omitempty"`
+	Burst              int32   `json:"burst,omitempty"`
+}
+
+// fileProfile is a KubeSchedulerProfile.
+type fileProfile struct {
+	SchedulerName                 *string            `json:"schedulerName,omitempty"`
+	PercentageOfNodesToScore      *int32             `json:"percentageOfNodesToScore,omitempty"`
+	PercentageOfPlacementsToScore *int32             `json:"percentageOfPlacementsToScore,omitempty"`
+	Plugins                       *filePlugins       `json:"plugins,omitempty"`
+	PluginConfig                  []filePluginConfig `json:"pluginConfig,omitempty"`
+}
+
+// The pod-group extension points of kube-scheduler's v1 schema. yardmaster
+// has no plugin for them, so nothing can be enabled there.
+const (
+	placementGenerate  = "placementGenerate"
+	placementScore     = "placementScore"
+	placementFeasible  = "placementFeasible"
+	podGroupPostFilter = "podGroupPostFilter"
+)
+
+// filePlugins holds a plugin set per extension point.
+type filePlugins struct {
+	PreEnqueue         pluginSet `json:"preEnqueue,omitzero"`
+	QueueSort          pluginSet `json:"queueSort,omitzero"`
+	PreFilter          pluginSet `json:"preFilter,omitzero"`
+	Filter             pluginSet `json:"filter,omitzero"`
+	PostFilter         pluginSet `json:"postFilter,omitzero"`
+	PreScore           pluginSet `json:"preScore,omitzero"`
+	Score              pluginSet `json:"score,omitzero"`
+	Reserve            pluginSet `json:"reserve,omitzero"`
+	Permit             pluginSet `json:"permit,omitzero"`
+	PreBind            pluginSet `json:"preBind,omitzero"`
+	Bind               pluginSet `json:"bind,omitzero"`
+	PostBind           pluginSet `json:"postBind,omitzero"`
+	MultiPoint         pluginSet `json:"multiPoint,omitzero"`
+	PlacementGenerate  pluginSet `json:"placementGenerate,omitzero"`
+	PlacementScore     pluginSet `json:"placementScore,omitzero"`
+	PlacementFeasible  pluginSet `json:"placementFeasible,omitzero"`
+	PodGroupPostFilter pluginSet `json:"podGroupPostFilter,omitzero"`
+}
+
+// pointSet is one extension point's plugin set with the point's name.
+type pointSet struct {
+	point string
+	set   *pluginSet
+}
+
+// sets returns every extension point's set, multiPoint last, in the order
+// kube-scheduler's Plugins type declares them.
+func (p *filePlugins) sets() []pointSet {
+	return []pointSet{
+		{registry.PreEnqueue, &p.PreEnqueue},
+		{registry.QueueSort, &p.QueueSort},
+		{registry.PreFilter, &p.PreFilter},
+		{registry.Filter, &p.Filter},
+		{registry.PostFilter, &p.PostFilter},
+		{registry.PreScore, &p.PreScore},
+		{registry.Score, &p.Score},
+		{registry.Reserve, &p.Reserve},
+		{registry.Permit, &p.Permit},
+		{registry.PreBind, &p.PreBind},
+		{registry.Bind, &p.Bind},
+		{registry.PostBind, &p.PostBind},
+		{placementGenerate, &p.PlacementGenerate},
+		{placementScore, &p.PlacementScore},
+		{placementFeasible, &p.PlacementFeasible},
+		{podGroupPostFilter, &p.PodGroupPostFilter},
+		{registry.MultiPoint, &p.MultiPoint},
+	}
+}
+
+// pluginSet is a PluginSet: plugins enabled and disabled at one point.
+type pluginSet struct {
+	Enabled  []filePlugin `json:"enabled,omitempty"`
+	Disabled []filePlugin `json:"disabled,omitempty"`
+}
+
+// filePlugin is a Plugin. Weight is int64 here (int32 in kube-scheduler's
+// type) so that an oversized weight gets a message about weights rather
+// than about integer types; validation applies kube-scheduler's bound.
+type filePlugin struct {
+	Name   string `json:"name"`
+	Weight *int64 `json:"weight,omitempty"`
+}
+
+// filePluginConfig is a PluginConfig. When decoding, Args holds the raw
+// *yaml.Node (decoded later into the plugin's own args type, which only
+// the registry knows); when encoding, the typed args.
+type filePluginConfig struct {
+	Name string `json:"name"`
+	Args any    `json:"args,omitempty"`
+}
