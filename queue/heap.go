@@ -6,12 +6,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// podHeap is a binary heap of queued pods with an index from UID to position,
-// so that lookup is O(1) and add, pop, remove and fix are O(log n). It is not
-// safe for concurrent use; the PriorityQueue's lock guards it.
+// podHeap is a binary heap of queued pods with an index from UID to item, and
+// each item knows its position, so that lookup is O(1) and add, pop, remove
+// and fix are O(log n). Swaps touch only the two items, never the map. It is
+// not safe for concurrent use; the PriorityQueue's lock guards it.
 type podHeap struct {
-	items []heapItem
-	pos   map[types.UID]int
+	items []*heapItem
+	pos   map[types.UID]*heapItem
 	// compare orders pods; negative means a comes out before b.
 	compare func(a, b *QueuedPodInfo) int
 	// seq numbers insertions, see heapItem.seq.
@@ -20,6 +21,8 @@ type podHeap struct {
 
 type heapItem struct {
 	pod *QueuedPodInfo
+	// index is the item's position in items.
+	index int
 	// seq breaks ties between pods that compare equal in insertion order:
 	// container/heap is not stable, and with a coarse (or fake) clock two pods
 	// of the same priority often carry the same Timestamp.
@@ -29,7 +32,7 @@ type heapItem struct {
 var _ heap.Interface = (*podHeap)(nil)
 
 func newPodHeap(compare func(a, b *QueuedPodInfo) int) *podHeap {
-	return &podHeap{pos: make(map[types.UID]int), compare: compare}
+	return &podHeap{pos: make(map[types.UID]*heapItem), compare: compare}
 }
 
 // Len, Less, Swap, Push and Pop implement heap.Interface; use the lower-case
@@ -46,20 +49,21 @@ func (h *podHeap) Less(i, j int) bool {
 
 func (h *podHeap) Swap(i, j int) {
 	h.items[i], h.items[j] = h.items[j], h.items[i]
-	h.pos[h.items[i].pod.Pod.UID] = i
-	h.pos[h.items[j].pod.Pod.UID] = j
+	h.items[i].index = i
+	h.items[j].index = j
 }
 
 func (h *podHeap) Push(x any) {
-	it := x.(heapItem)
-	h.pos[it.pod.Pod.UID] = len(h.items)
+	it := x.(*heapItem)
+	it.index = len(h.items)
 	h.items = append(h.items, it)
+	h.pos[it.pod.Pod.UID] = it
 }
 
 func (h *podHeap) Pop() any {
 	last := len(h.items) - 1
 	it := h.items[last]
-	h.items[last] = heapItem{} // drop the reference so the pod can be collected
+	h.items[last] = nil // drop the reference so the pod can be collected
 	h.items = h.items[:last]
 	delete(h.pos, it.pod.Pod.UID)
 	return it
@@ -69,34 +73,35 @@ func (h *podHeap) Pop() any {
 // became the head.
 func (h *podHeap) add(qpi *QueuedPodInfo) (head bool) {
 	h.seq++
-	heap.Push(h, heapItem{pod: qpi, seq: h.seq})
-	return h.pos[qpi.Pod.UID] == 0
+	it := &heapItem{pod: qpi, seq: h.seq}
+	heap.Push(h, it)
+	return it.index == 0
 }
 
 // get returns the pod with uid.
 func (h *podHeap) get(uid types.UID) (*QueuedPodInfo, bool) {
-	i, ok := h.pos[uid]
+	it, ok := h.pos[uid]
 	if !ok {
 		return nil, false
 	}
-	return h.items[i].pod, true
+	return it.pod, true
 }
 
 // fix restores the order after the pod with uid changed in a way compare
 // sees. It keeps the pod's insertion number.
 func (h *podHeap) fix(uid types.UID) {
-	if i, ok := h.pos[uid]; ok {
-		heap.Fix(h, i)
+	if it, ok := h.pos[uid]; ok {
+		heap.Fix(h, it.index)
 	}
 }
 
 // remove takes out the pod with uid.
 func (h *podHeap) remove(uid types.UID) (*QueuedPodInfo, bool) {
-	i, ok := h.pos[uid]
+	it, ok := h.pos[uid]
 	if !ok {
 		return nil, false
 	}
-	return heap.Remove(h, i).(heapItem).pod, true
+	return heap.Remove(h, it.index).(*heapItem).pod, true
 }
 
 // peek returns the head, or nil when the heap is empty.
@@ -109,7 +114,7 @@ func (h *podHeap) peek() *QueuedPodInfo {
 
 // pop takes out the head; the heap must not be empty.
 func (h *podHeap) pop() *QueuedPodInfo {
-	return heap.Pop(h).(heapItem).pod
+	return heap.Pop(h).(*heapItem).pod
 }
 
 func (h *podHeap) len() int { return len(h.items) }

@@ -82,8 +82,8 @@ func (q *PriorityQueue) checkInvariants(t testing.TB) {
 		}
 		for i, it := range h.heap.items {
 			uid := it.pod.Pod.UID
-			if h.heap.pos[uid] != i {
-				t.Errorf("%s: pod %s at %d, index says %d", h.loc, uid, i, h.heap.pos[uid])
+			if h.heap.pos[uid] != it || it.index != i {
+				t.Errorf("%s: pod %s at %d: index map or position (%d) disagree", h.loc, uid, i, it.index)
 			}
 			if i > 0 && h.heap.Less(i, (i-1)/2) {
 				t.Errorf("%s: heap order broken at %d", h.loc, i)

@@ -41,6 +41,10 @@
 //
 // Pods with a deletionTimestamp are never queued; adding or updating one
 // removes it.
+//
+// One mutex guards all of it; it is a leaf lock (see PriorityQueue.mu). Pop
+// waits on a sync.Cond of that mutex, woken by new active pods, Close, and
+// the Pop's own context.
 package queue
 
 import (
