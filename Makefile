@@ -54,8 +54,9 @@ unit: ## Unit tests with the race detector (no control plane).
 e2e: $(CONTROL_PLANE) build ## End-to-end tests against a local control plane.
 	YARDMASTER_BINARY=$(BIN)/yardmaster $(GO) test -race -count=1 -timeout 30m ./test/e2e/...
 
-test: lint $(CONTROL_PLANE) ## Everything CI runs: lint, unit and e2e tests with -race.
+test: lint $(CONTROL_PLANE) ## Everything CI runs: lint, unit and e2e tests with -race, a short fuzz run.
 	$(GO) test -race -count=1 -timeout 40m $(PKGS)
+	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime 15s ./config/
 
 bench: ## Go benchmarks of the hot paths.
 	$(GO) test -run '^$$' -bench . -benchmem $$($(GO) list $(PKGS) | grep -v /test/e2e)

@@ -27,7 +27,7 @@ import (
 	_ "k8s.io/client-go/tools/record"
 	_ "k8s.io/client-go/util/workqueue"
 	_ "k8s.io/utils/clock"
-	_ "sigs.k8s.io/yaml"
 	_ "sigs.k8s.io/kustomize/api/krusty"
 	_ "sigs.k8s.io/kustomize/kyaml/filesys"
+	_ "sigs.k8s.io/yaml"
 )

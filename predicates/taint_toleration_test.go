@@ -26,7 +26,7 @@ func TestTaintTolerationFilter(t *testing.T) {
 		{name: "untolerated NoSchedule", pod: schedtest.MakePod().Obj(), node: controlPlane,
 			wantTaint: "node-role.kubernetes.io/control-plane"},
 		{name: "untolerated NoExecute", pod: schedtest.MakePod().Obj(),
-			node: schedtest.MakeNode().Name("n").Taint("node.kubernetes.io/not-ready", "", v1.TaintEffectNoExecute).Obj(),
+			node:      schedtest.MakeNode().Name("n").Taint("node.kubernetes.io/not-ready", "", v1.TaintEffectNoExecute).Obj(),
 			wantTaint: "node.kubernetes.io/not-ready"},
 		{name: "PreferNoSchedule only scores", pod: schedtest.MakePod().Obj(),
 			node: schedtest.MakeNode().Name("n").Taint("soft", "", v1.TaintEffectPreferNoSchedule).Obj()},
@@ -45,10 +45,10 @@ func TestTaintTolerationFilter(t *testing.T) {
 		{name: "empty key with Exists tolerates all", pod: schedtest.MakePod().Toleration("", v1.TolerationOpExists, "", "").Obj(),
 			node: schedtest.MakeNode().Name("n").Taint("a", "1", v1.TaintEffectNoSchedule).Taint("b", "2", v1.TaintEffectNoExecute).Obj()},
 		{name: "second taint untolerated", pod: schedtest.MakePod().Toleration("a", v1.TolerationOpExists, "", "").Obj(),
-			node: schedtest.MakeNode().Name("n").Taint("a", "1", v1.TaintEffectNoSchedule).Taint("b", "2", v1.TaintEffectNoExecute).Obj(),
+			node:      schedtest.MakeNode().Name("n").Taint("a", "1", v1.TaintEffectNoSchedule).Taint("b", "2", v1.TaintEffectNoExecute).Obj(),
 			wantTaint: "b"},
 		{name: "Gt toleration is gated off in v1.36", pod: schedtest.MakePod().Toleration("gen", v1.TolerationOpGt, "1", "").Obj(),
-			node: schedtest.MakeNode().Name("n").Taint("gen", "5", v1.TaintEffectNoSchedule).Obj(),
+			node:      schedtest.MakeNode().Name("n").Taint("gen", "5", v1.TaintEffectNoSchedule).Obj(),
 			wantTaint: "gen"},
 	}
 	for _, tc := range tests {

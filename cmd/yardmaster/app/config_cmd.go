@@ -58,28 +58,6 @@ func newConfigCommand() *cobra.Command {
 	return cmd
 }
 
-// loadConfig returns the configuration `yardmaster run` uses: the file at
-// path (the defaults when path is empty) with the flags of cmd that were
-// set on the command line applied over it. Precedence: flags explicitly
-// set > config file > defaults.
-func loadConfig(cmd *cobra.Command, path string) (*config.Config, error) {
-	c := config.Default()
-	if path != "" {
-		var err error
-		if c, err = config.Load(path); err != nil {
-			return nil, err
-		}
-	}
-	o, err := configOverrides(cmd)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.Apply(o); err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
 // configOverrides collects the configuration flags set on cmd's command
 // line. A flag that cmd does not define is skipped, so `run` can grow its
 // flags (the --leader-elect-* family, say) without changing this.

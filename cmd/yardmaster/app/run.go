@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/events"
@@ -112,7 +113,7 @@ type Daemon struct {
 	Client      kubernetes.Interface
 	logger      *zap.Logger
 	factory     informers.SharedInformerFactory
-	broadcaster events.EventBroadcasterAdapter
+	broadcaster events.EventBroadcaster
 	host        string
 }
 
@@ -162,8 +163,8 @@ func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
 	}
 
 	factory := scheduler.NewInformerFactory(client)
-	broadcaster := events.NewEventBroadcasterAdapter(eventClient)
-	b := binder.New(client, broadcaster.NewRecorder("yardmaster"), logger)
+	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: eventClient.EventsV1()})
+	b := binder.New(client, broadcaster.NewRecorder(scheme.Scheme, "yardmaster"), logger)
 	sched, err := scheduler.New(scheduler.Options{
 		Client:                   client,
 		InformerFactory:          factory,
