@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
@@ -21,14 +22,13 @@ func (s *Scheduler) schedulePod(ctx context.Context, prof *profile, state *frame
 	if len(all) == 0 {
 		return scheduleResult{}, ErrNoNodesAvailable
 	}
-	feasible, fitErr, err := s.findFeasible(ctx, prof, state, pod, all)
+	feasible, evaluated, fitErr, err := s.findFeasible(ctx, prof, state, pod, all)
 	if err != nil {
 		return scheduleResult{}, err
 	}
 	if fitErr != nil {
 		return scheduleResult{}, fitErr
 	}
-	evaluated := len(feasible) + fitErrCount(fitErr)
 	if len(feasible) == 1 {
 		return scheduleResult{node: feasible[0].Node().Name, evaluated: evaluated, feasible: 1}, nil
 	}
@@ -38,13 +38,6 @@ func (s *Scheduler) schedulePod(ctx context.Context, prof *profile, state *frame
 	}
 	best := s.selectHost(feasible, totals)
 	return scheduleResult{node: best, evaluated: evaluated, feasible: len(feasible)}, nil
-}
-
-func fitErrCount(f *FitError) int {
-	if f == nil {
-		return 0
-	}
-	return f.NumAllNodes
 }
 
 // numFeasibleNodesToFind is how many feasible nodes are enough to pick from:
@@ -75,12 +68,14 @@ func (s *Scheduler) numFeasibleNodesToFind(prof *profile, numAll int) int {
 // findFeasible runs the PreFilters, then the Filters over the nodes in
 // parallel, starting where the previous cycle stopped so that every node
 // gets its turn, and stops once enough feasible nodes are found. It returns
-// the feasible nodes, or a FitError when there are none.
-func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, all []*framework.NodeInfo) ([]*framework.NodeInfo, *FitError, error) {
+// the feasible nodes and how many nodes it evaluated, or a FitError when
+// no node is feasible.
+func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, all []*framework.NodeInfo) ([]*framework.NodeInfo, int, *FitError, error) {
 	fitErr := &FitError{NumAllNodes: len(all), ReasonCounts: map[string]int{}}
 
 	nodes := all
 	var allowed map[string]struct{}
+	var narrowedBy []string
 	for _, pl := range prof.preFilter {
 		res, st := pl.PreFilter(ctx, state, pod, all)
 		switch {
@@ -93,12 +88,13 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 		case st.IsRejected():
 			fitErr.PreFilterMessage = st.Message()
 			fitErr.Unresolvable = st.Code() == framework.UnschedulableAndUnresolvable
-			return nil, fitErr, nil
+			return nil, 0, fitErr, nil
 		case !st.IsSuccess():
-			return nil, nil, st.Err()
+			return nil, 0, nil, st.Err()
 		}
 		if res != nil && res.NodeNames != nil {
 			allowed = intersect(allowed, res.NodeNames)
+			narrowedBy = append(narrowedBy, pl.Name())
 		}
 	}
 	if allowed != nil {
@@ -109,9 +105,10 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 			}
 		}
 		if len(nodes) == 0 {
-			fitErr.PreFilterMessage = "node(s) didn't satisfy plugin(s) the PreFilter result"
+			// kube-scheduler's wording for nodes ruled out by PreFilter results.
+			fitErr.ReasonCounts[fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", narrowedBy)] = len(all)
 			fitErr.Unresolvable = true
-			return nil, fitErr, nil
+			return nil, 0, fitErr, nil
 		}
 	}
 
@@ -150,13 +147,14 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 		statuses[idx] = st
 	})
 	if err := ctx.Err(); err != nil {
-		return nil, nil, err
+		return nil, 0, nil, err
 	}
-	s.nextStartNodeIndex = (start + int(processed.Load())) % len(nodes)
+	evaluated := int(processed.Load())
+	s.nextStartNodeIndex = (start + evaluated) % len(nodes)
 
 	n := min(int(found.Load()), numToFind)
 	if n > 0 {
-		return feasible[:n], nil, nil
+		return feasible[:n], evaluated, nil, nil
 	}
 	unresolvable := true
 	for _, st := range statuses {
@@ -169,7 +167,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 		}
 	}
 	fitErr.Unresolvable = unresolvable
-	return nil, fitErr, nil
+	return nil, evaluated, fitErr, nil
 }
 
 // runFilters runs the profile's filters on one node in configured order
