@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 )
@@ -53,6 +54,7 @@ func BenchmarkScheduleCycle(b *testing.B) {
 		b.Run(fmt.Sprintf("%dNodes", n), func(b *testing.B) {
 			s := newTestScheduler(b, 0, benchNodes(n)...)
 			for i, p := range benchPods(5 * n) {
+				p.Name, p.UID = fmt.Sprintf("existing-%d", i), types.UID(fmt.Sprintf("existing-%d", i))
 				p.Spec.NodeName = fmt.Sprintf("node-%05d", i%n)
 				p.Spec.Containers[0].Ports = nil
 				s.Cache.AddPod(p)
