@@ -1,0 +1,144 @@
+package binder
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+)
+
+var podsResource = schema.GroupResource{Resource: "pods"}
+
+// bindReactor answers Binding creates with the given errors in turn, then
+// success, and counts the calls.
+func bindReactor(calls *int, errs ...error) k8stesting.ReactionFunc {
+	return func(action k8stesting.Action) (bool, runtime.Object, error) {
+		if action.GetSubresource() != "binding" {
+			return false, nil, nil
+		}
+		*calls++
+		if *calls <= len(errs) {
+			return true, nil, errs[*calls-1]
+		}
+		return true, action.(k8stesting.CreateAction).GetObject(), nil
+	}
+}
+
+func TestBindRetries(t *testing.T) {
+	tests := []struct {
+		name      string
+		errs      []error
+		wantCalls int
+		wantErr   bool
+	}{
+		{name: "first try", wantCalls: 1},
+		{name: "transient then success", errs: []error{
+			apierrors.NewServerTimeout(podsResource, "create", 1),
+			apierrors.NewTooManyRequests("slow down", 1),
+		}, wantCalls: 3},
+		{name: "pod gone: no retry", errs: []error{apierrors.NewNotFound(podsResource, "p")}, wantCalls: 1, wantErr: true},
+		{name: "already bound: no retry", errs: []error{apierrors.NewConflict(podsResource, "p", errors.New("bound"))}, wantCalls: 1, wantErr: true},
+		{name: "transient forever: bounded", errs: []error{
+			apierrors.NewInternalError(errors.New("1")), apierrors.NewInternalError(errors.New("2")),
+			apierrors.NewInternalError(errors.New("3")), apierrors.NewInternalError(errors.New("4")),
+			apierrors.NewInternalError(errors.New("5")), apierrors.NewInternalError(errors.New("6")),
+		}, wantCalls: DefaultMaxAttempts, wantErr: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			client := fake.NewClientset()
+			calls := 0
+			client.PrependReactor("create", "pods", bindReactor(&calls, tc.errs...))
+			b := New(client, nil, nil)
+			b.initialBackoff = time.Millisecond
+			err := b.Bind(context.Background(), schedtest.MakePod().Name("p").Obj(), "n1")
+			if (err != nil) != tc.wantErr {
+				t.Errorf("err = %v, want error %v", err, tc.wantErr)
+			}
+			if calls != tc.wantCalls {
+				t.Errorf("%d Binding calls, want %d", calls, tc.wantCalls)
+			}
+		})
+	}
+}
+
+func TestBindPostsTargetAndUID(t *testing.T) {
+	client := fake.NewClientset()
+	var got *v1.Binding
+	client.PrependReactor("create", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		got = action.(k8stesting.CreateAction).GetObject().(*v1.Binding)
+		return true, got, nil
+	})
+	pod := schedtest.MakePod().Name("p").UID("uid-1").Obj()
+	if err := New(client, nil, nil).Bind(context.Background(), pod, "n7"); err != nil {
+		t.Fatal(err)
+	}
+	if got.Target.Name != "n7" || got.Target.Kind != "Node" || got.UID != "uid-1" || got.Name != "p" {
+		t.Errorf("binding = %+v", got)
+	}
+}
+
+func TestRecordFailurePatchesConditionOnce(t *testing.T) {
+	pod := schedtest.MakePod().Name("p").Obj()
+	client := fake.NewClientset(pod)
+	var patches []map[string]any
+	client.PrependReactor("patch", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		pa := action.(k8stesting.PatchAction)
+		if pa.GetSubresource() != "status" {
+			t.Errorf("patched subresource %q, want status", pa.GetSubresource())
+		}
+		var m map[string]any
+		if err := json.Unmarshal(pa.GetPatch(), &m); err != nil {
+			t.Fatal(err)
+		}
+		patches = append(patches, m)
+		return true, pod, nil
+	})
+	b := New(client, nil, nil)
+	msg := "0/3 nodes are available: 3 Insufficient cpu."
+	b.RecordFailure(context.Background(), pod, v1.PodReasonUnschedulable, msg, true)
+	b.Wait()
+	b.RecordFailure(context.Background(), pod, v1.PodReasonUnschedulable, msg, true)
+	b.Wait()
+	if len(patches) != 1 {
+		t.Fatalf("%d status patches for a repeated message, want 1", len(patches))
+	}
+	conds := patches[0]["status"].(map[string]any)["conditions"].([]any)
+	c := conds[0].(map[string]any)
+	if c["type"] != "PodScheduled" || c["status"] != "False" || c["reason"] != "Unschedulable" || c["message"] != msg {
+		t.Errorf("condition = %v", c)
+	}
+	// A new reason is written again.
+	b.RecordFailure(context.Background(), pod, v1.PodReasonUnschedulable, "0/3 nodes are available: 3 Insufficient memory.", true)
+	b.Wait()
+	if len(patches) != 2 {
+		t.Errorf("%d patches after a new message, want 2", len(patches))
+	}
+}
+
+func TestIsTransient(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{apierrors.NewServiceUnavailable("x"), true},
+		{apierrors.NewTimeoutError("x", 1), true},
+		{apierrors.NewBadRequest("x"), false},
+		{apierrors.NewForbidden(podsResource, "p", errors.New("no")), false},
+		{apierrors.NewNotFound(podsResource, "p"), false},
+	} {
+		if got := IsTransient(tc.err); got != tc.want {
+			t.Errorf("IsTransient(%v) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}
