@@ -12,7 +12,7 @@ PKGS  := ./...
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/yardmaster-io/yardmaster/internal/version.Version=$(VERSION)
 STATICCHECK_VERSION := v0.8.2
-IMAGE ?= yardmaster:$(VERSION)
+IMAGE ?= yardmaster:dev
 
 # Control-plane binaries, built from hack/tools (k8s.io/kubernetes v1.36.3
 # and etcd v3.6.8 as Go modules).
