@@ -44,11 +44,7 @@ const defaultPreemptionName = "DefaultPreemption"
 // does not have (until a Registration adds them; the registry is asked
 // first). Disabling one is accepted: it is not running. Enabling one is an
 // error that says it is not implemented rather than "unknown".
-var kubeSchedulerPlugins = []string{
-	"DynamicResources", "GangScheduling", "ImageLocality", "InterPodAffinity",
-	"NodeVolumeLimits", "PodTopologySpread", "VolumeBinding", "VolumeRestrictions",
-	"VolumeZone",
-}
+var kubeSchedulerPlugins = []string{"DynamicResources", "GangScheduling"}
 
 // removedPlugins are plugins kube-scheduler has removed, with what to do
 // instead. Disabling one is accepted; anything else is an error carrying
@@ -61,10 +57,10 @@ var removedPlugins = map[string]string{
 	"ServiceAffinity":             "removed from kube-scheduler (v1beta2): delete it; use pod affinity instead",
 	"NodePreferAvoidPods":         "removed from kube-scheduler (v1beta3): delete it; use taints (TaintToleration) instead",
 	"SelectorSpread":              "removed from kube-scheduler (v1): delete it; kube-scheduler replaced it with PodTopologySpread's default constraints",
-	"AzureDiskLimits":             "removed from kube-scheduler (v1): delete it; yardmaster does not check volume limits",
-	"CinderLimits":                "removed from kube-scheduler (v1): delete it; yardmaster does not check volume limits",
-	"EBSLimits":                   "removed from kube-scheduler (v1): delete it; yardmaster does not check volume limits",
-	"GCEPDLimits":                 "removed from kube-scheduler (v1): delete it; yardmaster does not check volume limits",
+	"AzureDiskLimits":             "removed from kube-scheduler (v1): delete it; NodeVolumeLimits checks CSI volume limits from CSINode",
+	"CinderLimits":                "removed from kube-scheduler (v1): delete it; NodeVolumeLimits checks CSI volume limits from CSINode",
+	"EBSLimits":                   "removed from kube-scheduler (v1): delete it; NodeVolumeLimits checks CSI volume limits from CSINode",
+	"GCEPDLimits":                 "removed from kube-scheduler (v1): delete it; NodeVolumeLimits checks CSI volume limits from CSINode",
 }
 
 // catalog is what a file's plugin names are looked up in: the registry,

@@ -19,6 +19,9 @@ type PodInfo struct {
 	NonZeroRequests Resource
 	// HostPorts are the host ports the pod binds.
 	HostPorts []HostPort
+	// Affinity holds the pod's compiled inter-pod (anti-)affinity terms
+	// (see podaffinity.go); nil when it has none.
+	Affinity *PodAffinityTerms
 }
 
 // NewPodInfo derives a PodInfo from pod. The pod is not copied: callers hand
@@ -29,6 +32,7 @@ func NewPodInfo(pod *v1.Pod) *PodInfo {
 		Requests:        PodRequests(pod, false),
 		NonZeroRequests: PodRequests(pod, true),
 		HostPorts:       PodHostPorts(pod),
+		Affinity:        NewPodAffinityTerms(pod),
 	}
 }
 

@@ -485,10 +485,21 @@ func (q *PriorityQueue) AddUnschedulable(qpi *QueuedPodInfo, podSchedulingCycle 
 // activeQ. Pods in flight now go to backoffQ if their attempt fails. Gated
 // pods stay gated.
 func (q *PriorityQueue) MoveAllToActiveOrBackoff(event Event) {
+	q.MoveToActiveOrBackoff(event, nil)
+}
+
+// MoveToActiveOrBackoff is MoveAllToActiveOrBackoff for the unschedulable
+// pods that worth accepts: a cluster event that can only help pods rejected
+// by certain plugins need not retry the others. A nil worth accepts every
+// pod. Pods in flight are treated as if the event could help them.
+func (q *PriorityQueue) MoveToActiveOrBackoff(event Event, worth func(*QueuedPodInfo) bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	now := q.clock.Now()
 	for uid, qpi := range q.unschedulable {
+		if worth != nil && !worth(qpi) {
+			continue
+		}
 		delete(q.unschedulable, uid)
 		q.activateOrBackoff(qpi, now, event)
 	}

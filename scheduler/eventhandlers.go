@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/informers"
 	toolscache "k8s.io/client-go/tools/cache"
 
+	"github.com/yardmaster-io/yardmaster/predicates"
 	"github.com/yardmaster-io/yardmaster/queue"
 )
 
@@ -48,6 +49,18 @@ func (s *Scheduler) addEventHandlers(f informers.SharedInformerFactory) error {
 	return nil
 }
 
+// rejectedByPodPlacement accepts the unschedulable pods that a pod
+// arriving on a node (or relabelled there) could help: those rejected by
+// inter-pod affinity or topology spread, whose counts it changes, and those
+// whose rejecting plugins are unknown. Every bind raises this event, so
+// without the filter a backlog on a full cluster would retry every
+// unschedulable pod once per bind.
+func rejectedByPodPlacement(qpi *queue.QueuedPodInfo) bool {
+	return len(qpi.UnschedulablePlugins) == 0 ||
+		qpi.UnschedulablePlugins.Has(predicates.InterPodAffinityName) ||
+		qpi.UnschedulablePlugins.Has(predicates.PodTopologySpreadName)
+}
+
 // ours reports whether a pending pod is for one of our profiles.
 func (s *Scheduler) ours(pod *v1.Pod) bool {
 	return pod.Spec.NodeName == "" && s.profiles[pod.Spec.SchedulerName] != nil
@@ -58,6 +71,8 @@ func (s *Scheduler) addPod(obj any) {
 	switch {
 	case pod.Spec.NodeName != "":
 		s.Cache.AddPod(pod)
+		// A new pod on a node can satisfy a pending pod's affinity.
+		s.Queue.MoveToActiveOrBackoff(queue.AssignedPodAdd, rejectedByPodPlacement)
 	case s.ours(pod):
 		s.Queue.Add(pod)
 	}
@@ -76,6 +91,14 @@ func (s *Scheduler) updatePod(oldObj, newObj any) {
 			s.Queue.Delete(oldPod)
 		}
 		s.Cache.UpdatePod(oldPod, newPod)
+		// A pod just bound, or relabelled, can satisfy a pending pod's
+		// inter-pod affinity or change topology spread counts.
+		switch {
+		case oldPod.Spec.NodeName == "":
+			s.Queue.MoveToActiveOrBackoff(queue.AssignedPodAdd, rejectedByPodPlacement)
+		case !reflect.DeepEqual(oldPod.Labels, newPod.Labels):
+			s.Queue.MoveToActiveOrBackoff(queue.AssignedPodUpdate, rejectedByPodPlacement)
+		}
 	case s.ours(newPod):
 		if s.ours(oldPod) {
 			s.Queue.Update(oldPod, newPod)

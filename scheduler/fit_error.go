@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/sets"
+
 	"github.com/yardmaster-io/yardmaster/framework"
 )
 
@@ -23,6 +25,8 @@ type FitError struct {
 	// Unresolvable is true when every node failed in a way no cluster event
 	// can fix (the pod names another node, say).
 	Unresolvable bool
+	// Plugins names the plugins that rejected the pod on some node.
+	Plugins sets.Set[string]
 }
 
 // Error renders the message users know from kube-scheduler:
@@ -44,5 +48,11 @@ func (f *FitError) Error() string {
 func (f *FitError) addStatus(s *framework.Status) {
 	for _, r := range s.Reasons() {
 		f.ReasonCounts[r]++
+	}
+	if p := s.Plugin(); p != "" {
+		if f.Plugins == nil {
+			f.Plugins = sets.New[string]()
+		}
+		f.Plugins.Insert(p)
 	}
 }

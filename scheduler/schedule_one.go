@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/metrics"
 )
 
 type scheduleResult struct {
@@ -76,8 +78,12 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	nodes := all
 	var allowed map[string]struct{}
 	var narrowedBy []string
-	for _, pl := range prof.preFilter {
+	preFilterStart := time.Now()
+	preFilterTimers := prof.metrics.timers(s.recordPluginMetrics, metrics.PreFilter)
+	for i, pl := range prof.preFilter {
+		t0 := startPlugin(preFilterTimers)
 		res, st := pl.PreFilter(ctx, state, pod, all)
+		endPlugin(preFilterTimers, i, st.Code(), t0)
 		switch {
 		case st.IsSkip():
 			if state.SkipFilterPlugins == nil {
@@ -86,10 +92,12 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 			state.SkipFilterPlugins[pl.Name()] = struct{}{}
 			continue
 		case st.IsRejected():
+			prof.observe(metrics.PreFilter, st.Code(), preFilterStart)
 			fitErr.PreFilterMessage = st.Message()
 			fitErr.Unresolvable = st.Code() == framework.UnschedulableAndUnresolvable
 			return nil, 0, fitErr, nil
 		case !st.IsSuccess():
+			prof.observe(metrics.PreFilter, framework.Error, preFilterStart)
 			return nil, 0, nil, st.Err()
 		}
 		if res != nil && res.NodeNames != nil {
@@ -97,6 +105,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 			narrowedBy = append(narrowedBy, pl.Name())
 		}
 	}
+	prof.observe(metrics.PreFilter, framework.Success, preFilterStart)
 	if allowed != nil {
 		nodes = make([]*framework.NodeInfo, 0, len(allowed))
 		for name := range allowed {
@@ -127,10 +136,12 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	defer cancel()
 	var found, processed atomic.Int32
 	start := s.nextStartNodeIndex % len(nodes)
+	filterStart := time.Now()
+	filterTimers := prof.metrics.timers(s.recordPluginMetrics, metrics.Filter)
 	s.parallelizer.Until(filterCtx, len(nodes), func(i int) {
 		idx := (start + i) % len(nodes)
 		ni := nodes[idx]
-		st := runFilters(filterCtx, prof, state, pod, ni)
+		st := runFilters(filterCtx, prof, state, pod, ni, filterTimers)
 		processed.Add(1)
 		if st.IsSuccess() {
 			n := found.Add(1)
@@ -149,6 +160,8 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	if err := ctx.Err(); err != nil {
 		return nil, 0, nil, err
 	}
+	// Once per cycle for all nodes, as kube-scheduler records Filter.
+	prof.observe(metrics.Filter, framework.Success, filterStart)
 	evaluated := int(processed.Load())
 	s.nextStartNodeIndex = (start + evaluated) % len(nodes)
 
@@ -171,15 +184,19 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 }
 
 // runFilters runs the profile's filters on one node in configured order
-// (cheapest first) and returns the first rejection.
-func runFilters(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) *framework.Status {
-	for _, pl := range prof.filter {
+// (cheapest first) and returns the first rejection. timers, parallel to
+// prof.filter, are given in sampled cycles only.
+func runFilters(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, timers []*metrics.PluginTimer) *framework.Status {
+	for i, pl := range prof.filter {
 		if state.SkipFilterPlugins != nil {
 			if _, skip := state.SkipFilterPlugins[pl.Name()]; skip {
 				continue
 			}
 		}
-		if st := pl.Filter(ctx, state, pod, ni); !st.IsSuccess() {
+		t0 := startPlugin(timers)
+		st := pl.Filter(ctx, state, pod, ni)
+		endPlugin(timers, i, st.Code(), t0)
+		if !st.IsSuccess() {
 			if st.Code() == framework.Error {
 				// A plugin error on one node rejects that node; the reason
 				// is shown to the user like any other.
@@ -207,8 +224,12 @@ func intersect(a, b map[string]struct{}) map[string]struct{} {
 // prioritize runs PreScore, then every scorer on every feasible node in
 // parallel, normalizes each scorer's list and returns the weighted sums.
 func (s *Scheduler) prioritize(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, feasible []*framework.NodeInfo) ([]int64, error) {
-	for _, pl := range prof.preScore {
+	preScoreStart := time.Now()
+	preScoreTimers := prof.metrics.timers(s.recordPluginMetrics, metrics.PreScore)
+	for i, pl := range prof.preScore {
+		t0 := startPlugin(preScoreTimers)
 		st := pl.PreScore(ctx, state, pod, feasible)
+		endPlugin(preScoreTimers, i, st.Code(), t0)
 		if st.IsSkip() {
 			if state.SkipScorePlugins == nil {
 				state.SkipScorePlugins = map[string]struct{}{}
@@ -217,17 +238,29 @@ func (s *Scheduler) prioritize(ctx context.Context, prof *profile, state *framew
 			continue
 		}
 		if !st.IsSuccess() {
+			prof.observe(metrics.PreScore, framework.Error, preScoreStart)
 			return nil, st.Err()
 		}
 	}
+	prof.observe(metrics.PreScore, framework.Success, preScoreStart)
 	totals := make([]int64, len(feasible))
 	if len(prof.score) == 0 {
 		return totals, nil
 	}
+	scoreStart := time.Now()
+	allScoreTimers := prof.metrics.timers(s.recordPluginMetrics, metrics.Score)
+	allNormalizeTimers := prof.metrics.timers(s.recordPluginMetrics, metrics.ScoreExtensionNormalize)
 	scorers := make([]weightedScorer, 0, len(prof.score))
-	for _, sc := range prof.score {
+	// scoreTimers and normalizeTimers are parallel to scorers, in sampled
+	// cycles only.
+	var scoreTimers, normalizeTimers []*metrics.PluginTimer
+	for j, sc := range prof.score {
 		if _, skip := state.SkipScorePlugins[sc.Name()]; !skip {
 			scorers = append(scorers, sc)
+			if allScoreTimers != nil {
+				scoreTimers = append(scoreTimers, allScoreTimers[j])
+				normalizeTimers = append(normalizeTimers, allNormalizeTimers[j])
+			}
 		}
 	}
 	lists := make([]framework.NodeScoreList, len(scorers))
@@ -238,7 +271,9 @@ func (s *Scheduler) prioritize(ctx context.Context, prof *profile, state *framew
 	s.parallelizer.Until(ctx, len(feasible), func(n int) {
 		ni := feasible[n]
 		for i, sc := range scorers {
+			t0 := startPlugin(scoreTimers)
 			v, st := sc.Score(ctx, state, pod, ni)
+			endPlugin(scoreTimers, i, st.Code(), t0)
 			if !st.IsSuccess() {
 				firstErr.CompareAndSwap(nil, st.WithPlugin(sc.Name()))
 				return
@@ -247,11 +282,16 @@ func (s *Scheduler) prioritize(ctx context.Context, prof *profile, state *framew
 		}
 	})
 	if st := firstErr.Load(); st != nil {
+		prof.observe(metrics.Score, framework.Error, scoreStart)
 		return nil, st.Err()
 	}
 	for i, sc := range scorers {
 		if ext := sc.ScoreExtensions(); ext != nil {
-			if st := ext.NormalizeScore(ctx, state, pod, lists[i]); !st.IsSuccess() {
+			t0 := startPlugin(normalizeTimers)
+			st := ext.NormalizeScore(ctx, state, pod, lists[i])
+			endPlugin(normalizeTimers, i, st.Code(), t0)
+			if !st.IsSuccess() {
+				prof.observe(metrics.Score, framework.Error, scoreStart)
 				return nil, st.Err()
 			}
 		}
@@ -259,6 +299,7 @@ func (s *Scheduler) prioritize(ctx context.Context, prof *profile, state *framew
 			totals[n] += lists[i][n].Score * sc.weight
 		}
 	}
+	prof.observe(metrics.Score, framework.Success, scoreStart)
 	return totals, nil
 }
 

@@ -241,7 +241,7 @@ func (c *Cache) AddNode(node *v1.Node) {
 		c.removeImagesLocked(item.info.Node())
 	}
 	item.info.SetNode(node)
-	item.info.ImageStates = c.addImagesLocked(node)
+	c.addImagesLocked(node)
 	c.touchLocked(item)
 }
 
@@ -268,11 +268,8 @@ func (c *Cache) RemoveNode(node *v1.Node) {
 	c.touchLocked(item)
 }
 
-func (c *Cache) addImagesLocked(node *v1.Node) map[string]*framework.ImageStateSummary {
-	if len(node.Status.Images) == 0 {
-		return nil
-	}
-	out := make(map[string]*framework.ImageStateSummary)
+// addImagesLocked counts node as having each of its images.
+func (c *Cache) addImagesLocked(node *v1.Node) {
 	for _, img := range node.Status.Images {
 		for _, name := range img.Names {
 			st := c.images[name]
@@ -281,7 +278,23 @@ func (c *Cache) addImagesLocked(node *v1.Node) map[string]*framework.ImageStateS
 				c.images[name] = st
 			}
 			st.nodes[node.Name] = struct{}{}
-			out[name] = &framework.ImageStateSummary{Size: st.size, NumNodes: len(st.nodes)}
+		}
+	}
+}
+
+// imageStatesLocked summarizes node's images with the number of nodes that
+// have each one now. It is called when a node is copied into a snapshot, as
+// kube-scheduler does, so the counts are as fresh as the node's copy.
+func (c *Cache) imageStatesLocked(node *v1.Node) map[string]*framework.ImageStateSummary {
+	if len(node.Status.Images) == 0 {
+		return nil
+	}
+	out := make(map[string]*framework.ImageStateSummary, len(node.Status.Images))
+	for _, img := range node.Status.Images {
+		for _, name := range img.Names {
+			if st := c.images[name]; st != nil {
+				out[name] = &framework.ImageStateSummary{Size: st.size, NumNodes: len(st.nodes)}
+			}
 		}
 	}
 	return out

@@ -196,8 +196,13 @@ func TestImageStates(t *testing.T) {
 	c := New(nil, 0)
 	c.AddNode(schedtest.MakeNode().Name("a").Image(100, "img:1").Obj())
 	c.AddNode(schedtest.MakeNode().Name("b").Image(100, "img:1").Obj())
-	ni, _ := c.NodeInfo("b")
-	if got := ni.ImageStates["img:1"].NumNodes; got != 2 {
-		t.Errorf("NumNodes = %d, want 2", got)
+	s := NewSnapshot()
+	c.UpdateSnapshot(s)
+	// Both copies count both nodes, whichever node was added first.
+	for _, n := range []string{"a", "b"} {
+		ni, _ := s.Get(n)
+		if got := ni.ImageStates["img:1"].NumNodes; got != 2 {
+			t.Errorf("node %s: NumNodes = %d, want 2", n, got)
+		}
 	}
 }

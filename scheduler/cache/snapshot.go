@@ -83,6 +83,7 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 			continue // removed node with leftover pods; pruned below
 		}
 		clone := item.info.Clone()
+		clone.ImageStates = c.imageStatesLocked(node)
 		if old, ok := s.nodeInfoMap[node.Name]; ok {
 			if len(old.PodsWithAffinity) != len(clone.PodsWithAffinity) ||
 				len(old.PodsWithRequiredAntiAffinity) != len(clone.PodsWithRequiredAntiAffinity) {

@@ -1,0 +1,70 @@
+// Package fakehandle gives plugin tests a framework.Handle:
+//
+//	h := fakehandle.New(cache.NewSnapshotFromNodes(nodes, pods), fakehandle.Namespace("team-a", "env", "prod"))
+//
+// It lives apart from schedtest because framework's own tests use
+// schedtest, and a handle needs framework.
+package fakehandle
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+)
+
+// Handle is a framework.Handle for plugin tests: a snapshot (pass
+// cache.NewSnapshotFromNodes) and an informer factory over a fake
+// clientset whose namespace lister already holds the given namespaces.
+// Nothing is started: the listers read indexers filled here, so tests need
+// no goroutine and no cache sync.
+type Handle struct {
+	Lister    framework.NodeInfoLister
+	Factory   informers.SharedInformerFactory
+	Registry  *prometheus.Registry
+	Log       *zap.Logger
+	Clientset *fake.Clientset
+}
+
+var _ framework.Handle = &Handle{}
+
+// New returns a handle over lister that knows namespaces.
+func New(lister framework.NodeInfoLister, namespaces ...*v1.Namespace) *Handle {
+	cs := fake.NewClientset()
+	f := informers.NewSharedInformerFactory(cs, 0)
+	idx := f.Core().V1().Namespaces().Informer().GetIndexer()
+	for _, ns := range namespaces {
+		if err := idx.Add(ns); err != nil {
+			panic(err) // only a namespace without a name fails
+		}
+	}
+	return &Handle{Lister: lister, Factory: f, Registry: prometheus.NewRegistry(), Log: zap.NewNop(), Clientset: cs}
+}
+
+// SnapshotSharedLister returns the snapshot.
+func (h *Handle) SnapshotSharedLister() framework.NodeInfoLister { return h.Lister }
+
+// SharedInformerFactory returns the informer factory.
+func (h *Handle) SharedInformerFactory() informers.SharedInformerFactory { return h.Factory }
+
+// MetricsRegisterer returns a private registry.
+func (h *Handle) MetricsRegisterer() prometheus.Registerer { return h.Registry }
+
+// Logger returns a no-op logger.
+func (h *Handle) Logger() *zap.Logger { return h.Log }
+
+// Namespace returns a namespace with the given labels (k1, v1, k2, v2...).
+func Namespace(name string, kv ...string) *v1.Namespace {
+	ns := &v1.Namespace{}
+	ns.Name = name
+	if len(kv) > 0 {
+		ns.Labels = map[string]string{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			ns.Labels[kv[i]] = kv[i+1]
+		}
+	}
+	return ns
+}

@@ -1,0 +1,152 @@
+package priorities
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+)
+
+// ImageLocalityName is the name of the ImageLocality plugin.
+const ImageLocalityName = "ImageLocality"
+
+// imageLocalityStateKey is where PreScore leaves the pod's image names.
+const imageLocalityStateKey framework.StateKey = "PreScore" + ImageLocalityName
+
+// The bounds of the image score, kube-scheduler's: images smaller than
+// 23 MiB in total are not worth steering for, and 1000 MiB per container is
+// where the benefit stops growing. Most images in public registries lie in
+// between.
+const (
+	imageMiB                   int64 = 1024 * 1024
+	imageMinThreshold          int64 = 23 * imageMiB
+	imageMaxContainerThreshold int64 = 1000 * imageMiB
+)
+
+// imageLocalityState is the pod's image names, normalized once per cycle,
+// and what the score is scaled by.
+type imageLocalityState struct {
+	images        []string
+	numContainers int
+	totalNodes    int
+}
+
+// Clone returns s: it is never mutated after PreScore.
+func (s *imageLocalityState) Clone() framework.StateData { return s }
+
+// ImageLocality is the scorer that favours nodes that already have the
+// pod's images, so the pod starts without a long pull. Each image present
+// on the node counts its size scaled by the share of nodes that have it
+// (an image every node has steers nowhere, which keeps pods of one image
+// from piling onto the first node that pulled it); the sum is clamped to
+// [23 MiB, 1000 MiB × containers] and mapped linearly to [0, 100].
+type ImageLocality struct {
+	snapshot framework.NodeInfoLister
+}
+
+var (
+	_ framework.PreScorePlugin = &ImageLocality{}
+	_ framework.ScorePlugin    = &ImageLocality{}
+)
+
+// NewImageLocality returns the scorer; it reads the node count from h's
+// snapshot.
+func NewImageLocality(h framework.Handle) (*ImageLocality, error) {
+	if h == nil || h.SnapshotSharedLister() == nil {
+		return nil, errors.New("ImageLocality needs the snapshot lister")
+	}
+	return &ImageLocality{snapshot: h.SnapshotSharedLister()}, nil
+}
+
+// Name returns ImageLocalityName.
+func (*ImageLocality) Name() string { return ImageLocalityName }
+
+// PreScore normalizes the pod's image names (init containers, containers
+// and image volumes) and counts the nodes, so that Score only looks names
+// up. It never skips: nodes without the images score 0, not nothing.
+// kube-scheduler's ImageLocality has no PreScore and does this per node;
+// the scores are the same.
+func (pl *ImageLocality) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
+	state.Write(imageLocalityStateKey, pl.newState(pod))
+	return nil
+}
+
+func (pl *ImageLocality) newState(pod *v1.Pod) *imageLocalityState {
+	s := &imageLocalityState{
+		images:        make([]string, 0, len(pod.Spec.InitContainers)+len(pod.Spec.Containers)),
+		numContainers: len(pod.Spec.InitContainers) + len(pod.Spec.Containers),
+		totalNodes:    len(pl.snapshot.List()),
+	}
+	for i := range pod.Spec.InitContainers {
+		s.images = append(s.images, NormalizedImageName(pod.Spec.InitContainers[i].Image))
+	}
+	for i := range pod.Spec.Containers {
+		s.images = append(s.images, NormalizedImageName(pod.Spec.Containers[i].Image))
+	}
+	for i := range pod.Spec.Volumes {
+		if img := pod.Spec.Volumes[i].Image; img != nil {
+			s.images = append(s.images, NormalizedImageName(img.Reference))
+		}
+	}
+	return s
+}
+
+// Score returns the node's image score in [0, MaxNodeScore].
+func (pl *ImageLocality) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
+	s, err := framework.ReadAs[*imageLocalityState](state, imageLocalityStateKey)
+	if err != nil {
+		// PreScore was not run (a profile that disables it): work it out
+		// here, per node, as kube-scheduler does.
+		s = pl.newState(pod)
+	}
+	var sum int64
+	for _, name := range s.images {
+		if st, ok := nodeInfo.ImageStates[name]; ok {
+			sum += scaledImageScore(st, s.totalNodes)
+		}
+	}
+	return imageScore(sum, s.numContainers), nil
+}
+
+// ScoreExtensions returns nil: Score is already in [0, MaxNodeScore].
+func (*ImageLocality) ScoreExtensions() framework.ScoreExtensions { return nil }
+
+// scaledImageScore is the image's size times the share of the cluster's
+// nodes that have it, truncated.
+func scaledImageScore(st *framework.ImageStateSummary, totalNodes int) int64 {
+	if totalNodes == 0 {
+		return 0
+	}
+	spread := float64(st.NumNodes) / float64(totalNodes)
+	return int64(float64(st.Size) * spread)
+}
+
+// imageScore clamps sum to [imageMinThreshold, imageMaxContainerThreshold ×
+// numContainers] and maps that range linearly to [0, MaxNodeScore],
+// truncating.
+func imageScore(sum int64, numContainers int) int64 {
+	maxThreshold := imageMaxContainerThreshold * int64(numContainers)
+	if sum < imageMinThreshold {
+		sum = imageMinThreshold
+	} else if sum > maxThreshold {
+		sum = maxThreshold
+	}
+	return framework.MaxNodeScore * (sum - imageMinThreshold) / (maxThreshold - imageMinThreshold)
+}
+
+// NormalizedImageName returns name as node status reports images: with the
+// tag ":latest" when it has neither tag nor digest. It is kube-scheduler's
+// normalizedImageName, corners included: it does not add the implicit
+// "docker.io/library/" prefix, so a pod asking for "nginx:1.25" does not
+// find the "docker.io/library/nginx:1.25" that containerd lists in node
+// status. Matching that would place such pods differently from
+// kube-scheduler, which leaves it as a TODO; parity wins here.
+func NormalizedImageName(name string) string {
+	if strings.LastIndex(name, ":") <= strings.LastIndex(name, "/") {
+		return name + ":latest"
+	}
+	return name
+}

@@ -1,0 +1,200 @@
+package priorities_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
+	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/priorities"
+)
+
+const imgMiB int64 = 1024 * 1024
+
+// ilNodes is a NodeInfoLister over NodeInfos whose image states the test
+// sets directly, NumNodes included.
+type ilNodes []*framework.NodeInfo
+
+func (l ilNodes) List() []*framework.NodeInfo                                 { return l }
+func (l ilNodes) HavePodsWithAffinityList() []*framework.NodeInfo             { return nil }
+func (l ilNodes) HavePodsWithRequiredAntiAffinityList() []*framework.NodeInfo { return nil }
+func (l ilNodes) Get(name string) (*framework.NodeInfo, error) {
+	for _, ni := range l {
+		if ni.Node().Name == name {
+			return ni, nil
+		}
+	}
+	return nil, fmt.Errorf("node %q not found", name)
+}
+
+// ilImage is one entry of a node's image states.
+type ilImage struct {
+	name     string
+	size     int64
+	numNodes int
+}
+
+func ilNode(name string, images ...ilImage) *framework.NodeInfo {
+	ni := framework.NewNodeInfo()
+	ni.SetNode(schedtest.MakeNode().Name(name).Obj())
+	if len(images) > 0 {
+		ni.ImageStates = map[string]*framework.ImageStateSummary{}
+		for _, img := range images {
+			ni.ImageStates[img.name] = &framework.ImageStateSummary{Size: img.size, NumNodes: img.numNodes}
+		}
+	}
+	return ni
+}
+
+func TestImageLocalityScore(t *testing.T) {
+	// Two nodes unless a case adds more.
+	tests := []struct {
+		name  string
+		pod   *v1.Pod
+		nodes ilNodes
+		want  []int64
+	}{
+		{
+			// n1: 40 MiB × 1/2 + 300 MiB × 1/2 = 170 MiB over 2 containers:
+			// 100 × (170 − 23) / (2000 − 23) = 14700/1977 = 7.
+			name: "two images on one of two nodes",
+			pod:  schedtest.MakePod().ContainerImages("gcr.io/40:latest", "gcr.io/300:latest").Obj(),
+			nodes: ilNodes{
+				ilNode("n1", ilImage{"gcr.io/40:latest", 40 * imgMiB, 1}, ilImage{"gcr.io/300:latest", 300 * imgMiB, 1}),
+				ilNode("n2", ilImage{"gcr.io/250:latest", 250 * imgMiB, 1}),
+			},
+			want: []int64{100 * (170 - 23) / (2000 - 23), 0},
+		},
+		{
+			// n2: 250 MiB × 1/2 = 125 MiB, one container:
+			// 100 × (125 − 23) / (1000 − 23) = 10200/977 = 10.
+			name: "an untagged image means :latest",
+			pod:  schedtest.MakePod().ContainerImages("gcr.io/250").Obj(),
+			nodes: ilNodes{
+				ilNode("n1", ilImage{"gcr.io/40:latest", 40 * imgMiB, 1}),
+				ilNode("n2", ilImage{"gcr.io/250:latest", 250 * imgMiB, 1}),
+			},
+			want: []int64{0, 100 * (125 - 23) / (1000 - 23)},
+		},
+		{
+			// As kube-scheduler: no docker.io/library/ prefix is added.
+			name:  "the implicit registry is not added",
+			pod:   schedtest.MakePod().ContainerImages("nginx:1.25").Obj(),
+			nodes: ilNodes{ilNode("n1", ilImage{"docker.io/library/nginx:1.25", 500 * imgMiB, 1}), ilNode("n2")},
+			want:  []int64{0, 0},
+		},
+		{
+			// 10 MiB × 1/2 = 5 MiB, under the 23 MiB floor.
+			name:  "small images score nothing",
+			pod:   schedtest.MakePod().ContainerImages("gcr.io/10:latest").Obj(),
+			nodes: ilNodes{ilNode("n1", ilImage{"gcr.io/10:latest", 10 * imgMiB, 1}), ilNode("n2")},
+			want:  []int64{0, 0},
+		},
+		{
+			// 3000 MiB × 2/2, capped at 1000 MiB for one container.
+			name: "an image everywhere, over the cap: everywhere the maximum",
+			pod:  schedtest.MakePod().ContainerImages("gcr.io/3000:latest").Obj(),
+			nodes: ilNodes{
+				ilNode("n1", ilImage{"gcr.io/3000:latest", 3000 * imgMiB, 2}),
+				ilNode("n2", ilImage{"gcr.io/3000:latest", 3000 * imgMiB, 2}),
+			},
+			want: []int64{100, 100},
+		},
+		{
+			// 600 MiB on 1 of 4 nodes: 150 MiB → 100 × 127/977 = 13;
+			// on 4 of 4: 600 MiB → 100 × 577/977 = 59.
+			name: "the spread factor: an image on more nodes weighs more",
+			pod:  schedtest.MakePod().ContainerImages("gcr.io/rare:1", "gcr.io/common:1").Obj(),
+			nodes: ilNodes{
+				ilNode("n1", ilImage{"gcr.io/rare:1", 600 * imgMiB, 1}),
+				ilNode("n2", ilImage{"gcr.io/common:1", 600 * imgMiB, 4}),
+				ilNode("n3", ilImage{"gcr.io/common:1", 600 * imgMiB, 4}),
+				ilNode("n4", ilImage{"gcr.io/common:1", 600 * imgMiB, 4}),
+			},
+			want: []int64{
+				100 * (150 - 23) / (2000 - 23), 100 * (600 - 23) / (2000 - 23),
+				100 * (600 - 23) / (2000 - 23), 100 * (600 - 23) / (2000 - 23),
+			},
+		},
+		{
+			// init 300 MiB + container 200 MiB + image volume 500 MiB, each
+			// on 1 of 2 nodes: 150 + 100 + 250 = 500 MiB; the volume adds
+			// to the sum but not to the containers (2): 100 × 477/1977 = 24.
+			name: "init containers and image volumes count",
+			pod: schedtest.MakePod().InitContainerImage("gcr.io/init:1").ContainerImages("gcr.io/app:1").
+				ImageVolume("gcr.io/data:1").Obj(),
+			nodes: ilNodes{
+				ilNode("n1", ilImage{"gcr.io/init:1", 300 * imgMiB, 1}, ilImage{"gcr.io/app:1", 200 * imgMiB, 1}, ilImage{"gcr.io/data:1", 500 * imgMiB, 1}),
+				ilNode("n2"),
+			},
+			want: []int64{100 * (500 - 23) / (2000 - 23), 0},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pl, err := priorities.NewImageLocality(fakehandle.New(tc.nodes))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, state := context.Background(), framework.NewCycleState()
+			if st := pl.PreScore(ctx, state, tc.pod, tc.nodes); !st.IsSuccess() {
+				t.Fatal(st.Message())
+			}
+			var got, gotWithout []int64
+			for _, ni := range tc.nodes {
+				s, st := pl.Score(ctx, state, tc.pod, ni)
+				if !st.IsSuccess() {
+					t.Fatal(st.Message())
+				}
+				got = append(got, s)
+				// Without PreScore (a profile that disables it) the score
+				// is the same.
+				s, _ = pl.Score(ctx, framework.NewCycleState(), tc.pod, ni)
+				gotWithout = append(gotWithout, s)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("scores (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.want, gotWithout); diff != "" {
+				t.Errorf("scores without PreScore (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestNormalizedImageName(t *testing.T) {
+	for in, want := range map[string]string{
+		"nginx":                          "nginx:latest",
+		"nginx:1.25":                     "nginx:1.25",
+		"gcr.io/project/app":             "gcr.io/project/app:latest",
+		"localhost:5000/app":             "localhost:5000/app:latest",
+		"localhost:5000/app:v2":          "localhost:5000/app:v2",
+		"gcr.io/app@sha256:0123abcd":     "gcr.io/app@sha256:0123abcd",
+		"docker.io/library/nginx:latest": "docker.io/library/nginx:latest",
+	} {
+		if got := priorities.NormalizedImageName(in); got != want {
+			t.Errorf("NormalizedImageName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestImageLocalityScoreDoesNotAllocate(t *testing.T) {
+	nodes := ilNodes{ilNode("n1", ilImage{"gcr.io/a:latest", 400 * imgMiB, 1}), ilNode("n2")}
+	pl, err := priorities.NewImageLocality(fakehandle.New(nodes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := schedtest.MakePod().ContainerImages("gcr.io/a", "gcr.io/b:1").Obj()
+	ctx, state := context.Background(), framework.NewCycleState()
+	if st := pl.PreScore(ctx, state, pod, nodes); !st.IsSuccess() {
+		t.Fatal(st.Message())
+	}
+	if n := testing.AllocsPerRun(100, func() { pl.Score(ctx, state, pod, nodes[0]) }); n != 0 {
+		t.Errorf("Score allocates %v times", n)
+	}
+}

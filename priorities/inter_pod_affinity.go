@@ -1,0 +1,284 @@
+package priorities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	listersv1 "k8s.io/client-go/listers/core/v1"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+)
+
+// InterPodAffinityName is the name of the InterPodAffinity plugin (this
+// scorer and the filter in predicates/).
+const InterPodAffinityName = "InterPodAffinity"
+
+// interPodAffinityStateKey is where PreScore leaves the domain scores.
+const interPodAffinityStateKey framework.StateKey = "PreScore" + InterPodAffinityName
+
+// affinityMinNodesPerShard keeps PreScore on one goroutine for small clusters.
+const affinityMinNodesPerShard = 128
+
+// affinityDomainScores accumulates, per topology key and value, the weights of the
+// terms that relate the incoming pod to the pods in that domain.
+type affinityDomainScores map[string]map[string]int64
+
+// add adds delta to the domain of a node with nodeLabels under key; a node
+// without the key is in no domain and adds nothing. The entry is made even
+// for a delta that cancels out, as kube-scheduler makes it: a matched term
+// is what keeps PreScore from skipping.
+func (m *affinityDomainScores) add(nodeLabels map[string]string, key string, delta int64) {
+	v, ok := nodeLabels[key]
+	if !ok {
+		return
+	}
+	if *m == nil {
+		*m = make(affinityDomainScores)
+	}
+	byValue := (*m)[key]
+	if byValue == nil {
+		byValue = make(map[string]int64)
+		(*m)[key] = byValue
+	}
+	byValue[v] += delta
+}
+
+func (m *affinityDomainScores) merge(o affinityDomainScores) {
+	for key, oByValue := range o {
+		if *m == nil {
+			*m = make(affinityDomainScores, len(o))
+		}
+		byValue := (*m)[key]
+		if byValue == nil {
+			(*m)[key] = oByValue
+			continue
+		}
+		for v, s := range oByValue {
+			byValue[v] += s
+		}
+	}
+}
+
+// affinityTopologyScore is one topology key's domain scores.
+type affinityTopologyScore struct {
+	key     string
+	byValue map[string]int64
+}
+
+// interPodAffinityState holds the domain scores as a slice: Score walks it
+// for every feasible node.
+type interPodAffinityState struct {
+	scores []affinityTopologyScore
+}
+
+// Clone returns s: it is never mutated after PreScore.
+func (s *interPodAffinityState) Clone() framework.StateData { return s }
+
+// InterPodAffinity is the scorer for inter-pod affinity. For every existing
+// pod, the topology domain of its node (the zone, say, for a term with
+// topologyKey topology.kubernetes.io/zone) gains:
+//
+//   - the weight of each preferred affinity term of the incoming pod the
+//     existing pod matches, and loses that of each preferred anti-affinity
+//     term;
+//   - HardPodAffinityWeight for each required affinity term of the existing
+//     pod that the incoming pod matches;
+//   - the weight of each preferred affinity term of the existing pod that the
+//     incoming pod matches, and loses that of each preferred anti-affinity
+//     term.
+//
+// A node's raw score is the sum over the domains it is in; NormalizeScore
+// scales the raw scores, which may be negative, from [min, max] to [0, 100].
+type InterPodAffinity struct {
+	hardPodAffinityWeight              int64
+	ignorePreferredTermsOfExistingPods bool
+	snapshot                           framework.NodeInfoLister
+	namespaces                         listersv1.NamespaceLister
+	parallelizer                       framework.Parallelizer
+}
+
+var (
+	_ framework.PreScorePlugin  = &InterPodAffinity{}
+	_ framework.ScorePlugin     = &InterPodAffinity{}
+	_ framework.ScoreExtensions = &InterPodAffinity{}
+)
+
+// NewInterPodAffinity returns the scorer, or an error for invalid args
+// (see framework.ValidateInterPodAffinityArgs). Nil args mean the defaults.
+func NewInterPodAffinity(args *framework.InterPodAffinityArgs, h framework.Handle) (*InterPodAffinity, error) {
+	if err := framework.ValidateInterPodAffinityArgs(args); err != nil {
+		return nil, err
+	}
+	if h == nil || h.SnapshotSharedLister() == nil {
+		return nil, errors.New("InterPodAffinity needs the snapshot lister")
+	}
+	pl := &InterPodAffinity{
+		hardPodAffinityWeight: int64(args.Weight()),
+		snapshot:              h.SnapshotSharedLister(),
+		namespaces:            framework.NamespaceLister(h, InterPodAffinityName),
+		parallelizer:          framework.NewParallelizer(framework.DefaultParallelism),
+	}
+	if args != nil {
+		pl.ignorePreferredTermsOfExistingPods = args.IgnorePreferredTermsOfExistingPods
+	}
+	return pl, nil
+}
+
+// Name returns InterPodAffinityName.
+func (*InterPodAffinity) Name() string { return InterPodAffinityName }
+
+// PreScore sums the term weights per topology domain over the existing
+// pods: every pod of every node when the incoming pod has preferred terms
+// of its own, otherwise only the pods with affinity terms (the only ones
+// that can add anything). It returns Skip when no term matched in any
+// domain, or, with IgnorePreferredTermsOfExistingPods, when the pod has no
+// preferred terms.
+func (pl *InterPodAffinity) PreScore(ctx context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
+	a := pod.Spec.Affinity
+	hasPreferred := a != nil && ((a.PodAffinity != nil && len(a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution) > 0) ||
+		(a.PodAntiAffinity != nil && len(a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution) > 0))
+	if pl.ignorePreferredTermsOfExistingPods && !hasPreferred {
+		return framework.NewStatus(framework.Skip)
+	}
+
+	terms := framework.NewPodAffinityTerms(pod)
+	var preferred, preferredAnti []framework.WeightedAffinityTerm
+	if terms != nil {
+		if terms.Err != nil {
+			return framework.AsStatus(fmt.Errorf("failed to parse pod: %w", terms.Err))
+		}
+		var err error
+		if preferred, err = framework.ResolveWeightedNamespaceSelectors(terms.PreferredAffinity, pl.namespaces); err != nil {
+			return framework.AsStatus(fmt.Errorf("updating PreferredAffinityTerms: %w", err))
+		}
+		if preferredAnti, err = framework.ResolveWeightedNamespaceSelectors(terms.PreferredAntiAffinity, pl.namespaces); err != nil {
+			return framework.AsStatus(fmt.Errorf("updating PreferredAntiAffinityTerms: %w", err))
+		}
+	}
+	nodes := pl.snapshot.HavePodsWithAffinityList()
+	if hasPreferred {
+		nodes = pl.snapshot.List()
+	}
+	if len(nodes) == 0 {
+		return framework.NewStatus(framework.Skip)
+	}
+	nsLabels := framework.NamespaceLabels(pl.namespaces, pod.Namespace)
+
+	shards := make([]affinityDomainScores, pl.parallelizer.Shards(len(nodes), affinityMinNodesPerShard))
+	pl.parallelizer.UntilShards(ctx, len(nodes), len(shards), func(shard, lo, hi int) {
+		scores := &shards[shard]
+		for _, ni := range nodes[lo:hi] {
+			nodeLabels := ni.Node().Labels
+			if len(nodeLabels) == 0 {
+				continue // in no domain at all
+			}
+			existing := ni.PodsWithAffinity
+			if hasPreferred {
+				existing = ni.Pods
+			}
+			for _, ep := range existing {
+				pl.scoreExistingPod(scores, nodeLabels, pod, nsLabels, ep, preferred, preferredAnti)
+			}
+		}
+	})
+	if err := ctx.Err(); err != nil {
+		return framework.AsStatus(err)
+	}
+	var total affinityDomainScores
+	for _, s := range shards {
+		total.merge(s)
+	}
+	if len(total) == 0 {
+		return framework.NewStatus(framework.Skip)
+	}
+	s := &interPodAffinityState{scores: make([]affinityTopologyScore, 0, len(total))}
+	for key, byValue := range total {
+		s.scores = append(s.scores, affinityTopologyScore{key: key, byValue: byValue})
+	}
+	state.Write(interPodAffinityStateKey, s)
+	return nil
+}
+
+// scoreExistingPod adds to scores what existing pod ep, on a node with
+// nodeLabels, contributes for the incoming pod (whose namespace has
+// nsLabels and whose preferred terms have their namespaceSelectors
+// resolved).
+func (pl *InterPodAffinity) scoreExistingPod(scores *affinityDomainScores, nodeLabels map[string]string, pod *v1.Pod, nsLabels labels.Set,
+	ep *framework.PodInfo, preferred, preferredAnti []framework.WeightedAffinityTerm) {
+	addMatchingAffinityTerms(scores, nodeLabels, preferred, ep.Pod, nil, 1)
+	addMatchingAffinityTerms(scores, nodeLabels, preferredAnti, ep.Pod, nil, -1)
+	if pl.hardPodAffinityWeight > 0 {
+		required := ep.RequiredAffinityTerms()
+		for i := range required {
+			if required[i].Matches(pod, nsLabels) {
+				scores.add(nodeLabels, required[i].TopologyKey, pl.hardPodAffinityWeight)
+			}
+		}
+	}
+	addMatchingAffinityTerms(scores, nodeLabels, ep.PreferredAffinityTerms(), pod, nsLabels, 1)
+	addMatchingAffinityTerms(scores, nodeLabels, ep.PreferredAntiAffinityTerms(), pod, nsLabels, -1)
+}
+
+// addMatchingAffinityTerms adds sign × weight to the node's domain of each of terms that
+// target matches.
+func addMatchingAffinityTerms(scores *affinityDomainScores, nodeLabels map[string]string, terms []framework.WeightedAffinityTerm, target *v1.Pod, nsLabels labels.Set, sign int64) {
+	for i := range terms {
+		if terms[i].Matches(target, nsLabels) {
+			scores.add(nodeLabels, terms[i].TopologyKey, sign*int64(terms[i].Weight))
+		}
+	}
+}
+
+// Score returns the sum of the scores of the domains nodeInfo's node is in.
+// It may be negative.
+func (*InterPodAffinity) Score(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
+	node := nodeInfo.Node()
+	if node == nil {
+		return 0, framework.NewStatus(framework.Error, "node not found")
+	}
+	s, err := framework.ReadAs[*interPodAffinityState](state, interPodAffinityStateKey)
+	if err != nil {
+		return 0, framework.AsStatus(err)
+	}
+	var score int64
+	for i := range s.scores {
+		if v, ok := node.Labels[s.scores[i].key]; ok {
+			score += s.scores[i].byValue[v]
+		}
+	}
+	return score, nil
+}
+
+// ScoreExtensions returns the scorer itself: raw sums need normalizing.
+func (pl *InterPodAffinity) ScoreExtensions() framework.ScoreExtensions { return pl }
+
+// NormalizeScore maps raw scores from [min, max] to [0, MaxNodeScore],
+// truncating: MaxNodeScore × (score − min) / (max − min), in floating point
+// as kube-scheduler computes it. When every node scored the same, all get 0.
+func (*InterPodAffinity) NormalizeScore(_ context.Context, state *framework.CycleState, _ *v1.Pod, scores framework.NodeScoreList) *framework.Status {
+	s, err := framework.ReadAs[*interPodAffinityState](state, interPodAffinityStateKey)
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	if len(s.scores) == 0 {
+		return nil
+	}
+	minScore, maxScore := int64(math.MaxInt64), int64(math.MinInt64)
+	for i := range scores {
+		minScore = min(minScore, scores[i].Score)
+		maxScore = max(maxScore, scores[i].Score)
+	}
+	diff := maxScore - minScore
+	for i := range scores {
+		var f float64
+		if diff > 0 {
+			f = float64(framework.MaxNodeScore) * (float64(scores[i].Score-minScore) / float64(diff))
+		}
+		scores[i].Score = int64(f)
+	}
+	return nil
+}
