@@ -46,7 +46,7 @@ func (s *Scheduler) addEventHandlers(f informers.SharedInformerFactory) error {
 	}); err != nil {
 		return fmt.Errorf("add node handler: %w", err)
 	}
-	return nil
+	return s.addStorageEventHandlers(f)
 }
 
 // rejectedByPodPlacement accepts the unschedulable pods that a pod

@@ -1,0 +1,167 @@
+package predicates
+
+import (
+	"context"
+	"math"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+)
+
+// PodTopologySpreadName is the name of the PodTopologySpread plugin (this
+// filter and the scorer in priorities/).
+const PodTopologySpreadName = "PodTopologySpread"
+
+// The reasons PodTopologySpread rejects with.
+const (
+	// ReasonSpreadConstraintsNotMatch is given for a node where placing the
+	// pod would make some DoNotSchedule constraint's skew exceed maxSkew.
+	ReasonSpreadConstraintsNotMatch = "node(s) didn't match pod topology spread constraints"
+	// ReasonSpreadMissingLabel is given for a node that lacks a
+	// constraint's topology key: it belongs to no domain.
+	ReasonSpreadMissingLabel = ReasonSpreadConstraintsNotMatch + " (missing required label)"
+)
+
+// spreadFilterStateKey is where PreFilter leaves the per-domain counts.
+const spreadFilterStateKey framework.StateKey = "PreFilter" + PodTopologySpreadName
+
+// spreadDomainCounts is one DoNotSchedule constraint, reduced to what
+// Filter needs.
+type spreadDomainCounts struct {
+	topologyKey string
+	maxSkew     int
+	// selfMatch is 1 when the incoming pod matches the selector, else 0.
+	selfMatch int
+	// globalMin is the fewest matching pods in any domain, or 0 when there
+	// are fewer domains than minDomains.
+	globalMin int
+	// counts maps each domain (topology value) of the eligible nodes to the
+	// number of matching pods in it.
+	counts map[string]int
+}
+
+// spreadFilterState holds every DoNotSchedule constraint of the pod.
+type spreadFilterState struct {
+	constraints []spreadDomainCounts
+}
+
+// Clone returns s: it is never mutated after PreFilter (yardmaster does not
+// preempt, so no what-if pod is ever added or removed).
+func (s *spreadFilterState) Clone() framework.StateData { return s }
+
+// PodTopologySpread is the filter for DoNotSchedule topology spread
+// constraints: a node passes when, for every constraint, the matching pods
+// in the node's domain plus the pod itself (when it matches) exceed the
+// smallest domain by at most maxSkew.
+//
+// PreFilter counts the matching pods per domain once, over every node; the
+// per-node check is then a map lookup per constraint.
+type PodTopologySpread struct {
+	spread *framework.TopologySpread
+}
+
+var (
+	_ framework.PreFilterPlugin = &PodTopologySpread{}
+	_ framework.FilterPlugin    = &PodTopologySpread{}
+)
+
+// NewPodTopologySpread returns the filter. spread is shared with the scorer.
+func NewPodTopologySpread(spread *framework.TopologySpread) *PodTopologySpread {
+	return &PodTopologySpread{spread: spread}
+}
+
+// Name returns PodTopologySpreadName.
+func (*PodTopologySpread) Name() string { return PodTopologySpreadName }
+
+// PreFilter compiles the pod's DoNotSchedule constraints (its own, or the
+// defaults) and counts the matching pods in each domain; it returns Skip
+// when the pod has none.
+//
+// Counting is one sequential pass: per node a few label lookups and a
+// selector match per pod, far cheaper than handing nodes to goroutines
+// (see BenchmarkPodTopologySpreadFilter).
+func (pl *PodTopologySpread) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	constraints, err := pl.spread.Constraints(pod, v1.DoNotSchedule)
+	if err != nil {
+		return nil, framework.AsStatus(err)
+	}
+	if len(constraints) == 0 {
+		return nil, framework.NewStatus(framework.Skip)
+	}
+
+	s := &spreadFilterState{constraints: make([]spreadDomainCounts, len(constraints))}
+	for i := range constraints {
+		c := &constraints[i]
+		dc := &s.constraints[i]
+		dc.topologyKey = c.TopologyKey
+		dc.maxSkew = int(c.MaxSkew)
+		if c.Selector.Matches(labels.Set(pod.Labels)) {
+			dc.selfMatch = 1
+		}
+		size := 0
+		if c.TopologyKey == v1.LabelHostname {
+			size = len(nodes) // one domain per node
+		}
+		dc.counts = make(map[string]int, size)
+	}
+
+	required := framework.NewRequiredNodeAffinity(pod)
+	for _, ni := range nodes {
+		node := ni.Node()
+		if node == nil || !framework.NodeHasSpreadKeys(node, constraints) {
+			continue
+		}
+		for i := range constraints {
+			c := &constraints[i]
+			if !c.IncludesNode(pod, node, required) {
+				continue
+			}
+			// A domain with no matching pod still counts as a domain.
+			s.constraints[i].counts[node.Labels[c.TopologyKey]] += c.CountMatchingPods(ni.Pods, pod.Namespace)
+		}
+	}
+
+	for i := range s.constraints {
+		dc := &s.constraints[i]
+		// With no domain at all the minimum stays MaxInt32, as in
+		// kube-scheduler; minDomains (at least 1) then lowers it to 0.
+		dc.globalMin = math.MaxInt32
+		for _, n := range dc.counts {
+			dc.globalMin = min(dc.globalMin, n)
+		}
+		if len(dc.counts) < int(constraints[i].MinDomains) {
+			dc.globalMin = 0
+		}
+	}
+	state.Write(spreadFilterStateKey, s)
+	return nil, nil
+}
+
+// Filter rejects a node that lacks a constraint's topology key
+// (UnschedulableAndUnresolvable: no pod leaving changes a label) or where
+// the pod would push a constraint's skew past maxSkew (Unschedulable: pods
+// leaving other domains can fix it).
+func (pl *PodTopologySpread) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+	node := nodeInfo.Node()
+	if node == nil {
+		return framework.NewStatus(framework.Error, "node not found")
+	}
+	s, err := framework.ReadAs[*spreadFilterState](state, spreadFilterStateKey)
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	for i := range s.constraints {
+		c := &s.constraints[i]
+		value, ok := node.Labels[c.topologyKey]
+		if !ok {
+			return framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonSpreadMissingLabel)
+		}
+		// existing matches in the domain + the pod itself - global minimum
+		if skew := c.counts[value] + c.selfMatch - c.globalMin; skew > c.maxSkew {
+			return framework.NewStatus(framework.Unschedulable, ReasonSpreadConstraintsNotMatch)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,119 @@
+package predicates_test
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/predicates"
+)
+
+// volumeZoneNodes are one node in zone a and one in zone b.
+func volumeZoneNodes() []*v1.Node {
+	return []*v1.Node{
+		schedtest.MakeNode().Name("n-a").Label(v1.LabelTopologyZone, "a").Obj(),
+		schedtest.MakeNode().Name("n-b").Label(v1.LabelTopologyZone, "b").Obj(),
+	}
+}
+
+func inZone(zones ...string) v1.NodeSelectorTerm {
+	return schedtest.MakeNodeSelectorTerm().In(v1.LabelTopologyZone, zones...).Obj()
+}
+
+func TestVolumeBinding(t *testing.T) {
+	unresolvable := func(reason string) statusView {
+		return viewOf(reject(framework.UnschedulableAndUnresolvable, reason))
+	}
+	immediate := unresolvable("pod has unbound immediate PersistentVolumeClaims")
+	affinity := unresolvable("node(s) didn't match PersistentVolume's node affinity")
+	missingPV := unresolvable("node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)")
+	wffc := schedtest.MakeStorageClass("wffc", "csi.example.com", storagev1.VolumeBindingWaitForFirstConsumer)
+	imm := schedtest.MakeStorageClass("fast", "csi.example.com", storagev1.VolumeBindingImmediate)
+	pod := volumePod().PVC("data").Obj()
+	claim := func() *schedtest.PVCWrapper { return schedtest.MakePVC("default", "data") }
+
+	checkVolumeCases(t, func(h framework.Handle) preFilterFilter { return predicates.NewVolumeBinding(h) }, volumeZoneNodes, []volumeCase{
+		{name: "no claims: skip", pod: volumePod().Obj(), wantPre: viewOf(framework.NewStatus(framework.Skip))},
+		{name: "missing claim", pod: pod, wantPre: unresolvable(`persistentvolumeclaim "data" not found`)},
+		{name: "missing ephemeral claim", pod: volumePod().EphemeralVolume("scratch").Obj(),
+			wantPre: unresolvable(`waiting for ephemeral volume controller to create the persistentvolumeclaim "new-scratch"`)},
+		{name: "ephemeral claim of another pod", pod: volumePod().EphemeralVolume("scratch").Obj(),
+			objects: []runtime.Object{schedtest.MakePVC("default", "new-scratch").Bound("pv").Obj()},
+			wantPre: unresolvable("PVC default/new-scratch was not created for pod default/new (pod is not owner)")},
+		{name: "lost claim", pod: pod, objects: []runtime.Object{claim().Bound("pv").Phase(v1.ClaimLost).Obj()},
+			wantPre: unresolvable(`persistentvolumeclaim "data" bound to non-existent persistentvolume "pv"`)},
+		{name: "claim being deleted", pod: pod, objects: []runtime.Object{claim().Bound("pv").Terminating().Obj()},
+			wantPre: unresolvable(`persistentvolumeclaim "data" is being deleted`)},
+		{name: "unbound without a class", pod: pod, objects: []runtime.Object{claim().Obj()}, wantPre: immediate},
+		{name: "unbound with an Immediate class", pod: pod, objects: []runtime.Object{claim().Class("fast").Obj(), imm}, wantPre: immediate},
+		{name: "unbound with a class that does not exist", pod: pod, objects: []runtime.Object{claim().Class("gone").Obj()}, wantPre: immediate},
+		{name: "pre-bound to a volume, not yet bound", pod: pod,
+			objects: []runtime.Object{claim().Class("wffc").VolumeName("pv").Obj(), wffc}, wantPre: immediate},
+		{name: "unbound WaitForFirstConsumer", pod: pod, objects: []runtime.Object{claim().Class("wffc").Obj(), wffc},
+			wantPre: unresolvable("pod has unbound WaitForFirstConsumer PersistentVolumeClaims: yardmaster does not bind or provision volumes")},
+		{name: "immediate wins over WaitForFirstConsumer", pod: volumePod().PVC("data").PVC("later").Obj(),
+			objects: []runtime.Object{claim().Class("wffc").Obj(), schedtest.MakePVC("default", "later").Obj(), wffc},
+			wantPre: immediate},
+		{name: "class without a binding mode", pod: pod,
+			objects: []runtime.Object{claim().Class("odd").Obj(), schedtest.MakeStorageClass("odd", "csi.example.com", "")},
+			wantPre: viewOf(framework.AsStatus(errString(`VolumeBindingMode not set for StorageClass "odd"`)))},
+		{name: "bound, volume without node affinity: skip", pod: pod,
+			objects: []runtime.Object{claim().Bound("pv").Obj(), schedtest.MakePV("pv").Obj()},
+			wantPre: viewOf(framework.NewStatus(framework.Skip))},
+		{
+			// Bound is spec.volumeName plus the annotation; the phase is
+			// not read.
+			name: "bound with phase still Pending",
+			pod:  pod,
+			objects: []runtime.Object{claim().Bound("pv").Phase(v1.ClaimPending).Obj(),
+				schedtest.MakePV("pv").NodeAffinity(inZone("a")).Obj()},
+			want: map[string]statusView{"n-b": affinity},
+		},
+		{name: "bound volume pinned to zone a", pod: pod,
+			objects: []runtime.Object{claim().Bound("pv").Obj(), schedtest.MakePV("pv").NodeAffinity(inZone("a")).Obj()},
+			want:    map[string]statusView{"n-b": affinity}},
+		{name: "node affinity terms are ORed", pod: pod,
+			objects: []runtime.Object{claim().Bound("pv").Obj(), schedtest.MakePV("pv").NodeAffinity(inZone("c")).NodeAffinity(inZone("b")).Obj()},
+			want:    map[string]statusView{"n-a": affinity}},
+		{
+			// Only labels are matched, as kube-scheduler's CheckNodeAffinity
+			// does: matchFields are ignored.
+			name: "matchFields are ignored",
+			pod:  pod,
+			objects: []runtime.Object{claim().Bound("pv").Obj(), schedtest.MakePV("pv").
+				NodeAffinity(schedtest.MakeNodeSelectorTerm().Field(framework.NodeNameField, v1.NodeSelectorOpIn, "elsewhere").Obj()).Obj()},
+		},
+		{name: "invalid term matches no node", pod: pod,
+			objects: []runtime.Object{claim().Bound("pv").Obj(), schedtest.MakePV("pv").
+				NodeAffinity(schedtest.MakeNodeSelectorTerm().Gt("cores", "many").Obj()).Obj()},
+			want: rejectedOn(affinity, "n-a", "n-b")},
+		{name: "bound volume missing", pod: pod, objects: []runtime.Object{claim().Bound("pv").Obj()},
+			want: rejectedOn(missingPV, "n-a", "n-b")},
+		{
+			// The first volume, in the pod's order, gives the reason: n-b
+			// fails data's affinity before reaching the missing volume.
+			name: "first failing volume gives the reason",
+			pod:  volumePod().PVC("data").PVC("logs").Obj(),
+			objects: []runtime.Object{
+				claim().Bound("pv").Obj(), schedtest.MakePV("pv").NodeAffinity(inZone("a")).Obj(),
+				schedtest.MakePVC("default", "logs").Bound("gone").Obj(),
+			},
+			want: map[string]statusView{"n-a": missingPV, "n-b": affinity},
+		},
+		{name: "bound ephemeral claim owned by the pod", pod: volumePod().EphemeralVolume("scratch").Obj(),
+			objects: []runtime.Object{
+				schedtest.MakePVC("default", "new-scratch").Bound("pv").ControlledBy(volumePod().Obj()).Obj(),
+				schedtest.MakePV("pv").NodeAffinity(inZone("b")).Obj(),
+			},
+			want: map[string]statusView{"n-a": affinity}},
+	})
+}
+
+// errString is an error with a fixed message.
+type errString string
+
+func (e errString) Error() string { return string(e) }

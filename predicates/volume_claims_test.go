@@ -1,0 +1,93 @@
+package predicates_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
+	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/scheduler/cache"
+)
+
+// preFilterFilter is what every volume filter is.
+type preFilterFilter interface {
+	framework.PreFilterPlugin
+	framework.FilterPlugin
+}
+
+// volumeCase is the shape of the volume filters' test tables.
+type volumeCase struct {
+	name    string
+	pod     *v1.Pod
+	pods    []*v1.Pod        // already on the nodes
+	objects []runtime.Object // claims, volumes, classes, CSINodes, attachments
+	// wantPre is PreFilter's status; zero means Success.
+	wantPre statusView
+	// want are the nodes Filter rejects, by name, when PreFilter succeeds.
+	want map[string]statusView
+}
+
+// runVolumeFilter builds the plugin over a handle holding nodes, pods and
+// objects, runs PreFilter and then Filter on every node, and returns the
+// PreFilter status and the rejections by node.
+func runVolumeFilter(t testing.TB, build func(framework.Handle) preFilterFilter, nodes []*v1.Node, tc volumeCase) (statusView, map[string]statusView) {
+	t.Helper()
+	h := fakehandle.New(cache.NewSnapshotFromNodes(nodes, tc.pods)).AddObjects(tc.objects...)
+	pl := build(h)
+	state := framework.NewCycleState()
+	_, st := pl.PreFilter(context.Background(), state, tc.pod, h.Lister.List())
+	if !st.IsSuccess() {
+		return viewOf(st), nil
+	}
+	rejected := map[string]statusView{}
+	for _, ni := range h.Lister.List() {
+		if st := pl.Filter(context.Background(), state, tc.pod, ni); st != nil {
+			rejected[ni.Node().Name] = viewOf(st)
+		}
+	}
+	return viewOf(nil), rejected
+}
+
+// checkVolumeCases runs each case through runVolumeFilter.
+func checkVolumeCases(t *testing.T, build func(framework.Handle) preFilterFilter, nodes func() []*v1.Node, cases []volumeCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pre, got := runVolumeFilter(t, build, nodes(), tc)
+			wantPre := tc.wantPre
+			if wantPre.Code == "" {
+				wantPre = viewOf(nil)
+			}
+			if d := cmp.Diff(wantPre, pre); d != "" {
+				t.Fatalf("PreFilter (-want +got):\n%s", d)
+			}
+			if pre.Code != "Success" {
+				return
+			}
+			want := tc.want
+			if want == nil {
+				want = map[string]statusView{}
+			}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("rejected nodes (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// volumePod is the incoming pod of the volume tests.
+func volumePod() *schedtest.PodWrapper { return schedtest.MakePod().Name("new").UID("new-uid") }
+
+// rejectedOn maps each node name to v.
+func rejectedOn(v statusView, names ...string) map[string]statusView {
+	m := map[string]statusView{}
+	for _, n := range names {
+		m[n] = v
+	}
+	return m
+}

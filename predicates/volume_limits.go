@@ -1,0 +1,440 @@
+package predicates
+
+import (
+	"context"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	storagelisters "k8s.io/client-go/listers/storage/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+)
+
+// NodeVolumeLimitsName is the name of the NodeVolumeLimits plugin.
+const NodeVolumeLimitsName = "NodeVolumeLimits"
+
+// ReasonMaxVolumeCountExceeded is given for a node where the pod's new
+// volumes would take a CSI driver past the number of volumes the node can
+// attach (CSINode spec.drivers[].allocatable.count).
+const ReasonMaxVolumeCountExceeded = "node(s) exceed max volume count"
+
+// volumeLimitsStateKey is where PreFilter leaves the nodes over a limit.
+const volumeLimitsStateKey framework.StateKey = "PreFilter" + NodeVolumeLimitsName
+
+// inTreeCSIDrivers maps the in-tree volume plugins whose volumes
+// kube-scheduler counts against a CSI driver's limit (CSI migration) to that
+// driver. Azure File and vSphere volumes migrate too but are not counted,
+// as in kube-scheduler.
+var inTreeCSIDrivers = map[string]string{
+	"kubernetes.io/aws-ebs":         "ebs.csi.aws.com",
+	"kubernetes.io/gce-pd":          "pd.csi.storage.gke.io",
+	"kubernetes.io/azure-disk":      "disk.csi.azure.com",
+	"kubernetes.io/cinder":          "cinder.csi.openstack.org",
+	"kubernetes.io/portworx-volume": "pxd.portworx.com",
+}
+
+// uncountedInTreePlugins are migratable provisioners whose claims are not
+// counted at all (rather than counted under the provisioner's name).
+var uncountedInTreePlugins = map[string]bool{
+	"kubernetes.io/azure-file":     true,
+	"kubernetes.io/vsphere-volume": true,
+}
+
+// attachableVolume is a volume a CSI driver attaches to the node.
+type attachableVolume struct {
+	driver string
+	// id is "driver/volumeHandle", unique per volume: two pods using one
+	// volume on a node attach it once.
+	id string
+}
+
+// volumeLimitsState names the nodes the pod's volumes would take over a
+// driver's limit.
+type volumeLimitsState struct {
+	exceeded map[string]struct{}
+}
+
+// Clone returns s: it is never mutated after PreFilter.
+func (s *volumeLimitsState) Clone() framework.StateData { return s }
+
+// NodeVolumeLimits is the filter for per-node CSI attach limits: for each
+// CSI driver of the pod's volumes, the distinct volumes of that driver
+// already attached to the node (used by its pods, or held by a
+// VolumeAttachment) plus the pod's new ones must not exceed the count in
+// the node's CSINode. A node without a CSINode, or a driver without a
+// count, has no limit.
+//
+// Volumes are identified as kube-scheduler does: a bound claim by its CSI
+// volume's driver and handle, an unbound claim by its StorageClass's
+// provisioner (it will be provisioned there), and in-tree volumes of the
+// plugins migrated to CSI by the CSI driver that serves them.
+type NodeVolumeLimits struct {
+	listers     storageListers
+	attachments storagelisters.VolumeAttachmentLister
+}
+
+var (
+	_ framework.PreFilterPlugin = &NodeVolumeLimits{}
+	_ framework.FilterPlugin    = &NodeVolumeLimits{}
+)
+
+// NewNodeVolumeLimits returns the filter, reading claims, volumes, classes,
+// CSINodes and VolumeAttachments through h's informers.
+func NewNodeVolumeLimits(h framework.Handle) *NodeVolumeLimits {
+	pl := &NodeVolumeLimits{listers: newStorageListers(h)}
+	if h != nil && h.SharedInformerFactory() != nil {
+		pl.attachments = h.SharedInformerFactory().Storage().V1().VolumeAttachments().Lister()
+	} else {
+		pl.attachments = storagelisters.NewVolumeAttachmentLister(toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{}))
+	}
+	return pl
+}
+
+// Name returns NodeVolumeLimitsName.
+func (*NodeVolumeLimits) Name() string { return NodeVolumeLimitsName }
+
+// PreFilter works out which nodes the pod's volumes would take over a
+// limit. It returns Skip when the pod has no attachable volume or no node
+// is over. A claim of the pod that does not exist rejects it,
+// UnschedulableAndUnresolvable.
+//
+// The count is done here, once, rather than per node in Filter, because it
+// needs lister lookups for the claims of the pods already on each node;
+// only nodes whose CSINode limits one of the pod's drivers are counted.
+func (pl *NodeVolumeLimits) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	newVolumes, st := pl.newPodVolumes(pod)
+	if st != nil {
+		return nil, st
+	}
+	if len(newVolumes) == 0 {
+		return nil, framework.NewStatus(framework.Skip)
+	}
+	var drivers []string
+	for _, v := range newVolumes {
+		if indexOf(drivers, v.driver) < 0 {
+			drivers = append(drivers, v.driver)
+		}
+	}
+	limits, err := pl.nodeLimits(drivers)
+	if err != nil {
+		return nil, framework.AsStatus(err)
+	}
+	if len(limits) == 0 {
+		return nil, framework.NewStatus(framework.Skip)
+	}
+	attachments, err := pl.nodeAttachments(drivers, limits)
+	if err != nil {
+		return nil, framework.AsStatus(err)
+	}
+
+	s := &volumeLimitsState{exceeded: map[string]struct{}{}}
+	resolved := map[string]resolvedClaim{}
+	usedByPods := map[string]struct{}{}
+	attached := make([]int, len(drivers))
+	adding := make([]int, len(drivers))
+	for _, ni := range nodes {
+		node := ni.Node()
+		if node == nil {
+			continue
+		}
+		limit, ok := limits[node.Name]
+		if !ok {
+			continue
+		}
+		clear(usedByPods)
+		clear(attached)
+		clear(adding)
+		for _, pi := range ni.Pods {
+			pl.existingPodVolumes(pi.Pod, resolved, func(v attachableVolume) {
+				if _, dup := usedByPods[v.id]; dup {
+					return
+				}
+				usedByPods[v.id] = struct{}{}
+				if d := indexOf(drivers, v.driver); d >= 0 {
+					attached[d]++
+				}
+			})
+		}
+		for _, v := range attachments[node.Name] {
+			if _, ok := usedByPods[v.id]; !ok {
+				attached[indexOf(drivers, v.driver)]++
+			}
+		}
+		// A volume already used by a pod on the node is attached once.
+		// (One only held by a VolumeAttachment is counted again, as
+		// kube-scheduler counts it.)
+		for _, v := range newVolumes {
+			if _, ok := usedByPods[v.id]; !ok {
+				adding[indexOf(drivers, v.driver)]++
+			}
+		}
+		for d := range drivers {
+			if limit[d] >= 0 && attached[d]+adding[d] > int(limit[d]) {
+				s.exceeded[node.Name] = struct{}{}
+				break
+			}
+		}
+	}
+	if len(s.exceeded) == 0 {
+		return nil, framework.NewStatus(framework.Skip)
+	}
+	state.Write(volumeLimitsStateKey, s)
+	return nil, nil
+}
+
+// Filter rejects a node PreFilter found over a limit, Unschedulable: a pod
+// leaving the node detaches its volumes.
+func (pl *NodeVolumeLimits) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+	node := nodeInfo.Node()
+	if node == nil {
+		return framework.NewStatus(framework.Error, "node not found")
+	}
+	s, err := framework.ReadAs[*volumeLimitsState](state, volumeLimitsStateKey)
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	if _, over := s.exceeded[node.Name]; over {
+		return framework.NewStatus(framework.Unschedulable, ReasonMaxVolumeCountExceeded)
+	}
+	return nil
+}
+
+// newPodVolumes returns the distinct attachable volumes of the incoming
+// pod. A missing claim is UnschedulableAndUnresolvable, an ephemeral
+// volume's claim that the pod does not own an Error, as in kube-scheduler.
+func (pl *NodeVolumeLimits) newPodVolumes(pod *v1.Pod) ([]attachableVolume, *framework.Status) {
+	var out []attachableVolume
+	add := func(v attachableVolume) {
+		for _, o := range out {
+			if o.id == v.id {
+				return
+			}
+		}
+		out = append(out, v)
+	}
+	for i := range pod.Spec.Volumes {
+		vol := &pod.Spec.Volumes[i]
+		pc, ok := claimOf(pod, vol)
+		if !ok {
+			if v, ok := inlineAttachableVolume(vol); ok {
+				add(v)
+			}
+			continue
+		}
+		claim, err := pl.listers.claims.PersistentVolumeClaims(pod.Namespace).Get(pc.name)
+		if err != nil {
+			st := statusOfLookup(err)
+			if apierrors.IsNotFound(err) {
+				st = framework.NewStatus(framework.UnschedulableAndUnresolvable, "looking up PVC "+pod.Namespace+"/"+pc.name+": "+err.Error())
+			}
+			return nil, st
+		}
+		if pc.ephemeral {
+			if err := checkEphemeralOwner(pod, claim); err != nil {
+				return nil, framework.AsStatus(err)
+			}
+		}
+		if v, ok := pl.claimVolume(claim); ok {
+			add(v)
+		}
+	}
+	return out, nil
+}
+
+// resolvedClaim caches one claim lookup for the rest of the cycle.
+type resolvedClaim struct {
+	claim  *v1.PersistentVolumeClaim // nil when the claim does not exist
+	volume attachableVolume
+	ok     bool
+}
+
+// existingPodVolumes calls use for each attachable volume of a pod already
+// on a node. Claims are looked up once per cycle (resolved caches them by
+// "namespace/name"); a claim that is missing, or an ephemeral volume's
+// claim the pod does not own, is not counted.
+func (pl *NodeVolumeLimits) existingPodVolumes(pod *v1.Pod, resolved map[string]resolvedClaim, use func(attachableVolume)) {
+	for i := range pod.Spec.Volumes {
+		vol := &pod.Spec.Volumes[i]
+		pc, ok := claimOf(pod, vol)
+		if !ok {
+			if v, ok := inlineAttachableVolume(vol); ok {
+				use(v)
+			}
+			continue
+		}
+		key := pod.Namespace + "/" + pc.name
+		rc, seen := resolved[key]
+		if !seen {
+			if claim, err := pl.listers.claims.PersistentVolumeClaims(pod.Namespace).Get(pc.name); err == nil {
+				rc.claim = claim
+				rc.volume, rc.ok = pl.claimVolume(claim)
+			}
+			resolved[key] = rc
+		}
+		if !rc.ok || (pc.ephemeral && checkEphemeralOwner(pod, rc.claim) != nil) {
+			continue
+		}
+		use(rc.volume)
+	}
+}
+
+// claimVolume identifies the volume behind claim: its CSI volume (or
+// in-tree volume served by a CSI driver) when bound, else the volume its
+// StorageClass's provisioner will create, identified by the claim. ok is
+// false for volumes no CSI driver attaches.
+func (pl *NodeVolumeLimits) claimVolume(claim *v1.PersistentVolumeClaim) (attachableVolume, bool) {
+	if claim.Spec.VolumeName != "" {
+		if pv, err := pl.listers.volumes.Get(claim.Spec.VolumeName); err == nil {
+			return persistentAttachableVolume(pv)
+		}
+		// The volume is gone, or the claim is pre-bound to one not created
+		// yet: count it by its class, as kube-scheduler does.
+	}
+	className := claimClass(claim)
+	if className == "" {
+		// Immediate binding: it must be bound before the pod can run.
+		return attachableVolume{}, false
+	}
+	class, err := pl.listers.classes.Get(className)
+	if err != nil {
+		return attachableVolume{}, false
+	}
+	driver := class.Provisioner
+	if uncountedInTreePlugins[driver] {
+		return attachableVolume{}, false
+	}
+	if csi, ok := inTreeCSIDrivers[driver]; ok {
+		driver = csi
+	}
+	// The NUL keeps the stand-in handle apart from every real handle.
+	return attachableVolume{driver: driver, id: driver + "/\x00" + claim.Namespace + "/" + claim.Name}, true
+}
+
+// persistentAttachableVolume identifies a PersistentVolume's CSI volume.
+func persistentAttachableVolume(pv *v1.PersistentVolume) (attachableVolume, bool) {
+	src := &pv.Spec.PersistentVolumeSource
+	var plugin, handle string
+	switch {
+	case src.CSI != nil:
+		return attachableVolume{driver: src.CSI.Driver, id: src.CSI.Driver + "/" + src.CSI.VolumeHandle}, true
+	case src.AWSElasticBlockStore != nil:
+		plugin, handle = "kubernetes.io/aws-ebs", ebsVolumeID(src.AWSElasticBlockStore.VolumeID)
+	case src.GCEPersistentDisk != nil:
+		plugin, handle = "kubernetes.io/gce-pd", src.GCEPersistentDisk.PDName
+	case src.AzureDisk != nil:
+		plugin, handle = "kubernetes.io/azure-disk", src.AzureDisk.DataDiskURI
+	case src.Cinder != nil:
+		plugin, handle = "kubernetes.io/cinder", src.Cinder.VolumeID
+	case src.PortworxVolume != nil:
+		plugin, handle = "kubernetes.io/portworx-volume", src.PortworxVolume.VolumeID
+	default:
+		return attachableVolume{}, false
+	}
+	driver := inTreeCSIDrivers[plugin]
+	return attachableVolume{driver: driver, id: driver + "/" + handle}, true
+}
+
+// inlineAttachableVolume identifies an in-tree volume written inline in a
+// pod spec, for the plugins migrated to CSI.
+func inlineAttachableVolume(vol *v1.Volume) (attachableVolume, bool) {
+	var plugin, handle string
+	switch {
+	case vol.AWSElasticBlockStore != nil:
+		plugin, handle = "kubernetes.io/aws-ebs", ebsVolumeID(vol.AWSElasticBlockStore.VolumeID)
+	case vol.GCEPersistentDisk != nil:
+		plugin, handle = "kubernetes.io/gce-pd", vol.GCEPersistentDisk.PDName
+	case vol.AzureDisk != nil:
+		plugin, handle = "kubernetes.io/azure-disk", vol.AzureDisk.DataDiskURI
+	case vol.Cinder != nil:
+		plugin, handle = "kubernetes.io/cinder", vol.Cinder.VolumeID
+	case vol.PortworxVolume != nil:
+		plugin, handle = "kubernetes.io/portworx-volume", vol.PortworxVolume.VolumeID
+	default:
+		return attachableVolume{}, false
+	}
+	driver := inTreeCSIDrivers[plugin]
+	return attachableVolume{driver: driver, id: driver + "/" + handle}, true
+}
+
+// ebsVolumeID strips the "aws://<zone>/" prefix of an in-tree EBS volume
+// ID, leaving the "vol-…" ID the CSI driver uses as handle.
+func ebsVolumeID(id string) string {
+	if !strings.HasPrefix(id, "aws://") {
+		return id
+	}
+	return id[strings.LastIndex(id, "/")+1:]
+}
+
+// nodeLimits returns, per node whose CSINode limits one of drivers, the
+// limit of each driver (by index; -1 for none).
+func (pl *NodeVolumeLimits) nodeLimits(drivers []string) (map[string][]int32, error) {
+	csiNodes, err := pl.listers.csiNodes.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	limits := map[string][]int32{}
+	for _, cn := range csiNodes {
+		var l []int32
+		for _, d := range cn.Spec.Drivers {
+			i := indexOf(drivers, d.Name)
+			if i < 0 || d.Allocatable == nil || d.Allocatable.Count == nil {
+				continue
+			}
+			if l == nil {
+				l = make([]int32, len(drivers))
+				for j := range l {
+					l[j] = -1
+				}
+			}
+			l[i] = *d.Allocatable.Count
+		}
+		if l != nil {
+			limits[cn.Name] = l
+		}
+	}
+	return limits, nil
+}
+
+// nodeAttachments returns, per limited node, the volumes of drivers that
+// VolumeAttachments hold there: attachments of CSI volumes, identified as
+// their pods' volumes are.
+func (pl *NodeVolumeLimits) nodeAttachments(drivers []string, limits map[string][]int32) (map[string][]attachableVolume, error) {
+	vas, err := pl.attachments.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]attachableVolume{}
+	for _, va := range vas {
+		if _, limited := limits[va.Spec.NodeName]; !limited || indexOf(drivers, va.Spec.Attacher) < 0 {
+			continue
+		}
+		if va.Spec.Source.PersistentVolumeName == nil {
+			continue
+		}
+		pv, err := pl.listers.volumes.Get(*va.Spec.Source.PersistentVolumeName)
+		if err != nil || pv.Spec.CSI == nil {
+			continue
+		}
+		v := attachableVolume{driver: va.Spec.Attacher, id: va.Spec.Attacher + "/" + pv.Spec.CSI.VolumeHandle}
+		dup := false
+		for _, o := range out[va.Spec.NodeName] {
+			dup = dup || o.id == v.id
+		}
+		if !dup {
+			out[va.Spec.NodeName] = append(out[va.Spec.NodeName], v)
+		}
+	}
+	return out, nil
+}
+
+func indexOf(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}

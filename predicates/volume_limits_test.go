@@ -1,0 +1,172 @@
+package predicates_test
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/predicates"
+)
+
+const testDriver = "csi.example.com"
+
+func limitNodes() []*v1.Node {
+	return []*v1.Node{
+		schedtest.MakeNode().Name("n1").Obj(),
+		schedtest.MakeNode().Name("n2").Obj(),
+		schedtest.MakeNode().Name("n3").Obj(),
+	}
+}
+
+// boundCSI returns a claim bound to a CSI volume of testDriver with the
+// given handle, and the volume.
+func boundCSI(claim, handle string) []runtime.Object {
+	return []runtime.Object{
+		schedtest.MakePVC("default", claim).Bound("pv-" + claim).Obj(),
+		schedtest.MakePV("pv-"+claim).CSI(testDriver, handle).Obj(),
+	}
+}
+
+func objs(groups ...[]runtime.Object) []runtime.Object {
+	var out []runtime.Object
+	for _, g := range groups {
+		out = append(out, g...)
+	}
+	return out
+}
+
+func TestNodeVolumeLimits(t *testing.T) {
+	exceeded := viewOf(reject(framework.Unschedulable, "node(s) exceed max volume count"))
+	skip := viewOf(framework.NewStatus(framework.Skip))
+	// n1 attaches 2 volumes of testDriver, n2 1, n3 has no CSINode.
+	limits := []runtime.Object{
+		schedtest.MakeCSINode("n1", map[string]int32{testDriver: 2, "other.example.com": 0}),
+		schedtest.MakeCSINode("n2", map[string]int32{testDriver: 1}),
+	}
+	// c1 is attached to n1, c2 to n2.
+	existing := []*v1.Pod{
+		schedtest.MakePod().Name("p1").Node("n1").PVC("c1").Obj(),
+		schedtest.MakePod().Name("p2").Node("n2").PVC("c2").Obj(),
+	}
+	cluster := objs(limits, boundCSI("c1", "h1"), boundCSI("c2", "h2"))
+	wffc := schedtest.MakeStorageClass("wffc", testDriver, storagev1.VolumeBindingWaitForFirstConsumer)
+
+	checkVolumeCases(t, func(h framework.Handle) preFilterFilter { return predicates.NewNodeVolumeLimits(h) }, limitNodes, []volumeCase{
+		{name: "no volumes: skip", pod: volumePod().Obj(), wantPre: skip},
+		{name: "missing claim", pod: volumePod().PVC("nope").Obj(), objects: cluster,
+			wantPre: viewOf(reject(framework.UnschedulableAndUnresolvable, `looking up PVC default/nope: persistentvolumeclaim "nope" not found`))},
+		{
+			// n1: 1 attached + 1 new = 2 ≤ 2; n2: 1 + 1 = 2 > 1; n3: no limit.
+			name: "one new volume", pod: volumePod().PVC("new").Obj(), pods: existing,
+			objects: objs(cluster, boundCSI("new", "hnew")),
+			want:    map[string]statusView{"n2": exceeded},
+		},
+		{
+			// n1: 1 + 2 = 3 > 2; n2: 1 + 2 = 3 > 1.
+			name: "two new volumes", pod: volumePod().PVC("new").PVC("new2").Obj(), pods: existing,
+			objects: objs(cluster, boundCSI("new", "hnew"), boundCSI("new2", "hnew2")),
+			want:    rejectedOn(exceeded, "n1", "n2"),
+		},
+		{
+			// The same claim twice is one volume: n1 1 + 1 = 2.
+			name: "one volume used twice by the pod", pod: volumePod().PVC("new").Volume(v1.Volume{Name: "again", VolumeSource: v1.VolumeSource{
+				PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "new"}}}).Obj(),
+			pods: existing, objects: objs(cluster, boundCSI("new", "hnew")),
+			want: map[string]statusView{"n2": exceeded},
+		},
+		{
+			// c2 is already attached to n2: 1 + 0 = 1 ≤ 1; n1 1 + 1 = 2:
+			// no node is over, so Filter has nothing to do.
+			name: "a volume already attached to the node counts once", pod: volumePod().PVC("c2").Obj(), pods: existing,
+			objects: cluster, wantPre: skip,
+		},
+		{
+			// A VolumeAttachment holds h3 on n1: 1 + 1 + 1 = 3 > 2.
+			name: "VolumeAttachments count", pod: volumePod().PVC("new").Obj(), pods: existing,
+			objects: objs(cluster, boundCSI("new", "hnew"), boundCSI("c3", "h3"),
+				[]runtime.Object{schedtest.MakeVolumeAttachment("va3", testDriver, "pv-c3", "n1")}),
+			want: rejectedOn(exceeded, "n1", "n2"),
+		},
+		{
+			// The attachment of c1, used by p1, is not counted twice.
+			name: "a VolumeAttachment of a pod's volume counts once", pod: volumePod().PVC("new").Obj(), pods: existing,
+			objects: objs(cluster, boundCSI("new", "hnew"),
+				[]runtime.Object{schedtest.MakeVolumeAttachment("va1", testDriver, "pv-c1", "n1")}),
+			want: map[string]statusView{"n2": exceeded},
+		},
+		{
+			// An unbound claim counts as a volume its provisioner creates.
+			name: "unbound claim counted by its class's provisioner", pod: volumePod().PVC("new").Obj(), pods: existing,
+			objects: objs(cluster, []runtime.Object{schedtest.MakePVC("default", "new").Class("wffc").Obj(), wffc}),
+			want:    map[string]statusView{"n2": exceeded},
+		},
+		{name: "unbound claim without a class: skip", pod: volumePod().PVC("new").Obj(), pods: existing,
+			objects: objs(cluster, []runtime.Object{schedtest.MakePVC("default", "new").Obj()}), wantPre: skip},
+		{name: "volume without a CSI driver: skip", pod: volumePod().PVC("new").Obj(), pods: existing,
+			objects: objs(cluster, []runtime.Object{schedtest.MakePVC("default", "new").Bound("pv-new").Obj(), schedtest.MakePV("pv-new").HostPath("/x").Obj()}),
+			wantPre: skip},
+		{
+			// n1 limits other.example.com to 0, but the pod uses testDriver.
+			name: "another driver's limit does not apply", pod: volumePod().PVC("new").Obj(),
+			objects: objs(limits, []runtime.Object{
+				schedtest.MakePVC("default", "new").Bound("pv-new").Obj(),
+				schedtest.MakePV("pv-new").CSI("third.example.com", "h").Obj(),
+			}),
+			wantPre: skip,
+		},
+		{
+			// A zero limit: 0 + 1 > 0 on n1.
+			name: "zero limit", pod: volumePod().PVC("new").Obj(),
+			objects: objs(limits, []runtime.Object{
+				schedtest.MakePVC("default", "new").Bound("pv-new").Obj(),
+				schedtest.MakePV("pv-new").CSI("other.example.com", "h").Obj(),
+			}),
+			want: map[string]statusView{"n1": exceeded},
+		},
+		{
+			// An in-tree EBS volume counts against ebs.csi.aws.com; the
+			// inline one of p1 ("aws://zone/vol-1") is the same volume as
+			// the new pod's PV ("vol-1"): 1 + 0 ≤ 1 on n1. n2 holds a
+			// different one: 1 + 1 > 1.
+			name: "in-tree EBS volumes migrated to CSI", pod: volumePod().PVC("new").Obj(),
+			pods: []*v1.Pod{
+				schedtest.MakePod().Name("p1").Node("n1").Volume(ebs("aws://us-east-1a/vol-1", false)).Obj(),
+				schedtest.MakePod().Name("p2").Node("n2").Volume(ebs("vol-2", false)).Obj(),
+			},
+			objects: []runtime.Object{
+				schedtest.MakeCSINode("n1", map[string]int32{"ebs.csi.aws.com": 1}),
+				schedtest.MakeCSINode("n2", map[string]int32{"ebs.csi.aws.com": 1}),
+				schedtest.MakePVC("default", "new").Bound("pv-new").Obj(),
+				&v1.PersistentVolume{ObjectMeta: metaName("pv-new"), Spec: v1.PersistentVolumeSpec{PersistentVolumeSource: v1.PersistentVolumeSource{
+					AWSElasticBlockStore: &v1.AWSElasticBlockStoreVolumeSource{VolumeID: "vol-1"}}}},
+			},
+			want: map[string]statusView{"n2": exceeded},
+		},
+		{
+			// The ephemeral volume's claim is "new-scratch", owned by the pod.
+			name: "generic ephemeral volume", pod: volumePod().EphemeralVolume("scratch").Obj(), pods: existing,
+			objects: objs(cluster, []runtime.Object{
+				schedtest.MakePVC("default", "new-scratch").Bound("pv-s").ControlledBy(volumePod().Obj()).Obj(),
+				schedtest.MakePV("pv-s").CSI(testDriver, "hs").Obj(),
+			}),
+			want: map[string]statusView{"n2": exceeded},
+		},
+		{
+			// n1 holds p1 (c1) and p3 (c3): 2 + 1 > 2. Missing claims of
+			// pods already there (p4's) count nothing.
+			name: "every pod on the node counts", pod: volumePod().PVC("new").Obj(),
+			pods: append(existing,
+				schedtest.MakePod().Name("p3").Node("n1").PVC("c3").Obj(),
+				schedtest.MakePod().Name("p4").Node("n1").PVC("gone").Obj()),
+			objects: objs(cluster, boundCSI("c3", "h3"), boundCSI("new", "hnew")),
+			want:    rejectedOn(exceeded, "n1", "n2"),
+		},
+	})
+}
+
+func metaName(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name} }

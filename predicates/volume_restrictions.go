@@ -1,0 +1,177 @@
+package predicates
+
+import (
+	"context"
+	"slices"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+)
+
+// VolumeRestrictionsName is the name of the VolumeRestrictions plugin.
+const VolumeRestrictionsName = "VolumeRestrictions"
+
+// The reasons VolumeRestrictions rejects with (kube-scheduler v1.36's).
+const (
+	// ReasonDiskConflict is given for a node where a pod already mounts
+	// the same GCE PD, AWS EBS volume, iSCSI target or Ceph RBD image in a
+	// way the new pod's mount conflicts with.
+	ReasonDiskConflict = "node(s) had no available disk"
+	// ReasonReadWriteOncePodConflict is given, on every node, when a claim
+	// with the ReadWriteOncePod access mode is already used by a pod
+	// anywhere in the cluster.
+	ReasonReadWriteOncePodConflict = "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod"
+)
+
+// volumeRestrictionsStateKey is where PreFilter leaves its verdict.
+const volumeRestrictionsStateKey framework.StateKey = "PreFilter" + VolumeRestrictionsName
+
+// volumeRestrictionsState says what Filter checks.
+type volumeRestrictionsState struct {
+	// checkDisks is set when the pod has inline volumes that conflict with
+	// other pods' on the same node.
+	checkDisks bool
+	// rwopInUse is set when one of the pod's ReadWriteOncePod claims is
+	// used by a scheduled (or assumed) pod.
+	rwopInUse bool
+}
+
+// Clone returns s: it is never mutated after PreFilter.
+func (s *volumeRestrictionsState) Clone() framework.StateData { return s }
+
+// VolumeRestrictions is the filter for volumes that only one pod may use:
+// a ReadWriteOncePod claim that another pod uses rejects every node, and an
+// inline GCE PD, AWS EBS, iSCSI or RBD volume rejects the nodes where
+// another pod mounts it in a conflicting way.
+type VolumeRestrictions struct {
+	listers storageListers
+}
+
+var (
+	_ framework.PreFilterPlugin = &VolumeRestrictions{}
+	_ framework.FilterPlugin    = &VolumeRestrictions{}
+)
+
+// NewVolumeRestrictions returns the filter, reading claims through h's
+// informers.
+func NewVolumeRestrictions(h framework.Handle) *VolumeRestrictions {
+	return &VolumeRestrictions{listers: newStorageListers(h)}
+}
+
+// Name returns VolumeRestrictionsName.
+func (*VolumeRestrictions) Name() string { return VolumeRestrictionsName }
+
+// PreFilter looks up the pod's claims (spec.volumes[].persistentVolumeClaim;
+// a missing one rejects the pod, UnschedulableAndUnresolvable) and checks
+// whether any ReadWriteOncePod claim among them is in use, cluster-wide,
+// from the snapshot's per-node claim reference counts. It returns Skip when
+// there is nothing for Filter to check.
+func (pl *VolumeRestrictions) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	s := &volumeRestrictionsState{}
+	var rwop []string
+	for i := range pod.Spec.Volumes {
+		vol := &pod.Spec.Volumes[i]
+		if needsDiskConflictCheck(vol) {
+			s.checkDisks = true
+		}
+		if vol.PersistentVolumeClaim == nil {
+			continue
+		}
+		claim, err := pl.listers.claims.PersistentVolumeClaims(pod.Namespace).Get(vol.PersistentVolumeClaim.ClaimName)
+		if err != nil {
+			return nil, statusOfLookup(err)
+		}
+		if slices.Contains(claim.Spec.AccessModes, v1.ReadWriteOncePod) {
+			rwop = append(rwop, pod.Namespace+"/"+claim.Name)
+		}
+	}
+	for _, key := range rwop {
+		if claimInUse(nodes, key) {
+			s.rwopInUse = true
+			break
+		}
+	}
+	if !s.checkDisks && !s.rwopInUse {
+		return nil, framework.NewStatus(framework.Skip)
+	}
+	state.Write(volumeRestrictionsStateKey, s)
+	return nil, nil
+}
+
+// claimInUse reports whether a pod on any node uses the claim
+// "namespace/name".
+func claimInUse(nodes []*framework.NodeInfo, key string) bool {
+	for _, ni := range nodes {
+		if ni.PVCRefCounts[key] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Filter rejects a node where another pod mounts one of the pod's inline
+// disks in a conflicting way, then every node when a ReadWriteOncePod
+// claim is taken. Both are Unschedulable: the other pod may go away.
+func (pl *VolumeRestrictions) Filter(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+	s, err := framework.ReadAs[*volumeRestrictionsState](state, volumeRestrictionsStateKey)
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	if s.checkDisks && hasDiskConflict(pod, nodeInfo) {
+		return framework.NewStatus(framework.Unschedulable, ReasonDiskConflict)
+	}
+	if s.rwopInUse {
+		return framework.NewStatus(framework.Unschedulable, ReasonReadWriteOncePodConflict)
+	}
+	return nil
+}
+
+// needsDiskConflictCheck reports whether vol is an inline volume that only
+// one pod per node may mount read-write.
+func needsDiskConflictCheck(vol *v1.Volume) bool {
+	return vol.GCEPersistentDisk != nil || vol.AWSElasticBlockStore != nil || vol.RBD != nil || vol.ISCSI != nil
+}
+
+// hasDiskConflict reports whether a pod on the node mounts one of pod's
+// inline disks in a conflicting way.
+func hasDiskConflict(pod *v1.Pod, nodeInfo *framework.NodeInfo) bool {
+	for i := range pod.Spec.Volumes {
+		vol := &pod.Spec.Volumes[i]
+		if !needsDiskConflictCheck(vol) {
+			continue
+		}
+		for _, pi := range nodeInfo.Pods {
+			for j := range pi.Pod.Spec.Volumes {
+				if disksConflict(vol, &pi.Pod.Spec.Volumes[j]) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// disksConflict is kube-scheduler's rule per volume type:
+//   - GCE PD: the same disk, unless both mount it read-only;
+//   - AWS EBS: the same volume ID, always;
+//   - iSCSI: the same IQN, unless both mount it read-only;
+//   - Ceph RBD: a shared monitor, the same pool and image, unless both
+//     mount it read-only.
+func disksConflict(a, b *v1.Volume) bool {
+	switch {
+	case a.GCEPersistentDisk != nil && b.GCEPersistentDisk != nil:
+		x, y := a.GCEPersistentDisk, b.GCEPersistentDisk
+		return x.PDName == y.PDName && !(x.ReadOnly && y.ReadOnly)
+	case a.AWSElasticBlockStore != nil && b.AWSElasticBlockStore != nil:
+		return a.AWSElasticBlockStore.VolumeID == b.AWSElasticBlockStore.VolumeID
+	case a.ISCSI != nil && b.ISCSI != nil:
+		x, y := a.ISCSI, b.ISCSI
+		return x.IQN == y.IQN && !(x.ReadOnly && y.ReadOnly)
+	case a.RBD != nil && b.RBD != nil:
+		x, y := a.RBD, b.RBD
+		return x.RBDPool == y.RBDPool && x.RBDImage == y.RBDImage && !(x.ReadOnly && y.ReadOnly) &&
+			slices.ContainsFunc(x.CephMonitors, func(m string) bool { return slices.Contains(y.CephMonitors, m) })
+	}
+	return false
+}

@@ -1,0 +1,93 @@
+package predicates_test
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/predicates"
+)
+
+func restrictionNodes() []*v1.Node {
+	return []*v1.Node{schedtest.MakeNode().Name("n1").Obj(), schedtest.MakeNode().Name("n2").Obj()}
+}
+
+func gcePD(name string, readOnly bool) v1.Volume {
+	return v1.Volume{Name: "pd", VolumeSource: v1.VolumeSource{GCEPersistentDisk: &v1.GCEPersistentDiskVolumeSource{PDName: name, ReadOnly: readOnly}}}
+}
+
+func ebs(id string, readOnly bool) v1.Volume {
+	return v1.Volume{Name: "ebs", VolumeSource: v1.VolumeSource{AWSElasticBlockStore: &v1.AWSElasticBlockStoreVolumeSource{VolumeID: id, ReadOnly: readOnly}}}
+}
+
+func rbd(monitors []string, pool, image string, readOnly bool) v1.Volume {
+	return v1.Volume{Name: "rbd", VolumeSource: v1.VolumeSource{RBD: &v1.RBDVolumeSource{CephMonitors: monitors, RBDPool: pool, RBDImage: image, ReadOnly: readOnly}}}
+}
+
+func iscsi(iqn string, readOnly bool) v1.Volume {
+	return v1.Volume{Name: "iscsi", VolumeSource: v1.VolumeSource{ISCSI: &v1.ISCSIVolumeSource{IQN: iqn, ReadOnly: readOnly}}}
+}
+
+func TestVolumeRestrictions(t *testing.T) {
+	rwop := viewOf(reject(framework.Unschedulable,
+		"node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod"))
+	disk := viewOf(reject(framework.Unschedulable, "node(s) had no available disk"))
+	skip := viewOf(framework.NewStatus(framework.Skip))
+	rwopClaim := schedtest.MakePVC("default", "data").AccessModes(v1.ReadWriteOncePod).Bound("pv").Obj()
+	rwoClaim := schedtest.MakePVC("default", "data").Bound("pv").Obj()
+	onN1 := func(vols ...v1.Volume) []*v1.Pod {
+		p := schedtest.MakePod().Name("old").Node("n1")
+		for _, v := range vols {
+			p.Volume(v)
+		}
+		return []*v1.Pod{p.Obj()}
+	}
+
+	checkVolumeCases(t, func(h framework.Handle) preFilterFilter { return predicates.NewVolumeRestrictions(h) }, restrictionNodes, []volumeCase{
+		{name: "no volumes: skip", pod: volumePod().Obj(), wantPre: skip},
+		{name: "missing claim", pod: volumePod().PVC("data").Obj(),
+			wantPre: viewOf(reject(framework.UnschedulableAndUnresolvable, `persistentvolumeclaim "data" not found`))},
+		{name: "ReadWriteOncePod claim nobody uses: skip", pod: volumePod().PVC("data").Obj(),
+			objects: []runtime.Object{rwopClaim}, wantPre: skip},
+		{
+			// Used on n2 only, yet every node is rejected: the claim is
+			// taken cluster-wide.
+			name:    "ReadWriteOncePod claim in use",
+			pod:     volumePod().PVC("data").Obj(),
+			pods:    []*v1.Pod{schedtest.MakePod().Name("old").Node("n2").PVC("data").Obj()},
+			objects: []runtime.Object{rwopClaim},
+			want:    rejectedOn(rwop, "n1", "n2"),
+		},
+		{name: "ReadWriteOnce claim in use: skip", pod: volumePod().PVC("data").Obj(),
+			pods:    []*v1.Pod{schedtest.MakePod().Name("old").Node("n2").PVC("data").Obj()},
+			objects: []runtime.Object{rwoClaim}, wantPre: skip},
+		{name: "same claim name in another namespace: skip", pod: volumePod().PVC("data").Obj(),
+			pods:    []*v1.Pod{schedtest.MakePod().Namespace("other").Name("old").Node("n2").PVC("data").Obj()},
+			objects: []runtime.Object{rwopClaim}, wantPre: skip},
+		{name: "GCE PD mounted read-write elsewhere on the node", pod: volumePod().Volume(gcePD("disk", true)).Obj(),
+			pods: onN1(gcePD("disk", false)), want: map[string]statusView{"n1": disk}},
+		{name: "GCE PD read-only twice", pod: volumePod().Volume(gcePD("disk", true)).Obj(),
+			pods: onN1(gcePD("disk", true))},
+		{name: "another GCE PD", pod: volumePod().Volume(gcePD("disk", false)).Obj(),
+			pods: onN1(gcePD("other", false))},
+		{name: "EBS volume conflicts even read-only", pod: volumePod().Volume(ebs("vol-1", true)).Obj(),
+			pods: onN1(ebs("vol-1", true)), want: map[string]statusView{"n1": disk}},
+		{name: "RBD image with a shared monitor", pod: volumePod().Volume(rbd([]string{"m1", "m2"}, "p", "img", false)).Obj(),
+			pods: onN1(rbd([]string{"m2", "m3"}, "p", "img", false)), want: map[string]statusView{"n1": disk}},
+		{name: "RBD image without a shared monitor", pod: volumePod().Volume(rbd([]string{"m1"}, "p", "img", false)).Obj(),
+			pods: onN1(rbd([]string{"m3"}, "p", "img", false))},
+		{name: "iSCSI target read-write", pod: volumePod().Volume(iscsi("iqn.x", false)).Obj(),
+			pods: onN1(iscsi("iqn.x", true)), want: map[string]statusView{"n1": disk}},
+		{
+			// The disk check comes first on the node that has both.
+			name:    "disk conflict and ReadWriteOncePod",
+			pod:     volumePod().PVC("data").Volume(ebs("vol-1", false)).Obj(),
+			pods:    append(onN1(ebs("vol-1", false)), schedtest.MakePod().Name("user").Node("n2").PVC("data").Obj()),
+			objects: []runtime.Object{rwopClaim},
+			want:    map[string]statusView{"n1": disk, "n2": rwop},
+		},
+	})
+}

@@ -1,0 +1,91 @@
+package predicates_test
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/predicates"
+)
+
+// zoneNodes: two zones of region r1, a node with the beta zone label only,
+// and one without any topology label.
+func zoneNodes() []*v1.Node {
+	return []*v1.Node{
+		schedtest.MakeNode().Name("n-a").Label(v1.LabelTopologyZone, "a").Label(v1.LabelTopologyRegion, "r1").Obj(),
+		schedtest.MakeNode().Name("n-b").Label(v1.LabelTopologyZone, "b").Label(v1.LabelTopologyRegion, "r1").Obj(),
+		schedtest.MakeNode().Name("n-beta").Label(v1.LabelFailureDomainBetaZone, "a").Obj(),
+		schedtest.MakeNode().Name("n-none").Obj(),
+	}
+}
+
+func TestVolumeZone(t *testing.T) {
+	conflict := viewOf(reject(framework.UnschedulableAndUnresolvable, "node(s) had no available volume zone"))
+	unresolvable := func(reason string) statusView {
+		return viewOf(reject(framework.UnschedulableAndUnresolvable, reason))
+	}
+	skip := viewOf(framework.NewStatus(framework.Skip))
+	pod := volumePod().PVC("data").Obj()
+	bound := func(pv *schedtest.PVWrapper) []runtime.Object {
+		return []runtime.Object{schedtest.MakePVC("default", "data").Bound("pv").Obj(), pv.Obj()}
+	}
+	pv := func() *schedtest.PVWrapper { return schedtest.MakePV("pv") }
+	unbound := func(class string) *v1.PersistentVolumeClaim {
+		c := schedtest.MakePVC("default", "data")
+		if class != "" {
+			c.Class(class)
+		}
+		return c.Obj()
+	}
+
+	checkVolumeCases(t, func(h framework.Handle) preFilterFilter { return predicates.NewVolumeZone(h) }, zoneNodes, []volumeCase{
+		{name: "no claims: skip", pod: volumePod().Obj(), wantPre: skip},
+		{name: "volume without topology labels: skip", pod: pod, objects: bound(pv()), wantPre: skip},
+		{
+			// n-beta only has the beta key, which a GA key does not fall
+			// back to; n-none has no topology label at all and passes.
+			name: "volume in zone a", pod: pod, objects: bound(pv().Label(v1.LabelTopologyZone, "a")),
+			want: map[string]statusView{"n-b": conflict, "n-beta": conflict},
+		},
+		{
+			// A beta key on the volume falls back to the GA key on nodes.
+			name: "beta zone label on the volume", pod: pod, objects: bound(pv().Label(v1.LabelFailureDomainBetaZone, "a")),
+			want: map[string]statusView{"n-b": conflict},
+		},
+		{name: "multi-zone volume", pod: pod, objects: bound(pv().Label(v1.LabelTopologyZone, "a__b")),
+			want: map[string]statusView{"n-beta": conflict}},
+		{name: "region label", pod: pod, objects: bound(pv().Label(v1.LabelTopologyRegion, "r1")),
+			want: map[string]statusView{"n-beta": conflict}},
+		{name: "zone and region both hold", pod: pod,
+			objects: bound(pv().Label(v1.LabelTopologyRegion, "r1").Label(v1.LabelTopologyZone, "b")),
+			want:    map[string]statusView{"n-a": conflict, "n-beta": conflict}},
+		{name: "unparsable zone list is ignored: skip", pod: pod, objects: bound(pv().Label(v1.LabelTopologyZone, "a____b")), wantPre: skip},
+		{
+			// spec.volumeName is enough here, bind-completed or not.
+			name: "claim with a volume name only", pod: pod,
+			objects: []runtime.Object{schedtest.MakePVC("default", "data").VolumeName("pv").Obj(), pv().Label(v1.LabelTopologyZone, "b").Obj()},
+			want:    map[string]statusView{"n-a": conflict, "n-beta": conflict},
+		},
+		{name: "missing claim", pod: pod, wantPre: unresolvable(`persistentvolumeclaim "data" not found`)},
+		{name: "claim without a name", pod: volumePod().PVC("").Obj(), wantPre: unresolvable("PersistentVolumeClaim had no name")},
+		{name: "missing volume", pod: pod, objects: []runtime.Object{schedtest.MakePVC("default", "data").Bound("pv").Obj()},
+			wantPre: unresolvable(`persistentvolume "pv" not found`)},
+		{name: "unbound without a class", pod: pod, objects: []runtime.Object{unbound("")},
+			wantPre: unresolvable("PersistentVolumeClaim had no pv name and storageClass name")},
+		{name: "unbound with a missing class", pod: pod, objects: []runtime.Object{unbound("gold")},
+			wantPre: unresolvable(`storageclass.storage.k8s.io "gold" not found`)},
+		{name: "unbound with a class without binding mode", pod: pod,
+			objects: []runtime.Object{unbound("odd"), schedtest.MakeStorageClass("odd", "x", "")},
+			wantPre: unresolvable(`VolumeBindingMode not set for StorageClass "odd"`)},
+		{name: "unbound Immediate", pod: pod,
+			objects: []runtime.Object{unbound("fast"), schedtest.MakeStorageClass("fast", "x", storagev1.VolumeBindingImmediate)},
+			wantPre: unresolvable("PersistentVolume had no name")},
+		{name: "unbound WaitForFirstConsumer is skipped", pod: pod,
+			objects: []runtime.Object{unbound("wffc"), schedtest.MakeStorageClass("wffc", "x", storagev1.VolumeBindingWaitForFirstConsumer)},
+			wantPre: skip},
+	})
+}

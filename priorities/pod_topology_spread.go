@@ -1,0 +1,217 @@
+package priorities
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+)
+
+// PodTopologySpreadName is the name of the PodTopologySpread plugin (this
+// scorer and the filter in predicates/).
+const PodTopologySpreadName = "PodTopologySpread"
+
+// spreadScoreStateKey is where PreScore leaves the per-domain counts.
+const spreadScoreStateKey framework.StateKey = "PreScore" + PodTopologySpreadName
+
+// spreadScoreState is what Score needs for the pod's ScheduleAnyway
+// constraints.
+type spreadScoreState struct {
+	constraints []framework.SpreadConstraint
+	// ignored are the feasible nodes that lack a topology key; they score
+	// 0 after normalization.
+	ignored map[string]struct{}
+	// counts maps, per constraint, each domain of the feasible nodes to the
+	// matching pods in it over all nodes. Hostname constraints have none:
+	// a node's own pods are counted in Score.
+	counts []map[string]int
+	// weights are log(domains + 2) per constraint, so that a topology with
+	// many small domains (hosts) weighs more than one with a few big ones
+	// (zones).
+	weights   []float64
+	namespace string
+}
+
+// Clone returns s: it is never mutated after PreScore.
+func (s *spreadScoreState) Clone() framework.StateData { return s }
+
+// PodTopologySpread is the scorer for ScheduleAnyway topology spread
+// constraints (and the cluster's default constraints): a node's raw score
+// is, summed over constraints, the matching pods in its domain times the
+// topology's weight plus maxSkew-1; NormalizeScore reverses it so that the
+// emptiest domain gets MaxNodeScore. This is kube-scheduler's arithmetic,
+// float rounding included.
+type PodTopologySpread struct {
+	spread *framework.TopologySpread
+	nodes  framework.NodeInfoLister
+}
+
+var (
+	_ framework.PreScorePlugin  = &PodTopologySpread{}
+	_ framework.ScorePlugin     = &PodTopologySpread{}
+	_ framework.ScoreExtensions = &PodTopologySpread{}
+)
+
+// NewPodTopologySpread returns the scorer. spread is shared with the
+// filter; h gives the snapshot's full node list, since pods on nodes that
+// failed the filters still count towards their domains.
+func NewPodTopologySpread(spread *framework.TopologySpread, h framework.Handle) *PodTopologySpread {
+	return &PodTopologySpread{spread: spread, nodes: h.SnapshotSharedLister()}
+}
+
+// Name returns PodTopologySpreadName.
+func (*PodTopologySpread) Name() string { return PodTopologySpreadName }
+
+// PreScore compiles the pod's ScheduleAnyway constraints and counts the
+// matching pods in each domain the feasible nodes belong to; it returns
+// Skip when the pod has no such constraint or the cluster no node.
+//
+// With the System defaults and no constraints of the pod's own, a node
+// without a zone label is not ignored: it lands in the "" zone and still
+// spreads by hostname, as in kube-scheduler.
+func (pl *PodTopologySpread) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, feasible []*framework.NodeInfo) *framework.Status {
+	all := pl.nodes.List()
+	if len(all) == 0 {
+		return framework.NewStatus(framework.Skip)
+	}
+	constraints, err := pl.spread.Constraints(pod, v1.ScheduleAnyway)
+	if err != nil {
+		return framework.AsStatus(fmt.Errorf("calculating preScoreState: %w", err))
+	}
+	if len(constraints) == 0 {
+		return framework.NewStatus(framework.Skip)
+	}
+	requireAllKeys := len(pod.Spec.TopologySpreadConstraints) > 0 || !pl.spread.SystemDefaulted()
+
+	s := &spreadScoreState{
+		constraints: constraints,
+		ignored:     map[string]struct{}{},
+		counts:      make([]map[string]int, len(constraints)),
+		weights:     make([]float64, len(constraints)),
+		namespace:   pod.Namespace,
+	}
+	for i := range s.counts {
+		s.counts[i] = map[string]int{}
+	}
+	for _, ni := range feasible {
+		node := ni.Node()
+		if requireAllKeys && !framework.NodeHasSpreadKeys(node, constraints) {
+			s.ignored[node.Name] = struct{}{}
+			continue
+		}
+		for i := range constraints {
+			if constraints[i].TopologyKey == v1.LabelHostname {
+				continue
+			}
+			// The node's domain is scored; its count starts at 0.
+			if value := node.Labels[constraints[i].TopologyKey]; !hasKey(s.counts[i], value) {
+				s.counts[i][value] = 0
+			}
+		}
+	}
+	for i := range constraints {
+		domains := len(s.counts[i])
+		if constraints[i].TopologyKey == v1.LabelHostname {
+			domains = len(feasible) - len(s.ignored)
+		}
+		s.weights[i] = math.Log(float64(domains + 2))
+	}
+
+	required := framework.NewRequiredNodeAffinity(pod)
+	for _, ni := range all {
+		node := ni.Node()
+		if node == nil || (requireAllKeys && !framework.NodeHasSpreadKeys(node, constraints)) {
+			continue
+		}
+		for i := range constraints {
+			c := &constraints[i]
+			if !c.IncludesNode(pod, node, required) {
+				continue
+			}
+			value := node.Labels[c.TopologyKey]
+			// Only domains of feasible nodes are scored; hostname domains
+			// have no entry and are counted in Score.
+			if !hasKey(s.counts[i], value) {
+				continue
+			}
+			s.counts[i][value] += c.CountMatchingPods(ni.Pods, pod.Namespace)
+		}
+	}
+	state.Write(spreadScoreStateKey, s)
+	return nil
+}
+
+func hasKey(m map[string]int, k string) bool {
+	_, ok := m[k]
+	return ok
+}
+
+// Score returns the weighted count of matching pods in the node's domains,
+// rounded: Σ (matching × weight + maxSkew - 1) over the constraints whose
+// topology key the node has.
+func (pl *PodTopologySpread) Score(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
+	node := nodeInfo.Node()
+	if node == nil {
+		return 0, framework.NewStatus(framework.Error, "node not found")
+	}
+	s, err := framework.ReadAs[*spreadScoreState](state, spreadScoreStateKey)
+	if err != nil {
+		return 0, framework.AsStatus(err)
+	}
+	if _, ok := s.ignored[node.Name]; ok {
+		return 0, nil
+	}
+	var score float64
+	for i := range s.constraints {
+		c := &s.constraints[i]
+		value, ok := node.Labels[c.TopologyKey]
+		if !ok {
+			continue
+		}
+		var matching int
+		if c.TopologyKey == v1.LabelHostname {
+			matching = c.CountMatchingPods(nodeInfo.Pods, s.namespace)
+		} else {
+			matching = s.counts[i][value]
+		}
+		score += float64(matching)*s.weights[i] + float64(c.MaxSkew-1)
+	}
+	return int64(math.Round(score)), nil
+}
+
+// ScoreExtensions returns the scorer itself: raw scores need normalizing.
+func (pl *PodTopologySpread) ScoreExtensions() framework.ScoreExtensions { return pl }
+
+// NormalizeScore maps raw scores to [0, MaxNodeScore], reversed and offset
+// by the minimum: score = MaxNodeScore × (max + min - raw) / max, so that
+// the node with the fewest matching pods gets MaxNodeScore. Ignored nodes
+// get 0; when every raw score is 0 all others get MaxNodeScore.
+func (pl *PodTopologySpread) NormalizeScore(_ context.Context, state *framework.CycleState, _ *v1.Pod, scores framework.NodeScoreList) *framework.Status {
+	s, err := framework.ReadAs[*spreadScoreState](state, spreadScoreStateKey)
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	var minScore int64 = math.MaxInt64
+	var maxScore int64
+	for i := range scores {
+		if _, ok := s.ignored[scores[i].Name]; ok {
+			continue
+		}
+		minScore = min(minScore, scores[i].Score)
+		maxScore = max(maxScore, scores[i].Score)
+	}
+	for i := range scores {
+		switch _, ignored := s.ignored[scores[i].Name]; {
+		case ignored:
+			scores[i].Score = 0
+		case maxScore == 0:
+			scores[i].Score = framework.MaxNodeScore
+		default:
+			scores[i].Score = framework.MaxNodeScore * (maxScore + minScore - scores[i].Score) / maxScore
+		}
+	}
+	return nil
+}

@@ -1,0 +1,82 @@
+package registry
+
+import (
+	"fmt"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/predicates"
+	"github.com/yardmaster-io/yardmaster/priorities"
+)
+
+// spreadRegistrations are the plugins that look beyond the node: topology
+// spreading over the whole snapshot, and the volume filters, which read
+// claims, volumes, classes and CSINodes from the informers.
+func spreadRegistrations() []Registration {
+	return []Registration{
+		{
+			Name:    predicates.PodTopologySpreadName,
+			Points:  []string{PreFilter, Filter, PreScore, Score},
+			NewArgs: func() any { return framework.DefaultPodTopologySpreadArgs() },
+			ValidateArgs: func(a any) error {
+				args, ok := a.(*framework.PodTopologySpreadArgs)
+				if !ok {
+					return fmt.Errorf("args of type %T, want PodTopologySpreadArgs", a)
+				}
+				return framework.ValidatePodTopologySpreadArgs(args)
+			},
+			New: func(a any, h framework.Handle) ([]framework.Plugin, error) {
+				args, ok := a.(*framework.PodTopologySpreadArgs)
+				if !ok {
+					return nil, fmt.Errorf("args of type %T, want PodTopologySpreadArgs", a)
+				}
+				spread, err := framework.NewTopologySpread(args, h)
+				if err != nil {
+					return nil, err
+				}
+				return []framework.Plugin{
+					predicates.NewPodTopologySpread(spread),
+					priorities.NewPodTopologySpread(spread, h),
+				}, nil
+			},
+		},
+		{
+			Name:   predicates.VolumeRestrictionsName,
+			Points: []string{PreFilter, Filter},
+			New: func(_ any, h framework.Handle) ([]framework.Plugin, error) {
+				return []framework.Plugin{predicates.NewVolumeRestrictions(h)}, nil
+			},
+		},
+		{
+			Name:   predicates.NodeVolumeLimitsName,
+			Points: []string{PreFilter, Filter},
+			New: func(_ any, h framework.Handle) ([]framework.Plugin, error) {
+				return []framework.Plugin{predicates.NewNodeVolumeLimits(h)}, nil
+			},
+		},
+		{
+			// kube-scheduler's VolumeBinding also reserves, pre-binds and
+			// scores the volumes it binds; yardmaster binds none
+			// (docs/volumes.md), so its arguments are only checked.
+			Name:    predicates.VolumeBindingName,
+			Points:  []string{PreFilter, Filter},
+			NewArgs: func() any { return framework.DefaultVolumeBindingArgs() },
+			ValidateArgs: func(a any) error {
+				args, ok := a.(*framework.VolumeBindingArgs)
+				if !ok {
+					return fmt.Errorf("args of type %T, want VolumeBindingArgs", a)
+				}
+				return framework.ValidateVolumeBindingArgs(args)
+			},
+			New: func(_ any, h framework.Handle) ([]framework.Plugin, error) {
+				return []framework.Plugin{predicates.NewVolumeBinding(h)}, nil
+			},
+		},
+		{
+			Name:   predicates.VolumeZoneName,
+			Points: []string{PreFilter, Filter},
+			New: func(_ any, h framework.Handle) ([]framework.Plugin, error) {
+				return []framework.Plugin{predicates.NewVolumeZone(h)}, nil
+			},
+		},
+	}
+}

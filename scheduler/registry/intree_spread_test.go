@@ -1,0 +1,123 @@
+package registry
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
+	"github.com/yardmaster-io/yardmaster/scheduler/cache"
+)
+
+// noInformers is a handle without an informer factory, as the scheduler's
+// own unit tests build it.
+type noInformers struct{ snapshot *cache.Snapshot }
+
+func (h noInformers) SnapshotSharedLister() framework.NodeInfoLister       { return h.snapshot }
+func (noInformers) SharedInformerFactory() informers.SharedInformerFactory { return nil }
+func (noInformers) MetricsRegisterer() prometheus.Registerer               { return prometheus.NewRegistry() }
+func (noInformers) Logger() *zap.Logger                                    { return zap.NewNop() }
+
+// pointsOf lists the extension points parts implement.
+func pointsOf(parts []framework.Plugin) []string {
+	var out []string
+	add := func(p string) {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	for _, p := range parts {
+		if _, ok := p.(framework.PreFilterPlugin); ok {
+			add(PreFilter)
+		}
+		if _, ok := p.(framework.FilterPlugin); ok {
+			add(Filter)
+		}
+		if _, ok := p.(framework.PreScorePlugin); ok {
+			add(PreScore)
+		}
+		if _, ok := p.(framework.ScorePlugin); ok {
+			add(Score)
+		}
+	}
+	return out
+}
+
+// Every registration builds, with or without informers, into parts that
+// implement exactly the points it declares, under its own name.
+func TestSpreadRegistrations(t *testing.T) {
+	handles := map[string]framework.Handle{
+		"informers":    fakehandle.New(cache.NewSnapshot()),
+		"no informers": noInformers{cache.NewSnapshot()},
+	}
+	for _, r := range spreadRegistrations() {
+		for hname, h := range handles {
+			t.Run(r.Name+"/"+hname, func(t *testing.T) {
+				var args any
+				if r.NewArgs != nil {
+					args = r.NewArgs()
+					if err := r.ValidateArgs(args); err != nil {
+						t.Fatalf("default args invalid: %v", err)
+					}
+				}
+				parts, err := r.New(args, h)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(r.Points, pointsOf(parts)); diff != "" {
+					t.Errorf("points (-declared +implemented):\n%s", diff)
+				}
+				for _, p := range parts {
+					if p.Name() != r.Name {
+						t.Errorf("part %T is named %q", p, p.Name())
+					}
+				}
+			})
+		}
+	}
+}
+
+// The default profile keeps kube-scheduler's order and weights for these
+// plugins.
+func TestDefaultPluginsSpreadOrder(t *testing.T) {
+	want := []WeightedPlugin{
+		{Name: "NodeResourcesFit", Weight: 1},
+		{Name: "VolumeRestrictions"},
+		{Name: "NodeVolumeLimits"},
+		{Name: "VolumeBinding"},
+		{Name: "VolumeZone"},
+		{Name: "PodTopologySpread", Weight: 2},
+	}
+	var got []WeightedPlugin
+	for _, wp := range DefaultPlugins() {
+		if slices.ContainsFunc(want, func(w WeightedPlugin) bool { return w.Name == wp.Name }) {
+			got = append(got, wp)
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("default plugins (-want +got):\n%s", diff)
+	}
+}
+
+func TestSpreadArgsValidation(t *testing.T) {
+	reg := NewInTree()
+	pts := reg["PodTopologySpread"]
+	bad := &framework.PodTopologySpreadArgs{DefaultingType: framework.SystemDefaulting,
+		DefaultConstraints: []v1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "zone", WhenUnsatisfiable: v1.DoNotSchedule}}}
+	if err := pts.ValidateArgs(bad); err == nil {
+		t.Error("PodTopologySpread accepted System defaulting with constraints")
+	}
+	if _, err := pts.New(bad, fakehandle.New(cache.NewSnapshot())); err == nil {
+		t.Error("PodTopologySpread built with System defaulting and constraints")
+	}
+	neg := int64(-1)
+	if err := reg["VolumeBinding"].ValidateArgs(&framework.VolumeBindingArgs{BindTimeoutSeconds: &neg}); err == nil {
+		t.Error("VolumeBinding accepted a negative bindTimeoutSeconds")
+	}
+}
