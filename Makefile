@@ -20,7 +20,7 @@ CONTROL_PLANE := $(BIN)/etcd $(BIN)/kube-apiserver $(BIN)/kube-scheduler
 
 export YARDMASTER_BIN_DIR := $(BIN)
 
-.PHONY: all build test unit e2e lint vet fmt bench demo image deploy control-plane clean
+.PHONY: all build test unit e2e lint vet fmt bench demo image deploy control-plane prometheus clean
 
 all: build
 
@@ -51,10 +51,13 @@ lint: fmt vet $(BIN)/staticcheck ## gofmt, go vet and staticcheck.
 unit: ## Unit tests with the race detector (no control plane).
 	$(GO) test -race -count=1 $$($(GO) list $(PKGS) | grep -v /test/e2e)
 
-e2e: $(CONTROL_PLANE) build ## End-to-end tests against a local control plane.
-	YARDMASTER_BINARY=$(BIN)/yardmaster $(GO) test -race -count=1 -timeout 30m ./test/e2e/...
+e2e: $(CONTROL_PLANE) prometheus ## End-to-end tests against a local control plane.
+	$(GO) test -race -count=1 -timeout 30m ./test/e2e/...
 
-test: lint $(CONTROL_PLANE) ## Everything CI runs: lint, unit and e2e tests with -race, a short fuzz run.
+prometheus: ## Install Prometheus (Debian package) for the bandwidth e2e tests, if missing.
+	bash hack/install-prometheus.sh
+
+test: lint $(CONTROL_PLANE) prometheus ## Everything CI runs: lint, unit and e2e tests with -race, a short fuzz run.
 	$(GO) test -race -count=1 -timeout 40m $(PKGS)
 	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime 15s ./config/
 

@@ -31,7 +31,14 @@ func DefaultPlugins() []WeightedPlugin {
 		{Name: predicates.NodeAffinityName, Weight: 2},
 		{Name: predicates.NodePortsName},
 		{Name: predicates.FitName, Weight: 1},
+		{Name: predicates.VolumeRestrictionsName},
+		{Name: predicates.NodeVolumeLimitsName},
+		{Name: predicates.VolumeBindingName},
+		{Name: predicates.VolumeZoneName},
+		{Name: predicates.PodTopologySpreadName, Weight: 2},
+		{Name: predicates.InterPodAffinityName, Weight: 2},
 		{Name: priorities.BalancedAllocationName, Weight: 1},
+		{Name: priorities.ImageLocalityName, Weight: 1},
 		{Name: DefaultBinderName},
 	}
 }
@@ -73,7 +80,9 @@ func ExpandMultiPoint(reg Registry, schedulerName string, plugins []WeightedPlug
 // NewInTree returns the registry of built-in plugins.
 func NewInTree() Registry {
 	reg := Registry{}
-	for _, group := range [][]Registration{coreRegistrations()} {
+	for _, group := range [][]Registration{
+		coreRegistrations(), spreadRegistrations(), affinityRegistrations(), networkRegistrations(),
+	} {
 		for _, r := range group {
 			if err := reg.Register(r); err != nil {
 				panic(err) // a programming error in the lists

@@ -20,7 +20,7 @@ func Execute(args []string) int {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCommand(), newConfigCommand(), newVersionCommand())
+	root.AddCommand(newRunCommand(), newConfigCommand(), newExplainBandwidthCommand(), newVersionCommand())
 	root.SetArgs(args)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "yardmaster:", err)
