@@ -193,8 +193,15 @@ type workload struct {
 func workloads() []workload {
 	var web, batch, gpu, ssd []*v1.Pod
 	for i := range 12 {
-		web = append(web, schedtest.MakePod().Namespace(namespace).Name(fmt.Sprintf("web-%02d", i)).
-			Label("app", "web").Req("500m", "512Mi").Obj())
+		p := schedtest.MakePod().Namespace(namespace).Name(fmt.Sprintf("web-%02d", i)).
+			Label("app", "web").Req("500m", "512Mi").Obj()
+		p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{
+			MaxSkew:           1,
+			TopologyKey:       v1.LabelTopologyZone,
+			WhenUnsatisfiable: v1.DoNotSchedule,
+			LabelSelector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+		}}
+		web = append(web, p)
 	}
 	for i := range 8 {
 		batch = append(batch, schedtest.MakePod().Namespace(namespace).Name(fmt.Sprintf("batch-%02d", i)).
@@ -213,7 +220,7 @@ func workloads() []workload {
 	untolerated := schedtest.MakePod().Namespace(namespace).Name("no-toleration").
 		NodeSelector(map[string]string{"accelerator": "gpu"}).Req("100m", "").Obj()
 	return []workload{
-		{"web", "12 × 500m/512Mi on the default profile (LeastAllocated: spread)", web},
+		{"web", "12 × 500m/512Mi, zone spread maxSkew 1 (DoNotSchedule), default profile", web},
 		{"batch", "8 × 1 cpu on profile yardmaster-packer (MostAllocated: pack)", batch},
 		{"train", "2 GPU pods: tolerate dedicated=gpu, select accelerator=gpu", gpu},
 		{"db", "3 pods on ssd nodes, each binding host port 5432", ssd},
