@@ -88,6 +88,11 @@ func (b *Binder) Bind(ctx context.Context, pod *v1.Pod, node string) error {
 	backoff := b.initialBackoff
 	var err error
 	for attempt := 1; ; attempt++ {
+		// A cancelled context (the caller lost its lease) must not post
+		// the Binding, even when the client would not notice in time.
+		if cerr := ctx.Err(); cerr != nil {
+			return fmt.Errorf("bind %s/%s to %q: %w", pod.Namespace, pod.Name, node, cerr)
+		}
 		err = b.client.CoreV1().Pods(pod.Namespace).Bind(ctx, binding, metav1.CreateOptions{})
 		if err == nil {
 			b.forgetMessage(pod.UID)

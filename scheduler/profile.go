@@ -17,6 +17,8 @@ type profile struct {
 	preScore                 []framework.PreScorePlugin
 	score                    []weightedScorer
 	background               []framework.BackgroundPlugin
+	// metrics records the profile's cycles (metrics.go).
+	metrics *profileMetrics
 }
 
 type weightedScorer struct {

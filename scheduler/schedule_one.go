@@ -80,10 +80,10 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	var narrowedBy []string
 	preFilterStart := time.Now()
 	preFilterTimers := prof.metrics.timers(s.recordPluginMetrics, metrics.PreFilter)
+	t0 := startPlugin(preFilterTimers)
 	for i, pl := range prof.preFilter {
-		t0 := startPlugin(preFilterTimers)
 		res, st := pl.PreFilter(ctx, state, pod, all)
-		endPlugin(preFilterTimers, i, st.Code(), t0)
+		t0 = endPlugin(preFilterTimers, i, st.Code(), t0)
 		switch {
 		case st.IsSkip():
 			if state.SkipFilterPlugins == nil {
@@ -187,15 +187,15 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 // (cheapest first) and returns the first rejection. timers, parallel to
 // prof.filter, are given in sampled cycles only.
 func runFilters(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, timers []*metrics.PluginTimer) *framework.Status {
+	t0 := startPlugin(timers)
 	for i, pl := range prof.filter {
 		if state.SkipFilterPlugins != nil {
 			if _, skip := state.SkipFilterPlugins[pl.Name()]; skip {
 				continue
 			}
 		}
-		t0 := startPlugin(timers)
 		st := pl.Filter(ctx, state, pod, ni)
-		endPlugin(timers, i, st.Code(), t0)
+		t0 = endPlugin(timers, i, st.Code(), t0)
 		if !st.IsSuccess() {
 			if st.Code() == framework.Error {
 				// A plugin error on one node rejects that node; the reason
@@ -226,10 +226,10 @@ func intersect(a, b map[string]struct{}) map[string]struct{} {
 func (s *Scheduler) prioritize(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, feasible []*framework.NodeInfo) ([]int64, error) {
 	preScoreStart := time.Now()
 	preScoreTimers := prof.metrics.timers(s.recordPluginMetrics, metrics.PreScore)
+	t0 := startPlugin(preScoreTimers)
 	for i, pl := range prof.preScore {
-		t0 := startPlugin(preScoreTimers)
 		st := pl.PreScore(ctx, state, pod, feasible)
-		endPlugin(preScoreTimers, i, st.Code(), t0)
+		t0 = endPlugin(preScoreTimers, i, st.Code(), t0)
 		if st.IsSkip() {
 			if state.SkipScorePlugins == nil {
 				state.SkipScorePlugins = map[string]struct{}{}
@@ -270,10 +270,10 @@ func (s *Scheduler) prioritize(ctx context.Context, prof *profile, state *framew
 	var firstErr atomic.Pointer[framework.Status]
 	s.parallelizer.Until(ctx, len(feasible), func(n int) {
 		ni := feasible[n]
+		t0 := startPlugin(scoreTimers)
 		for i, sc := range scorers {
-			t0 := startPlugin(scoreTimers)
 			v, st := sc.Score(ctx, state, pod, ni)
-			endPlugin(scoreTimers, i, st.Code(), t0)
+			t0 = endPlugin(scoreTimers, i, st.Code(), t0)
 			if !st.IsSuccess() {
 				firstErr.CompareAndSwap(nil, st.WithPlugin(sc.Name()))
 				return

@@ -32,6 +32,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/binder"
 	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/metrics"
 	"github.com/yardmaster-io/yardmaster/queue"
 	"github.com/yardmaster-io/yardmaster/scheduler/cache"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
@@ -59,7 +60,9 @@ type Options struct {
 	Clock           clock.WithTicker
 	Registry        registry.Registry
 	Profiles        []registry.Profile
-	// MetricsRegisterer receives plugin metrics; nil means a private registry.
+	// MetricsRegisterer receives the scheduler's metrics (kube-scheduler's
+	// names, see package metrics) and the plugins'; nil means a private
+	// registry. Two schedulers cannot share one.
 	MetricsRegisterer prometheus.Registerer
 
 	// PercentageOfNodesToScore: 0 means adaptive (kube-scheduler's formula).
@@ -90,14 +93,23 @@ type Scheduler struct {
 	bindGracePeriod          time.Duration
 	informerFactory          informers.SharedInformerFactory
 	registerer               prometheus.Registerer
+	metrics                  *metrics.Metrics
 	// background are the plugins with work of their own (BackgroundPlugin).
 	background []framework.BackgroundPlugin
+
+	// bindCtx is the parent of every Binding's context. It outlives Run, so
+	// that a shutdown lets in-flight bindings finish; Abort cancels it.
+	bindCtx    context.Context
+	abortBinds context.CancelFunc
 
 	// Owned by the scheduling goroutine only.
 	nextStartNodeIndex int
 	rng                *rand.Rand
 	statusBuf          []*framework.Status
 	feasibleBuf        []*framework.NodeInfo
+	// recordPluginMetrics says whether this cycle times each plugin; set
+	// before the cycle's goroutines start, which only read it.
+	recordPluginMetrics bool
 
 	bindWG sync.WaitGroup
 	// scheduled counts pods bound, for tests and metrics.
@@ -135,6 +147,7 @@ func New(opts Options) (*Scheduler, error) {
 	if len(opts.Profiles) == 0 {
 		return nil, errors.New("no scheduling profiles")
 	}
+	bindCtx, abortBinds := context.WithCancel(context.Background())
 	s := &Scheduler{
 		client:                   opts.Client,
 		logger:                   opts.Logger,
@@ -147,6 +160,9 @@ func New(opts Options) (*Scheduler, error) {
 		bindGracePeriod:          opts.BindGracePeriod,
 		informerFactory:          opts.InformerFactory,
 		registerer:               opts.MetricsRegisterer,
+		metrics:                  metrics.New(),
+		bindCtx:                  bindCtx,
+		abortBinds:               abortBinds,
 		profiles:                 map[string]*profile{},
 		rng:                      rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 	}
@@ -155,7 +171,11 @@ func New(opts Options) (*Scheduler, error) {
 		InitialBackoff:       opts.PodInitialBackoff,
 		MaxBackoff:           opts.PodMaxBackoff,
 		MaxUnschedulableStay: opts.MaxUnschedulableStay,
+		Metrics:              s.metrics,
 	})
+	if err := s.metrics.Register(opts.MetricsRegisterer, s.Queue.PendingPods); err != nil {
+		return nil, fmt.Errorf("register scheduler metrics: %w", err)
+	}
 	h := handle{s}
 	for _, p := range opts.Profiles {
 		if _, dup := s.profiles[p.SchedulerName]; dup {
@@ -165,6 +185,7 @@ func New(opts Options) (*Scheduler, error) {
 		if err != nil {
 			return nil, err
 		}
+		prof.metrics = instrumentProfile(s.metrics, prof)
 		s.profiles[p.SchedulerName] = prof
 		s.background = append(s.background, prof.background...)
 	}
@@ -178,6 +199,14 @@ func New(opts Options) (*Scheduler, error) {
 
 // Scheduled returns how many pods this scheduler has bound.
 func (s *Scheduler) Scheduled() int64 { return s.scheduled.Load() }
+
+// Abort cancels every in-flight Binding at once, and every later one: for
+// a replica that lost its lease, where another leader may already be
+// placing pods into the capacity those bindings would take. A binding
+// cancelled before the API server took it forgets its assumption quietly
+// (no event, no status). Run, whose context the caller cancels too, then
+// returns without waiting out the grace period. Abort cannot be undone.
+func (s *Scheduler) Abort() { s.abortBinds() }
 
 // Run schedules pods until ctx is done, then waits up to the bind grace
 // period for in-flight bindings. Informer caches must be synced before.
@@ -243,41 +272,56 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 	}
 	cycle := s.Queue.SchedulingCycle()
 	start := s.clock.Now()
+	// Time each plugin in a sample of cycles only, as kube-scheduler does.
+	s.recordPluginMetrics = s.rng.IntN(100) < metrics.SamplePercent
 
 	s.Cache.UpdateSnapshot(s.snapshot)
 	state := framework.NewCycleState()
 	res, err := s.schedulePod(ctx, prof, state, pod)
+	s.metrics.SchedulingAlgorithmDuration(s.clock.Since(start))
 	if err != nil {
-		s.handleFailure(ctx, qpi, cycle, err)
+		s.handleFailure(ctx, qpi, cycle, err, start)
 		return
 	}
 
 	assumed := pod.DeepCopy()
 	assumed.Spec.NodeName = res.node
 	if err := s.Cache.AssumePod(assumed); err != nil {
-		s.handleFailure(ctx, qpi, cycle, err)
+		s.handleFailure(ctx, qpi, cycle, err, start)
 		return
 	}
 	s.logger.Debug("pod assumed", zap.String("pod", pod.Namespace+"/"+pod.Name), zap.String("node", res.node))
 
 	s.bindWG.Add(1)
-	go s.bind(qpi, assumed, res, start)
+	go s.bind(prof, qpi, assumed, res, start)
 }
 
 // bind posts the Binding and settles the assumption either way. It runs on
 // its own goroutine with a context that outlives the scheduling loop, so a
-// shutdown lets in-flight bindings finish.
-func (s *Scheduler) bind(qpi *queue.QueuedPodInfo, assumed *v1.Pod, res scheduleResult, start time.Time) {
+// shutdown lets in-flight bindings finish; only Abort cancels it.
+func (s *Scheduler) bind(prof *profile, qpi *queue.QueuedPodInfo, assumed *v1.Pod, res scheduleResult, start time.Time) {
 	defer s.bindWG.Done()
 	defer s.Queue.Done(qpi)
-	ctx, cancel := context.WithTimeout(context.Background(), s.bindGracePeriod+30*time.Second)
+	ctx, cancel := context.WithTimeout(s.bindCtx, s.bindGracePeriod+30*time.Second)
 	defer cancel()
 
+	s.metrics.BindingStarted()
+	bindStart := time.Now()
 	err := s.binder.Bind(ctx, assumed, res.node)
+	s.metrics.BindingDone(time.Since(bindStart), err)
 	if err != nil {
+		prof.observe(metrics.Bind, framework.Error, bindStart)
+		prof.metrics.PodScheduleError(s.clock.Since(start))
 		s.Cache.ForgetPod(assumed)
 		// The capacity the pod held is free again.
 		s.Queue.MoveAllToActiveOrBackoff(queue.AssignedPodDelete)
+		if s.bindCtx.Err() != nil {
+			// Aborted: this replica lost its lease and tells nobody.
+			s.logger.Info("binding aborted", zap.String("pod", assumed.Namespace+"/"+assumed.Name),
+				zap.String("node", res.node), zap.Error(err))
+			_ = s.Queue.AddUnschedulable(qpi, s.Queue.SchedulingCycle(), false)
+			return
+		}
 		if apierrors.IsNotFound(err) {
 			s.logger.Info("pod deleted before it was bound", zap.String("pod", assumed.Namespace+"/"+assumed.Name))
 			return
@@ -292,26 +336,53 @@ func (s *Scheduler) bind(qpi *queue.QueuedPodInfo, assumed *v1.Pod, res schedule
 	}
 	s.Cache.FinishBinding(assumed)
 	s.scheduled.Add(1)
+	prof.observe(metrics.Bind, framework.Success, bindStart)
+	took := s.clock.Since(start)
+	prof.metrics.PodScheduled(took)
+	var sinceFirst time.Duration
+	if !qpi.InitialAttemptTimestamp.IsZero() {
+		sinceFirst = s.clock.Since(qpi.InitialAttemptTimestamp)
+	}
+	s.metrics.PodBound(qpi.Attempts, sinceFirst)
 	s.binder.RecordScheduled(qpi.Pod, res.node)
 	s.logger.Info("pod bound",
 		zap.String("pod", assumed.Namespace+"/"+assumed.Name),
 		zap.String("node", res.node),
 		zap.Int("evaluatedNodes", res.evaluated),
 		zap.Int("feasibleNodes", res.feasible),
-		zap.Duration("duration", s.clock.Since(start)))
+		zap.Int("attempts", qpi.Attempts),
+		zap.Duration("duration", took))
 }
 
 // handleFailure requeues a pod that found no node (unschedulable pool) or
-// whose cycle failed (backoff), and tells the user why.
-func (s *Scheduler) handleFailure(ctx context.Context, qpi *queue.QueuedPodInfo, cycle int64, err error) {
+// whose cycle failed (backoff), and tells the user why. start is when the
+// cycle began.
+func (s *Scheduler) handleFailure(ctx context.Context, qpi *queue.QueuedPodInfo, cycle int64, err error, start time.Time) {
 	pod := qpi.Pod
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		// The loop is stopping (shutdown, or the lease is lost): the
+		// attempt was cut short, not failed, and nobody is told.
+		_ = s.Queue.AddUnschedulable(qpi, cycle, false)
+		return
+	}
 	var fitErr *FitError
 	unschedulable := errors.As(err, &fitErr) || errors.Is(err, ErrNoNodesAvailable)
 	reason := v1.PodReasonUnschedulable
-	if !unschedulable {
-		reason = "SchedulerError"
+	if prof := s.profiles[pod.Spec.SchedulerName]; prof != nil && prof.metrics != nil {
+		if unschedulable {
+			prof.metrics.PodUnschedulable(s.clock.Since(start))
+		} else {
+			prof.metrics.PodScheduleError(s.clock.Since(start))
+		}
 	}
-	s.logger.Info("pod did not fit", zap.String("pod", pod.Namespace+"/"+pod.Name), zap.String("reason", err.Error()))
+	if unschedulable {
+		s.logger.Info("pod did not fit", zap.String("pod", pod.Namespace+"/"+pod.Name),
+			zap.Int("attempts", qpi.Attempts), zap.String("reason", err.Error()))
+	} else {
+		reason = "SchedulerError"
+		s.logger.Warn("scheduling attempt failed", zap.String("pod", pod.Namespace+"/"+pod.Name),
+			zap.Int("attempts", qpi.Attempts), zap.Error(err))
+	}
 	if err := s.Queue.AddUnschedulable(qpi, cycle, unschedulable); err != nil {
 		s.logger.Debug("pod not requeued", zap.String("pod", pod.Namespace+"/"+pod.Name), zap.Error(err))
 	}

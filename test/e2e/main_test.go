@@ -23,7 +23,7 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	var err error
-	cp, err = controlplane.Start(context.Background(), controlplane.Options{})
+	cp, err = controlplane.Start(context.Background(), controlplane.Options{Tokens: identities()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: start control plane:", err)
 		return 1

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"sync/atomic"
+	"time"
 
 	"go.uber.org/zap"
 	"k8s.io/client-go/tools/leaderelection"
@@ -20,32 +21,44 @@ import (
 // scheduler state another leader has since changed.
 var ErrLostLease = errors.New("lost the leader lease")
 
-// runWithLeaderElection schedules only while holding the Lease. On SIGTERM
-// the leader stops scheduling, finishes in-flight bindings and releases the
-// Lease so a standby takes over within about one retry period.
+// runWithLeaderElection schedules only while holding the Lease; a standby
+// keeps its informers and queue warm and never pops or binds.
+//
+// On SIGTERM (ctx) the leader stops scheduling, lets in-flight bindings
+// finish and only then releases the Lease, so a standby takes over within
+// about one retry period and never places pods into capacity our last
+// bindings are about to take.
+//
+// On losing the Lease the leader stops binding at once: in-flight bindings
+// are cancelled (Scheduler.Abort), nothing more is posted, and Run returns
+// ErrLostLease so that the process exits non-zero and is restarted, as
+// kube-scheduler does. The Lease counts as lost when client-go's elector
+// gives up renewing it, or, if that is late (its release of the Lease is
+// slow when the API server is), when no renewal succeeded for renewDeadline:
+// past that, a standby may acquire the Lease soon.
 func (d *Daemon) runWithLeaderElection(ctx context.Context) error {
 	le := d.Config.LeaderElection
 	identity, err := leaderIdentity()
 	if err != nil {
 		return err
 	}
-	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, le.ResourceNamespace, le.ResourceName,
-		d.Client.CoreV1(), d.Client.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: identity})
+	rl, err := resourcelock.New(resourcelock.LeasesResourceLock, le.ResourceNamespace, le.ResourceName,
+		d.leaseClient.CoreV1(), d.leaseClient.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: identity})
 	if err != nil {
 		return fmt.Errorf("leader election lock: %w", err)
 	}
 	log := d.logger.With(zap.String("lease", le.ResourceNamespace+"/"+le.ResourceName), zap.String("identity", identity))
+	lock := &renewalTracker{Interface: rl, log: log}
 
 	// The elector runs on its own context: on SIGTERM the scheduling loop
 	// stops first and drains its in-flight bindings while the lease is still
 	// held, and only then is the elector cancelled, which releases the
-	// lease. Releasing earlier would let a standby place pods into capacity
-	// our last bindings are about to take.
+	// lease.
 	electorCtx, stopElector := context.WithCancel(context.Background())
 	defer stopElector()
 	var started atomic.Bool
 	drained := make(chan struct{})
-	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+	elector, err := d.leaderMetrics.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:            lock,
 		LeaseDuration:   le.LeaseDuration,
 		RenewDeadline:   le.RenewDeadline,
@@ -57,19 +70,45 @@ func (d *Daemon) runWithLeaderElection(ctx context.Context) error {
 				started.Store(true)
 				defer close(drained)
 				log.Info("became leader: scheduling")
-				// Stop on SIGTERM (ctx) or on losing the lease (leadCtx).
+				// Stop popping on SIGTERM (ctx) or on losing the lease.
 				schedCtx, cancel := context.WithCancel(leadCtx)
 				defer cancel()
 				stop := context.AfterFunc(ctx, cancel)
 				defer stop()
-				d.schedule(schedCtx)
+				// leadCtx ends while we lead only when the lease is lost
+				// (the elector is stopped after the drain): stop binding.
+				var lost atomic.Bool
+				abort := func() {
+					if lost.CompareAndSwap(false, true) {
+						d.Scheduler.Abort()
+						cancel()
+					}
+				}
+				stopAbort := context.AfterFunc(leadCtx, abort)
+				defer stopAbort()
+				go func() {
+					if lock.waitExpired(schedCtx, le.RenewDeadline) {
+						log.Error("lease not renewed within renewDeadline: stopped binding", zap.Duration("renewDeadline", le.RenewDeadline))
+						abort()
+						stopElector()
+					}
+				}()
+				d.Scheduler.Run(schedCtx)
+				if !lost.Load() {
+					// Status patches of the last failures; a replica that
+					// lost its lease exits without them.
+					d.Binder.Wait()
+				}
 			},
 			OnStoppedLeading: func() {
+				d.leaderMetrics.Off(le.ResourceName)
 				if ctx.Err() == nil {
 					log.Error("lost the lease: stopped scheduling")
 					return
 				}
-				log.Info("released the lease")
+				if started.Load() {
+					log.Info("released the lease")
+				}
 			},
 			OnNewLeader: func(id string) {
 				if id != identity {
@@ -81,8 +120,13 @@ func (d *Daemon) runWithLeaderElection(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("leader election: %w", err)
 	}
+	d.leaderHealth.SetLeaderElection(elector)
 	go func() {
-		<-ctx.Done()
+		select {
+		case <-ctx.Done():
+		case <-electorCtx.Done():
+			return
+		}
 		if started.Load() {
 			<-drained
 		}
@@ -97,6 +141,54 @@ func (d *Daemon) runWithLeaderElection(ctx context.Context) error {
 		return ErrLostLease
 	}
 	return nil
+}
+
+// renewalTracker is the lease lock, noting when this replica last wrote
+// the Lease successfully (acquired or renewed it).
+type renewalTracker struct {
+	resourcelock.Interface
+	log *zap.Logger
+	// last is the time of the last successful write, in Unix nanoseconds.
+	last atomic.Int64
+}
+
+// Create implements resourcelock.Interface: the Lease was created for us.
+func (r *renewalTracker) Create(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+	err := r.Interface.Create(ctx, ler)
+	if err == nil {
+		r.last.Store(time.Now().UnixNano())
+	}
+	return err
+}
+
+// Update implements resourcelock.Interface: the Lease was renewed, taken
+// over, or released.
+func (r *renewalTracker) Update(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+	err := r.Interface.Update(ctx, ler)
+	if err == nil {
+		r.last.Store(time.Now().UnixNano())
+		r.log.Debug("lease renewed", zap.String("holder", ler.HolderIdentity), zap.Time("renewTime", ler.RenewTime.Time))
+	}
+	return err
+}
+
+// waitExpired waits until no write has succeeded for deadline, and reports
+// true then, or false once ctx is done.
+func (r *renewalTracker) waitExpired(ctx context.Context, deadline time.Duration) bool {
+	t := time.NewTimer(deadline)
+	defer t.Stop()
+	for {
+		left := time.Until(time.Unix(0, r.last.Load()).Add(deadline))
+		if left <= 0 {
+			return true
+		}
+		t.Reset(left)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+	}
 }
 
 // leaderIdentity is hostname_<random>, unique per process even when two

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/go-logr/logr"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 )
@@ -36,4 +37,75 @@ func newLogger(level, format string) (*zap.Logger, error) {
 	cfg.Sampling = nil
 	cfg.DisableStacktrace = lvl > zapcore.DebugLevel
 	return cfg.Build()
+}
+
+// klogSink is a logr.LogSink writing to zap. `yardmaster run` hands it to
+// klog, so that what client-go logs (leader election, reflectors) comes out
+// in yardmaster's format and level rather than as klog text among JSON
+// lines. klog's own verbosity (0) still applies first: only client-go's
+// V(0) messages arrive here.
+type klogSink struct {
+	logger *zap.Logger
+}
+
+var _ logr.LogSink = klogSink{}
+
+func newKlogLogger(l *zap.Logger) logr.Logger {
+	// klog's frames are the caller's callers: point zap past them.
+	return logr.New(klogSink{logger: l.Named("client-go").WithOptions(zap.AddCallerSkip(2))})
+}
+
+// Init implements logr.LogSink.
+func (klogSink) Init(logr.RuntimeInfo) {}
+
+// Enabled implements logr.LogSink: V(0) is info, anything more verbose is
+// debug.
+func (s klogSink) Enabled(level int) bool { return s.logger.Core().Enabled(zapLevel(level)) }
+
+// Info implements logr.LogSink.
+func (s klogSink) Info(level int, msg string, kv ...any) {
+	if ce := s.logger.Check(zapLevel(level), msg); ce != nil {
+		ce.Write(fields(kv)...)
+	}
+}
+
+// Error implements logr.LogSink.
+func (s klogSink) Error(err error, msg string, kv ...any) {
+	if ce := s.logger.Check(zapcore.ErrorLevel, msg); ce != nil {
+		ce.Write(append(fields(kv), zap.Error(err))...)
+	}
+}
+
+// WithValues implements logr.LogSink.
+func (s klogSink) WithValues(kv ...any) logr.LogSink {
+	return klogSink{logger: s.logger.With(fields(kv)...)}
+}
+
+// WithName implements logr.LogSink.
+func (s klogSink) WithName(name string) logr.LogSink {
+	return klogSink{logger: s.logger.Named(name)}
+}
+
+func zapLevel(v int) zapcore.Level {
+	if v <= 0 {
+		return zapcore.InfoLevel
+	}
+	return zapcore.DebugLevel
+}
+
+// fields turns logr's alternating keys and values into zap fields; a key
+// that is not a string, or a key without a value, is kept under "!BADKEY",
+// as slog does.
+func fields(kv []any) []zap.Field {
+	fs := make([]zap.Field, 0, (len(kv)+1)/2)
+	for i := 0; i < len(kv); i += 2 {
+		key, ok := kv[i].(string)
+		if !ok || i+1 == len(kv) {
+			fs = append(fs, zap.Any("!BADKEY", kv[i]))
+			i--
+			continue
+		}
+		fs = append(fs, zap.Any(key, kv[i+1]))
+	}
+	return fs
 }

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 	"k8s.io/client-go/informers"
@@ -16,10 +19,14 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/klog/v2"
 
 	"github.com/yardmaster-io/yardmaster/binder"
 	"github.com/yardmaster-io/yardmaster/config"
+	"github.com/yardmaster-io/yardmaster/internal/server"
 	"github.com/yardmaster-io/yardmaster/internal/version"
+	"github.com/yardmaster-io/yardmaster/metrics"
 	"github.com/yardmaster-io/yardmaster/scheduler"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
@@ -37,7 +44,25 @@ type Options struct {
 	RESTConfig *rest.Config
 	LogLevel   string
 	LogFormat  string
+
+	// HTTPBindAddress is where /healthz, /livez, /readyz, /metrics and
+	// /debug/pprof are served (host:port); empty serves nothing.
+	HTTPBindAddress string
+	// TLSCertFile and TLSKeyFile, both or neither, serve that endpoint over
+	// HTTPS.
+	TLSCertFile, TLSKeyFile string
+	// EnableProfiling serves /debug/pprof on that endpoint, unless the
+	// configuration says enableProfiling: false. The configuration's
+	// enableProfiling (true by default, as in kube-scheduler) is not enough
+	// on its own: unlike kube-scheduler's secure port, the endpoint has no
+	// authentication.
+	EnableProfiling bool
 }
+
+// DefaultHTTPBindAddress is --http-bind-address's default:
+// kube-scheduler's old insecure port, on every interface, for the kubelet's
+// probes and Prometheus.
+const DefaultHTTPBindAddress = "0.0.0.0:10251"
 
 func newRunCommand() *cobra.Command {
 	o := Options{}
@@ -72,6 +97,7 @@ func newRunCommand() *cobra.Command {
 				return err
 			}
 			defer func() { _ = logger.Sync() }()
+			klog.SetLogger(newKlogLogger(logger))
 			daemon, err := NewDaemon(o, logger)
 			if err != nil {
 				return err
@@ -85,6 +111,10 @@ func newRunCommand() *cobra.Command {
 	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1 or v1beta3)")
 	f.StringVar(&o.LogLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&o.LogFormat, "log-format", "", "json or console (default json in a cluster, console elsewhere)")
+	f.StringVar(&o.HTTPBindAddress, "http-bind-address", DefaultHTTPBindAddress, "host:port of /healthz, /livez, /readyz, /metrics and /debug/pprof; empty serves none of them")
+	f.StringVar(&o.TLSCertFile, "tls-cert-file", "", "serve the HTTP endpoint over HTTPS with this certificate (PEM; with --tls-private-key-file)")
+	f.StringVar(&o.TLSKeyFile, "tls-private-key-file", "", "private key (PEM) of --tls-cert-file")
+	f.BoolVar(&o.EnableProfiling, "enable-profiling", false, "serve /debug/pprof on the HTTP endpoint, unless the configuration sets enableProfiling: false")
 	f.StringVar(&kubeconfig, "kubeconfig", "", "path to a kubeconfig; default $KUBECONFIG, then the in-cluster config (clientConnection.kubeconfig)")
 	f.StringVar(&schedulerName, "scheduler-name", d.Profiles[0].SchedulerName, "schedule pods whose spec.schedulerName is this; renames the only profile of the file")
 	f.Float32Var(&qps, "kube-api-qps", d.ClientConnection.QPS, "queries per second to the API server (clientConnection.qps)")
@@ -105,16 +135,31 @@ func newRunCommand() *cobra.Command {
 }
 
 // Daemon is a wired yardmaster process: clients, informers, event
-// recording, binder and scheduler.
+// recording, binder, scheduler, metrics and the HTTP endpoint.
 type Daemon struct {
-	Config      *config.Config
-	Scheduler   *scheduler.Scheduler
-	Binder      *binder.Binder
-	Client      kubernetes.Interface
+	Config    *config.Config
+	Scheduler *scheduler.Scheduler
+	Binder    *binder.Binder
+	Client    kubernetes.Interface
+	// Metrics is the registry /metrics serves: the scheduler's and its
+	// plugins' metrics, leader election, and the Go and process collectors.
+	Metrics     *prometheus.Registry
 	logger      *zap.Logger
 	factory     informers.SharedInformerFactory
 	broadcaster events.EventBroadcaster
 	host        string
+	// leaseClient reads and writes the Lease, with a rate limit of its own.
+	leaseClient kubernetes.Interface
+
+	// server is nil when Options.HTTPBindAddress is empty.
+	server        *server.Server
+	leaderMetrics *metrics.LeaderElection
+	// leaderHealth fails /livez when this replica leads but its lease
+	// renewals have stopped (a stuck renew loop).
+	leaderHealth *leaderelection.HealthzAdaptor
+	// synced is set once the informer caches are; stopping once Run's
+	// context is done. /readyz reads both.
+	synced, stopping atomic.Bool
 }
 
 // LoadConfig reads the file named in o (or the defaults) and applies the
@@ -134,7 +179,10 @@ func (o Options) LoadConfig() (*config.Config, error) {
 }
 
 // NewDaemon builds everything `yardmaster run` runs, without starting it.
-// A bad configuration fails here, before anything talks to the cluster.
+// A bad configuration fails here, before anything talks to the cluster; so
+// does an HTTP address that cannot be listened on: with one, NewDaemon
+// already listens (HTTPAddr tells where), and Run, which must follow,
+// closes it.
 func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
 	cfg, err := o.LoadConfig()
 	if err != nil {
@@ -158,8 +206,26 @@ func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build event client: %w", err)
 	}
-	if cfg.EnableContentionProfiling {
+	// So does the Lease, as in kube-scheduler: renewals queued behind a
+	// backlog of Bindings would miss renewDeadline and lose the lease.
+	leaseClient, err := kubernetes.NewForConfig(rest.AddUserAgent(rest.CopyConfig(restConfig), "leader-election"))
+	if err != nil {
+		return nil, fmt.Errorf("build leader election client: %w", err)
+	}
+	profiling := servePprof(o, cfg)
+	if profiling && cfg.EnableContentionProfiling {
 		runtime.SetBlockProfileRate(1)
+	}
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(collectors.NewGoCollector()); err != nil {
+		return nil, fmt.Errorf("register Go metrics: %w", err)
+	}
+	if err := reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})); err != nil {
+		return nil, fmt.Errorf("register process metrics: %w", err)
+	}
+	leaderMetrics := metrics.NewLeaderElection()
+	if err := leaderMetrics.Register(reg); err != nil {
+		return nil, fmt.Errorf("register leader election metrics: %w", err)
 	}
 
 	factory := scheduler.NewInformerFactory(client)
@@ -176,19 +242,32 @@ func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
 		Parallelism:              cfg.Parallelism,
 		PodInitialBackoff:        cfg.PodInitialBackoff,
 		PodMaxBackoff:            cfg.PodMaxBackoff,
+		MetricsRegisterer:        reg,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &Daemon{
-		Config: cfg, Scheduler: sched, Binder: b, Client: client, logger: logger,
+	d := &Daemon{
+		Config: cfg, Scheduler: sched, Binder: b, Client: client, Metrics: reg, logger: logger,
 		factory: factory, broadcaster: broadcaster, host: restConfig.Host,
-	}, nil
+		leaseClient:   leaseClient,
+		leaderMetrics: leaderMetrics,
+		leaderHealth:  leaderelection.NewLeaderHealthzAdaptor(leaderHealthTolerance),
+	}
+	// Last: it listens, and nothing after it may fail.
+	if o.HTTPBindAddress != "" {
+		if d.server, err = d.newServer(o, profiling); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
 }
 
-// Run starts the informers, waits for their caches, and schedules until ctx
-// is done (or, with leader election, while this replica leads); then it
-// lets in-flight bindings finish and stops everything it started.
+// Run serves the HTTP endpoint, starts the informers, waits for their
+// caches, and schedules until ctx is done (or, with leader election, while
+// this replica leads); then it lets in-flight bindings finish and stops
+// everything it started. It returns ErrLostLease when this replica stopped
+// leading before ctx was done.
 func (d *Daemon) Run(ctx context.Context) error {
 	names := make([]string, len(d.Config.Profiles))
 	for i, p := range d.Config.Profiles {
@@ -196,11 +275,23 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.logger.Info("starting yardmaster", zap.String("version", version.String()),
 		zap.Strings("profiles", names), zap.String("apiServer", d.host),
-		zap.Bool("leaderElect", d.Config.LeaderElection.LeaderElect))
-	d.broadcaster.StartRecordingToSink(ctx.Done())
+		zap.Bool("leaderElect", d.Config.LeaderElection.LeaderElect),
+		zap.String("http", d.HTTPAddr()))
+	stopServing := d.serve()
+	defer stopServing()
+	stopReady := context.AfterFunc(ctx, func() { d.stopping.Store(true) })
+	defer stopReady()
+
+	// Informers and event recording outlive ctx until Run returns: the
+	// bindings a shutdown lets finish are still confirmed and reported.
+	// They must end with Run, also when the lease is lost and ctx is not
+	// done, or factory.Shutdown would wait for them forever.
+	background, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
 	defer d.broadcaster.Shutdown()
-	d.factory.Start(ctx.Done())
 	defer d.factory.Shutdown()
+	defer stopBackground() // first: the two above wait for it
+	d.broadcaster.StartRecordingToSink(background.Done())
+	d.factory.Start(background.Done())
 	for typ, ok := range d.factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {
 			if ctx.Err() != nil {
@@ -209,6 +300,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 			return fmt.Errorf("informer cache for %v did not sync", typ)
 		}
 	}
+	d.synced.Store(true)
 	d.logger.Info("informer caches synced")
 
 	if !d.Config.LeaderElection.LeaderElect {
@@ -216,6 +308,14 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return nil
 	}
 	return d.runWithLeaderElection(ctx)
+}
+
+// servePprof reports whether /debug/pprof is served: only with
+// --enable-profiling, and only when the configuration does not turn
+// profiling off (see Options.EnableProfiling). Contention profiling costs
+// on every blocking event, so it follows: only a served pprof turns it on.
+func servePprof(o Options, cfg *config.Config) bool {
+	return o.HTTPBindAddress != "" && o.EnableProfiling && cfg.EnableProfiling
 }
 
 // schedule runs the scheduling loop until ctx is done and drains what it

@@ -1,0 +1,432 @@
+// Package metrics defines yardmaster's Prometheus metrics under
+// kube-scheduler's names, labels and buckets (v1.36,
+// pkg/scheduler/metrics), so that dashboards and alerts written for
+// kube-scheduler work unchanged.
+//
+// The model: one Metrics per scheduler, registered on a registry the caller
+// owns (never the global default registry). The scheduler resolves what it
+// records per cycle ahead of time — a Profile per scheduling profile, a
+// PluginTimer per plugin and extension point — so that the scheduling loop
+// never builds label sets or looks up a metric vector on its hot path. Label
+// combinations that depend on an outcome (a status code) are resolved on
+// first use and cached, so that /metrics shows only series that happened,
+// as kube-scheduler's does.
+//
+// Plugin timings are sampled: the scheduler times each plugin in about one
+// cycle in ten (SamplePercent), as kube-scheduler does, and never in the
+// others; a per-node, per-plugin clock read on every cycle would cost more
+// than some of the plugins it measures.
+//
+// Leader election reports through client-go's process-wide metrics
+// provider; see LeaderElection.
+package metrics
+
+import (
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/queue"
+)
+
+// SchedulerSubsystem prefixes kube-scheduler's metric names.
+const SchedulerSubsystem = "scheduler"
+
+// SamplePercent is the share of scheduling cycles whose plugins are timed
+// one by one (kube-scheduler's pluginMetricsSamplePercent).
+const SamplePercent = 10
+
+// Results of a scheduling attempt, the result label.
+const (
+	ScheduledResult     = "scheduled"
+	UnschedulableResult = "unschedulable"
+	ErrorResult         = "error"
+)
+
+// ExtensionPoint is a point of the scheduling framework, the
+// extension_point label.
+type ExtensionPoint int
+
+// The extension points yardmaster runs, spelled as kube-scheduler labels them.
+const (
+	PreFilter ExtensionPoint = iota
+	Filter
+	PreScore
+	Score
+	ScoreExtensionNormalize
+	Bind
+	numExtensionPoints
+)
+
+var extensionPointNames = [numExtensionPoints]string{
+	PreFilter:               "PreFilter",
+	Filter:                  "Filter",
+	PreScore:                "PreScore",
+	Score:                   "Score",
+	ScoreExtensionNormalize: "ScoreExtensionNormalize",
+	Bind:                    "Bind",
+}
+
+// String returns the label value.
+func (p ExtensionPoint) String() string {
+	if p < 0 || p >= numExtensionPoints {
+		return "Unknown"
+	}
+	return extensionPointNames[p]
+}
+
+// maxCodes bounds the status codes cached per series; a code beyond it (one
+// added to framework later) is still recorded, through the vector.
+const maxCodes = 8
+
+// Metrics are one scheduler's metrics. Create with New, then Register. All
+// methods are safe for concurrent use.
+type Metrics struct {
+	scheduleAttempts       *prometheus.CounterVec
+	attemptDuration        *prometheus.HistogramVec
+	algorithmDuration      prometheus.Histogram
+	podSchedulingSLI       *prometheus.HistogramVec
+	podSchedulingAttempts  prometheus.Histogram
+	extensionPointDuration *prometheus.HistogramVec
+	pluginDuration         *prometheus.HistogramVec
+	queueIncomingPods      *prometheus.CounterVec
+	goroutines             *prometheus.GaugeVec
+	bindingDuration        *prometheus.HistogramVec
+
+	bindingGoroutines prometheus.Gauge
+	bindingSuccess    prometheus.Observer
+	bindingError      prometheus.Observer
+	sli               [maxAttemptsLabel + 1]lazyObserver
+	// incoming caches scheduler_queue_incoming_pods_total per queue and
+	// event; see PodQueued.
+	incoming [maxLocations][maxEvents]lazyCounter
+}
+
+// Bounds of the incoming cache. The queue has fewer of each; a value
+// beyond them is still counted, through the vector.
+const (
+	maxLocations = 8
+	maxEvents    = 32
+)
+
+// maxAttemptsLabel caps the attempts label of the SLI histogram, as
+// kube-scheduler does ("15+"), to bound its cardinality.
+const maxAttemptsLabel = 15
+
+// New returns a scheduler's metrics, not yet registered.
+func New() *Metrics {
+	m := &Metrics{
+		scheduleAttempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Subsystem: SchedulerSubsystem,
+			Name:      "schedule_attempts_total",
+			Help:      "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be scheduled, while 'error' means an internal scheduler problem.",
+		}, []string{"result", "profile"}),
+		attemptDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Subsystem: SchedulerSubsystem,
+			Name:      "scheduling_attempt_duration_seconds",
+			Help:      "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+			Buckets:   prometheus.ExponentialBuckets(0.001, 2, 15),
+		}, []string{"result", "profile"}),
+		algorithmDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Subsystem: SchedulerSubsystem,
+			Name:      "scheduling_algorithm_duration_seconds",
+			Help:      "Scheduling algorithm latency in seconds",
+			Buckets:   prometheus.ExponentialBuckets(0.001, 2, 15),
+		}),
+		podSchedulingSLI: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Subsystem: SchedulerSubsystem,
+			Name:      "pod_scheduling_sli_duration_seconds",
+			Help:      "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue and might involve multiple scheduling attempts.",
+			// 10ms to ~88m.
+			Buckets: prometheus.ExponentialBuckets(0.01, 2, 20),
+		}, []string{"attempts"}),
+		podSchedulingAttempts: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Subsystem: SchedulerSubsystem,
+			Name:      "pod_scheduling_attempts",
+			Help:      "Number of attempts to successfully schedule a pod.",
+			Buckets:   prometheus.ExponentialBuckets(1, 2, 5),
+		}),
+		extensionPointDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Subsystem: SchedulerSubsystem,
+			Name:      "framework_extension_point_duration_seconds",
+			Help:      "Latency for running all plugins of a specific extension point.",
+			// 0.1ms to ~200ms.
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 12),
+		}, []string{"extension_point", "status", "profile"}),
+		pluginDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Subsystem: SchedulerSubsystem,
+			Name:      "plugin_execution_duration_seconds",
+			Help:      "Duration for running a plugin at a specific extension point.",
+			// 0.01ms to ~22ms, in steps of 1.5: plugin latency is small
+			// and every step matters.
+			Buckets: prometheus.ExponentialBuckets(0.00001, 1.5, 20),
+		}, []string{"plugin", "extension_point", "status"}),
+		queueIncomingPods: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Subsystem: SchedulerSubsystem,
+			Name:      "queue_incoming_pods_total",
+			Help:      "Number of pods added to scheduling queues by event and queue type.",
+		}, []string{"queue", "event"}),
+		goroutines: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Subsystem: SchedulerSubsystem,
+			Name:      "goroutines",
+			Help:      "Number of running goroutines split by the work they do such as binding.",
+		}, []string{"operation"}),
+		// kube-scheduler times binding only as the Bind extension point,
+		// whose buckets end at ~200ms; a Binding is an API call with
+		// retries and takes longer under load, so this histogram has
+		// scheduling_attempt_duration_seconds' range.
+		bindingDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "yardmaster_binding_duration_seconds",
+			Help:    "Latency of posting a pod's Binding, retries included, by result (success or error).",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
+		}, []string{"result"}),
+	}
+	m.bindingGoroutines = m.goroutines.WithLabelValues("binding")
+	m.bindingSuccess = m.bindingDuration.WithLabelValues("success")
+	m.bindingError = m.bindingDuration.WithLabelValues("error")
+	return m
+}
+
+// PendingPodsFunc reports how many pods wait in each part of the queue, as
+// queue.PriorityQueue.PendingPods does.
+type PendingPodsFunc func() (active, backoff, unschedulable, gated int)
+
+// Register registers the metrics on reg, with scheduler_pending_pods read
+// from pending at each scrape. It fails if reg already has any of them.
+func (m *Metrics) Register(reg prometheus.Registerer, pending PendingPodsFunc) error {
+	cs := []prometheus.Collector{
+		m.scheduleAttempts, m.attemptDuration, m.algorithmDuration,
+		m.podSchedulingSLI, m.podSchedulingAttempts,
+		m.extensionPointDuration, m.pluginDuration,
+		m.queueIncomingPods, m.goroutines, m.bindingDuration,
+	}
+	if pending != nil {
+		cs = append(cs, newPendingPodsCollector(pending))
+	}
+	for _, c := range cs {
+		if err := reg.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PodQueued counts a pod entering queue because of event
+// (scheduler_queue_incoming_pods_total). It implements queue.Metrics: the
+// queue calls it with its lock held, so it takes no lock once the series is
+// resolved, only atomics.
+func (m *Metrics) PodQueued(q queue.Location, event queue.Event) {
+	if q < 0 || int(q) >= maxLocations || event < 0 || int(event) >= maxEvents {
+		m.queueIncomingPods.WithLabelValues(q.String(), event.String()).Inc()
+		return
+	}
+	l := &m.incoming[q][event]
+	c := l.load()
+	if c == nil {
+		c = l.store(m.queueIncomingPods.WithLabelValues(q.String(), event.String()))
+	}
+	c.Inc()
+}
+
+var _ queue.Metrics = (*Metrics)(nil)
+
+// SchedulingAlgorithmDuration records how long a cycle took to pick a node
+// or find that none fits (scheduler_scheduling_algorithm_duration_seconds).
+func (m *Metrics) SchedulingAlgorithmDuration(d time.Duration) {
+	m.algorithmDuration.Observe(d.Seconds())
+}
+
+// PodBound records a pod bound after attempts cycles, sinceFirst after it
+// first became ready to schedule (scheduler_pod_scheduling_sli_duration_seconds,
+// scheduler_pod_scheduling_attempts). A zero sinceFirst, from a pod whose
+// first attempt time is unknown, records only the attempts.
+func (m *Metrics) PodBound(attempts int, sinceFirst time.Duration) {
+	m.podSchedulingAttempts.Observe(float64(attempts))
+	if sinceFirst <= 0 {
+		return
+	}
+	a := min(max(attempts, 0), maxAttemptsLabel)
+	o := m.sli[a].load()
+	if o == nil {
+		label := strconv.Itoa(a)
+		if a == maxAttemptsLabel {
+			label += "+"
+		}
+		o = m.sli[a].store(m.podSchedulingSLI.WithLabelValues(label))
+	}
+	o.Observe(sinceFirst.Seconds())
+}
+
+// BindingStarted counts a binding goroutine (scheduler_goroutines
+// {operation="binding"}); call BindingDone when it ends.
+func (m *Metrics) BindingStarted() { m.bindingGoroutines.Inc() }
+
+// BindingDone ends what BindingStarted began and records how long the
+// Binding took (yardmaster_binding_duration_seconds).
+func (m *Metrics) BindingDone(d time.Duration, err error) {
+	m.bindingGoroutines.Dec()
+	if err != nil {
+		m.bindingError.Observe(d.Seconds())
+		return
+	}
+	m.bindingSuccess.Observe(d.Seconds())
+}
+
+// Profile returns the recorder of one scheduling profile's attempts and
+// extension points.
+func (m *Metrics) Profile(name string) *Profile {
+	p := &Profile{m: m, name: name}
+	p.attempts[scheduled] = m.scheduleAttempts.WithLabelValues(ScheduledResult, name)
+	p.attempts[unschedulable] = m.scheduleAttempts.WithLabelValues(UnschedulableResult, name)
+	p.attempts[schedulingError] = m.scheduleAttempts.WithLabelValues(ErrorResult, name)
+	p.durations[scheduled] = m.attemptDuration.WithLabelValues(ScheduledResult, name)
+	p.durations[unschedulable] = m.attemptDuration.WithLabelValues(UnschedulableResult, name)
+	p.durations[schedulingError] = m.attemptDuration.WithLabelValues(ErrorResult, name)
+	return p
+}
+
+// PluginTimer returns the recorder of one plugin's duration at one
+// extension point (scheduler_plugin_execution_duration_seconds).
+func (m *Metrics) PluginTimer(plugin string, point ExtensionPoint) *PluginTimer {
+	return &PluginTimer{vec: m.pluginDuration, plugin: plugin, point: point.String()}
+}
+
+const (
+	scheduled = iota
+	unschedulable
+	schedulingError
+	numResults
+)
+
+// Profile records the attempts and extension points of one profile. The
+// attempt series exist from the start (at zero), so that a rate over them
+// is defined before the first pod arrives.
+type Profile struct {
+	m         *Metrics
+	name      string
+	attempts  [numResults]prometheus.Counter
+	durations [numResults]prometheus.Observer
+	points    [numExtensionPoints][maxCodes]lazyObserver
+}
+
+// PodScheduled records an attempt that bound its pod, d after the cycle
+// began.
+func (p *Profile) PodScheduled(d time.Duration) { p.attempt(scheduled, d) }
+
+// PodUnschedulable records an attempt that found no node for its pod.
+func (p *Profile) PodUnschedulable(d time.Duration) { p.attempt(unschedulable, d) }
+
+// PodScheduleError records an attempt that failed with an error, a failed
+// Binding included.
+func (p *Profile) PodScheduleError(d time.Duration) { p.attempt(schedulingError, d) }
+
+func (p *Profile) attempt(result int, d time.Duration) {
+	p.attempts[result].Inc()
+	p.durations[result].Observe(d.Seconds())
+}
+
+// ExtensionPoint records how long all of the profile's plugins at point
+// took in one cycle, with the point's outcome
+// (scheduler_framework_extension_point_duration_seconds).
+func (p *Profile) ExtensionPoint(point ExtensionPoint, code framework.Code, d time.Duration) {
+	if point < 0 || point >= numExtensionPoints || code < 0 || int(code) >= maxCodes {
+		p.m.extensionPointDuration.WithLabelValues(point.String(), code.String(), p.name).Observe(d.Seconds())
+		return
+	}
+	l := &p.points[point][code]
+	o := l.load()
+	if o == nil {
+		o = l.store(p.m.extensionPointDuration.WithLabelValues(point.String(), code.String(), p.name))
+	}
+	o.Observe(d.Seconds())
+}
+
+// PluginTimer records one plugin's durations at one extension point. Safe
+// for concurrent use, lock-free once a status code has been seen.
+type PluginTimer struct {
+	vec           *prometheus.HistogramVec
+	plugin, point string
+	byCode        [maxCodes]lazyObserver
+}
+
+// Observe records one call of the plugin that returned code and took d.
+func (t *PluginTimer) Observe(code framework.Code, d time.Duration) {
+	if code < 0 || int(code) >= maxCodes {
+		t.vec.WithLabelValues(t.plugin, t.point, code.String()).Observe(d.Seconds())
+		return
+	}
+	l := &t.byCode[code]
+	o := l.load()
+	if o == nil {
+		o = l.store(t.vec.WithLabelValues(t.plugin, t.point, code.String()))
+	}
+	o.Observe(d.Seconds())
+}
+
+// lazyObserver is a histogram series resolved on first use: load returns
+// nil until store. Two goroutines may resolve it at once; both get the same
+// series from the vector. The label values are built only on a miss, so a
+// hit allocates nothing.
+type lazyObserver struct {
+	p atomic.Pointer[prometheus.Observer]
+}
+
+func (l *lazyObserver) load() prometheus.Observer {
+	if o := l.p.Load(); o != nil {
+		return *o
+	}
+	return nil
+}
+
+func (l *lazyObserver) store(o prometheus.Observer) prometheus.Observer {
+	l.p.Store(&o)
+	return o
+}
+
+// lazyCounter is lazyObserver for a counter.
+type lazyCounter struct {
+	p atomic.Pointer[prometheus.Counter]
+}
+
+func (l *lazyCounter) load() prometheus.Counter {
+	if c := l.p.Load(); c != nil {
+		return *c
+	}
+	return nil
+}
+
+func (l *lazyCounter) store(c prometheus.Counter) prometheus.Counter {
+	l.p.Store(&c)
+	return c
+}
+
+// pendingPodsCollector is scheduler_pending_pods, read from the queue at
+// scrape time: the queue keeps no gauge up to date on every transition.
+type pendingPodsCollector struct {
+	desc    *prometheus.Desc
+	pending PendingPodsFunc
+}
+
+func newPendingPodsCollector(pending PendingPodsFunc) *pendingPodsCollector {
+	return &pendingPodsCollector{
+		desc: prometheus.NewDesc(prometheus.BuildFQName("", SchedulerSubsystem, "pending_pods"),
+			"Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the number of unschedulable pods that the scheduler never attempted to schedule because they are gated.",
+			[]string{"queue"}, nil),
+		pending: pending,
+	}
+}
+
+func (c *pendingPodsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *pendingPodsCollector) Collect(ch chan<- prometheus.Metric) {
+	active, backoff, unschedulable, gated := c.pending()
+	for _, q := range []struct {
+		name string
+		n    int
+	}{{"active", active}, {"backoff", backoff}, {"unschedulable", unschedulable}, {"gated", gated}} {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(q.n), q.name)
+	}
+}

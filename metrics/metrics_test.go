@@ -1,0 +1,324 @@
+package metrics
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"go.uber.org/goleak"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/queue"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func newRegistered(t *testing.T, pending PendingPodsFunc) (*Metrics, *prometheus.Registry) {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	m := New()
+	if err := m.Register(reg, pending); err != nil {
+		t.Fatal(err)
+	}
+	return m, reg
+}
+
+// text returns the named families of g in the text exposition format.
+func text(t *testing.T, g prometheus.Gatherer, name string) string {
+	t.Helper()
+	mfs, err := g.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			if _, err := expfmt.MetricFamilyToText(&b, mf); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return b.String()
+}
+
+// series returns the metrics of family name in g keyed by their labels
+// ("a=x,b=y", in label-name order).
+func series(t *testing.T, g prometheus.Gatherer, name string) map[string]*dto.Metric {
+	t.Helper()
+	mfs, err := g.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*dto.Metric{}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			var ls []string
+			for _, l := range m.GetLabel() {
+				ls = append(ls, l.GetName()+"="+l.GetValue())
+			}
+			out[strings.Join(ls, ",")] = m
+		}
+	}
+	return out
+}
+
+func compareText(t *testing.T, g prometheus.Gatherer, name, want string) {
+	t.Helper()
+	if diff := cmp.Diff(strings.TrimPrefix(want, "\n"), text(t, g, name)); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", name, diff)
+	}
+}
+
+func TestPendingPods(t *testing.T) {
+	active, backoff := 3, 1
+	_, reg := newRegistered(t, func() (int, int, int, int) { return active, backoff, 2, 0 })
+	want := `
+# HELP scheduler_pending_pods Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the number of unschedulable pods that the scheduler never attempted to schedule because they are gated.
+# TYPE scheduler_pending_pods gauge
+scheduler_pending_pods{queue="active"} 3
+scheduler_pending_pods{queue="backoff"} 1
+scheduler_pending_pods{queue="gated"} 0
+scheduler_pending_pods{queue="unschedulable"} 2
+`
+	compareText(t, reg, "scheduler_pending_pods", want)
+	// Read at scrape time, not cached.
+	active, backoff = 0, 0
+	compareText(t, reg, "scheduler_pending_pods",
+		strings.NewReplacer(`"active"} 3`, `"active"} 0`, `"backoff"} 1`, `"backoff"} 0`).Replace(want))
+}
+
+func TestRegisterTwice(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	if err := New().Register(reg, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := New().Register(reg, nil); err == nil {
+		t.Error("a second scheduler's metrics registered on the same registry")
+	}
+}
+
+func TestPodQueued(t *testing.T) {
+	m, reg := newRegistered(t, nil)
+	m.PodQueued(queue.ActiveQ, queue.PodAdd)
+	m.PodQueued(queue.ActiveQ, queue.PodAdd)
+	m.PodQueued(queue.UnschedulablePods, queue.ScheduleAttemptFailure)
+	m.PodQueued(queue.BackoffQ, queue.NodeAdd)
+	want := `
+# HELP scheduler_queue_incoming_pods_total Number of pods added to scheduling queues by event and queue type.
+# TYPE scheduler_queue_incoming_pods_total counter
+scheduler_queue_incoming_pods_total{event="NodeAdd",queue="backoff"} 1
+scheduler_queue_incoming_pods_total{event="PodAdd",queue="active"} 2
+scheduler_queue_incoming_pods_total{event="ScheduleAttemptFailure",queue="unschedulable"} 1
+`
+	compareText(t, reg, "scheduler_queue_incoming_pods_total", want)
+}
+
+func TestProfile(t *testing.T) {
+	m, reg := newRegistered(t, nil)
+	p := m.Profile("packer")
+	m.Profile("spreader") // its attempt series exist at zero
+	p.PodScheduled(3 * time.Millisecond)
+	p.PodScheduled(5 * time.Millisecond)
+	p.PodUnschedulable(time.Millisecond)
+	p.ExtensionPoint(Filter, framework.Success, 200*time.Microsecond)
+	p.ExtensionPoint(Filter, framework.Success, 300*time.Microsecond)
+	p.ExtensionPoint(PreFilter, framework.UnschedulableAndUnresolvable, 100*time.Microsecond)
+
+	want := `
+# HELP scheduler_schedule_attempts_total Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be scheduled, while 'error' means an internal scheduler problem.
+# TYPE scheduler_schedule_attempts_total counter
+scheduler_schedule_attempts_total{profile="packer",result="error"} 0
+scheduler_schedule_attempts_total{profile="packer",result="scheduled"} 2
+scheduler_schedule_attempts_total{profile="packer",result="unschedulable"} 1
+scheduler_schedule_attempts_total{profile="spreader",result="error"} 0
+scheduler_schedule_attempts_total{profile="spreader",result="scheduled"} 0
+scheduler_schedule_attempts_total{profile="spreader",result="unschedulable"} 0
+`
+	compareText(t, reg, "scheduler_schedule_attempts_total", want)
+	counts := func(name string) map[string]uint64 {
+		out := map[string]uint64{}
+		for k, m := range series(t, reg, name) {
+			out[k] = m.GetHistogram().GetSampleCount()
+		}
+		return out
+	}
+	if diff := cmp.Diff(map[string]uint64{
+		"profile=packer,result=error":           0,
+		"profile=packer,result=scheduled":       2,
+		"profile=packer,result=unschedulable":   1,
+		"profile=spreader,result=error":         0,
+		"profile=spreader,result=scheduled":     0,
+		"profile=spreader,result=unschedulable": 0,
+	}, counts("scheduler_scheduling_attempt_duration_seconds")); diff != "" {
+		t.Errorf("attempt durations (-want +got):\n%s", diff)
+	}
+	// Only the outcomes that happened have a series.
+	if diff := cmp.Diff(map[string]uint64{
+		"extension_point=Filter,profile=packer,status=Success":                         2,
+		"extension_point=PreFilter,profile=packer,status=UnschedulableAndUnresolvable": 1,
+	}, counts("scheduler_framework_extension_point_duration_seconds")); diff != "" {
+		t.Errorf("extension point durations (-want +got):\n%s", diff)
+	}
+}
+
+func TestPodBoundAndBinding(t *testing.T) {
+	m, reg := newRegistered(t, nil)
+	m.PodBound(1, 20*time.Millisecond)
+	m.PodBound(3, time.Second)
+	m.PodBound(40, time.Minute)
+	m.PodBound(2, 0) // first attempt unknown: attempts only
+	m.BindingStarted()
+	m.BindingStarted()
+	m.BindingDone(10*time.Millisecond, nil)
+
+	if got := series(t, reg, "scheduler_goroutines")["operation=binding"].GetGauge().GetValue(); got != 1 {
+		t.Errorf("binding goroutines %v, want 1", got)
+	}
+	sli := map[string]uint64{}
+	for k, m := range series(t, reg, "scheduler_pod_scheduling_sli_duration_seconds") {
+		sli[k] = m.GetHistogram().GetSampleCount()
+	}
+	if diff := cmp.Diff(map[string]uint64{"attempts=1": 1, "attempts=3": 1, "attempts=15+": 1}, sli); diff != "" {
+		t.Errorf("SLI observations (-want +got):\n%s", diff)
+	}
+	if c := series(t, reg, "scheduler_pod_scheduling_attempts")[""].GetHistogram().GetSampleCount(); c != 4 {
+		t.Errorf("pod_scheduling_attempts: %d observations, want 4", c)
+	}
+	bind := map[string]uint64{}
+	for k, m := range series(t, reg, "yardmaster_binding_duration_seconds") {
+		bind[k] = m.GetHistogram().GetSampleCount()
+	}
+	if diff := cmp.Diff(map[string]uint64{"result=success": 1, "result=error": 0}, bind); diff != "" {
+		t.Errorf("binding durations (-want +got):\n%s", diff)
+	}
+}
+
+// The hot path allocates nothing once a series is resolved.
+func TestNoAllocations(t *testing.T) {
+	m := New()
+	pt := m.PluginTimer("NodeResourcesFit", Filter)
+	p := m.Profile("p")
+	pt.Observe(framework.Success, time.Microsecond)
+	p.ExtensionPoint(Score, framework.Success, time.Microsecond)
+	m.PodQueued(queue.ActiveQ, queue.PodAdd)
+	if n := testing.AllocsPerRun(100, func() {
+		pt.Observe(framework.Success, time.Microsecond)
+		p.ExtensionPoint(Score, framework.Success, time.Microsecond)
+		m.PodQueued(queue.ActiveQ, queue.PodAdd)
+	}); n != 0 {
+		t.Errorf("%v allocations per run, want 0", n)
+	}
+}
+
+func TestPluginTimer(t *testing.T) {
+	m, reg := newRegistered(t, nil)
+	pt := m.PluginTimer("TaintToleration", Filter)
+	pt.Observe(framework.Success, time.Microsecond)
+	pt.Observe(framework.Unschedulable, time.Microsecond)
+	pt.Observe(framework.Unschedulable, time.Microsecond)
+	got := map[string]uint64{}
+	for k, m := range series(t, reg, "scheduler_plugin_execution_duration_seconds") {
+		got[k] = m.GetHistogram().GetSampleCount()
+	}
+	if diff := cmp.Diff(map[string]uint64{
+		"extension_point=Filter,plugin=TaintToleration,status=Success":       1,
+		"extension_point=Filter,plugin=TaintToleration,status=Unschedulable": 2,
+	}, got); diff != "" {
+		t.Errorf("plugin durations (-want +got):\n%s", diff)
+	}
+}
+
+func BenchmarkPluginTimer(b *testing.B) {
+	pt := New().PluginTimer("NodeResourcesFit", Filter)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			pt.Observe(framework.Success, time.Microsecond)
+		}
+	})
+}
+
+func BenchmarkPodQueued(b *testing.B) {
+	m := New()
+	b.ReportAllocs()
+	for b.Loop() {
+		m.PodQueued(queue.ActiveQ, queue.PodAdd)
+	}
+}
+
+// The elector built through NewLeaderElector reports to its own
+// LeaderElection, however many exist in the process.
+func TestLeaderElection(t *testing.T) {
+	client := fake.NewClientset()
+	newElector := func(le *LeaderElection, id string) (*leaderelection.LeaderElector, context.CancelFunc, chan struct{}) {
+		lock, err := resourcelock.New(resourcelock.LeasesResourceLock, "kube-system", "yardmaster-test",
+			client.CoreV1(), client.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		el, err := le.NewLeaderElector(leaderelection.LeaderElectionConfig{
+			Lock: lock, Name: "yardmaster-test",
+			LeaseDuration: 2 * time.Second, RenewDeadline: time.Second, RetryPeriod: 100 * time.Millisecond,
+			ReleaseOnCancel: true,
+			Callbacks: leaderelection.LeaderCallbacks{
+				OnStartedLeading: func(context.Context) {},
+				OnStoppedLeading: func() {},
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); el.Run(ctx) }()
+		return el, cancel, done
+	}
+	a, b := NewLeaderElection(), NewLeaderElection()
+	regA, regB := prometheus.NewRegistry(), prometheus.NewRegistry()
+	if err := a.Register(regA); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Register(regB); err != nil {
+		t.Fatal(err)
+	}
+	elA, cancelA, doneA := newElector(a, "a")
+	waitFor(t, func() bool { return elA.IsLeader() })
+	_, cancelB, doneB := newElector(b, "b")
+	defer func() { cancelB(); <-doneB }()
+
+	status := func(reg prometheus.Gatherer) float64 {
+		return series(t, reg, "leader_election_master_status")["name=yardmaster-test"].GetGauge().GetValue()
+	}
+	waitFor(t, func() bool { return status(regA) == 1 })
+	if got := status(regB); got != 0 {
+		t.Errorf("standby's master status %v, want 0", got)
+	}
+	cancelA() // releases the lease
+	<-doneA
+	waitFor(t, func() bool { return status(regB) == 1 })
+	// client-go leaves a leader that releases the lease on cancel at 1
+	// (it only turns the gauge off when a renewal fails); the daemon turns
+	// it off itself when it stops leading.
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	if err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 10*time.Second, true,
+		func(context.Context) (bool, error) { return cond(), nil }); err != nil {
+		t.Fatal("condition not met within 10s")
+	}
+}
