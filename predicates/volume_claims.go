@@ -91,16 +91,6 @@ func claimOf(pod *v1.Pod, vol *v1.Volume) (c podClaim, ok bool) {
 	return podClaim{}, false
 }
 
-// hasClaims reports whether any volume of pod is backed by a claim.
-func hasClaims(pod *v1.Pod) bool {
-	for i := range pod.Spec.Volumes {
-		if _, ok := claimOf(pod, &pod.Spec.Volumes[i]); ok {
-			return true
-		}
-	}
-	return false
-}
-
 // checkEphemeralOwner fails unless claim was created for pod, as
 // component-helpers' VolumeIsForPod: a claim of that name that the pod does
 // not control belongs to someone else.
