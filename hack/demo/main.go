@@ -1,8 +1,10 @@
 // Command demo shows yardmaster working on a local control plane: it starts
 // etcd and kube-apiserver, runs the yardmaster binary against them, creates
 // a small simulated cluster and a few workloads, and prints where every pod
-// went and why the pending ones are pending. It stops everything it started
-// unless DEMO_KEEP=1, in which case it waits for Ctrl-C.
+// went and why the pending ones are pending. When a prometheus binary is
+// installed (make prometheus), it also shows NetworkTraffic placing pods by
+// the traffic Prometheus measures (see bandwidth.go). It stops everything it
+// started unless DEMO_KEEP=1, in which case it waits for Ctrl-C.
 //
 //	make demo
 package main
@@ -26,7 +28,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/yardmaster-io/yardmaster/config"
 	"github.com/yardmaster-io/yardmaster/internal/controlplane"
+	"github.com/yardmaster-io/yardmaster/internal/promtest"
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 )
 
@@ -52,6 +56,24 @@ func run() error {
 	}
 	binary := envOr("YARDMASTER_BINARY", "bin/yardmaster")
 
+	// Prometheus first: it scrapes its targets only a few seconds after it
+	// starts, and rate() needs a full timeRange of samples, so the sooner
+	// the better.
+	var nodes []string
+	for i := range numNodes {
+		nodes = append(nodes, nodeName(i))
+	}
+	bw, err := startBandwidth(ctx, nodes)
+	switch {
+	case errors.Is(err, promtest.ErrNotInstalled):
+		bw = nil
+	case err != nil:
+		return fmt.Errorf("start Prometheus for the bandwidth part (%s=/nonexistent skips it): %w", promtest.BinaryEnv, err)
+	default:
+		defer bw.stop()
+		step("Started Prometheus (" + bw.prom.URL + "), scraping a node_exporter stand-in for each node every second")
+	}
+
 	step("Starting a local control plane (etcd + kube-apiserver, loopback only)")
 	cp, err := controlplane.Start(ctx, controlplane.Options{})
 	if err != nil {
@@ -65,9 +87,24 @@ func run() error {
 	fmt.Printf("   kubeconfig: %s\n", kubeconfig)
 	client := cp.AdminClient()
 
+	configText := demoConfig
+	if bw != nil {
+		configText += bw.profile()
+	}
 	configPath := filepath.Join(outDir, "yardmaster.yaml")
-	if err := os.WriteFile(configPath, []byte(demoConfig), 0o644); err != nil {
+	if err := os.WriteFile(configPath, []byte(configText), 0o644); err != nil {
 		return err
+	}
+	// The file must load; yardmaster would refuse it too, but with the
+	// reason in its log rather than here.
+	cfg, err := config.Load(configPath)
+	if err != nil {
+		return err
+	}
+	if bw != nil {
+		if err := bw.loadArgs(cfg); err != nil {
+			return err
+		}
 	}
 	logPath := filepath.Join(outDir, "yardmaster.log")
 	step("Starting yardmaster (log: " + logPath + ")")
@@ -77,7 +114,7 @@ func run() error {
 	}
 	defer stopYardmaster(sched)
 
-	step("Creating 20 nodes in 3 zones (2 tainted for GPUs, 6 with SSDs)")
+	step(fmt.Sprintf("Creating %d nodes in 3 zones (2 tainted for GPUs, 6 with SSDs, 3 with 10G uplinks)", numNodes))
 	if err := createNodes(ctx, client); err != nil {
 		return err
 	}
@@ -107,16 +144,31 @@ func run() error {
 		return err
 	}
 
+	if bw == nil {
+		step("Bandwidth scoring skipped: no prometheus binary (`make prometheus` installs it, or set " + promtest.BinaryEnv + ")")
+	} else if err := bw.show(ctx, client); err != nil {
+		return err
+	}
+
 	if os.Getenv("DEMO_KEEP") == "1" {
-		fmt.Printf("\nDEMO_KEEP=1: everything keeps running. Try:\n   kubectl --kubeconfig %s get pods -n %s -o wide\nCtrl-C stops it all.\n", kubeconfig, namespace)
+		fmt.Printf("\nDEMO_KEEP=1: everything keeps running. Try:\n   kubectl --kubeconfig %s get pods -n %s -o wide\n", kubeconfig, namespace)
+		if bw != nil {
+			fmt.Printf("   %s explain-bandwidth --config %s --profile %s\n", binary, configPath, quietProfile)
+		}
+		fmt.Println("Ctrl-C stops it all.")
 		<-ctx.Done()
 	}
-	step("Stopping yardmaster and the control plane")
+	if bw != nil {
+		step("Stopping yardmaster, Prometheus and the control plane")
+	} else {
+		step("Stopping yardmaster and the control plane")
+	}
 	return nil
 }
 
 // demoConfig has two profiles: the default spreads pods, "yardmaster-packer"
-// packs batch pods onto as few nodes as possible.
+// packs batch pods onto as few nodes as possible. The profiles list comes
+// last, so that the bandwidth part can append its profile.
 const demoConfig = `apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 leaderElection:
@@ -142,7 +194,8 @@ func startYardmaster(binary, kubeconfig, config, logPath string) (*exec.Cmd, err
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(binary, "run", "--kubeconfig", kubeconfig, "--config", config, "--log-format", "console")
+	cmd := exec.Command(binary, "run", "--kubeconfig", kubeconfig, "--config", config, "--log-format", "console",
+		"--http-bind-address", "127.0.0.1:0")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -163,11 +216,16 @@ func stopYardmaster(cmd *exec.Cmd) {
 	}
 }
 
+// numNodes is the size of the demo cluster.
+const numNodes = 20
+
+func nodeName(i int) string { return fmt.Sprintf("node-%02d", i) }
+
 func createNodes(ctx context.Context, client kubernetes.Interface) error {
 	zones := []string{"zone-a", "zone-b", "zone-c"}
-	for i := range 20 {
+	for i := range numNodes {
 		zone := zones[i%3]
-		n := schedtest.MakeNode().Name(fmt.Sprintf("node-%02d", i)).
+		n := schedtest.MakeNode().Name(nodeName(i)).
 			Capacity("4", "16Gi", 110).
 			Label(v1.LabelTopologyZone, zone).
 			Label(v1.LabelTopologyRegion, "demo")
@@ -176,6 +234,9 @@ func createNodes(ctx context.Context, client kubernetes.Interface) error {
 		}
 		if i >= 14 {
 			n.Label("disk", "ssd")
+		}
+		if isUplink(nodeName(i)) {
+			n.Label(uplinkLabel, uplinkValue)
 		}
 		if _, err := controlplane.CreateReadyNode(ctx, client, n.Obj()); err != nil {
 			return err
@@ -303,6 +364,9 @@ func printSummary(ctx context.Context, client kubernetes.Interface) error {
 		}
 		if n.Labels["disk"] != "" {
 			notes = append(notes, "ssd")
+		}
+		if v := n.Labels[uplinkLabel]; v != "" {
+			notes = append(notes, v)
 		}
 		for _, t := range n.Spec.Taints {
 			notes = append(notes, fmt.Sprintf("taint %s=%s:%s", t.Key, t.Value, t.Effect))

@@ -7,6 +7,9 @@
 // /-/ready. Stop kills the whole group and removes the directory, so a
 // test leaves neither a process nor files behind; on Linux the kernel also
 // kills the server if the test binary dies first.
+//
+// NodeExporter is something for it to scrape: a node_exporter stand-in
+// whose network counters grow at a rate the caller sets.
 package promtest
 
 import (

@@ -3,12 +3,10 @@ package e2e
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,9 +19,10 @@ import (
 )
 
 // These tests run a real Prometheus (Debian's package, installed by
-// hack/install-prometheus.sh) that scrapes one small node_exporter
-// stand-in per node, served by the test on loopback. Each exporter's byte
-// counters grow at a rate the test sets, so the quietest node is known.
+// hack/install-prometheus.sh) that scrapes one node_exporter stand-in
+// (promtest.NodeExporter) per node, served by the test on loopback. Each
+// exporter's byte counters grow at a rate the test sets, so the quietest
+// node is known.
 
 const mbps = 1e6 // bytes/s
 
@@ -172,7 +171,7 @@ func TestNetworkTrafficBurstSpreads(t *testing.T) {
 // trafficEnv is one test's nodes, exporters and Prometheus.
 type trafficEnv struct {
 	e         *env
-	exporters map[string]*exporter
+	exporters map[string]*promtest.NodeExporter
 	prom      *promtest.Server
 }
 
@@ -181,11 +180,11 @@ type trafficEnv struct {
 // scrapes them every second.
 func (e *env) startTraffic(rates map[string]float64) *trafficEnv {
 	e.t.Helper()
-	tn := &trafficEnv{e: e, exporters: map[string]*exporter{}}
+	tn := &trafficEnv{e: e, exporters: map[string]*promtest.NodeExporter{}}
 	var targets []string
 	for name, rate := range rates {
 		e.addNode(e.node(name).Label(trafficLabel, e.ns).Capacity("4", "8Gi", 110))
-		x := newExporter(tn.node(name), rate)
+		x := promtest.NewNodeExporter(tn.node(name), rate)
 		srv := httptest.NewServer(x)
 		e.t.Cleanup(srv.Close)
 		tn.exporters[name] = x
@@ -214,7 +213,7 @@ func (tn *trafficEnv) pod(name string) *schedtest.PodWrapper {
 	return tn.e.pod(name).NodeSelector(map[string]string{trafficLabel: tn.e.ns})
 }
 
-func (tn *trafficEnv) setRate(name string, rate float64) { tn.exporters[name].setRate(rate) }
+func (tn *trafficEnv) setRate(name string, rate float64) { tn.exporters[name].SetRate(rate) }
 
 // args returns the plugin's arguments as the configuration file sets them,
 // defaulted.
@@ -276,7 +275,7 @@ func (tn *trafficEnv) waitTraffic() {
 func (tn *trafficEnv) accurate(bw map[string]float64) bool {
 	for name, x := range tn.exporters {
 		got, ok := bw[name]
-		want := x.currentRate()
+		want := x.Rate()
 		if !ok || got < 0.9*want || got > 1.1*want {
 			return false
 		}
@@ -313,61 +312,4 @@ func (tn *trafficEnv) waitFirstSample() {
 	tn.e.createPod(p)
 	tn.e.waitBound(30*time.Second, "probe")
 	time.Sleep(1500 * time.Millisecond)
-}
-
-// exporter serves node_uname_info and node_network_*_bytes_total for one
-// node: eth0's counters grow at rate bytes/s (60% received, 40% sent), and
-// lo's at a far larger rate that falls as eth0's rises, so that a query
-// counting lo would rank the nodes backwards.
-type exporter struct {
-	nodeName string
-	mu       sync.Mutex
-	rate     float64
-	// eth0 and lo are the byte counts at since.
-	eth0, lo float64
-	since    time.Time
-}
-
-func newExporter(nodeName string, rate float64) *exporter {
-	return &exporter{nodeName: nodeName, rate: rate, eth0: 1e9, lo: 1e9, since: time.Now()}
-}
-
-// loRate is lo's rate for an eth0 rate: 1 GB/s − 40 × eth0, which stays
-// positive for the rates of these tests (up to 20 MB/s).
-func loRate(eth0 float64) float64 { return 1000*mbps - 40*eth0 }
-
-// counters returns the eth0 and lo byte counts at now.
-func (x *exporter) counters(now time.Time) (eth0, lo float64) {
-	dt := now.Sub(x.since).Seconds()
-	return x.eth0 + x.rate*dt, x.lo + loRate(x.rate)*dt
-}
-
-func (x *exporter) currentRate() float64 {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.rate
-}
-
-func (x *exporter) setRate(rate float64) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	now := time.Now()
-	x.eth0, x.lo = x.counters(now)
-	x.since, x.rate = now, rate
-}
-
-func (x *exporter) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
-	x.mu.Lock()
-	eth0, lo := x.counters(time.Now())
-	x.mu.Unlock()
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-	fmt.Fprintf(w, "# TYPE node_uname_info gauge\nnode_uname_info{nodename=%q,sysname=\"Linux\"} 1\n", x.nodeName)
-	for _, dir := range []struct {
-		metric string
-		share  float64
-	}{{"node_network_receive_bytes_total", 0.6}, {"node_network_transmit_bytes_total", 0.4}} {
-		fmt.Fprintf(w, "# TYPE %s counter\n", dir.metric)
-		fmt.Fprintf(w, "%s{device=\"eth0\"} %.0f\n", dir.metric, eth0*dir.share)
-		fmt.Fprintf(w, "%s{device=\"lo\"} %.0f\n", dir.metric, lo*dir.share)
-	}
 }
