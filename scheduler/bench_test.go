@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
@@ -69,5 +70,60 @@ func BenchmarkScheduleCycle(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkScheduleCycleConstraints measures a cycle for pods with a zone
+// spread constraint (DoNotSchedule) and for pods with required hostname
+// anti-affinity, on clusters that already run pods of both kinds.
+func BenchmarkScheduleCycleConstraints(b *testing.B) {
+	spread := func(i int) *v1.Pod {
+		p := schedtest.MakePod().Name(fmt.Sprintf("spread-%d", i)).Label("app", "web").Req("100m", "128Mi").Obj()
+		p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{
+			MaxSkew: 1, TopologyKey: v1.LabelTopologyZone, WhenUnsatisfiable: v1.DoNotSchedule,
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+		}}
+		return p
+	}
+	anti := func(i int) *v1.Pod {
+		p := schedtest.MakePod().Name(fmt.Sprintf("anti-%d", i)).Label("app", "db").Req("100m", "128Mi").Obj()
+		p.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{
+				TopologyKey:   v1.LabelHostname,
+				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
+			}},
+		}}
+		return p
+	}
+	for _, kind := range []struct {
+		name string
+		make func(int) *v1.Pod
+	}{{"ZoneSpread", spread}, {"HostnameAntiAffinity", anti}} {
+		for _, n := range []int{1000, 5000} {
+			b.Run(fmt.Sprintf("%s/%dNodes", kind.name, n), func(b *testing.B) {
+				s := newTestScheduler(b, 0, benchNodes(n)...)
+				// A tenth of the nodes already run one pod of each kind.
+				for i := 0; i < n/10; i++ {
+					for _, p := range []*v1.Pod{spread(-i - 1), anti(-i - 1)} {
+						p.UID = types.UID("existing-" + p.Name)
+						p.Spec.NodeName = fmt.Sprintf("node-%05d", i*10)
+						s.Cache.AddPod(p)
+					}
+				}
+				pods := make([]*v1.Pod, b.N)
+				for i := range pods {
+					pods[i] = kind.make(i)
+					pods[i].UID = types.UID(pods[i].Name)
+				}
+				s.Cache.UpdateSnapshot(s.snapshot)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if _, err := s.scheduleForTest(pods[i]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
