@@ -138,10 +138,19 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	start := s.nextStartNodeIndex % len(nodes)
 	filterStart := time.Now()
 	filterTimers := prof.metrics.timers(s.recordPluginMetrics, metrics.Filter)
+	// Resolve once which filters run for this pod, so the per-node loop
+	// makes no map lookup.
+	active := s.activeFilterBuf[:0]
+	for i, pl := range prof.filter {
+		if _, skip := state.SkipFilterPlugins[pl.Name()]; !skip {
+			active = append(active, i)
+		}
+	}
+	s.activeFilterBuf = active
 	s.parallelizer.Until(filterCtx, len(nodes), func(i int) {
 		idx := (start + i) % len(nodes)
 		ni := nodes[idx]
-		st := runFilters(filterCtx, prof, state, pod, ni, filterTimers)
+		st := runFilters(filterCtx, prof, active, state, pod, ni, filterTimers)
 		processed.Add(1)
 		if st.IsSuccess() {
 			n := found.Add(1)
@@ -183,17 +192,13 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	return nil, evaluated, fitErr, nil
 }
 
-// runFilters runs the profile's filters on one node in configured order
-// (cheapest first) and returns the first rejection. timers, parallel to
+// runFilters runs the active filters (indexes into prof.filter) on one node
+// in configured order, cheapest first, and returns the first rejection. timers, parallel to
 // prof.filter, are given in sampled cycles only.
-func runFilters(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, timers []*metrics.PluginTimer) *framework.Status {
+func runFilters(ctx context.Context, prof *profile, active []int, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, timers []*metrics.PluginTimer) *framework.Status {
 	t0 := startPlugin(timers)
-	for i, pl := range prof.filter {
-		if state.SkipFilterPlugins != nil {
-			if _, skip := state.SkipFilterPlugins[pl.Name()]; skip {
-				continue
-			}
-		}
+	for _, i := range active {
+		pl := prof.filter[i]
 		st := pl.Filter(ctx, state, pod, ni)
 		t0 = endPlugin(timers, i, st.Code(), t0)
 		if !st.IsSuccess() {

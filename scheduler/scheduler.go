@@ -106,6 +106,7 @@ type Scheduler struct {
 	nextStartNodeIndex int
 	rng                *rand.Rand
 	statusBuf          []*framework.Status
+	activeFilterBuf    []int
 	feasibleBuf        []*framework.NodeInfo
 	// recordPluginMetrics says whether this cycle times each plugin; set
 	// before the cycle's goroutines start, which only read it.
