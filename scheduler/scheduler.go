@@ -113,6 +113,8 @@ type Scheduler struct {
 	recordPluginMetrics bool
 
 	bindWG sync.WaitGroup
+	// bindJobs feeds the bind workers; see bindWorker.
+	bindJobs chan bindJob
 	// scheduled counts pods bound, for tests and metrics.
 	scheduled atomic.Int64
 }
@@ -163,6 +165,7 @@ func New(opts Options) (*Scheduler, error) {
 		registerer:               opts.MetricsRegisterer,
 		metrics:                  metrics.New(),
 		bindCtx:                  bindCtx,
+		bindJobs:                 make(chan bindJob, bindQueueSize),
 		abortBinds:               abortBinds,
 		profiles:                 map[string]*profile{},
 		rng:                      rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
@@ -213,7 +216,10 @@ func (s *Scheduler) Abort() { s.abortBinds() }
 // period for in-flight bindings. Informer caches must be synced before.
 func (s *Scheduler) Run(ctx context.Context) {
 	var bg sync.WaitGroup
-	bg.Add(2 + len(s.background))
+	bg.Add(2 + len(s.background) + bindWorkers)
+	for range bindWorkers {
+		go func() { defer bg.Done(); s.bindWorker() }()
+	}
 	go func() { defer bg.Done(); s.Queue.Run(ctx) }()
 	go func() { defer bg.Done(); s.cacheCleanupLoop(ctx) }()
 	for _, p := range s.background {
@@ -226,6 +232,7 @@ func (s *Scheduler) Run(ctx context.Context) {
 	}
 	s.Queue.Close()
 	s.waitForBinds()
+	close(s.bindJobs)
 	bg.Wait()
 	s.logger.Info("scheduling loop stopped", zap.Int64("scheduled", s.Scheduled()))
 }
@@ -238,7 +245,10 @@ func (s *Scheduler) waitForBinds() {
 	select {
 	case <-done:
 	case <-t.C():
-		s.logger.Warn("in-flight bindings did not finish within the grace period", zap.Duration("grace", s.bindGracePeriod))
+		// Give up on the rest: their pods stay pending for the next leader
+		// or the next start, and the workers return at once.
+		s.logger.Warn("in-flight bindings did not finish within the grace period; aborting them", zap.Duration("grace", s.bindGracePeriod))
+		s.abortBinds()
 	}
 }
 
@@ -294,7 +304,33 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 	s.logger.Debug("pod assumed", zap.String("pod", pod.Namespace+"/"+pod.Name), zap.String("node", res.node))
 
 	s.bindWG.Add(1)
-	go s.bind(prof, qpi, assumed, res, start)
+	s.bindJobs <- bindJob{prof: prof, qpi: qpi, assumed: assumed, res: res, start: start}
+}
+
+// Bindings are posted by a fixed pool of workers fed by a queue. The cycle
+// hands a job over and goes on; it only waits when bindQueueSize jobs are
+// already waiting, which means the API server is the bottleneck anyway.
+// A goroutine per Binding would let a backlog put thousands of requests in
+// flight at once, each holding its buffers: more memory and no more
+// throughput, since the API server serves them no faster.
+const (
+	bindWorkers   = 64
+	bindQueueSize = 1024
+)
+
+type bindJob struct {
+	prof    *profile
+	qpi     *queue.QueuedPodInfo
+	assumed *v1.Pod
+	res     scheduleResult
+	start   time.Time
+}
+
+// bindWorker posts Bindings until the job queue is closed.
+func (s *Scheduler) bindWorker() {
+	for j := range s.bindJobs {
+		s.bind(j.prof, j.qpi, j.assumed, j.res, j.start)
+	}
 }
 
 // bind posts the Binding and settles the assumption either way. It runs on
