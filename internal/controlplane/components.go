@@ -21,6 +21,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/yardmaster-io/yardmaster/internal/procgroup"
 )
 
 // etcdQuotaBytes raises etcd's 2 GiB default backend quota: benchmarks
@@ -55,7 +57,7 @@ func (c *ControlPlane) startEtcd(ctx context.Context, path string, clientPort, p
 	if etcdSupportsFlag(path, "--unsafe-no-fsync") {
 		args = append(args, "--unsafe-no-fsync")
 	}
-	p, err := startProcess("etcd", path, args, c.EtcdLog)
+	p, err := procgroup.Start("etcd", path, args, c.EtcdLog)
 	if err != nil {
 		return err
 	}
@@ -113,7 +115,7 @@ func (c *ControlPlane) startAPIServer(ctx context.Context, path string, securePo
 		"-v=1",
 	}
 	args = append(args, extraFlags...)
-	p, err := startProcess("kube-apiserver", path, args, c.APIServerLog)
+	p, err := procgroup.Start("kube-apiserver", path, args, c.APIServerLog)
 	if err != nil {
 		return err
 	}
@@ -171,13 +173,13 @@ func (c *ControlPlane) waitForBootstrap(ctx context.Context) error {
 // poll calls check every interval until it returns nil, p exits, or ctx
 // ends. The error of a timeout carries check's last error and the tail of
 // p's log, which usually says why.
-func poll(ctx context.Context, p *process, interval time.Duration, check func(context.Context) error) error {
+func poll(ctx context.Context, p *procgroup.Process, interval time.Duration, check func(context.Context) error) error {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	var lastErr error
 	for {
-		if ended, _ := p.exited(); ended {
-			return p.exitError()
+		if ended, _ := p.Exited(); ended {
+			return exitError(p)
 		}
 		err := check(ctx)
 		if err == nil {
@@ -190,7 +192,7 @@ func poll(ctx context.Context, p *process, interval time.Duration, check func(co
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("waiting for %s to become ready: %w (last error: %v); tail of %q:\n%s",
-				p.name, context.Cause(ctx), lastErr, p.logPath, logTail(p.logPath, logTailBytes))
+				p.Name(), context.Cause(ctx), lastErr, p.LogPath(), p.LogTail(logTailBytes))
 		case <-t.C:
 		}
 	}

@@ -16,7 +16,9 @@
 // ready by hand (CreateReadyNode) and namespaces are never finalized.
 //
 // The package needs Unix process groups and is meant for Linux, where a
-// child also receives SIGKILL if the process that started it dies.
+// child also receives SIGKILL if the process that started it dies; package
+// procgroup runs the children. A start that loses the race for a port
+// picked as free is retried here, where the components' logs say so.
 package controlplane
 
 import (
@@ -35,6 +37,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/yardmaster-io/yardmaster/internal/procgroup"
 )
 
 // ServiceAccountIssuer is the --service-account-issuer of every control plane.
@@ -113,7 +117,7 @@ type ControlPlane struct {
 	caData []byte  // PEM of the apiserver's self-signed serving cert and its CA
 	tokens []Token // admin first, then Options.Tokens
 
-	etcd, apiserver *process
+	etcd, apiserver *procgroup.Process
 
 	adminClient kubernetes.Interface
 	adminHTTP   *http.Client
@@ -186,7 +190,7 @@ func start(ctx context.Context, opts Options, etcdPath, apiserverPath string) (_
 	c.AdminToken = adminToken
 	c.tokens = append([]Token{{Token: adminToken, User: AdminUser, UID: AdminUser, Groups: []string{"system:masters"}}}, opts.Tokens...)
 
-	ports, err := freePorts(3)
+	ports, err := procgroup.FreePorts(3)
 	if err != nil {
 		return nil, err
 	}
@@ -230,9 +234,9 @@ func (c *ControlPlane) Stop() error {
 		}
 		// The API server first: stopping etcd under it only makes it log
 		// connection errors while it shuts down.
-		for _, p := range []*process{c.apiserver, c.etcd} {
+		for _, p := range []*procgroup.Process{c.apiserver, c.etcd} {
 			if p != nil {
-				errs = append(errs, p.stop(stopGracePeriod))
+				errs = append(errs, p.Stop(stopGracePeriod))
 			}
 		}
 		if c.Dir != "" {
@@ -249,9 +253,9 @@ func (c *ControlPlane) Stop() error {
 // of its process group), for diagnostics and for tests that check Stop.
 func (c *ControlPlane) PIDs() []int {
 	var pids []int
-	for _, p := range []*process{c.etcd, c.apiserver} {
+	for _, p := range []*procgroup.Process{c.etcd, c.apiserver} {
 		if p != nil {
-			pids = append(pids, p.pid())
+			pids = append(pids, p.Pid())
 		}
 	}
 	return pids

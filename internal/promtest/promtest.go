@@ -3,10 +3,10 @@
 // Start writes a configuration that scrapes the given loopback targets
 // every second, picks a free loopback port, starts the prometheus binary
 // (Debian's package installs it; see hack/install-prometheus.sh) in its own
-// process group with a temporary storage directory, and waits for
-// /-/ready. Stop kills the whole group and removes the directory, so a
-// test leaves neither a process nor files behind; on Linux the kernel also
-// kills the server if the test binary dies first.
+// process group (package procgroup) with a temporary storage directory, and
+// waits for /-/ready. Stop kills the whole group and removes the directory,
+// so a test leaves neither a process nor files behind; on Linux the kernel
+// also kills the server if the test binary dies first.
 //
 // NodeExporter is something for it to scrape: a node_exporter stand-in
 // whose network counters grow at a rate the caller sets.
@@ -18,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -26,8 +25,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/yardmaster-io/yardmaster/internal/procgroup"
 )
 
 // BinaryEnv names the environment variable that points at the prometheus
@@ -46,7 +46,6 @@ var errPortInUse = errors.New("port already in use")
 const (
 	defaultStartTimeout = time.Minute
 	stopGrace           = 5 * time.Second
-	killWait            = 10 * time.Second
 	startAttempts       = 3
 	logTailBytes        = 4 << 10
 )
@@ -71,10 +70,7 @@ type Server struct {
 	URL string
 
 	dir      string
-	logPath  string
-	cmd      *exec.Cmd
-	done     chan struct{} // closed when cmd.Wait returns
-	waitErr  error         // set before done is closed
+	proc     *procgroup.Process
 	stopOnce sync.Once
 	stopErr  error
 }
@@ -125,39 +121,24 @@ func start(ctx context.Context, bin string, o Options) (*Server, error) {
 		return nil, fmt.Errorf("storage directory: %w", err)
 	}
 	s := &Server{
-		URL:     "http://127.0.0.1:" + strconv.Itoa(port),
-		dir:     dir,
-		logPath: filepath.Join(dir, "prometheus.log"),
-		done:    make(chan struct{}),
+		URL: "http://127.0.0.1:" + strconv.Itoa(port),
+		dir: dir,
 	}
 	cfgPath := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfgPath, config(o), 0o600); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("write configuration: %w", err)
 	}
-	logFile, err := os.Create(s.logPath)
+	s.proc, err = procgroup.Start("prometheus", bin, []string{
+		"--config.file=" + cfgPath,
+		"--storage.tsdb.path=" + filepath.Join(dir, "data"),
+		"--web.listen-address=127.0.0.1:" + strconv.Itoa(port),
+		"--log.level=warn",
+	}, filepath.Join(dir, "prometheus.log"))
 	if err != nil {
 		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("log file: %w", err)
+		return nil, err
 	}
-	defer logFile.Close() // the child has its own descriptor
-
-	s.cmd = exec.Command(bin,
-		"--config.file="+cfgPath,
-		"--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address=127.0.0.1:"+strconv.Itoa(port),
-		"--log.level=warn",
-	)
-	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
-	s.cmd.SysProcAttr = sysProcAttr()
-	if err := s.cmd.Start(); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("start %q: %w", bin, err)
-	}
-	go func() {
-		s.waitErr = s.cmd.Wait()
-		close(s.done)
-	}()
 	if err := s.waitReady(ctx, o.StartTimeout); err != nil {
 		_ = s.Stop()
 		return nil, err
@@ -192,9 +173,10 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 	defer tick.Stop()
 	for {
 		select {
-		case <-s.done:
+		case <-s.proc.Done():
+			_, waitErr := s.proc.Exited()
 			tail := s.LogTail()
-			err := fmt.Errorf("prometheus exited while starting (%v); tail of %s:\n%s", s.waitErr, s.logPath, tail)
+			err := fmt.Errorf("prometheus exited while starting (%v); tail of %s:\n%s", waitErr, s.proc.LogPath(), tail)
 			if strings.Contains(tail, "address already in use") {
 				return fmt.Errorf("%w: %w", errPortInUse, err)
 			}
@@ -225,21 +207,7 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 // more than once.
 func (s *Server) Stop() error {
 	s.stopOnce.Do(func() {
-		pgid := s.cmd.Process.Pid // Setpgid makes the leader's pid the group id
-		select {
-		case <-s.done:
-		default:
-			_ = syscall.Kill(-pgid, syscall.SIGTERM)
-			select {
-			case <-s.done:
-			case <-time.After(stopGrace):
-			}
-		}
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		select {
-		case <-s.done:
-		case <-time.After(killWait):
-			s.stopErr = fmt.Errorf("prometheus (pid %d) still running %s after SIGKILL", pgid, killWait)
+		if s.stopErr = s.proc.Stop(stopGrace); s.stopErr != nil {
 			return
 		}
 		if err := os.RemoveAll(s.dir); err != nil {
@@ -250,36 +218,13 @@ func (s *Server) Stop() error {
 }
 
 // Pid returns the server's process id.
-func (s *Server) Pid() int { return s.cmd.Process.Pid }
+func (s *Server) Pid() int { return s.proc.Pid() }
 
 // Dir returns the directory that holds the configuration, data and log.
 func (s *Server) Dir() string { return s.dir }
 
 // LogTail returns the end of the server's log, for failure messages.
-func (s *Server) LogTail() string {
-	f, err := os.Open(s.logPath)
-	if err != nil {
-		return fmt.Sprintf("(cannot read log: %v)", err)
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Size() > logTailBytes {
-		if _, err := f.Seek(-logTailBytes, io.SeekEnd); err != nil {
-			return fmt.Sprintf("(cannot read log: %v)", err)
-		}
-	}
-	b, err := io.ReadAll(f)
-	if err != nil {
-		return fmt.Sprintf("(cannot read log: %v)", err)
-	}
-	return string(b)
-}
+func (s *Server) LogTail() string { return s.proc.LogTail(logTailBytes) }
 
 // FreePort returns a loopback TCP port that was free a moment ago.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("pick a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+func FreePort() (int, error) { return procgroup.FreePort() }

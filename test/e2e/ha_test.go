@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/cmd/yardmaster/app"
 	"github.com/yardmaster-io/yardmaster/config"
+	"github.com/yardmaster-io/yardmaster/internal/procgroup"
 )
 
 // leaseTiming is a replica's leaderElection durations. The tests use short
@@ -282,20 +282,20 @@ func yardmasterBinary(t *testing.T) string {
 	return out
 }
 
+// replicaLogTail is how much of a replica's log a failure shows: about
+// forty console lines.
+const replicaLogTail = 8 << 10
+
 // replica is one yardmaster process.
 type replica struct {
 	t    *testing.T
 	name string
-	cmd  *exec.Cmd
+	proc *procgroup.Process
 	ep   endpoint
-	log  string
-	// exited is closed once the process has exited, with err its status.
-	exited chan struct{}
-	err    error
 }
 
 // startReplica starts `yardmaster run` for this test's profile on the
-// Lease e.ns/e.ns, killed when the test ends.
+// Lease e.ns/e.ns, killed with its process group when the test ends.
 func (e *env) startReplica(bin, name string, timing leaseTiming) *replica {
 	e.t.Helper()
 	dir := e.t.TempDir()
@@ -303,17 +303,12 @@ func (e *env) startReplica(bin, name string, timing leaseTiming) *replica {
 	if err := cp.WriteKubeconfig(kubeconfig, cp.AdminToken); err != nil {
 		e.t.Fatal(err)
 	}
-	port := freePort(e.t)
-	r := &replica{
-		t: e.t, name: name, log: filepath.Join(dir, name+".log"),
-		ep:     endpoint(net.JoinHostPort("127.0.0.1", strconv.Itoa(port))),
-		exited: make(chan struct{}),
-	}
-	logFile, err := os.Create(r.log)
+	port, err := procgroup.FreePort()
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	r.cmd = exec.Command(bin, "run",
+	ep := endpoint(net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	proc, err := procgroup.Start(name, bin, []string{"run",
 		"--kubeconfig", kubeconfig,
 		"--scheduler-name", e.scheduler,
 		"--leader-elect=true",
@@ -325,85 +320,52 @@ func (e *env) startReplica(bin, name string, timing leaseTiming) *replica {
 		// Fast enough to drain 2,000 pods in seconds.
 		"--kube-api-qps", "300",
 		"--kube-api-burst", "600",
-		"--http-bind-address", string(r.ep),
+		"--http-bind-address", string(ep),
 		"--log-format", "console",
-	)
-	r.cmd.Stdout, r.cmd.Stderr = logFile, logFile
-	if err := r.cmd.Start(); err != nil {
-		logFile.Close()
-		e.t.Fatalf("start %s: %v", name, err)
+	}, filepath.Join(dir, name+".log"))
+	if err != nil {
+		e.t.Fatal(err)
 	}
-	go func() {
-		r.err = r.cmd.Wait()
-		logFile.Close()
-		close(r.exited)
-	}()
+	r := &replica{t: e.t, name: name, proc: proc, ep: ep}
 	e.t.Cleanup(func() {
-		select {
-		case <-r.exited:
-		default:
-			_ = r.cmd.Process.Kill()
-			<-r.exited
+		// Its state is the API server's; nothing is lost without SIGTERM.
+		if err := proc.Stop(0); err != nil {
+			e.t.Error(err)
 		}
 		if e.t.Failed() {
-			e.t.Logf("last lines of %s's log:\n%s", name, tail(r.log, 40))
+			e.t.Logf("end of %s's log:\n%s", name, proc.LogTail(replicaLogTail))
 		}
 	})
 	return r
-}
-
-// freePort returns a loopback port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return string(bytes.Join(lines, []byte("\n")))
 }
 
 // waitReady waits for /readyz to answer 200.
 func (r *replica) waitReady() {
 	r.t.Helper()
 	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
-		select {
-		case <-r.exited:
-			return false, fmt.Errorf("exited: %v", r.err)
-		default:
+		if ended, err := r.proc.Exited(); ended {
+			return false, fmt.Errorf("exited: %v", err)
 		}
 		code, _, err := r.ep.get("/readyz")
 		return err == nil && code == 200, nil
 	})
 	if err != nil {
-		r.t.Fatalf("%s never ready: %v\n%s", r.name, err, tail(r.log, 40))
+		r.t.Fatalf("%s never ready: %v\n%s", r.name, err, r.proc.LogTail(replicaLogTail))
 	}
 }
 
+// kill sends SIGKILL to the replica alone, as a node failure would, and
+// waits for it to exit.
 func (r *replica) kill() {
 	r.t.Helper()
-	if err := r.cmd.Process.Kill(); err != nil {
-		r.t.Fatalf("kill -9 %s: %v", r.name, err)
-	}
-	<-r.exited
+	r.signal(syscall.SIGKILL)
+	<-r.proc.Done()
 }
 
 func (r *replica) signal(sig os.Signal) {
 	r.t.Helper()
-	if err := r.cmd.Process.Signal(sig); err != nil {
-		r.t.Fatalf("signal %s: %v", r.name, err)
+	if err := r.proc.Signal(sig); err != nil {
+		r.t.Fatal(err)
 	}
 }
 
@@ -411,8 +373,9 @@ func (r *replica) signal(sig os.Signal) {
 func (r *replica) waitExit(timeout time.Duration) error {
 	r.t.Helper()
 	select {
-	case <-r.exited:
-		return r.err
+	case <-r.proc.Done():
+		_, err := r.proc.Exited()
+		return err
 	case <-time.After(timeout):
 		r.t.Fatalf("%s still running %v later", r.name, timeout)
 		return nil
