@@ -61,8 +61,19 @@ test: lint $(CONTROL_PLANE) prometheus ## Everything CI runs: lint, unit and e2e
 	$(GO) test -race -count=1 -timeout 40m $(PKGS)
 	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime 15s ./config/
 
-bench: ## Go benchmarks of the hot paths.
+# Flags for hack/bench, the side-by-side harness. Empty means its quick
+# default (1,000 nodes, 2,000 pods, basic and spread: a few minutes);
+# docs/performance.md gives the full matrix, e.g.
+#   make bench-compare BENCH_FLAGS='-nodes 1000,5000 -pods 5000 -workloads basic,spread,antiaffinity,mixed -runs 3'
+BENCH_FLAGS ?=
+
+bench: bench-go bench-compare ## Go benchmarks, then yardmaster against kube-scheduler side by side.
+
+bench-go: ## Go benchmarks of the hot paths.
 	$(GO) test -run '^$$' -bench . -benchmem $$($(GO) list $(PKGS) | grep -v /test/e2e)
+
+bench-compare: build $(CONTROL_PLANE) ## yardmaster, kube-scheduler and the raw Binding ceiling on one local API server (hack/bench).
+	YARDMASTER_BINARY=$(BIN)/yardmaster $(GO) run ./hack/bench $(BENCH_FLAGS)
 
 image: ## Build the container image (needs a Docker engine).
 	docker build --build-arg VERSION=$(VERSION) -t $(IMAGE) .

@@ -1,0 +1,256 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/yardmaster-io/yardmaster/internal/controlplane"
+)
+
+// run measures every cluster size in turn and writes the report, also
+// after a failure, with what was measured up to it.
+func run(ctx context.Context, o *options) (err error) {
+	out, err := filepath.Abs(o.out)
+	if err != nil {
+		return err
+	}
+	logDir := filepath.Join(out, "logs")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return err
+	}
+	for _, b := range binariesNeeded(o) {
+		if fi, err := os.Stat(b); err != nil || fi.Mode().Perm()&0o111 == 0 {
+			return fmt.Errorf("binary %q not found or not executable (make build control-plane)", b)
+		}
+	}
+
+	o.yardmasterHTTP = supportsFlag(o.yardmasterBinary, "--http-bind-address", "run")
+	if o.profile {
+		if err := os.MkdirAll(filepath.Join(out, "profiles"), 0o755); err != nil {
+			return err
+		}
+	}
+
+	r := &Report{
+		Started: time.Now(),
+		Command: strings.TrimSpace("go run ./hack/bench " + strings.Join(os.Args[1:], " ")),
+		Machine: describeMachine(o),
+		Settings: Settings{
+			Nodes: o.nodes, NodeShape: fmt.Sprintf("%s cpu / %s / %d pods, %d zones", nodeCPU, nodeMemory, nodePods, zoneCount),
+			Pods: o.pods, Workloads: o.workloads, Schedulers: o.schedulers, Runs: o.runs,
+			QPS: o.qps, Burst: o.burst, StreamRate: o.streamRate, StreamCount: o.streamCount, Workers: o.workers,
+			Profiled: o.profile,
+		},
+	}
+	logf("machine: %s, %d cores, load %.2f; results in %s", r.Machine.CPUModel, r.Machine.Cores, r.Machine.LoadAvg1AtStart, out)
+	defer func() {
+		if err != nil {
+			r.Error = err.Error()
+		}
+		if werr := finish(r, out); werr != nil {
+			err = errors.Join(err, werr)
+		}
+	}()
+	for _, n := range o.nodes {
+		if err := runCluster(ctx, o, r, n, out, logDir); err != nil {
+			return fmt.Errorf("%d nodes: %w", n, err)
+		}
+	}
+	return nil
+}
+
+// apiserverFlags are added to internal/controlplane's defaults.
+func apiserverFlags(o *options) []string {
+	// Pods are cleared between runs with DeleteCollection, which the API
+	// server otherwise works through one object at a time.
+	flags := []string{"--delete-collection-workers=16"}
+	if o.profile {
+		flags = append(flags, "--profiling=true")
+	}
+	return flags
+}
+
+func binariesNeeded(o *options) []string {
+	var bins []string
+	for _, s := range o.schedulers {
+		switch s {
+		case yardmasterName:
+			bins = append(bins, o.yardmasterBinary)
+		case kubeSchedulerName:
+			bins = append(bins, o.kubeSchedulerBin)
+		}
+	}
+	return bins
+}
+
+// runCluster starts a control plane with n nodes and runs every workload,
+// run and contender on it. Results are written after each run, so an
+// interrupted benchmark still leaves what it measured.
+func runCluster(ctx context.Context, o *options, r *Report, n int, out, logDir string) error {
+	logf("%d nodes: starting etcd and kube-apiserver", n)
+	cp, err := controlplane.Start(ctx, controlplane.Options{
+		BinDir:              o.binDir,
+		LogDir:              logDir,
+		ExtraAPIServerFlags: apiserverFlags(o),
+	})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := cp.Stop(); err != nil {
+			logf("stopping control plane: %v", err)
+		}
+	}()
+
+	rc := cp.RESTConfig(cp.AdminToken)
+	rc.QPS, rc.Burst = float32(o.qps), o.burst
+	rc.ContentType = "application/vnd.kubernetes.protobuf"
+	rc.UserAgent = "yardmaster-bench"
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return err
+	}
+	c := &cluster{opts: o, cp: cp, client: client, kubeconfig: cp.AdminKubeconfig, logDir: logDir, profileDir: filepath.Join(out, "profiles")}
+
+	t := time.Now()
+	if err := createNodes(ctx, client, o.workers, n); err != nil {
+		return err
+	}
+	for i := range n {
+		c.nodes = append(c.nodes, benchNode(i))
+	}
+	logf("%d nodes: created %d ready nodes in %s", n, n, time.Since(t).Round(time.Millisecond))
+	if err := checkNodesEmpty(ctx, client); err != nil {
+		return err
+	}
+
+	if o.warmUp {
+		if err := c.warmUp(ctx); err != nil {
+			return fmt.Errorf("warm-up: %w", err)
+		}
+	}
+	for _, name := range o.workloads {
+		w, _ := workloadByName(name)
+		for i := range o.runs {
+			// Each run starts with the next contender, so that with
+			// several runs none is always the first after a cleanup.
+			for j := range o.schedulers {
+				contender := o.schedulers[(i+j)%len(o.schedulers)]
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				run := &Run{Nodes: n, Workload: w.name, Contender: contender, Run: i + 1}
+				r.Runs = append(r.Runs, run)
+				if err := c.measure(ctx, w, run); err != nil {
+					if ctx.Err() != nil {
+						return err
+					}
+					// A contender that crashes or stalls is a result, not
+					// the end of the benchmark; a cluster that cannot be
+					// reset is.
+					run.Error = err.Error()
+					logf("  %s run %d %s: FAILED: %v", w.name, i+1, contender, err)
+					if cerr := checkNodesEmpty(ctx, client); cerr != nil {
+						return cerr
+					}
+				}
+				if err := r.writeJSON(out); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// warmUpPods is the size of the warm-up drains.
+const warmUpPods = 500
+
+// warmUp drains a small basic backlog once with every contender and throws
+// the figures away. A fresh API server answers its first thousand or so
+// requests slower (caches, connection set-up, a 100 MB binary read from
+// disk for the first time), and whichever contender ran first would pay
+// for all of that.
+func (c *cluster) warmUp(ctx context.Context) error {
+	w, _ := workloadByName("basic")
+	for _, contender := range c.opts.schedulers {
+		d, err := c.drain(ctx, w, contender, min(c.opts.pods, warmUpPods))
+		if err != nil {
+			return fmt.Errorf("%s: %w", contender, err)
+		}
+		logf("  warm-up      %-14s drained %d pods (not recorded)", contender, d.Bound)
+	}
+	return nil
+}
+
+// measure runs the drain and, for a real scheduler, the stream phase.
+func (c *cluster) measure(ctx context.Context, w workload, run *Run) error {
+	d, err := c.drain(ctx, w, run.Contender, w.count(c.opts.pods, len(c.nodes)))
+	run.Drain = d
+	if err != nil {
+		return fmt.Errorf("drain: %w", err)
+	}
+	logf("  %-12s run %d %-14s drain %5d/%-5d pods %7.0f pods/s  first bind after %5.2fs  cpu %6.2f ms/pod  rss %4.0f MiB  violations %d  stddev %.0fm  other load %.2f",
+		w.name, run.Run, run.Contender, d.Bound, d.Pods, d.PodsPerSecond, d.StartToFirstBindS, d.CPUMsPerPod, d.PeakRSSMiB,
+		d.Placement.Violations, d.Placement.CPUStddevMilli, d.OtherCPUCores)
+	if isCeiling(run.Contender) || c.opts.streamCount == 0 {
+		return nil
+	}
+	s, err := c.stream(ctx, w, run.Contender)
+	run.Stream = s
+	if err != nil {
+		return fmt.Errorf("stream: %w", err)
+	}
+	logf("  %-12s run %d %-14s stream %5d/%-5d pods at %5.0f/s  p50 %6.1f ms  p99 %6.1f ms  max %6.1f ms  cpu %6.2f ms/pod  violations %d",
+		w.name, run.Run, run.Contender, s.Bound, s.Pods, s.AchievedRate, s.P50Ms, s.P99Ms, s.MaxMs, s.CPUMsPerPod, s.Placement.Violations)
+	return nil
+}
+
+// finish writes results.json, results.md and the plots, and prints the
+// table.
+func finish(r *Report, out string) error {
+	var md bytes.Buffer
+	fmt.Fprintf(&md, "Command: `%s`\n\n", r.Command)
+	writeMarkdown(&md, r)
+	fmt.Printf("\n%s\n", md.String())
+	errs := []error{
+		r.writeJSON(out),
+		os.WriteFile(filepath.Join(out, "results.md"), md.Bytes(), 0o644),
+	}
+	all := summarize(r.Runs)
+	plotted := map[string]bool{}
+	for _, s := range all {
+		key := fmt.Sprintf("drain-%dnodes-%s.png", s.nodes, s.workload)
+		if plotted[key] {
+			continue
+		}
+		plotted[key] = true
+		var lines []series
+		pods := 0
+		for _, name := range []string{yardmasterName, kubeSchedulerName, ceilingName, ceilingEventsName} {
+			if o := find(all, s, name); o != nil && o.medianRun != nil && len(o.medianRun.Drain.Curve) > 0 {
+				lines = append(lines, series{name: name, color: contenderColors[name], points: o.medianRun.Drain.Curve})
+				pods = o.pods
+			}
+		}
+		if len(lines) == 0 {
+			continue
+		}
+		title := fmt.Sprintf("backlog drain: %d nodes, %d pods, %s", s.nodes, pods, s.workload)
+		errs = append(errs, plotBound(filepath.Join(out, key), title, lines))
+	}
+	logf("wrote %s/results.json, results.md and drain-*.png", out)
+	return errors.Join(errs...)
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}

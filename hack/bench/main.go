@@ -1,0 +1,224 @@
+// Command bench measures yardmaster against the upstream kube-scheduler
+// side by side, in one run, on one local API server.
+//
+// The model: one control plane (etcd + kube-apiserver, internal/controlplane)
+// per cluster size, N identical Ready nodes created once, and then for every
+// workload and every run the same sequence for each scheduler in turn —
+// yardmaster, kube-scheduler, and the ceiling (a client that binds
+// round-robin with parallel Binding calls and decides nothing):
+//
+//	drain:  fresh namespace → M pods created → scheduler started → wait until
+//	        every pod is bound → scheduler stopped → placement checked → pods
+//	        deleted (grace 0) → cluster checked empty
+//	stream: fresh namespace → scheduler started and warmed up with one pod →
+//	        pods created at a steady rate → creation→bound latency → checked
+//	        → stopped → deleted
+//
+// Bind times are when the harness's own watch sees spec.nodeName set, so both
+// schedulers are timed by the same clock and the same watch delay. CPU and
+// peak RSS come from /proc/<pid>/stat and /proc/<pid>/status (VmHWM) of the
+// scheduler process. Every figure that matters is a ratio against
+// kube-scheduler measured in the same run, because absolute numbers on a
+// shared 2-core machine move with whatever else runs; the CPU that other
+// processes used during each measurement is recorded next to it.
+//
+//	go run ./hack/bench -nodes 1000 -pods 5000 -workloads basic,spread,antiaffinity,mixed
+//
+// It prints a markdown table and writes results.json, results.md, one PNG
+// of pods bound over time per cluster size and workload, and every
+// component's log into -out. Everything it starts is stopped when it
+// returns, also on error and on SIGINT/SIGTERM (a second signal exits at
+// once; child processes die with it through their parent-death signal).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	opts, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
+	ctx, cancel := signalContext(context.Background())
+	defer cancel()
+	if err := run(ctx, opts); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		cancel()
+		os.Exit(1)
+	}
+}
+
+// Names of the contenders, as given to -schedulers.
+const (
+	yardmasterName    = "yardmaster"
+	kubeSchedulerName = "kube-scheduler"
+	ceilingName       = "ceiling"
+	// ceilingEventsName is the ceiling that also posts the Scheduled event
+	// a scheduler posts for every pod: the like-for-like ceiling when the
+	// API server shares the machine's cores. Opt-in.
+	ceilingEventsName = "ceiling-events"
+)
+
+// isCeiling reports whether contender c is one of the ceilings, which bind
+// from the harness itself and make no decisions.
+func isCeiling(c string) bool { return c == ceilingName || c == ceilingEventsName }
+
+// options are the command line of the harness.
+type options struct {
+	nodes      []int
+	pods       int
+	workloads  []string
+	schedulers []string
+	runs       int
+	warmUp     bool
+	// profile saves a CPU profile of every scheduler drain.
+	profile bool
+
+	qps   float64
+	burst int
+
+	streamRate  float64
+	streamCount int
+
+	// workers is the number of parallel API clients that create nodes and
+	// pods and, in the ceiling, post Bindings.
+	workers int
+	// stall ends a phase that made no progress for this long.
+	stall time.Duration
+
+	out                string
+	yardmasterBinary   string
+	kubeSchedulerBin   string
+	binDir             string
+	yardmasterFlags    []string
+	kubeSchedulerFlags []string
+	// yardmasterHTTP records that the binary has --http-bind-address.
+	yardmasterHTTP bool
+}
+
+func parseFlags(args []string) (*options, error) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	var (
+		nodes, workloads, schedulers string
+		ymFlags, ksFlags             string
+		o                            options
+	)
+	binDir := envOr("YARDMASTER_BIN_DIR", "bin")
+	fs.StringVar(&nodes, "nodes", "1000", "cluster sizes, comma-separated; each gets its own control plane")
+	fs.IntVar(&o.pods, "pods", 2000, "pods per drain for basic, spread and mixed (antiaffinity always uses one pod per node)")
+	fs.StringVar(&workloads, "workloads", "basic,spread", "comma-separated: "+strings.Join(workloadNames(), ","))
+	fs.StringVar(&schedulers, "schedulers", "yardmaster,kube-scheduler,ceiling", "comma-separated, run in this order; ceiling-events (opt-in) also posts a Scheduled event per pod")
+	fs.IntVar(&o.runs, "runs", 1, "repetitions of every (workload, scheduler); the table shows medians")
+	fs.BoolVar(&o.warmUp, "warmup", true, "drain a small unrecorded backlog with every contender first, so none pays for a cold API server")
+	fs.Float64Var(&o.qps, "qps", 5000, "clientConnection.qps of both schedulers and of the harness's clients")
+	fs.IntVar(&o.burst, "burst", 5000, "clientConnection.burst of both schedulers and of the harness's clients")
+	fs.Float64Var(&o.streamRate, "stream-rate", 100, "pods created per second in the stream phase")
+	fs.IntVar(&o.streamCount, "stream-count", 1000, "pods in the stream phase (antiaffinity: at most one per node); 0 skips it")
+	fs.IntVar(&o.workers, "workers", 32, "parallel clients creating objects and, in the ceiling, binding")
+	fs.DurationVar(&o.stall, "stall", 60*time.Second, "give up on a phase after this long without a new binding")
+	fs.BoolVar(&o.profile, "profile", false, "save CPU profiles of each drain (scheduler and kube-apiserver) and a heap profile of the scheduler into <out>/profiles; the profiled runs pay for it, do not quote them")
+	fs.StringVar(&o.out, "out", "_output/bench", "directory for results.json, results.md, PNGs and logs")
+	fs.StringVar(&o.binDir, "bin-dir", binDir, "directory with etcd and kube-apiserver (and the defaults below)")
+	fs.StringVar(&o.yardmasterBinary, "yardmaster-binary", envOr("YARDMASTER_BINARY", ""), "yardmaster binary (default <bin-dir>/yardmaster; build it with `make build`)")
+	fs.StringVar(&o.kubeSchedulerBin, "kube-scheduler-binary", "", "kube-scheduler binary (default <bin-dir>/kube-scheduler)")
+	fs.StringVar(&ymFlags, "yardmaster-flags", "", "extra flags for `yardmaster run`, space-separated")
+	fs.StringVar(&ksFlags, "kube-scheduler-flags", "", "extra flags for kube-scheduler, space-separated")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+
+	for _, s := range splitList(nodes) {
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("-nodes: %q is not a positive integer", s)
+		}
+		o.nodes = append(o.nodes, n)
+	}
+	o.workloads = splitList(workloads)
+	for _, w := range o.workloads {
+		if _, ok := workloadByName(w); !ok {
+			return nil, fmt.Errorf("-workloads: unknown workload %q (known: %s)", w, strings.Join(workloadNames(), ","))
+		}
+	}
+	o.schedulers = splitList(schedulers)
+	for _, s := range o.schedulers {
+		switch s {
+		case yardmasterName, kubeSchedulerName, ceilingName, ceilingEventsName:
+		default:
+			return nil, fmt.Errorf("-schedulers: unknown scheduler %q (known: yardmaster,kube-scheduler,ceiling,ceiling-events)", s)
+		}
+	}
+	switch {
+	case len(o.nodes) == 0 || len(o.workloads) == 0 || len(o.schedulers) == 0:
+		return nil, errors.New("-nodes, -workloads and -schedulers must not be empty")
+	case o.pods <= 0 || o.runs <= 0 || o.workers <= 0:
+		return nil, errors.New("-pods, -runs and -workers must be positive")
+	case o.qps <= 0 || o.burst <= 0:
+		return nil, errors.New("-qps and -burst must be positive")
+	case o.streamCount < 0 || (o.streamCount > 0 && o.streamRate <= 0):
+		return nil, errors.New("-stream-count must be >= 0 and -stream-rate positive")
+	}
+	if o.yardmasterBinary == "" {
+		o.yardmasterBinary = filepath.Join(o.binDir, "yardmaster")
+	}
+	if o.kubeSchedulerBin == "" {
+		o.kubeSchedulerBin = filepath.Join(o.binDir, "kube-scheduler")
+	}
+	o.yardmasterFlags = strings.Fields(ymFlags)
+	o.kubeSchedulerFlags = strings.Fields(ksFlags)
+	return &o, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+// signalContext returns a context cancelled on the first SIGINT or SIGTERM;
+// a second one exits at once. Children started by the harness and by
+// internal/controlplane carry Pdeathsig=SIGKILL, so they die with it.
+func signalContext(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		select {
+		case s := <-ch:
+			fmt.Fprintf(os.Stderr, "\nbench: %v: stopping everything (again to exit at once)\n", s)
+			cancel()
+		case <-ctx.Done():
+			signal.Stop(ch)
+			return
+		}
+		<-ch
+		os.Exit(130)
+	}()
+	return ctx, cancel
+}

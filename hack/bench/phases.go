@@ -1,0 +1,459 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/yardmaster-io/yardmaster/internal/controlplane"
+)
+
+// cluster is one control plane with its nodes, shared by every phase of
+// one cluster size.
+type cluster struct {
+	opts       *options
+	cp         *controlplane.ControlPlane
+	client     kubernetes.Interface // admin, -qps/-burst, protobuf
+	nodes      []*v1.Node           // as created, for the placement check
+	kubeconfig string
+	logDir     string
+	profileDir string
+	seq        int // numbers namespaces and logs
+}
+
+// stopGrace is how long a scheduler gets between SIGTERM and SIGKILL.
+// Both finish in-flight bindings and exit within a second or two.
+const stopGrace = 15 * time.Second
+
+// settle bounds the wait, after the last binding, for the scheduler's CPU
+// use to stop climbing: events and status writes that belong to the
+// drained pods are part of what scheduling them cost.
+const (
+	settleMax       = 5 * time.Second
+	settleWindow    = 500 * time.Millisecond
+	settleThreshold = 10 * time.Millisecond // CPU per window: ~2% of a core
+)
+
+// namespace creates a fresh namespace for one phase.
+func (c *cluster) namespace(ctx context.Context, what string) (string, error) {
+	c.seq++
+	return controlplane.CreateNamespace(ctx, c.client, fmt.Sprintf("b%03d-%s", c.seq, what))
+}
+
+func (c *cluster) logPath(ns, contender string) string {
+	return filepath.Join(c.logDir, fmt.Sprintf("%s-%s.log", ns, contender))
+}
+
+// meterPIDs names the processes a cpuMeter follows besides the scheduler.
+func (c *cluster) meterPIDs() map[string]int {
+	pids := map[string]int{"harness": os.Getpid()}
+	cpPIDs := c.cp.PIDs() // etcd, kube-apiserver
+	if len(cpPIDs) == 2 {
+		pids["etcd"], pids["kube-apiserver"] = cpPIDs[0], cpPIDs[1]
+	}
+	return pids
+}
+
+// drain measures a backlog: every pod exists before the contender starts.
+func (c *cluster) drain(ctx context.Context, w workload, contender string, count int) (_ *DrainResult, err error) {
+	ns, err := c.namespace(ctx, w.name+"-"+contender)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := clearNamespace(context.WithoutCancel(ctx), c.client, ns); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+	}()
+	rec, err := startRecorder(ctx, c.client, ns)
+	if err != nil {
+		return nil, err
+	}
+	defer rec.stop()
+
+	pods := podsFor(w, count, len(c.nodes), ns, profileName(contender))
+	if err := createPods(ctx, c.client, c.opts.workers, pods); err != nil {
+		return nil, err
+	}
+	// Every pod must be in the watch before the clock starts, so that a
+	// bind is never merged into a pod's first sighting.
+	if _, err := rec.waitFor(ctx, c.opts.stall, nil, func(seen, _ int) bool { return seen >= count }); err != nil {
+		return nil, err
+	}
+	if seen, _ := rec.counts(); seen < count {
+		return nil, fmt.Errorf("watch saw %d of %d pods in %q", seen, count, ns)
+	}
+
+	res := &DrainResult{Pods: count, Namespace: ns}
+	res.LoadAvg1 = loadAvg()
+	meter := newCPUMeter(c.meterPIDs())
+	var (
+		proc     *process
+		sampler  *cpuSampler
+		profiles []chan error // CPU profiles being taken, with -profile
+	)
+	// profile fetches a CPU profile long enough for a drain at 250 pods/s;
+	// a faster drain leaves the process idle for the rest, which adds no
+	// samples. The channel is buffered: on an early return the fetch fails
+	// once the deferred stop kills the scheduler, and nobody receives.
+	profile := func(url, token, path string) {
+		ch := make(chan error, 1)
+		url = fmt.Sprintf("%sprofile?seconds=%d", url, max(2, (count+249)/250))
+		go func() { ch <- fetchProfile(ctx, url, token, path) }()
+		profiles = append(profiles, ch)
+	}
+	if c.opts.profile {
+		// What the contender makes the API server do is half the story on
+		// a machine where both share the cores.
+		res.APIServerProfile = filepath.Join(c.profileDir, ns+"-"+contender+"-kube-apiserver.cpu.pprof")
+		profile(c.cp.APIServerURL+"/debug/pprof/", c.cp.AdminToken, res.APIServerProfile)
+	}
+	start := time.Now()
+	if isCeiling(contender) {
+		if err := bindRoundRobin(ctx, c.client, c.opts.workers, pods, len(c.nodes), contender == ceilingEventsName); err != nil {
+			return nil, err
+		}
+	} else {
+		res.Log = c.logPath(ns, contender)
+		if proc, err = startScheduler(c.opts, contender, c.kubeconfig, c.logDir, res.Log); err != nil {
+			return nil, err
+		}
+		defer proc.stop(stopGrace)
+		start = proc.started
+		meter.add("scheduler", proc.Pid(), 0)
+		sampler = startCPUSampler(proc.Pid())
+		defer sampler.stop()
+		if proc.pprofURL != "" {
+			res.Profile = filepath.Join(c.profileDir, ns+"-"+contender+".cpu.pprof")
+			profile(proc.pprofURL, "", res.Profile)
+		}
+	}
+
+	ok, err := rec.waitFor(ctx, c.opts.stall, proc, func(_, bound int) bool { return bound >= count })
+	if err != nil {
+		return nil, err
+	}
+	res.Complete = ok
+
+	times, first, last := rec.bindTimes()
+	res.Bound = len(times)
+	if !first.IsZero() {
+		res.StartToFirstBindS = first.Sub(start).Seconds()
+		res.FirstToLastBindS = last.Sub(first).Seconds()
+		if res.Bound > 1 && last.After(first) {
+			res.PodsPerSecond = float64(res.Bound-1) / last.Sub(first).Seconds()
+		}
+		res.Curve = bindCurve(times, start)
+	}
+
+	if proc != nil {
+		cpuAtEnd := sampler.settle(ctx)
+		res.CPUSeconds = cpuAtEnd.Seconds()
+		res.DrainCPUSeconds = (sampler.at(last) - sampler.at(first)).Seconds()
+		if res.Bound > 0 {
+			res.CPUMsPerPod = 1000 * res.CPUSeconds / float64(res.Bound)
+		}
+		if st, err := readProcStat(proc.Pid()); err == nil {
+			res.PeakRSSMiB = float64(st.peakKiB) / 1024
+		}
+	}
+	res.setUsage(meter.read())
+	for _, ch := range profiles {
+		if perr := <-ch; perr != nil {
+			logf("  %s: %v", contender, perr)
+		}
+	}
+	if proc != nil {
+		if proc.pprofURL != "" {
+			// What is live at the end, and (alloc_space) everything the
+			// drain allocated: the garbage that sets the peak RSS.
+			res.HeapProfile = filepath.Join(c.profileDir, ns+"-"+contender+".heap.pprof")
+			if perr := fetchProfile(ctx, proc.pprofURL+"heap", "", res.HeapProfile); perr != nil {
+				logf("  %s: %v", contender, perr)
+			}
+		}
+		proc.stop(stopGrace)
+	}
+	res.Placement = checkPlacement(c.nodes, rec.pods())
+	return res, nil
+}
+
+// stream measures latency under a steady arrival rate: the contender runs
+// and has bound one warm-up pod before the first measured pod is created.
+func (c *cluster) stream(ctx context.Context, w workload, contender string) (_ *StreamResult, err error) {
+	count := min(c.opts.streamCount, w.count(c.opts.streamCount, len(c.nodes)))
+	ns, err := c.namespace(ctx, w.name+"-"+contender+"-stream")
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := clearNamespace(context.WithoutCancel(ctx), c.client, ns); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+	}()
+	rec, err := startRecorder(ctx, c.client, ns)
+	if err != nil {
+		return nil, err
+	}
+	defer rec.stop()
+
+	res := &StreamResult{Pods: count, TargetRate: c.opts.streamRate, Namespace: ns, Log: c.logPath(ns, contender)}
+	res.LoadAvg1 = loadAvg()
+	proc, err := startScheduler(c.opts, contender, c.kubeconfig, c.logDir, res.Log)
+	if err != nil {
+		return nil, err
+	}
+	defer proc.stop(stopGrace)
+	sampler := startCPUSampler(proc.Pid())
+	defer sampler.stop()
+
+	// The warm-up pod matches no workload selector, so it constrains
+	// nothing; it only proves the scheduler is up.
+	warm := basePod(0, "warmup", "100m", "128Mi")
+	warm.Name, warm.Namespace, warm.Spec.SchedulerName = "warmup", ns, profileName(contender)
+	if err := createPod(ctx, c.client, warm); err != nil {
+		return nil, err
+	}
+	ok, err := rec.waitFor(ctx, c.opts.stall, proc, func(_, bound int) bool { return bound >= 1 })
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s bound no warm-up pod within %s; see %s", contender, c.opts.stall, res.Log)
+	}
+
+	pids := c.meterPIDs()
+	pids["scheduler"] = proc.Pid()
+	meter := newCPUMeter(pids)
+	cpuStart := sampler.now()
+	pods := podsFor(w, count, len(c.nodes), ns, profileName(contender))
+	created, createErr := createAtRate(ctx, c.client, c.opts.workers, pods, c.opts.streamRate)
+	if createErr != nil {
+		return nil, createErr
+	}
+	res.AchievedRate = achievedRate(created)
+	if ok, err = rec.waitFor(ctx, c.opts.stall, proc, func(_, bound int) bool { return bound >= count+1 }); err != nil {
+		return nil, err
+	}
+	res.Complete = ok
+	res.CPUSeconds = (sampler.settle(ctx) - cpuStart).Seconds()
+	res.setUsage(meter.read())
+	proc.stop(stopGrace)
+
+	lat := make([]time.Duration, 0, count)
+	for i, p := range pods {
+		if t, ok := rec.boundAt(p.Name); ok {
+			lat = append(lat, max(0, t.Sub(created[i])))
+		}
+	}
+	res.Bound = len(lat)
+	if res.Bound > 0 {
+		res.CPUMsPerPod = 1000 * res.CPUSeconds / float64(res.Bound)
+	}
+	res.P50Ms, res.P90Ms, res.P99Ms, res.MaxMs = percentileMs(lat, 0.50), percentileMs(lat, 0.90), percentileMs(lat, 0.99), percentileMs(lat, 1)
+	res.Placement = checkPlacement(c.nodes, rec.pods())
+	return res, nil
+}
+
+// createAtRate creates pod i at start + i/rate (from a pool of workers, so
+// a slow request does not delay the next) and returns when each create was
+// issued: latency is measured from there, as a client would see it.
+func createAtRate(ctx context.Context, c kubernetes.Interface, workers int, pods []*v1.Pod, rate float64) ([]time.Time, error) {
+	created := make([]time.Time, len(pods))
+	due := make(chan int)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := range due {
+				created[i] = time.Now()
+				if err := createPod(ctx, c, pods[i]); err != nil {
+					cancel(err)
+				}
+			}
+		})
+	}
+	start := time.Now()
+	interval := time.Duration(float64(time.Second) / rate)
+loop:
+	for i := range pods {
+		if d := time.Until(start.Add(time.Duration(i) * interval)); d > 0 {
+			select {
+			case <-ctx.Done():
+				break loop
+			case <-time.After(d):
+			}
+		}
+		select {
+		case <-ctx.Done():
+			break loop
+		case due <- i:
+		}
+	}
+	close(due)
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return nil, err
+	}
+	return created, ctx.Err()
+}
+
+func achievedRate(created []time.Time) float64 {
+	if len(created) < 2 {
+		return 0
+	}
+	lo, hi := created[0], created[0]
+	for _, t := range created {
+		if t.Before(lo) {
+			lo = t
+		}
+		if t.After(hi) {
+			hi = t
+		}
+	}
+	if !hi.After(lo) {
+		return 0
+	}
+	return float64(len(created)-1) / hi.Sub(lo).Seconds()
+}
+
+// percentileMs is the nearest-rank q-quantile of d in milliseconds.
+func percentileMs(d []time.Duration, q float64) float64 {
+	if len(d) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	rank := int(q*float64(len(s)) + 0.999999)
+	rank = min(max(rank, 1), len(s))
+	return float64(s[rank-1]) / float64(time.Millisecond)
+}
+
+// maxCurvePoints bounds the pods-over-time series kept per run; the plot
+// needs no more.
+const maxCurvePoints = 400
+
+// bindCurve returns (seconds since start, pods bound) at up to
+// maxCurvePoints bind times, always including the first and the last.
+func bindCurve(times []time.Time, start time.Time) []Point {
+	s := append([]time.Time(nil), times...)
+	sort.Slice(s, func(i, j int) bool { return s[i].Before(s[j]) })
+	step := max(1, (len(s)+maxCurvePoints-1)/maxCurvePoints)
+	var pts []Point
+	for i := 0; i < len(s); i += step {
+		pts = append(pts, Point{T: s[i].Sub(start).Seconds(), N: i + 1})
+	}
+	if n := len(s); n > 0 && pts[len(pts)-1].N != n {
+		pts = append(pts, Point{T: s[n-1].Sub(start).Seconds(), N: n})
+	}
+	return pts
+}
+
+// cpuSampler reads a process's CPU time every sampleInterval, so that the
+// CPU at any moment of a run (the first bind, the last) can be looked up
+// afterwards.
+type cpuSampler struct {
+	pid  int
+	mu   sync.Mutex
+	ts   []time.Time
+	cpu  []time.Duration
+	done chan struct{}
+	once sync.Once
+	wg   sync.WaitGroup
+}
+
+const sampleInterval = 50 * time.Millisecond
+
+func startCPUSampler(pid int) *cpuSampler {
+	s := &cpuSampler{pid: pid, done: make(chan struct{})}
+	s.sample()
+	s.wg.Go(func() {
+		t := time.NewTicker(sampleInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.done:
+				return
+			case <-t.C:
+				s.sample()
+			}
+		}
+	})
+	return s
+}
+
+func (s *cpuSampler) sample() time.Duration {
+	c, err := readProcCPU(s.pid)
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil && len(s.cpu) > 0 {
+		c = s.cpu[len(s.cpu)-1]
+	}
+	s.ts = append(s.ts, now)
+	s.cpu = append(s.cpu, c)
+	return c
+}
+
+// now takes a sample and returns it.
+func (s *cpuSampler) now() time.Duration { return s.sample() }
+
+// at returns the CPU time at t, interpolated between samples.
+func (s *cpuSampler) at(t time.Time) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := sort.Search(len(s.ts), func(i int) bool { return !s.ts[i].Before(t) })
+	switch {
+	case len(s.ts) == 0:
+		return 0
+	case i == 0:
+		return s.cpu[0]
+	case i == len(s.ts):
+		return s.cpu[len(s.cpu)-1]
+	}
+	frac := float64(t.Sub(s.ts[i-1])) / float64(s.ts[i].Sub(s.ts[i-1]))
+	return s.cpu[i-1] + time.Duration(frac*float64(s.cpu[i]-s.cpu[i-1]))
+}
+
+// settle waits until the process used less than settleThreshold of CPU in
+// the last settleWindow, at most settleMax, and returns its CPU time then.
+func (s *cpuSampler) settle(ctx context.Context) time.Duration {
+	deadline := time.Now().Add(settleMax)
+	for {
+		now := s.now()
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return now
+		}
+		if before := s.at(time.Now().Add(-settleWindow)); now-before < settleThreshold && s.span() >= settleWindow {
+			return now
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// span is how long the sampler has been sampling.
+func (s *cpuSampler) span() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.ts) == 0 {
+		return 0
+	}
+	return s.ts[len(s.ts)-1].Sub(s.ts[0])
+}
+
+func (s *cpuSampler) stop() {
+	s.once.Do(func() { close(s.done) })
+	s.wg.Wait()
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+)
+
+// recorder watches the pods of one namespace and notes when each is first
+// seen with spec.nodeName set. Those times, not anything the schedulers
+// report, are the bind times of every contender: one clock, one watch.
+type recorder struct {
+	factory informers.SharedInformerFactory
+	cancel  context.CancelFunc
+	lister  cache.Indexer
+
+	mu    sync.Mutex
+	seen  int                  // pods seen at all
+	bound map[string]time.Time // pod name → when seen bound
+	first time.Time
+	last  time.Time
+}
+
+// startRecorder starts a pod informer on ns and waits for its cache.
+func startRecorder(ctx context.Context, c kubernetes.Interface, ns string) (*recorder, error) {
+	r := &recorder{bound: map[string]time.Time{}}
+	r.factory = informers.NewSharedInformerFactoryWithOptions(c, 0, informers.WithNamespace(ns))
+	inf := r.factory.Core().V1().Pods().Informer()
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { r.observe(obj, true) },
+		UpdateFunc: func(_, obj any) { r.observe(obj, false) },
+	}); err != nil {
+		return nil, fmt.Errorf("adding pod handler: %w", err)
+	}
+	r.lister = inf.GetIndexer()
+	// The informer's own context: Shutdown waits for the informer to end,
+	// which it does only when the channel given to Start closes.
+	ctx, r.cancel = context.WithCancel(ctx)
+	r.factory.Start(ctx.Done())
+	for typ, ok := range r.factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			r.stop()
+			return nil, fmt.Errorf("pod informer on %q (%v) did not sync: %w", ns, typ, ctx.Err())
+		}
+	}
+	return r, nil
+}
+
+func (r *recorder) observe(obj any, added bool) {
+	p, ok := obj.(*v1.Pod)
+	if !ok {
+		return
+	}
+	now := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if added {
+		r.seen++
+	}
+	if p.Spec.NodeName == "" {
+		return
+	}
+	if _, dup := r.bound[p.Name]; dup {
+		return
+	}
+	r.bound[p.Name] = now
+	if r.first.IsZero() {
+		r.first = now
+	}
+	r.last = now
+}
+
+// counts returns how many pods were seen and how many of them bound.
+func (r *recorder) counts() (seen, bound int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.seen, len(r.bound)
+}
+
+// boundAt returns when pod name was seen bound.
+func (r *recorder) boundAt(name string) (time.Time, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, ok := r.bound[name]
+	return t, ok
+}
+
+// bindTimes returns every bind time, the first and the last.
+func (r *recorder) bindTimes() (times []time.Time, first, last time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	times = make([]time.Time, 0, len(r.bound))
+	for _, t := range r.bound {
+		times = append(times, t)
+	}
+	return times, r.first, r.last
+}
+
+// pods returns the pods in the informer's cache.
+func (r *recorder) pods() []*v1.Pod {
+	objs := r.lister.List()
+	pods := make([]*v1.Pod, 0, len(objs))
+	for _, o := range objs {
+		if p, ok := o.(*v1.Pod); ok {
+			pods = append(pods, p)
+		}
+	}
+	return pods
+}
+
+func (r *recorder) stop() {
+	r.cancel()
+	r.factory.Shutdown()
+}
+
+// waitFor polls until done reports true, the process ends, no pod was bound
+// for stall, or ctx ends. It returns whether done was reached.
+func (r *recorder) waitFor(ctx context.Context, stall time.Duration, proc *process, done func(seen, bound int) bool) (bool, error) {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	lastBound, lastProgress := -1, time.Now()
+	for {
+		seen, bound := r.counts()
+		if done(seen, bound) {
+			return true, nil
+		}
+		if bound != lastBound {
+			lastBound, lastProgress = bound, time.Now()
+		}
+		if time.Since(lastProgress) > stall {
+			return false, nil
+		}
+		if proc != nil {
+			if exited, err := proc.Exited(); exited {
+				return false, fmt.Errorf("%s exited while pods were pending (%v); tail of %q:\n%s", proc.Name(), err, proc.LogPath(), proc.LogTail(3000))
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,429 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Report is everything one invocation measured; results.json holds it.
+type Report struct {
+	Started  time.Time `json:"started"`
+	Command  string    `json:"command"`
+	Machine  Machine   `json:"machine"`
+	Settings Settings  `json:"settings"`
+	Runs     []*Run    `json:"runs"`
+	Error    string    `json:"error,omitempty"`
+}
+
+// Machine describes where the figures were taken.
+type Machine struct {
+	CPUModel             string  `json:"cpu_model"`
+	Cores                int     `json:"cores"`
+	MemoryGiB            float64 `json:"memory_gib"`
+	Kernel               string  `json:"kernel"`
+	GoVersion            string  `json:"go_version"`
+	YardmasterVersion    string  `json:"yardmaster_version"`
+	KubeSchedulerVersion string  `json:"kube_scheduler_version"`
+	// Tree is `git describe` of the working tree the harness ran from.
+	Tree            string  `json:"tree"`
+	LoadAvg1AtStart float64 `json:"loadavg1_at_start"`
+}
+
+// Settings are the inputs every contender shared.
+type Settings struct {
+	Nodes       []int    `json:"nodes"`
+	NodeShape   string   `json:"node_shape"`
+	Pods        int      `json:"pods"`
+	Workloads   []string `json:"workloads"`
+	Schedulers  []string `json:"schedulers"`
+	Runs        int      `json:"runs"`
+	QPS         float64  `json:"qps"`
+	Burst       int      `json:"burst"`
+	StreamRate  float64  `json:"stream_rate"`
+	StreamCount int      `json:"stream_count"`
+	Workers     int      `json:"workers"`
+	// Profiled runs carry the cost of CPU profiling.
+	Profiled bool `json:"profiled,omitempty"`
+}
+
+// Run is one contender on one workload once.
+type Run struct {
+	Nodes     int           `json:"nodes"`
+	Workload  string        `json:"workload"`
+	Contender string        `json:"scheduler"`
+	Run       int           `json:"run"`
+	Drain     *DrainResult  `json:"drain,omitempty"`
+	Stream    *StreamResult `json:"stream,omitempty"`
+	Error     string        `json:"error,omitempty"`
+}
+
+// Usage is the CPU the rest of the machine used during a measurement.
+type Usage struct {
+	ElapsedS            float64 `json:"elapsed_s"`
+	APIServerCPUSeconds float64 `json:"apiserver_cpu_s"`
+	EtcdCPUSeconds      float64 `json:"etcd_cpu_s"`
+	HarnessCPUSeconds   float64 `json:"harness_cpu_s"`
+	// OtherCPUCores is the average number of cores busy with processes
+	// that are not part of the benchmark (other people's compiles).
+	OtherCPUCores float64 `json:"other_cpu_cores"`
+	LoadAvg1      float64 `json:"loadavg1_before"`
+}
+
+func (u *Usage) setUsage(c cpuUsage) {
+	u.ElapsedS = c.Elapsed.Seconds()
+	u.APIServerCPUSeconds = c.Process["kube-apiserver"].Seconds()
+	u.EtcdCPUSeconds = c.Process["etcd"].Seconds()
+	u.HarnessCPUSeconds = c.Process["harness"].Seconds()
+	if c.Elapsed > 0 {
+		u.OtherCPUCores = c.Other.Seconds() / c.Elapsed.Seconds()
+	}
+}
+
+// DrainResult is one backlog drain.
+type DrainResult struct {
+	Namespace string `json:"namespace"`
+	Log       string `json:"log,omitempty"`
+	Pods      int    `json:"pods"`
+	Bound     int    `json:"bound"`
+	Complete  bool   `json:"complete"`
+	// StartToFirstBindS runs from the process start (the ceiling: its
+	// first request) to the first binding the watch saw.
+	StartToFirstBindS float64 `json:"start_to_first_bind_s"`
+	FirstToLastBindS  float64 `json:"first_to_last_bind_s"`
+	// PodsPerSecond is (bound-1) / (last bind - first bind).
+	PodsPerSecond float64 `json:"pods_per_second"`
+	// CPUSeconds is the scheduler's CPU from its start until it went quiet
+	// after the last binding; CPUMsPerPod divides it by the pods bound.
+	CPUSeconds  float64 `json:"cpu_s"`
+	CPUMsPerPod float64 `json:"cpu_ms_per_pod"`
+	// DrainCPUSeconds is the part between the first and the last binding.
+	DrainCPUSeconds float64 `json:"drain_cpu_s"`
+	PeakRSSMiB      float64 `json:"peak_rss_mib"`
+	Usage
+	Placement Placement `json:"placement"`
+	Curve     []Point   `json:"curve"`
+	// With -profile: the scheduler's CPU profile of the drain and heap
+	// profile at its end, and kube-apiserver's CPU profile of the drain.
+	Profile          string `json:"profile,omitempty"`
+	HeapProfile      string `json:"heap_profile,omitempty"`
+	APIServerProfile string `json:"apiserver_profile,omitempty"`
+}
+
+// StreamResult is one steady-rate run.
+type StreamResult struct {
+	Namespace    string  `json:"namespace"`
+	Log          string  `json:"log,omitempty"`
+	Pods         int     `json:"pods"`
+	Bound        int     `json:"bound"`
+	Complete     bool    `json:"complete"`
+	TargetRate   float64 `json:"target_rate"`
+	AchievedRate float64 `json:"achieved_rate"`
+	// Latencies run from the create request being sent to the watch
+	// seeing the pod bound.
+	P50Ms float64 `json:"p50_ms"`
+	P90Ms float64 `json:"p90_ms"`
+	P99Ms float64 `json:"p99_ms"`
+	MaxMs float64 `json:"max_ms"`
+	// CPUSeconds is the scheduler's CPU from the first measured create
+	// until it went quiet after the last binding.
+	CPUSeconds  float64 `json:"cpu_s"`
+	CPUMsPerPod float64 `json:"cpu_ms_per_pod"`
+	Usage
+	Placement Placement `json:"placement"`
+}
+
+// Point is one point of a pods-bound-over-time curve.
+type Point struct {
+	T float64 `json:"t"`
+	N int     `json:"n"`
+}
+
+func describeMachine(o *options) Machine {
+	m := Machine{
+		Cores:                runtime.NumCPU(),
+		GoVersion:            runtime.Version(),
+		YardmasterVersion:    binaryVersion(o.yardmasterBinary, "version"),
+		KubeSchedulerVersion: binaryVersion(o.kubeSchedulerBin),
+		LoadAvg1AtStart:      loadAvg(),
+		Tree:                 gitDescribe(),
+	}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.SplitSeq(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		m.MemoryGiB = math.Round(float64(parseStatusKiB(b, "MemTotal:"))/(1<<20)*10) / 10
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	return m
+}
+
+func gitDescribe() string {
+	out, err := exec.Command("git", "describe", "--tags", "--always", "--dirty").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// writeJSON writes the report to dir/results.json.
+func (r *Report) writeJSON(dir string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "results.json"), append(b, '\n'), 0o644)
+}
+
+// summary is the median over the runs of one (nodes, workload, contender)
+// that finished without error.
+type summary struct {
+	nodes     int
+	workload  string
+	contender string
+	runs      int
+
+	pods, bound       int
+	podsPerSecond     float64
+	cpuMsPerPod       float64
+	peakRSSMiB        float64
+	otherCores        float64
+	apiMsPerPod       float64 // kube-apiserver + etcd CPU per pod bound
+	p50, p99          float64
+	hasStream         bool
+	streamCPUMsPerPod float64
+	violations        int // the most any run had, drain plus stream
+	spreadSkew        int
+	stddev            float64
+	medianRun         *Run // the run whose drain rate is the median, for the plot
+}
+
+func summarize(runs []*Run) []*summary {
+	type key struct {
+		nodes          int
+		workload, name string
+	}
+	var order []key
+	groups := map[key][]*Run{}
+	for _, r := range runs {
+		k := key{r.Nodes, r.Workload, r.Contender}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		if r.Error == "" && r.Drain != nil {
+			groups[k] = append(groups[k], r)
+		} else {
+			groups[k] = append(groups[k], nil)
+		}
+	}
+	var out []*summary
+	for _, k := range order {
+		var ok []*Run
+		for _, r := range groups[k] {
+			if r != nil {
+				ok = append(ok, r)
+			}
+		}
+		s := &summary{nodes: k.nodes, workload: k.workload, contender: k.name, runs: len(ok)}
+		out = append(out, s)
+		if len(ok) == 0 {
+			continue
+		}
+		sort.Slice(ok, func(i, j int) bool { return ok[i].Drain.PodsPerSecond < ok[j].Drain.PodsPerSecond })
+		s.medianRun = ok[(len(ok)-1)/2]
+		s.pods, s.bound = s.medianRun.Drain.Pods, s.medianRun.Drain.Bound
+		s.podsPerSecond = median(ok, func(r *Run) float64 { return r.Drain.PodsPerSecond })
+		s.cpuMsPerPod = median(ok, func(r *Run) float64 { return r.Drain.CPUMsPerPod })
+		s.peakRSSMiB = median(ok, func(r *Run) float64 { return r.Drain.PeakRSSMiB })
+		s.otherCores = median(ok, func(r *Run) float64 { return r.Drain.OtherCPUCores })
+		s.apiMsPerPod = median(ok, func(r *Run) float64 {
+			return 1000 * (r.Drain.APIServerCPUSeconds + r.Drain.EtcdCPUSeconds) / float64(max(1, r.Drain.Bound))
+		})
+		s.stddev = median(ok, func(r *Run) float64 { return r.Drain.Placement.CPUStddevMilli })
+		for _, r := range ok {
+			v := r.Drain.Placement.Violations
+			skew := r.Drain.Placement.MaxSkew
+			if r.Stream != nil {
+				v += r.Stream.Placement.Violations
+				skew = max(skew, r.Stream.Placement.MaxSkew)
+			}
+			s.violations = max(s.violations, v)
+			s.spreadSkew = max(s.spreadSkew, skew)
+			s.bound = min(s.bound, r.Drain.Bound)
+		}
+		var streamed []*Run
+		for _, r := range ok {
+			if r.Stream != nil {
+				streamed = append(streamed, r)
+			}
+		}
+		if len(streamed) > 0 {
+			s.hasStream = true
+			s.p50 = median(streamed, func(r *Run) float64 { return r.Stream.P50Ms })
+			s.p99 = median(streamed, func(r *Run) float64 { return r.Stream.P99Ms })
+			s.streamCPUMsPerPod = median(streamed, func(r *Run) float64 { return r.Stream.CPUMsPerPod })
+		}
+	}
+	return out
+}
+
+func median(runs []*Run, f func(*Run) float64) float64 {
+	v := make([]float64, len(runs))
+	for i, r := range runs {
+		v[i] = f(r)
+	}
+	sort.Float64s(v)
+	if n := len(v); n%2 == 1 {
+		return v[n/2]
+	} else {
+		return (v[n/2-1] + v[n/2]) / 2
+	}
+}
+
+// find returns the summary of contender on the same cluster and workload
+// as s, or nil.
+func find(all []*summary, s *summary, contender string) *summary {
+	for _, o := range all {
+		if o.nodes == s.nodes && o.workload == s.workload && o.contender == contender && o.runs > 0 {
+			return o
+		}
+	}
+	return nil
+}
+
+// writeMarkdown writes the results table and, when yardmaster and
+// kube-scheduler both ran, the targets table.
+func writeMarkdown(w io.Writer, r *Report) {
+	all := summarize(r.Runs)
+	m := r.Machine
+	fmt.Fprintf(w, "Machine: %s, %d cores, %.0f GiB; Linux %s; %s. yardmaster %s, kube-scheduler %s.\n",
+		m.CPUModel, m.Cores, m.MemoryGiB, m.Kernel, m.GoVersion, m.YardmasterVersion, m.KubeSchedulerVersion)
+	st := r.Settings
+	stream := "no stream phase"
+	if st.StreamCount > 0 {
+		stream = fmt.Sprintf("stream: %d pods at %g/s", st.StreamCount, st.StreamRate)
+	}
+	fmt.Fprintf(w, "Nodes: %s each; clientConnection qps/burst %g/%d for both; %d run(s) each, medians shown; %s.\n\n",
+		st.NodeShape, st.QPS, st.Burst, st.Runs, stream)
+	if st.Profiled {
+		fmt.Fprintf(w, "**Profiled run: both schedulers served CPU profiles during their drains; the figures carry that cost.**\n\n")
+	}
+
+	fmt.Fprintln(w, "| nodes | workload | scheduler | pods bound | drain pods/s | × kube-scheduler | of ceiling | CPU ms/pod | apiserver+etcd ms/pod | peak RSS MiB | stream p50 / p99 ms | violations | CPU-request stddev (m) | other load (cores) |")
+	fmt.Fprintln(w, "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, s := range all {
+		if s.runs == 0 {
+			fmt.Fprintf(w, "| %d | %s | %s | failed (see results.json) | | | | | | | | | | |\n", s.nodes, s.workload, s.contender)
+			continue
+		}
+		ks, ceil := find(all, s, kubeSchedulerName), find(all, s, ceilingName)
+		vsKS, ofCeil := "—", "—"
+		if ks != nil && ks.podsPerSecond > 0 && s.contender != kubeSchedulerName {
+			vsKS = fmt.Sprintf("%.2f×", s.podsPerSecond/ks.podsPerSecond)
+		}
+		if ceil != nil && ceil.podsPerSecond > 0 && !isCeiling(s.contender) {
+			ofCeil = fmt.Sprintf("%.0f%%", 100*s.podsPerSecond/ceil.podsPerSecond)
+		}
+		cpu, rss, lat, viol := "—", "—", "—", "—"
+		if !isCeiling(s.contender) {
+			cpu = fmt.Sprintf("%.2f", s.cpuMsPerPod)
+			rss = fmt.Sprintf("%.0f", s.peakRSSMiB)
+			viol = fmt.Sprintf("%d", s.violations)
+		}
+		if s.hasStream {
+			lat = fmt.Sprintf("%.0f / %.0f", s.p50, s.p99)
+		}
+		fmt.Fprintf(w, "| %d | %s | %s | %d/%d | %.0f | %s | %s | %s | %.2f | %s | %s | %s | %.0f | %.2f |\n",
+			s.nodes, s.workload, s.contender, s.bound, s.pods, s.podsPerSecond, vsKS, ofCeil, cpu, s.apiMsPerPod, rss, lat, viol, s.stddev, s.otherCores)
+	}
+
+	var targets []string
+	for _, s := range all {
+		if s.contender != yardmasterName || s.runs == 0 {
+			continue
+		}
+		ks, ceil := find(all, s, kubeSchedulerName), find(all, s, ceilingName)
+		if ks == nil {
+			continue
+		}
+		cell := func(ok bool, format string, args ...any) string {
+			mark := "✗"
+			if ok {
+				mark = "✓"
+			}
+			return fmt.Sprintf(format, args...) + " " + mark
+		}
+		ratio := func(a, b float64) float64 {
+			if b == 0 {
+				return math.Inf(1)
+			}
+			return a / b
+		}
+		drain := cell(s.podsPerSecond >= 2*ks.podsPerSecond, "%.2f×", ratio(s.podsPerSecond, ks.podsPerSecond))
+		ofCeil := "—"
+		if ceil != nil {
+			ofCeil = cell(s.podsPerSecond >= 0.7*ceil.podsPerSecond, "%.0f%%", 100*ratio(s.podsPerSecond, ceil.podsPerSecond))
+		}
+		cpu := cell(s.cpuMsPerPod <= ks.cpuMsPerPod/3, "%.2f×", ratio(s.cpuMsPerPod, ks.cpuMsPerPod))
+		rss := cell(s.peakRSSMiB <= ks.peakRSSMiB, "%.2f×", ratio(s.peakRSSMiB, ks.peakRSSMiB))
+		p99 := "—"
+		if s.hasStream && ks.hasStream {
+			p99 = cell(s.p99 <= ks.p99, "%.2f×", ratio(s.p99, ks.p99))
+		}
+		viol := cell(s.violations == 0, "%d", s.violations)
+		even := cell(s.stddev <= ks.stddev*1.05+1, "%.0f vs %.0f m", s.stddev, ks.stddev)
+		targets = append(targets, fmt.Sprintf("| %d | %s | %s | %s | %s | %s | %s | %s | %s |",
+			s.nodes, s.workload, drain, ofCeil, cpu, rss, p99, viol, even))
+	}
+	if len(targets) > 0 {
+		fmt.Fprintln(w, "\nyardmaster against the targets (ratios to kube-scheduler in the same run):")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| nodes | workload | drain ≥ 2× | ≥ 70% of ceiling | CPU/pod ≤ 1/3 | peak RSS ≤ 1× | stream p99 ≤ 1× | zero violations | evenness no worse (stddev, 5% + 1m slack) |")
+		fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+		for _, t := range targets {
+			fmt.Fprintln(w, t)
+		}
+	}
+	var notes []string
+	for _, run := range r.Runs {
+		switch {
+		case run.Error != "":
+			notes = append(notes, fmt.Sprintf("- %d nodes, %s, %s run %d failed: %s", run.Nodes, run.Workload, run.Contender, run.Run, firstLine(run.Error)))
+		case !isCeiling(run.Contender) && run.Drain != nil:
+			for _, ex := range run.Drain.Placement.Examples {
+				if len(notes) < 12 {
+					notes = append(notes, fmt.Sprintf("- %d nodes, %s, %s run %d (drain): %s", run.Nodes, run.Workload, run.Contender, run.Run, ex))
+				}
+			}
+			if !run.Drain.Complete {
+				notes = append(notes, fmt.Sprintf("- %d nodes, %s, %s run %d (drain): only %d of %d pods bound", run.Nodes, run.Workload, run.Contender, run.Run, run.Drain.Bound, run.Drain.Pods))
+			}
+		}
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w, "\nNotes:")
+		for _, n := range notes {
+			fmt.Fprintln(w, n)
+		}
+	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

@@ -1,0 +1,308 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+)
+
+// Placement is the check of where a contender put the pods: hard
+// constraints it broke and how evenly it used the nodes.
+type Placement struct {
+	Pods  int `json:"pods"`
+	Bound int `json:"bound"`
+	// Violations is the sum of the counts below.
+	Violations int `json:"violations"`
+	// Overcommit counts (node, resource) pairs whose requests exceed
+	// allocatable: cpu, memory or the pod count.
+	Overcommit int `json:"overcommit"`
+	// Spread counts pods beyond what maxSkew allows, summed over the
+	// DoNotSchedule topology spread constraints.
+	Spread int `json:"spread"`
+	// MaxSkew is the largest skew seen over those constraints.
+	MaxSkew int `json:"max_skew"`
+	// AntiAffinity counts pods sharing a topology domain with a pod their
+	// required anti-affinity excludes.
+	AntiAffinity int `json:"anti_affinity"`
+	// NodeAffinity counts pods on a node their nodeSelector or required
+	// node affinity excludes.
+	NodeAffinity int `json:"node_affinity"`
+	// Examples describes the first few violations.
+	Examples []string `json:"examples,omitempty"`
+	// CPUStddevMilli is the population standard deviation of the CPU
+	// requested per node, over all nodes, in millicores.
+	CPUStddevMilli float64 `json:"cpu_stddev_milli"`
+}
+
+const maxExamples = 5
+
+func (p *Placement) violate(kind *int, format string, args ...any) {
+	*kind++
+	p.Violations++
+	if len(p.Examples) < maxExamples {
+		p.Examples = append(p.Examples, fmt.Sprintf(format, args...))
+	}
+}
+
+// checkPlacement checks pods (bound or not) against nodes. The rules are
+// the ones the workloads use, written independently of either scheduler:
+// resources fit, DoNotSchedule topology spread, required pod
+// anti-affinity, nodeSelector and required node affinity.
+func checkPlacement(nodes []*v1.Node, pods []*v1.Pod) Placement {
+	res := Placement{Pods: len(pods)}
+	nodeByName := make(map[string]*v1.Node, len(nodes))
+	for _, n := range nodes {
+		nodeByName[n.Name] = n
+	}
+	type usage struct{ cpu, mem, pods int64 }
+	used := make(map[string]*usage, len(nodes))
+	var bound []*v1.Pod
+	for _, p := range pods {
+		if p.Spec.NodeName == "" {
+			continue
+		}
+		bound = append(bound, p)
+		u := used[p.Spec.NodeName]
+		if u == nil {
+			u = &usage{}
+			used[p.Spec.NodeName] = u
+		}
+		cpu, mem := podRequests(p)
+		u.cpu += cpu
+		u.mem += mem
+		u.pods++
+	}
+	res.Bound = len(bound)
+
+	// Resources, and evenness over every node including empty ones.
+	var sum, sumSq float64
+	for _, n := range nodes {
+		u := used[n.Name]
+		if u == nil {
+			u = &usage{}
+		}
+		alloc := n.Status.Allocatable
+		if u.cpu > alloc.Cpu().MilliValue() {
+			res.violate(&res.Overcommit, "node %s: %dm cpu requested of %dm", n.Name, u.cpu, alloc.Cpu().MilliValue())
+		}
+		if u.mem > alloc.Memory().Value() {
+			res.violate(&res.Overcommit, "node %s: %d bytes memory requested of %d", n.Name, u.mem, alloc.Memory().Value())
+		}
+		if u.pods > alloc.Pods().Value() {
+			res.violate(&res.Overcommit, "node %s: %d pods of %d", n.Name, u.pods, alloc.Pods().Value())
+		}
+		c := float64(u.cpu)
+		sum += c
+		sumSq += c * c
+	}
+	if len(nodes) > 0 {
+		mean := sum / float64(len(nodes))
+		res.CPUStddevMilli = math.Sqrt(max(0, sumSq/float64(len(nodes))-mean*mean))
+	}
+
+	for _, p := range bound {
+		n := nodeByName[p.Spec.NodeName]
+		if n == nil {
+			res.violate(&res.NodeAffinity, "pod %s bound to unknown node %q", p.Name, p.Spec.NodeName)
+			continue
+		}
+		if !nodeMatches(p, n) {
+			res.violate(&res.NodeAffinity, "pod %s on node %s, which its node selector or required node affinity excludes", p.Name, n.Name)
+		}
+	}
+	checkSpread(&res, nodes, nodeByName, bound)
+	checkAntiAffinity(&res, nodeByName, bound)
+	return res
+}
+
+// podRequests sums the containers' cpu (millicores) and memory requests.
+// The workloads have no init containers or overhead.
+func podRequests(p *v1.Pod) (cpu, mem int64) {
+	for _, c := range p.Spec.Containers {
+		cpu += c.Resources.Requests.Cpu().MilliValue()
+		mem += c.Resources.Requests.Memory().Value()
+	}
+	return cpu, mem
+}
+
+// nodeMatches reports whether n satisfies p's nodeSelector and required
+// node affinity (terms ORed, expressions ANDed).
+func nodeMatches(p *v1.Pod, n *v1.Node) bool {
+	if !labels.SelectorFromSet(p.Spec.NodeSelector).Matches(labels.Set(n.Labels)) {
+		return false
+	}
+	a := p.Spec.Affinity
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return true
+	}
+	for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		if termMatches(term, n) {
+			return true
+		}
+	}
+	return false
+}
+
+var nodeSelectorOps = map[v1.NodeSelectorOperator]selection.Operator{
+	v1.NodeSelectorOpIn:           selection.In,
+	v1.NodeSelectorOpNotIn:        selection.NotIn,
+	v1.NodeSelectorOpExists:       selection.Exists,
+	v1.NodeSelectorOpDoesNotExist: selection.DoesNotExist,
+	v1.NodeSelectorOpGt:           selection.GreaterThan,
+	v1.NodeSelectorOpLt:           selection.LessThan,
+}
+
+func termMatches(term v1.NodeSelectorTerm, n *v1.Node) bool {
+	if len(term.MatchExpressions) == 0 && len(term.MatchFields) == 0 {
+		return false // an empty term matches nothing
+	}
+	for _, e := range term.MatchExpressions {
+		r, err := labels.NewRequirement(e.Key, nodeSelectorOps[e.Operator], e.Values)
+		if err != nil || !r.Matches(labels.Set(n.Labels)) {
+			return false
+		}
+	}
+	for _, f := range term.MatchFields {
+		if f.Key != "metadata.name" {
+			return false
+		}
+		r, err := labels.NewRequirement("name", nodeSelectorOps[f.Operator], f.Values)
+		if err != nil || !r.Matches(labels.Set{"name": n.Name}) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkSpread checks every DoNotSchedule topology spread constraint once
+// per distinct (namespace, constraint): over the domains of all nodes that
+// carry the key (the workloads' spread pods have no node affinity that
+// would narrow them), skew = max - min matching pods must not exceed
+// maxSkew.
+func checkSpread(res *Placement, nodes []*v1.Node, nodeByName map[string]*v1.Node, bound []*v1.Pod) {
+	type group struct {
+		ns       string
+		c        v1.TopologySpreadConstraint
+		selector labels.Selector
+	}
+	groups := map[string]group{}
+	for _, p := range bound {
+		for _, c := range p.Spec.TopologySpreadConstraints {
+			if c.WhenUnsatisfiable != v1.DoNotSchedule {
+				continue
+			}
+			key := fmt.Sprintf("%s|%s|%d|%s", p.Namespace, c.TopologyKey, c.MaxSkew, metav1.FormatLabelSelector(c.LabelSelector))
+			if _, ok := groups[key]; ok {
+				continue
+			}
+			sel, err := metav1.LabelSelectorAsSelector(c.LabelSelector)
+			if err != nil {
+				res.violate(&res.Spread, "pod %s: bad spread selector: %v", p.Name, err)
+				continue
+			}
+			groups[key] = group{ns: p.Namespace, c: c, selector: sel}
+		}
+	}
+	keys := make([]string, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		g := groups[k]
+		counts := map[string]int{}
+		for _, n := range nodes {
+			if v, ok := n.Labels[g.c.TopologyKey]; ok {
+				counts[v] += 0
+			}
+		}
+		for _, p := range bound {
+			if p.Namespace != g.ns || !g.selector.Matches(labels.Set(p.Labels)) {
+				continue
+			}
+			if n := nodeByName[p.Spec.NodeName]; n != nil {
+				if v, ok := n.Labels[g.c.TopologyKey]; ok {
+					counts[v]++
+				}
+			}
+		}
+		if len(counts) == 0 {
+			continue
+		}
+		lo, hi := math.MaxInt, 0
+		for _, c := range counts {
+			lo, hi = min(lo, c), max(hi, c)
+		}
+		res.MaxSkew = max(res.MaxSkew, hi-lo)
+		if hi-lo <= int(g.c.MaxSkew) {
+			continue
+		}
+		doms := make([]string, 0, len(counts))
+		for d := range counts {
+			doms = append(doms, d)
+		}
+		sort.Strings(doms)
+		for _, d := range doms {
+			over := counts[d] - lo - int(g.c.MaxSkew)
+			for range max(0, over) {
+				res.violate(&res.Spread, "spread %s over %s: %s has %d pods, the emptiest domain %d (maxSkew %d)",
+					metav1.FormatLabelSelector(g.c.LabelSelector), g.c.TopologyKey, d, counts[d], lo, g.c.MaxSkew)
+			}
+		}
+	}
+}
+
+// checkAntiAffinity counts each pod whose required anti-affinity term
+// matches another pod in the same topology domain (namespaces: the pod's
+// own, as the workloads' terms name none).
+func checkAntiAffinity(res *Placement, nodeByName map[string]*v1.Node, bound []*v1.Pod) {
+	// byDomain[topologyKey][value] lists the pods there, built per key on
+	// first use so the check stays linear in pods per domain.
+	byDomain := map[string]map[string][]*v1.Pod{}
+	domainOf := func(p *v1.Pod, key string) (string, bool) {
+		n := nodeByName[p.Spec.NodeName]
+		if n == nil {
+			return "", false
+		}
+		v, ok := n.Labels[key]
+		return v, ok
+	}
+	for _, p := range bound {
+		a := p.Spec.Affinity
+		if a == nil || a.PodAntiAffinity == nil {
+			continue
+		}
+		for _, term := range a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+			idx, ok := byDomain[term.TopologyKey]
+			if !ok {
+				idx = map[string][]*v1.Pod{}
+				for _, q := range bound {
+					if v, ok := domainOf(q, term.TopologyKey); ok {
+						idx[v] = append(idx[v], q)
+					}
+				}
+				byDomain[term.TopologyKey] = idx
+			}
+			dom, ok := domainOf(p, term.TopologyKey)
+			if !ok {
+				continue
+			}
+			sel, err := metav1.LabelSelectorAsSelector(term.LabelSelector)
+			if err != nil {
+				res.violate(&res.AntiAffinity, "pod %s: bad anti-affinity selector: %v", p.Name, err)
+				continue
+			}
+			for _, q := range idx[dom] {
+				if q != p && q.Namespace == p.Namespace && sel.Matches(labels.Set(q.Labels)) {
+					res.violate(&res.AntiAffinity, "pod %s shares %s=%s with %s, which its anti-affinity excludes", p.Name, term.TopologyKey, dom, q.Name)
+					break
+				}
+			}
+		}
+	}
+}

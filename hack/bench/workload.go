@@ -1,0 +1,162 @@
+package main
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+)
+
+// Shape of the simulated cluster: every node alike, spread round-robin over
+// zones, so that a perfectly even placement exists for every workload.
+const (
+	nodeCPU    = "32"
+	nodeMemory = "256Gi"
+	nodePods   = 110
+	zoneCount  = 3
+)
+
+// nodeName is the name of the i-th benchmark node.
+func nodeName(i int) string { return fmt.Sprintf("bench-node-%05d", i) }
+
+func zoneName(i int) string { return fmt.Sprintf("zone-%d", i) }
+
+// benchNode returns the i-th node: 32 cpu, 256Gi, 110 pods, zone i mod 3.
+func benchNode(i int) *v1.Node {
+	return schedtest.MakeNode().Name(nodeName(i)).
+		Capacity(nodeCPU, nodeMemory, nodePods).
+		Label(v1.LabelTopologyZone, zoneName(i%zoneCount)).
+		Label(v1.LabelTopologyRegion, "bench").
+		Obj()
+}
+
+// workload describes the pods of one benchmark case. pod(i, nodes) must be
+// a pure function of its arguments: every scheduler gets identical input.
+type workload struct {
+	name string
+	what string
+	// count is the number of pods of a drain given -pods and the number of
+	// nodes; the stream phase uses min(count, -stream-count).
+	count func(pods, nodes int) int
+	pod   func(i, nodes int) *v1.Pod
+}
+
+var workloads = []workload{
+	{
+		name:  "basic",
+		what:  "100m/128Mi, no constraints",
+		count: func(pods, _ int) int { return pods },
+		pod: func(i, _ int) *v1.Pod {
+			return basePod(i, "basic", "100m", "128Mi")
+		},
+	},
+	{
+		name:  "spread",
+		what:  "100m/128Mi, zone spread maxSkew 1, DoNotSchedule",
+		count: func(pods, _ int) int { return pods },
+		pod: func(i, _ int) *v1.Pod {
+			return withZoneSpread(basePod(i, "spread", "100m", "128Mi"))
+		},
+	},
+	{
+		name:  "antiaffinity",
+		what:  "100m/128Mi, required hostname anti-affinity: one pod per node, as many pods as nodes",
+		count: func(_, nodes int) int { return nodes },
+		pod: func(i, _ int) *v1.Pod {
+			return withHostnameAntiAffinity(basePod(i, "aa", "100m", "128Mi"))
+		},
+	},
+	{
+		name:  "mixed",
+		what:  "40% basic, 10% 500m/1Gi preferring zone-0, 10% 1cpu/4Gi, 20% zone spread, 10% hostname anti-affinity, 10% required zone-1",
+		count: func(pods, _ int) int { return pods },
+		pod:   mixedPod,
+	},
+}
+
+// mixedPod cycles through ten kinds of pod. The anti-affinity tenth is
+// capped at one pod per node (later ones are basic) so the set always fits.
+func mixedPod(i, nodes int) *v1.Pod {
+	switch i % 10 {
+	case 4:
+		p := basePod(i, "mixed-pref", "500m", "1Gi")
+		p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{
+			PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{{
+				Weight:     10,
+				Preference: schedtest.MakeNodeSelectorTerm().In(v1.LabelTopologyZone, zoneName(0)).Obj(),
+			}},
+		}}
+		return p
+	case 5:
+		return basePod(i, "mixed-large", "1", "4Gi")
+	case 6, 7:
+		return withZoneSpread(basePod(i, "mixed-spread", "200m", "256Mi"))
+	case 8:
+		if i/10 < nodes {
+			return withHostnameAntiAffinity(basePod(i, "mixed-aa", "100m", "128Mi"))
+		}
+	case 9:
+		p := basePod(i, "mixed-zone", "250m", "512Mi")
+		p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{
+				schedtest.MakeNodeSelectorTerm().In(v1.LabelTopologyZone, zoneName(1)).Obj(),
+			}},
+		}}
+		return p
+	}
+	return basePod(i, "mixed-basic", "100m", "128Mi")
+}
+
+// basePod is pod i with label app=app and one container's requests; the
+// namespace and schedulerName are set when it is created.
+func basePod(i int, app, cpu, mem string) *v1.Pod {
+	p := schedtest.MakePod().Name(podName(i)).Label("app", app).Req(cpu, mem).Obj()
+	// The API server assigns namespace and UID; the builder's derived UID
+	// would only be thrown away.
+	p.Namespace, p.UID = "", ""
+	return p
+}
+
+func podName(i int) string { return fmt.Sprintf("pod-%06d", i) }
+
+func withZoneSpread(p *v1.Pod) *v1.Pod {
+	p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{
+		MaxSkew:           1,
+		TopologyKey:       v1.LabelTopologyZone,
+		WhenUnsatisfiable: v1.DoNotSchedule,
+		LabelSelector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": p.Labels["app"]}},
+	}}
+	return p
+}
+
+func withHostnameAntiAffinity(p *v1.Pod) *v1.Pod {
+	if p.Spec.Affinity == nil {
+		p.Spec.Affinity = &v1.Affinity{}
+	}
+	p.Spec.Affinity.PodAntiAffinity = &v1.PodAntiAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": p.Labels["app"]}},
+			TopologyKey:   v1.LabelHostname,
+		}},
+	}
+	return p
+}
+
+func workloadByName(name string) (workload, bool) {
+	for _, w := range workloads {
+		if w.name == name {
+			return w, true
+		}
+	}
+	return workload{}, false
+}
+
+func workloadNames() []string {
+	names := make([]string, len(workloads))
+	for i, w := range workloads {
+		names[i] = w.name
+	}
+	return names
+}
