@@ -20,35 +20,6 @@ const ipaZone = v1.LabelTopologyZone
 
 func ipaTerm(key string) *schedtest.PodAffinityTermWrapper { return schedtest.MakePodAffinityTerm(key) }
 
-// ipaCluster: n1 and n2 in zone z1, n3 in z2, n4 in no zone. Every
-// node has its kubernetes.io/hostname label.
-func ipaCluster() []*v1.Node {
-	return []*v1.Node{
-		schedtest.MakeNode().Name("n1").Label(ipaZone, "z1").Obj(),
-		schedtest.MakeNode().Name("n2").Label(ipaZone, "z1").Obj(),
-		schedtest.MakeNode().Name("n3").Label(ipaZone, "z2").Obj(),
-		schedtest.MakeNode().Name("n4").Obj(),
-	}
-}
-
-// on returns a pod named name in namespace ns on node, with labels kv.
-func ipaPodOn(node, ns, name string, kv ...string) *schedtest.PodWrapper {
-	p := schedtest.MakePod().Namespace(ns).Name(name).Node(node)
-	for i := 0; i+1 < len(kv); i += 2 {
-		p.Label(kv[i], kv[i+1])
-	}
-	return p
-}
-
-// incoming returns the pod to schedule, in namespace ns, with labels kv.
-func ipaIncoming(ns string, kv ...string) *schedtest.PodWrapper {
-	p := schedtest.MakePod().Namespace(ns).Name("incoming")
-	for i := 0; i+1 < len(kv); i += 2 {
-		p.Label(kv[i], kv[i+1])
-	}
-	return p
-}
-
 // runInterPodAffinityFilter runs PreFilter and then Filter on every node, and
 // returns the PreFilter status and each node's Filter status (nil when
 // PreFilter did not succeed).
@@ -97,54 +68,54 @@ func TestInterPodAffinityFilter(t *testing.T) {
 	}{
 		{
 			name:    "no terms and no existing anti-affinity: skip",
-			pod:     ipaIncoming("default", "app", "web").Obj(),
-			pods:    []*v1.Pod{ipaPodOn("n1", "default", "db", "app", "db").Obj()},
+			pod:     schedtest.IncomingPod("default", "app", "web").Obj(),
+			pods:    []*v1.Pod{schedtest.PodOn("n1", "default", "db", "app", "db").Obj()},
 			wantPre: skip,
 		},
 		{
 			name: "only preferred terms: skip",
-			pod: ipaIncoming("default", "app", "web").
+			pod: schedtest.IncomingPod("default", "app", "web").
 				PreferredPodAffinity(10, ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).Obj(),
 			wantPre: skip,
 		},
 		{
 			// db on n1 puts zone z1 in; n4 lacks the zone key altogether.
 			name:      "required affinity: the zone of a matching pod",
-			pod:       ipaIncoming("default", "app", "web").RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).Obj(),
-			pods:      []*v1.Pod{ipaPodOn("n1", "default", "db", "app", "db").Obj(), ipaPodOn("n3", "default", "cache", "app", "cache").Obj()},
+			pod:       schedtest.IncomingPod("default", "app", "web").RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).Obj(),
+			pods:      []*v1.Pod{schedtest.PodOn("n1", "default", "db", "app", "db").Obj(), schedtest.PodOn("n3", "default", "cache", "app", "cache").Obj()},
 			wantNodes: nodes(pass, pass, affinity, affinity),
 		},
 		{
 			name:      "required affinity without any matching pod, pod not matching itself: nowhere",
-			pod:       ipaIncoming("default", "app", "web").RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).Obj(),
-			pods:      []*v1.Pod{ipaPodOn("n3", "default", "cache", "app", "cache").Obj()},
+			pod:       schedtest.IncomingPod("default", "app", "web").RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).Obj(),
+			pods:      []*v1.Pod{schedtest.PodOn("n3", "default", "cache", "app", "cache").Obj()},
 			wantNodes: nodes(affinity, affinity, affinity, affinity),
 		},
 		{
 			// kube-scheduler's first-pod rule: no pod matches yet and the
 			// pod matches its own term, so any node with the key will do.
 			name:      "self-affinity, first pod of the group: every node carrying the topology key",
-			pod:       ipaIncoming("default", "app", "web").RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
-			pods:      []*v1.Pod{ipaPodOn("n3", "default", "cache", "app", "cache").Obj()},
+			pod:       schedtest.IncomingPod("default", "app", "web").RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
+			pods:      []*v1.Pod{schedtest.PodOn("n3", "default", "cache", "app", "cache").Obj()},
 			wantNodes: nodes(pass, pass, pass, affinity),
 		},
 		{
 			name:      "self-affinity, second pod: the first one's zone",
-			pod:       ipaIncoming("default", "app", "web").RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
-			pods:      []*v1.Pod{ipaPodOn("n3", "default", "web-0", "app", "web").Obj()},
+			pod:       schedtest.IncomingPod("default", "app", "web").RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
+			pods:      []*v1.Pod{schedtest.PodOn("n3", "default", "web-0", "app", "web").Obj()},
 			wantNodes: nodes(affinity, affinity, pass, affinity),
 		},
 		{
 			// A matching pod on a node without the zone key is in no zone:
 			// it counts for nothing, so the group still has no first pod.
 			name:      "self-affinity, matching pod only on a node without the topology key: still the first",
-			pod:       ipaIncoming("default", "app", "web").RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
-			pods:      []*v1.Pod{ipaPodOn("n4", "default", "web-0", "app", "web").Obj()},
+			pod:       schedtest.IncomingPod("default", "app", "web").RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
+			pods:      []*v1.Pod{schedtest.PodOn("n4", "default", "web-0", "app", "web").Obj()},
 			wantNodes: nodes(pass, pass, pass, affinity),
 		},
 		{
 			name: "self-affinity in another namespace does not make a first pod",
-			pod: ipaIncoming("default", "app", "web").
+			pod: schedtest.IncomingPod("default", "app", "web").
 				RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Namespaces("prod-ns").Obj()).Obj(),
 			wantNodes: nodes(affinity, affinity, affinity, affinity),
 		},
@@ -153,83 +124,83 @@ func TestInterPodAffinityFilter(t *testing.T) {
 			// zone z1 and host n1; db alone on n3 counts for nothing. n2 is
 			// in z1 but not on host n1.
 			name: "multiple affinity terms: all matched by one pod, every topology key checked",
-			pod: ipaIncoming("default", "app", "web").
+			pod: schedtest.IncomingPod("default", "app", "web").
 				RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).
 				RequiredPodAffinity(ipaTerm(v1.LabelHostname).MatchLabel("tier", "backend").Obj()).Obj(),
 			pods: []*v1.Pod{
-				ipaPodOn("n1", "default", "db-be", "app", "db", "tier", "backend").Obj(),
-				ipaPodOn("n3", "default", "db", "app", "db").Obj(),
+				schedtest.PodOn("n1", "default", "db-be", "app", "db", "tier", "backend").Obj(),
+				schedtest.PodOn("n3", "default", "db", "app", "db").Obj(),
 			},
 			wantNodes: nodes(pass, affinity, affinity, affinity),
 		},
 		{
 			name: "multiple affinity terms matched by different pods: nowhere",
-			pod: ipaIncoming("default", "app", "web").
+			pod: schedtest.IncomingPod("default", "app", "web").
 				RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).
 				RequiredPodAffinity(ipaTerm(v1.LabelHostname).MatchLabel("tier", "backend").Obj()).Obj(),
 			pods: []*v1.Pod{
-				ipaPodOn("n1", "default", "db", "app", "db").Obj(),
-				ipaPodOn("n1", "default", "be", "tier", "backend").Obj(),
+				schedtest.PodOn("n1", "default", "db", "app", "db").Obj(),
+				schedtest.PodOn("n1", "default", "be", "tier", "backend").Obj(),
 			},
 			wantNodes: nodes(affinity, affinity, affinity, affinity),
 		},
 		{
 			name:      "required anti-affinity by hostname",
-			pod:       ipaIncoming("default", "app", "web").RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).MatchLabel("app", "web").Obj()).Obj(),
-			pods:      []*v1.Pod{ipaPodOn("n1", "default", "web-0", "app", "web").Obj()},
+			pod:       schedtest.IncomingPod("default", "app", "web").RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).MatchLabel("app", "web").Obj()).Obj(),
+			pods:      []*v1.Pod{schedtest.PodOn("n1", "default", "web-0", "app", "web").Obj()},
 			wantNodes: nodes(anti, pass, pass, pass),
 		},
 		{
 			// n4 has no zone: it is in no zone with a web pod.
 			name:      "required anti-affinity by zone: nodes without the key are free",
-			pod:       ipaIncoming("default", "app", "web").RequiredPodAntiAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
-			pods:      []*v1.Pod{ipaPodOn("n1", "default", "web-0", "app", "web").Obj()},
+			pod:       schedtest.IncomingPod("default", "app", "web").RequiredPodAntiAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
+			pods:      []*v1.Pod{schedtest.PodOn("n1", "default", "web-0", "app", "web").Obj()},
 			wantNodes: nodes(anti, anti, pass, pass),
 		},
 		{
 			name: "anti-affinity: any one term matching rejects",
-			pod: ipaIncoming("default", "app", "web").
+			pod: schedtest.IncomingPod("default", "app", "web").
 				RequiredPodAntiAffinity(ipaTerm(ipaZone).MatchLabel("app", "nothing-like-it").Obj()).
 				RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).MatchLabel("app", "web").Obj()).Obj(),
-			pods:      []*v1.Pod{ipaPodOn("n3", "default", "web-0", "app", "web").Obj()},
+			pods:      []*v1.Pod{schedtest.PodOn("n3", "default", "web-0", "app", "web").Obj()},
 			wantNodes: nodes(pass, pass, anti, pass),
 		},
 		{
 			name: "anti-affinity: a term's selector matching on a node without its topology key counts nothing",
-			pod: ipaIncoming("default", "app", "web").
+			pod: schedtest.IncomingPod("default", "app", "web").
 				RequiredPodAntiAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
-			pods:      []*v1.Pod{ipaPodOn("n4", "default", "web-0", "app", "web").Obj()},
+			pods:      []*v1.Pod{schedtest.PodOn("n4", "default", "web-0", "app", "web").Obj()},
 			wantNodes: nodes(pass, pass, pass, pass),
 		},
 		{
 			name: "symmetry: an existing pod's anti-affinity keeps the incoming pod out of its zone",
-			pod:  ipaIncoming("default", "app", "web").Obj(),
+			pod:  schedtest.IncomingPod("default", "app", "web").Obj(),
 			pods: []*v1.Pod{
-				ipaPodOn("n1", "default", "loner", "app", "loner").RequiredPodAntiAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
+				schedtest.PodOn("n1", "default", "loner", "app", "loner").RequiredPodAntiAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
 			},
 			wantNodes: nodes(existing, existing, pass, pass),
 		},
 		{
 			name: "symmetry: an existing anti-affinity that does not match the pod: skip",
-			pod:  ipaIncoming("default", "app", "web").Obj(),
+			pod:  schedtest.IncomingPod("default", "app", "web").Obj(),
 			pods: []*v1.Pod{
-				ipaPodOn("n1", "default", "loner", "app", "loner").RequiredPodAntiAffinity(ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).Obj(),
+				schedtest.PodOn("n1", "default", "loner", "app", "loner").RequiredPodAntiAffinity(ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).Obj(),
 			},
 			wantPre: skip,
 		},
 		{
 			name: "symmetry: existing pod on a node without its topology key constrains nothing",
-			pod:  ipaIncoming("default", "app", "web").Obj(),
+			pod:  schedtest.IncomingPod("default", "app", "web").Obj(),
 			pods: []*v1.Pod{
-				ipaPodOn("n4", "default", "loner", "app", "loner").RequiredPodAntiAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
+				schedtest.PodOn("n4", "default", "loner", "app", "loner").RequiredPodAntiAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
 			},
 			wantPre: skip,
 		},
 		{
 			name: "symmetry: existing anti-affinity in its own namespace ignores pods of others",
-			pod:  ipaIncoming("prod-ns", "app", "web").Obj(),
+			pod:  schedtest.IncomingPod("prod-ns", "app", "web").Obj(),
 			pods: []*v1.Pod{
-				ipaPodOn("n1", "default", "loner", "app", "loner").RequiredPodAntiAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
+				schedtest.PodOn("n1", "default", "loner", "app", "loner").RequiredPodAntiAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
 			},
 			wantPre: skip,
 		},
@@ -237,29 +208,29 @@ func TestInterPodAffinityFilter(t *testing.T) {
 			// The existing pod's namespaceSelector reads the incoming
 			// pod's namespace labels: prod-ns has env=prod.
 			name: "symmetry with namespaceSelector: incoming pod's namespace selected",
-			pod:  ipaIncoming("prod-ns", "app", "web").Obj(),
+			pod:  schedtest.IncomingPod("prod-ns", "app", "web").Obj(),
 			pods: []*v1.Pod{
-				ipaPodOn("n3", "default", "loner", "app", "loner").
+				schedtest.PodOn("n3", "default", "loner", "app", "loner").
 					RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).MatchLabel("app", "web").NamespaceSelector(prodNS).Obj()).Obj(),
 			},
 			wantNodes: nodes(pass, pass, existing, pass),
 		},
 		{
 			name: "symmetry with namespaceSelector: incoming pod's namespace not selected",
-			pod:  ipaIncoming("dev-ns", "app", "web").Obj(),
+			pod:  schedtest.IncomingPod("dev-ns", "app", "web").Obj(),
 			pods: []*v1.Pod{
-				ipaPodOn("n3", "default", "loner", "app", "loner").
+				schedtest.PodOn("n3", "default", "loner", "app", "loner").
 					RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).MatchLabel("app", "web").NamespaceSelector(prodNS).Obj()).Obj(),
 			},
 			wantPre: skip,
 		},
 		{
 			name: "affinity with named namespaces",
-			pod: ipaIncoming("default", "app", "web").
+			pod: schedtest.IncomingPod("default", "app", "web").
 				RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "db").Namespaces("dev-ns").Obj()).Obj(),
 			pods: []*v1.Pod{
-				ipaPodOn("n1", "default", "db", "app", "db").Obj(),
-				ipaPodOn("n3", "dev-ns", "db", "app", "db").Obj(),
+				schedtest.PodOn("n1", "default", "db", "app", "db").Obj(),
+				schedtest.PodOn("n3", "dev-ns", "db", "app", "db").Obj(),
 			},
 			wantNodes: nodes(affinity, affinity, pass, affinity),
 		},
@@ -267,21 +238,21 @@ func TestInterPodAffinityFilter(t *testing.T) {
 			// The incoming pod's namespaceSelector is resolved through
 			// the namespace lister: prod-ns only.
 			name: "affinity with namespaceSelector",
-			pod: ipaIncoming("default", "app", "web").
+			pod: schedtest.IncomingPod("default", "app", "web").
 				RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "db").NamespaceSelector(prodNS).Obj()).Obj(),
 			pods: []*v1.Pod{
-				ipaPodOn("n1", "dev-ns", "db", "app", "db").Obj(),
-				ipaPodOn("n3", "prod-ns", "db", "app", "db").Obj(),
+				schedtest.PodOn("n1", "dev-ns", "db", "app", "db").Obj(),
+				schedtest.PodOn("n3", "prod-ns", "db", "app", "db").Obj(),
 			},
 			wantNodes: nodes(affinity, affinity, pass, affinity),
 		},
 		{
 			name: "anti-affinity with an empty namespaceSelector: every namespace",
-			pod: ipaIncoming("default", "app", "web").
+			pod: schedtest.IncomingPod("default", "app", "web").
 				RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).MatchLabel("app", "web").NamespaceSelector(&metav1.LabelSelector{}).Obj()).Obj(),
 			pods: []*v1.Pod{
-				ipaPodOn("n1", "dev-ns", "web", "app", "web").Obj(),
-				ipaPodOn("n2", "prod-ns", "web", "app", "web").Obj(),
+				schedtest.PodOn("n1", "dev-ns", "web", "app", "web").Obj(),
+				schedtest.PodOn("n2", "prod-ns", "web", "app", "web").Obj(),
 			},
 			wantNodes: nodes(anti, anti, pass, pass),
 		},
@@ -289,11 +260,11 @@ func TestInterPodAffinityFilter(t *testing.T) {
 			// matchLabelKeys [version] adds "version in (v2)": only the
 			// v2 pod in z2 counts.
 			name: "affinity with matchLabelKeys",
-			pod: ipaIncoming("default", "app", "web", "version", "v2").
+			pod: schedtest.IncomingPod("default", "app", "web", "version", "v2").
 				RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").MatchLabelKeys("version").Obj()).Obj(),
 			pods: []*v1.Pod{
-				ipaPodOn("n1", "default", "web-v1", "app", "web", "version", "v1").Obj(),
-				ipaPodOn("n3", "default", "web-v2", "app", "web", "version", "v2").Obj(),
+				schedtest.PodOn("n1", "default", "web-v1", "app", "web", "version", "v1").Obj(),
+				schedtest.PodOn("n3", "default", "web-v2", "app", "web", "version", "v2").Obj(),
 			},
 			wantNodes: nodes(affinity, affinity, pass, affinity),
 		},
@@ -301,11 +272,11 @@ func TestInterPodAffinityFilter(t *testing.T) {
 			// mismatchLabelKeys [tenant] adds "tenant notin (a)": keep
 			// away from other tenants only.
 			name: "anti-affinity with mismatchLabelKeys",
-			pod: ipaIncoming("default", "tenant", "a").
+			pod: schedtest.IncomingPod("default", "tenant", "a").
 				RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).Exists("tenant").MismatchLabelKeys("tenant").Obj()).Obj(),
 			pods: []*v1.Pod{
-				ipaPodOn("n1", "default", "b-0", "tenant", "b").Obj(),
-				ipaPodOn("n3", "default", "a-0", "tenant", "a").Obj(),
+				schedtest.PodOn("n1", "default", "b-0", "tenant", "b").Obj(),
+				schedtest.PodOn("n3", "default", "a-0", "tenant", "a").Obj(),
 			},
 			wantNodes: nodes(anti, pass, pass, pass),
 		},
@@ -313,20 +284,20 @@ func TestInterPodAffinityFilter(t *testing.T) {
 			// n1: affinity holds but the pod's own anti-affinity fails;
 			// n2: existing anti-affinity only; n3 affinity fails first.
 			name: "affinity, anti-affinity and symmetry: checked in that order",
-			pod: ipaIncoming("default", "app", "web").
+			pod: schedtest.IncomingPod("default", "app", "web").
 				RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).
 				RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).MatchLabel("app", "web").Obj()).Obj(),
 			pods: []*v1.Pod{
-				ipaPodOn("n1", "default", "db", "app", "db").Obj(),
-				ipaPodOn("n1", "default", "web-0", "app", "web").Obj(),
-				ipaPodOn("n2", "default", "loner", "app", "loner").RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).MatchLabel("app", "web").Obj()).Obj(),
-				ipaPodOn("n3", "default", "web-1", "app", "web").Obj(),
+				schedtest.PodOn("n1", "default", "db", "app", "db").Obj(),
+				schedtest.PodOn("n1", "default", "web-0", "app", "web").Obj(),
+				schedtest.PodOn("n2", "default", "loner", "app", "loner").RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).MatchLabel("app", "web").Obj()).Obj(),
+				schedtest.PodOn("n3", "default", "web-1", "app", "web").Obj(),
 			},
 			wantNodes: nodes(anti, existing, affinity, affinity),
 		},
 		{
 			name: "unparsable selector: rejected in PreFilter",
-			pod: ipaIncoming("default", "app", "web").
+			pod: schedtest.IncomingPod("default", "app", "web").
 				RequiredPodAffinity(ipaTerm(ipaZone).In("service", "{{.bad-value.}}").Obj()).Obj(),
 			wantPre: viewOf(reject(framework.UnschedulableAndUnresolvable, `parsing pod: requiredAffinityTerms: values[0][service]: Invalid value: "{{.bad-value.}}": `+
 				`a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character `+
@@ -335,7 +306,7 @@ func TestInterPodAffinityFilter(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			gotPre, gotNodes := runInterPodAffinityFilter(t, tc.pod, ipaCluster(), tc.pods, namespaces...)
+			gotPre, gotNodes := runInterPodAffinityFilter(t, tc.pod, schedtest.AffinityCluster(), tc.pods, namespaces...)
 			wantPre := tc.wantPre
 			if wantPre.Code == "" {
 				wantPre = pass
@@ -353,12 +324,12 @@ func TestInterPodAffinityFilter(t *testing.T) {
 // Filter without a PreFilter state fails, as in kube-scheduler: the scheduler
 // only calls it after PreFilter succeeded.
 func TestInterPodAffinityFilterWithoutPreFilter(t *testing.T) {
-	snap := cache.NewSnapshotFromNodes(ipaCluster(), nil)
+	snap := cache.NewSnapshotFromNodes(schedtest.AffinityCluster(), nil)
 	pl, err := predicates.NewInterPodAffinity(fakehandle.New(snap))
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := pl.Filter(context.Background(), framework.NewCycleState(), ipaIncoming("default").Obj(), snap.List()[0])
+	st := pl.Filter(context.Background(), framework.NewCycleState(), schedtest.IncomingPod("default").Obj(), snap.List()[0])
 	if st.Code() != framework.Error {
 		t.Errorf("Filter = %v %q, want Error", st.Code(), st.Message())
 	}
@@ -367,15 +338,15 @@ func TestInterPodAffinityFilterWithoutPreFilter(t *testing.T) {
 // Filter reads a few map entries per node: it allocates nothing for a node
 // it accepts.
 func TestInterPodAffinityFilterDoesNotAllocate(t *testing.T) {
-	pod := ipaIncoming("default", "app", "web").
+	pod := schedtest.IncomingPod("default", "app", "web").
 		RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).
 		RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).MatchLabel("app", "web").Obj()).Obj()
 	pods := []*v1.Pod{
-		ipaPodOn("n1", "default", "db", "app", "db").Obj(),
-		ipaPodOn("n1", "default", "loner", "app", "loner").RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).MatchLabel("app", "web").Obj()).Obj(),
-		ipaPodOn("n2", "default", "other", "app", "other").Obj(),
+		schedtest.PodOn("n1", "default", "db", "app", "db").Obj(),
+		schedtest.PodOn("n1", "default", "loner", "app", "loner").RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).MatchLabel("app", "web").Obj()).Obj(),
+		schedtest.PodOn("n2", "default", "other", "app", "other").Obj(),
 	}
-	snap := cache.NewSnapshotFromNodes(ipaCluster(), pods)
+	snap := cache.NewSnapshotFromNodes(schedtest.AffinityCluster(), pods)
 	pl, err := predicates.NewInterPodAffinity(fakehandle.New(snap))
 	if err != nil {
 		t.Fatal(err)
@@ -408,7 +379,7 @@ func ipaBenchCluster() ([]*v1.Node, []*v1.Pod) {
 		nodes[i] = schedtest.MakeNode().Name(name).Label(ipaZone, fmt.Sprintf("zone-%d", i%10)).
 			Label("node.kubernetes.io/instance-type", "m5.xlarge").Obj()
 		app := fmt.Sprintf("a%d", i%7)
-		p := ipaPodOn(name, "default", fmt.Sprintf("pod-%d", i), "app", app, "tier", "backend")
+		p := schedtest.PodOn(name, "default", fmt.Sprintf("pod-%d", i), "app", app, "tier", "backend")
 		if i%10 == 0 {
 			p.RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).MatchLabel("app", app).Obj())
 		}
@@ -421,7 +392,7 @@ func ipaBenchCluster() ([]*v1.Node, []*v1.Pod) {
 // 7 holds one) and wants a zone holding an a2 pod (every zone does). The
 // existing a1 pods with anti-affinity reject it by symmetry too.
 func ipaBenchPod() *v1.Pod {
-	return ipaIncoming("default", "app", "a1").
+	return schedtest.IncomingPod("default", "app", "a1").
 		RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "a2").Obj()).
 		RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).MatchLabel("app", "a1").Obj()).Obj()
 }
@@ -479,15 +450,15 @@ func BenchmarkInterPodAffinity(b *testing.B) {
 // A scheduler built without informers (tests, benchmarks) still gets the
 // plugin; namespaceSelectors then select no namespace.
 func TestInterPodAffinityWithoutInformers(t *testing.T) {
-	pods := []*v1.Pod{ipaPodOn("n3", "prod-ns", "db", "app", "db").Obj()}
-	snap := cache.NewSnapshotFromNodes(ipaCluster(), pods)
+	pods := []*v1.Pod{schedtest.PodOn("n3", "prod-ns", "db", "app", "db").Obj()}
+	snap := cache.NewSnapshotFromNodes(schedtest.AffinityCluster(), pods)
 	h := fakehandle.New(snap)
 	h.Factory = nil
 	pl, err := predicates.NewInterPodAffinity(h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pod := ipaIncoming("default").RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "db").
+	pod := schedtest.IncomingPod("default").RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "db").
 		NamespaceSelector(&metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}).Obj()).Obj()
 	ctx, state := context.Background(), framework.NewCycleState()
 	if _, st := pl.PreFilter(ctx, state, pod, snap.List()); !st.IsSuccess() {

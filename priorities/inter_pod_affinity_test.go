@@ -20,33 +20,6 @@ const ipaZone = v1.LabelTopologyZone
 
 func ipaTerm(key string) *schedtest.PodAffinityTermWrapper { return schedtest.MakePodAffinityTerm(key) }
 
-// ipaCluster: n1 and n2 in zone z1, n3 in z2, n4 in no zone; every node
-// has its hostname label.
-func ipaCluster() []*v1.Node {
-	return []*v1.Node{
-		schedtest.MakeNode().Name("n1").Label(ipaZone, "z1").Obj(),
-		schedtest.MakeNode().Name("n2").Label(ipaZone, "z1").Obj(),
-		schedtest.MakeNode().Name("n3").Label(ipaZone, "z2").Obj(),
-		schedtest.MakeNode().Name("n4").Obj(),
-	}
-}
-
-func ipaPodOn(node, ns, name string, kv ...string) *schedtest.PodWrapper {
-	p := schedtest.MakePod().Namespace(ns).Name(name).Node(node)
-	for i := 0; i+1 < len(kv); i += 2 {
-		p.Label(kv[i], kv[i+1])
-	}
-	return p
-}
-
-func ipaIncoming(ns string, kv ...string) *schedtest.PodWrapper {
-	p := schedtest.MakePod().Namespace(ns).Name("incoming")
-	for i := 0; i+1 < len(kv); i += 2 {
-		p.Label(kv[i], kv[i+1])
-	}
-	return p
-}
-
 // ipaScores builds n1..n4's scores.
 func ipaScores(n1, n2, n3, n4 int64) framework.NodeScoreList {
 	return framework.NodeScoreList{{Name: "n1", Score: n1}, {Name: "n2", Score: n2}, {Name: "n3", Score: n3}, {Name: "n4", Score: n4}}
@@ -56,7 +29,7 @@ func ipaScores(n1, n2, n3, n4 int64) framework.NodeScoreList {
 // order) and NormalizeScore. skipped reports a Skip from PreScore.
 func runInterPodAffinityScorer(t testing.TB, args *framework.InterPodAffinityArgs, pod *v1.Pod, pods []*v1.Pod, nss ...*v1.Namespace) (raw, normalized framework.NodeScoreList, skipped bool) {
 	t.Helper()
-	nodes := ipaCluster()
+	nodes := schedtest.AffinityCluster()
 	snap := cache.NewSnapshotFromNodes(nodes, pods)
 	pl, err := priorities.NewInterPodAffinity(args, fakehandle.New(snap, nss...))
 	if err != nil {
@@ -112,23 +85,23 @@ func TestInterPodAffinityScore(t *testing.T) {
 	}{
 		{
 			name:     "no terms anywhere: skip",
-			pod:      ipaIncoming("default", "app", "web").Obj(),
-			pods:     []*v1.Pod{ipaPodOn("n1", "default", "db", "app", "db").Obj()},
+			pod:      schedtest.IncomingPod("default", "app", "web").Obj(),
+			pods:     []*v1.Pod{schedtest.PodOn("n1", "default", "db", "app", "db").Obj()},
 			wantSkip: true,
 		},
 		{
 			// db on n1 scores zone z1 +5.
 			name:           "preferred affinity: the zone of a matching pod",
-			pod:            ipaIncoming("default", "app", "web").PreferredPodAffinity(5, ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).Obj(),
-			pods:           []*v1.Pod{ipaPodOn("n1", "default", "db", "app", "db").Obj()},
+			pod:            schedtest.IncomingPod("default", "app", "web").PreferredPodAffinity(5, ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).Obj(),
+			pods:           []*v1.Pod{schedtest.PodOn("n1", "default", "db", "app", "db").Obj()},
 			wantRaw:        ipaScores(5, 5, 0, 0),
 			wantNormalized: ipaScores(100*(5-0)/5, 100*(5-0)/5, 0, 0),
 		},
 		{
 			// web on n1 scores host n1 −10; min −10, max 0.
 			name:           "preferred anti-affinity: negative raw scores, min-max normalized",
-			pod:            ipaIncoming("default", "app", "web").PreferredPodAntiAffinity(10, ipaTerm(v1.LabelHostname).MatchLabel("app", "web").Obj()).Obj(),
-			pods:           []*v1.Pod{ipaPodOn("n1", "default", "web-0", "app", "web").Obj()},
+			pod:            schedtest.IncomingPod("default", "app", "web").PreferredPodAntiAffinity(10, ipaTerm(v1.LabelHostname).MatchLabel("app", "web").Obj()).Obj(),
+			pods:           []*v1.Pod{schedtest.PodOn("n1", "default", "web-0", "app", "web").Obj()},
 			wantRaw:        ipaScores(-10, 0, 0, 0),
 			wantNormalized: ipaScores(100*(-10+10)/10, 100*(0+10)/10, 100*(0+10)/10, 100*(0+10)/10),
 		},
@@ -136,18 +109,18 @@ func TestInterPodAffinityScore(t *testing.T) {
 			// db on n1 and n3: zones z1 and z2 +8 each, hosts n1 and n3 −3.
 			// min 0 (n4), max 8 (n2): n1 = 100 × 5/8 = 62.5 → 62.
 			name: "multiple terms: affinity by zone, anti-affinity by host",
-			pod: ipaIncoming("default", "app", "web").
+			pod: schedtest.IncomingPod("default", "app", "web").
 				PreferredPodAffinity(8, ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).
 				PreferredPodAntiAffinity(3, ipaTerm(v1.LabelHostname).MatchLabel("app", "db").Obj()).Obj(),
-			pods:           []*v1.Pod{ipaPodOn("n1", "default", "db-0", "app", "db").Obj(), ipaPodOn("n3", "default", "db-1", "app", "db").Obj()},
+			pods:           []*v1.Pod{schedtest.PodOn("n1", "default", "db-0", "app", "db").Obj(), schedtest.PodOn("n3", "default", "db-1", "app", "db").Obj()},
 			wantRaw:        ipaScores(8-3, 8, 8-3, 0),
 			wantNormalized: ipaScores(62, 100, 62, 0),
 		},
 		{
 			// Every matching pod adds: two db pods in z1 make 2 × 4.
 			name:           "preferred affinity counts every matching pod",
-			pod:            ipaIncoming("default", "app", "web").PreferredPodAffinity(4, ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).Obj(),
-			pods:           []*v1.Pod{ipaPodOn("n1", "default", "db-0", "app", "db").Obj(), ipaPodOn("n2", "default", "db-1", "app", "db").Obj(), ipaPodOn("n3", "default", "db-2", "app", "db").Obj()},
+			pod:            schedtest.IncomingPod("default", "app", "web").PreferredPodAffinity(4, ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).Obj(),
+			pods:           []*v1.Pod{schedtest.PodOn("n1", "default", "db-0", "app", "db").Obj(), schedtest.PodOn("n2", "default", "db-1", "app", "db").Obj(), schedtest.PodOn("n3", "default", "db-2", "app", "db").Obj()},
 			wantRaw:        ipaScores(2*4, 2*4, 4, 0),
 			wantNormalized: ipaScores(100, 100, 100*4/8, 0),
 		},
@@ -155,9 +128,9 @@ func TestInterPodAffinityScore(t *testing.T) {
 			// The existing pod on n3 requires pods like the incoming one in
 			// its zone: z2 gains hardPodAffinityWeight 1.
 			name: "existing pod's required affinity, default hardPodAffinityWeight",
-			pod:  ipaIncoming("default", "app", "web").Obj(),
+			pod:  schedtest.IncomingPod("default", "app", "web").Obj(),
 			pods: []*v1.Pod{
-				ipaPodOn("n3", "default", "db", "app", "db").RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
+				schedtest.PodOn("n3", "default", "db", "app", "db").RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
 			},
 			wantRaw:        ipaScores(0, 0, 1, 0),
 			wantNormalized: ipaScores(0, 0, 100, 0),
@@ -165,9 +138,9 @@ func TestInterPodAffinityScore(t *testing.T) {
 		{
 			name: "hardPodAffinityWeight 0 turns it off",
 			args: ipaWeight(0),
-			pod:  ipaIncoming("default", "app", "web").Obj(),
+			pod:  schedtest.IncomingPod("default", "app", "web").Obj(),
 			pods: []*v1.Pod{
-				ipaPodOn("n3", "default", "db", "app", "db").RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
+				schedtest.PodOn("n3", "default", "db", "app", "db").RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
 			},
 			wantSkip: true,
 		},
@@ -176,9 +149,9 @@ func TestInterPodAffinityScore(t *testing.T) {
 			// anti-affinity host n1 −2. min 0, max 7: n1 = 100 × 5/7 = 71.
 			name: "hardPodAffinityWeight 7 with an existing pod's preferred anti-affinity",
 			args: ipaWeight(7),
-			pod:  ipaIncoming("default", "app", "web").Obj(),
+			pod:  schedtest.IncomingPod("default", "app", "web").Obj(),
 			pods: []*v1.Pod{
-				ipaPodOn("n1", "default", "db", "app", "db").
+				schedtest.PodOn("n1", "default", "db", "app", "db").
 					RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).
 					PreferredPodAntiAffinity(2, ipaTerm(v1.LabelHostname).MatchLabel("app", "web").Obj()).Obj(),
 			},
@@ -189,9 +162,9 @@ func TestInterPodAffinityScore(t *testing.T) {
 			// The existing pod's namespaceSelector reads the incoming
 			// pod's namespace labels.
 			name: "existing pod's preferred affinity with namespaceSelector: selected",
-			pod:  ipaIncoming("prod-ns", "app", "web").Obj(),
+			pod:  schedtest.IncomingPod("prod-ns", "app", "web").Obj(),
 			pods: []*v1.Pod{
-				ipaPodOn("n3", "default", "db", "app", "db").
+				schedtest.PodOn("n3", "default", "db", "app", "db").
 					PreferredPodAffinity(4, ipaTerm(ipaZone).MatchLabel("app", "web").NamespaceSelector(prodNS).Obj()).Obj(),
 			},
 			wantRaw:        ipaScores(0, 0, 4, 0),
@@ -199,56 +172,56 @@ func TestInterPodAffinityScore(t *testing.T) {
 		},
 		{
 			name: "existing pod's preferred affinity with namespaceSelector: not selected",
-			pod:  ipaIncoming("dev-ns", "app", "web").Obj(),
+			pod:  schedtest.IncomingPod("dev-ns", "app", "web").Obj(),
 			pods: []*v1.Pod{
-				ipaPodOn("n3", "default", "db", "app", "db").
+				schedtest.PodOn("n3", "default", "db", "app", "db").
 					PreferredPodAffinity(4, ipaTerm(ipaZone).MatchLabel("app", "web").NamespaceSelector(prodNS).Obj()).Obj(),
 			},
 			wantSkip: true,
 		},
 		{
 			name: "incoming pod's namespaceSelector resolved through the lister",
-			pod: ipaIncoming("default", "app", "web").
+			pod: schedtest.IncomingPod("default", "app", "web").
 				PreferredPodAffinity(6, ipaTerm(ipaZone).MatchLabel("app", "db").NamespaceSelector(prodNS).Obj()).Obj(),
-			pods:           []*v1.Pod{ipaPodOn("n1", "dev-ns", "db", "app", "db").Obj(), ipaPodOn("n3", "prod-ns", "db", "app", "db").Obj()},
+			pods:           []*v1.Pod{schedtest.PodOn("n1", "dev-ns", "db", "app", "db").Obj(), schedtest.PodOn("n3", "prod-ns", "db", "app", "db").Obj()},
 			wantRaw:        ipaScores(0, 0, 6, 0),
 			wantNormalized: ipaScores(0, 0, 100, 0),
 		},
 		{
 			// matchLabelKeys [version] adds "version in (v2)".
 			name: "matchLabelKeys on a preferred term",
-			pod: ipaIncoming("default", "app", "web", "version", "v2").
+			pod: schedtest.IncomingPod("default", "app", "web", "version", "v2").
 				PreferredPodAffinity(5, ipaTerm(ipaZone).MatchLabel("app", "web").MatchLabelKeys("version").Obj()).Obj(),
 			pods: []*v1.Pod{
-				ipaPodOn("n1", "default", "web-v1", "app", "web", "version", "v1").Obj(),
-				ipaPodOn("n3", "default", "web-v2", "app", "web", "version", "v2").Obj(),
+				schedtest.PodOn("n1", "default", "web-v1", "app", "web", "version", "v1").Obj(),
+				schedtest.PodOn("n3", "default", "web-v2", "app", "web", "version", "v2").Obj(),
 			},
 			wantRaw:        ipaScores(0, 0, 5, 0),
 			wantNormalized: ipaScores(0, 0, 100, 0),
 		},
 		{
 			name:     "topology key on no node: skip",
-			pod:      ipaIncoming("default", "app", "web").PreferredPodAffinity(5, ipaTerm("rack").MatchLabel("app", "db").Obj()).Obj(),
-			pods:     []*v1.Pod{ipaPodOn("n1", "default", "db", "app", "db").Obj()},
+			pod:      schedtest.IncomingPod("default", "app", "web").PreferredPodAffinity(5, ipaTerm("rack").MatchLabel("app", "db").Obj()).Obj(),
+			pods:     []*v1.Pod{schedtest.PodOn("n1", "default", "db", "app", "db").Obj()},
 			wantSkip: true,
 		},
 		{
 			// z1: +5 − 5 = 0. The matched terms keep PreScore from
 			// skipping, as in kube-scheduler; every node ties at 0.
 			name: "terms that cancel out still score",
-			pod: ipaIncoming("default", "app", "web").
+			pod: schedtest.IncomingPod("default", "app", "web").
 				PreferredPodAffinity(5, ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).
 				PreferredPodAntiAffinity(5, ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).Obj(),
-			pods:           []*v1.Pod{ipaPodOn("n1", "default", "db", "app", "db").Obj()},
+			pods:           []*v1.Pod{schedtest.PodOn("n1", "default", "db", "app", "db").Obj()},
 			wantRaw:        ipaScores(0, 0, 0, 0),
 			wantNormalized: ipaScores(0, 0, 0, 0),
 		},
 		{
 			name: "IgnorePreferredTermsOfExistingPods: a pod without preferred terms is not scored",
 			args: &framework.InterPodAffinityArgs{IgnorePreferredTermsOfExistingPods: true},
-			pod:  ipaIncoming("default", "app", "web").Obj(),
+			pod:  schedtest.IncomingPod("default", "app", "web").Obj(),
 			pods: []*v1.Pod{
-				ipaPodOn("n3", "default", "db", "app", "db").PreferredPodAffinity(4, ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
+				schedtest.PodOn("n3", "default", "db", "app", "db").PreferredPodAffinity(4, ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
 			},
 			wantSkip: true,
 		},
@@ -256,10 +229,10 @@ func TestInterPodAffinityScore(t *testing.T) {
 			// z1 +3 from the pod's own term, z2 +4 from the existing pod's.
 			name: "IgnorePreferredTermsOfExistingPods: a pod with preferred terms weighs both",
 			args: &framework.InterPodAffinityArgs{IgnorePreferredTermsOfExistingPods: true},
-			pod:  ipaIncoming("default", "app", "web").PreferredPodAffinity(3, ipaTerm(ipaZone).MatchLabel("app", "cache").Obj()).Obj(),
+			pod:  schedtest.IncomingPod("default", "app", "web").PreferredPodAffinity(3, ipaTerm(ipaZone).MatchLabel("app", "cache").Obj()).Obj(),
 			pods: []*v1.Pod{
-				ipaPodOn("n1", "default", "cache", "app", "cache").Obj(),
-				ipaPodOn("n3", "default", "db", "app", "db").PreferredPodAffinity(4, ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
+				schedtest.PodOn("n1", "default", "cache", "app", "cache").Obj(),
+				schedtest.PodOn("n3", "default", "db", "app", "db").PreferredPodAffinity(4, ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
 			},
 			wantRaw:        ipaScores(3, 3, 4, 0),
 			wantNormalized: ipaScores(100*3/4, 100*3/4, 100, 0),
@@ -286,12 +259,12 @@ func TestInterPodAffinityScore(t *testing.T) {
 }
 
 func TestInterPodAffinityScoreInvalidTermIsAnError(t *testing.T) {
-	snap := cache.NewSnapshotFromNodes(ipaCluster(), nil)
+	snap := cache.NewSnapshotFromNodes(schedtest.AffinityCluster(), nil)
 	pl, err := priorities.NewInterPodAffinity(nil, fakehandle.New(snap))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pod := ipaIncoming("default").PreferredPodAffinity(1, ipaTerm(ipaZone).In("service", "{{.bad-value.}}").Obj()).Obj()
+	pod := schedtest.IncomingPod("default").PreferredPodAffinity(1, ipaTerm(ipaZone).In("service", "{{.bad-value.}}").Obj()).Obj()
 	st := pl.PreScore(context.Background(), framework.NewCycleState(), pod, snap.List())
 	if st.Code() != framework.Error {
 		t.Errorf("PreScore = %v %q, want Error", st.Code(), st.Message())
@@ -343,10 +316,10 @@ func TestInterPodAffinityArgsDefaults(t *testing.T) {
 
 // Score looks a few labels up per node: no allocation.
 func TestInterPodAffinityScoreDoesNotAllocate(t *testing.T) {
-	pod := ipaIncoming("default", "app", "web").
+	pod := schedtest.IncomingPod("default", "app", "web").
 		PreferredPodAffinity(8, ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).
 		PreferredPodAntiAffinity(3, ipaTerm(v1.LabelHostname).MatchLabel("app", "db").Obj()).Obj()
-	snap := cache.NewSnapshotFromNodes(ipaCluster(), []*v1.Pod{ipaPodOn("n1", "default", "db", "app", "db").Obj()})
+	snap := cache.NewSnapshotFromNodes(schedtest.AffinityCluster(), []*v1.Pod{schedtest.PodOn("n1", "default", "db", "app", "db").Obj()})
 	pl, err := priorities.NewInterPodAffinity(nil, fakehandle.New(snap))
 	if err != nil {
 		t.Fatal(err)
@@ -371,7 +344,7 @@ func BenchmarkInterPodAffinityPreScore(b *testing.B) {
 	for i := range n {
 		name := fmt.Sprintf("node-%d", i)
 		nodes[i] = schedtest.MakeNode().Name(name).Label(ipaZone, fmt.Sprintf("zone-%d", i%10)).Obj()
-		p := ipaPodOn(name, "default", fmt.Sprintf("pod-%d", i), "app", fmt.Sprintf("a%d", i%7))
+		p := schedtest.PodOn(name, "default", fmt.Sprintf("pod-%d", i), "app", fmt.Sprintf("a%d", i%7))
 		if i%10 == 0 {
 			p.PreferredPodAffinity(10, ipaTerm(ipaZone).MatchLabel("app", "a1").Obj())
 		}
@@ -382,7 +355,7 @@ func BenchmarkInterPodAffinityPreScore(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	pod := ipaIncoming("default", "app", "a1").
+	pod := schedtest.IncomingPod("default", "app", "a1").
 		PreferredPodAffinity(5, ipaTerm(ipaZone).MatchLabel("app", "a2").Obj()).
 		PreferredPodAntiAffinity(5, ipaTerm(v1.LabelHostname).MatchLabel("app", "a1").Obj()).Obj()
 	ctx := context.Background()
