@@ -410,6 +410,9 @@ func writeMarkdown(w io.Writer, r *Report) {
 					notes = append(notes, fmt.Sprintf("- %d nodes, %s, %s run %d (drain): %s", run.Nodes, run.Workload, run.Contender, run.Run, ex))
 				}
 			}
+			if run.Drain.OtherCPUCores > noisyOtherCores {
+				notes = append(notes, fmt.Sprintf("- %d nodes, %s, %s run %d (drain): noisy, other processes kept %.2f cores busy", run.Nodes, run.Workload, run.Contender, run.Run, run.Drain.OtherCPUCores))
+			}
 			if !run.Drain.Complete {
 				notes = append(notes, fmt.Sprintf("- %d nodes, %s, %s run %d (drain): only %d of %d pods bound", run.Nodes, run.Workload, run.Contender, run.Run, run.Drain.Bound, run.Drain.Pods))
 			}
@@ -422,6 +425,11 @@ func writeMarkdown(w io.Writer, r *Report) {
 		}
 	}
 }
+
+// noisyOtherCores is the load from outside the benchmark above which a
+// run is flagged: on 2 cores, a quarter of a core elsewhere visibly moves
+// both the throughput and the CPU per pod (more preemption, colder caches).
+const noisyOtherCores = 0.25
 
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
