@@ -404,17 +404,30 @@ func writeMarkdown(w io.Writer, r *Report) {
 		switch {
 		case run.Error != "":
 			notes = append(notes, fmt.Sprintf("- %d nodes, %s, %s run %d failed: %s", run.Nodes, run.Workload, run.Contender, run.Run, firstLine(run.Error)))
-		case !isCeiling(run.Contender) && run.Drain != nil:
+		case run.Drain != nil:
+			if run.Drain.OtherCPUCores > noisyOtherCores {
+				notes = append(notes, fmt.Sprintf("- %d nodes, %s, %s run %d (drain): noisy, other processes kept %.2f cores busy", run.Nodes, run.Workload, run.Contender, run.Run, run.Drain.OtherCPUCores))
+			}
+			if isCeiling(run.Contender) {
+				continue // places pods round-robin by design; nothing to check
+			}
 			for _, ex := range run.Drain.Placement.Examples {
 				if len(notes) < 12 {
 					notes = append(notes, fmt.Sprintf("- %d nodes, %s, %s run %d (drain): %s", run.Nodes, run.Workload, run.Contender, run.Run, ex))
 				}
 			}
-			if run.Drain.OtherCPUCores > noisyOtherCores {
-				notes = append(notes, fmt.Sprintf("- %d nodes, %s, %s run %d (drain): noisy, other processes kept %.2f cores busy", run.Nodes, run.Workload, run.Contender, run.Run, run.Drain.OtherCPUCores))
-			}
 			if !run.Drain.Complete {
 				notes = append(notes, fmt.Sprintf("- %d nodes, %s, %s run %d (drain): only %d of %d pods bound", run.Nodes, run.Workload, run.Contender, run.Run, run.Drain.Bound, run.Drain.Pods))
+			}
+			if s := run.Stream; s != nil {
+				for _, ex := range s.Placement.Examples {
+					if len(notes) < 12 {
+						notes = append(notes, fmt.Sprintf("- %d nodes, %s, %s run %d (stream): %s", run.Nodes, run.Workload, run.Contender, run.Run, ex))
+					}
+				}
+				if !s.Complete {
+					notes = append(notes, fmt.Sprintf("- %d nodes, %s, %s run %d (stream): only %d of %d pods bound", run.Nodes, run.Workload, run.Contender, run.Run, s.Bound, s.Pods))
+				}
 			}
 		}
 	}
