@@ -36,6 +36,10 @@ func (c Code) String() string {
 
 // Status is the result of a plugin call: a code, the reasons a user reads,
 // and the error behind an Error code. A nil *Status means Success.
+//
+// A plugin may return one shared Status for a reason that does not depend
+// on its input, so callers never change a Status they are given;
+// WithPlugin is only for statuses the caller made itself.
 type Status struct {
 	code    Code
 	reasons []string

@@ -67,20 +67,7 @@ func (c *SpreadConstraint) IncludesNode(pod *v1.Pod, node *v1.Node, required *Re
 // terminating, and match the constraint's selector. An empty selector
 // counts nothing, as in kube-scheduler.
 func (c *SpreadConstraint) CountMatchingPods(pods []*PodInfo, namespace string) int {
-	if c.Selector.Empty() {
-		return 0
-	}
-	n := 0
-	for _, pi := range pods {
-		p := pi.Pod
-		if p.DeletionTimestamp != nil || p.Namespace != namespace {
-			continue
-		}
-		if c.Selector.Matches(labels.Set(p.Labels)) {
-			n++
-		}
-	}
-	return n
+	return CountMatchingPods(c.Selector, pods, namespace)
 }
 
 // NodeHasSpreadKeys reports whether node carries the topology key of every
@@ -106,6 +93,9 @@ type TopologySpread struct {
 	controllers  corelisters.ReplicationControllerLister
 	replicaSets  appslisters.ReplicaSetLister
 	statefulSets appslisters.StatefulSetLister
+	// counts remembers matching pods per node across cycles, for the filter
+	// and the scorer alike.
+	counts *MatchCounts
 }
 
 // NewTopologySpread validates args and, when there are default
@@ -118,7 +108,7 @@ func NewTopologySpread(args *PodTopologySpreadArgs, h Handle) (*TopologySpread, 
 	if err := ValidatePodTopologySpreadArgs(&a); err != nil {
 		return nil, err
 	}
-	ts := &TopologySpread{defaults: a.DefaultConstraints}
+	ts := &TopologySpread{defaults: a.DefaultConstraints, counts: NewMatchCounts()}
 	if a.DefaultingType == SystemDefaulting {
 		ts.defaults = SystemDefaultSpreadConstraints()
 		ts.systemDefaulted = true
@@ -132,6 +122,13 @@ func NewTopologySpread(args *PodTopologySpreadArgs, h Handle) (*TopologySpread, 
 		}
 	}
 	return ts, nil
+}
+
+// ForEachNodeCount calls fn(i, count) for each node in nodes with the
+// number of its pods that c counts: in namespace, not terminating, matching
+// c's selector. Counts of nodes unchanged since an earlier call are reused.
+func (ts *TopologySpread) ForEachNodeCount(c *SpreadConstraint, namespace string, nodes []*NodeInfo, fn func(i, count int)) {
+	ts.counts.ForEach(c.Selector, namespace, nodes, fn)
 }
 
 // SystemDefaulted reports whether the defaults are the System ones. The

@@ -268,13 +268,13 @@ func (pl *InterPodAffinity) Filter(_ context.Context, state *framework.CycleStat
 		return framework.NewStatus(framework.Error, "node not found")
 	}
 	if !s.satisfiesAffinity(node.Labels) {
-		return framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonPodAffinityRulesNotMatch)
+		return statusPodAffinityRulesNotMatch
 	}
 	if !s.satisfiesAntiAffinity(node.Labels) {
-		return framework.NewStatus(framework.Unschedulable, ReasonPodAntiAffinityRulesNotMatch)
+		return statusPodAntiAffinityRulesNotMatch
 	}
 	if !s.satisfiesExistingAntiAffinity(node.Labels) {
-		return framework.NewStatus(framework.Unschedulable, ReasonExistingAntiAffinityRulesNotMatch)
+		return statusExistingAntiAffinityRulesNotMatch
 	}
 	return nil
 }

@@ -90,7 +90,7 @@ func (*NodeAffinity) Filter(_ context.Context, state *framework.CycleState, pod 
 		required = framework.NewRequiredNodeAffinity(pod)
 	}
 	if !required.Match(node) {
-		return framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonNodeAffinity)
+		return statusNodeAffinity
 	}
 	return nil
 }

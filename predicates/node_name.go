@@ -49,7 +49,7 @@ func (*NodeName) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod,
 		return framework.NewStatus(framework.Error, "node not found")
 	}
 	if node.Name != pod.Spec.NodeName {
-		return framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonNodeName)
+		return statusNodeName
 	}
 	return nil
 }

@@ -60,7 +60,7 @@ func (*NodePorts) Filter(_ context.Context, state *framework.CycleState, _ *v1.P
 	}
 	for _, hp := range ports {
 		if nodeInfo.UsedPorts.Conflicts(hp) {
-			return framework.NewStatus(framework.Unschedulable, ReasonNodePorts)
+			return statusNodePorts
 		}
 	}
 	return nil

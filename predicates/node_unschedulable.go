@@ -43,5 +43,5 @@ func (*NodeUnschedulable) Filter(_ context.Context, _ *framework.CycleState, pod
 	if !node.Spec.Unschedulable || framework.TolerationsTolerateTaint(pod.Spec.Tolerations, &unschedulableTaint) {
 		return nil
 	}
-	return framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonNodeUnschedulable)
+	return statusNodeUnschedulable
 }

@@ -79,9 +79,11 @@ func (*PodTopologySpread) Name() string { return PodTopologySpreadName }
 // defaults) and counts the matching pods in each domain; it returns Skip
 // when the pod has none.
 //
-// Counting is one sequential pass: per node a few label lookups and a
-// selector match per pod, far cheaper than handing nodes to goroutines
-// (see BenchmarkPodTopologySpreadFilter).
+// Counting is one sequential pass per constraint: per node a few label
+// lookups and the node's count of matching pods, which is taken again only
+// for nodes that changed since an earlier cycle counted them (see
+// framework.MatchCounts). That is far cheaper than handing nodes to
+// goroutines (see BenchmarkPodTopologySpreadFilter).
 func (pl *PodTopologySpread) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	constraints, err := pl.spread.Constraints(pod, v1.DoNotSchedule)
 	if err != nil {
@@ -108,19 +110,17 @@ func (pl *PodTopologySpread) PreFilter(_ context.Context, state *framework.Cycle
 	}
 
 	required := framework.NewRequiredNodeAffinity(pod)
-	for _, ni := range nodes {
-		node := ni.Node()
-		if node == nil || !framework.NodeHasSpreadKeys(node, constraints) {
-			continue
-		}
-		for i := range constraints {
-			c := &constraints[i]
-			if !c.IncludesNode(pod, node, required) {
-				continue
+	for i := range constraints {
+		c := &constraints[i]
+		counts := s.constraints[i].counts
+		pl.spread.ForEachNodeCount(c, pod.Namespace, nodes, func(j, matching int) {
+			node := nodes[j].Node()
+			if node == nil || !framework.NodeHasSpreadKeys(node, constraints) || !c.IncludesNode(pod, node, required) {
+				return
 			}
 			// A domain with no matching pod still counts as a domain.
-			s.constraints[i].counts[node.Labels[c.TopologyKey]] += c.CountMatchingPods(ni.Pods, pod.Namespace)
-		}
+			counts[node.Labels[c.TopologyKey]] += matching
+		})
 	}
 
 	for i := range s.constraints {
@@ -156,11 +156,11 @@ func (pl *PodTopologySpread) Filter(_ context.Context, state *framework.CycleSta
 		c := &s.constraints[i]
 		value, ok := node.Labels[c.topologyKey]
 		if !ok {
-			return framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonSpreadMissingLabel)
+			return statusSpreadMissingLabel
 		}
 		// existing matches in the domain + the pod itself - global minimum
 		if skew := c.counts[value] + c.selfMatch - c.globalMin; skew > c.maxSkew {
-			return framework.NewStatus(framework.Unschedulable, ReasonSpreadConstraintsNotMatch)
+			return statusSpreadConstraintsNotMatch
 		}
 	}
 	return nil

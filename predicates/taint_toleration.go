@@ -3,6 +3,8 @@ package predicates
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -26,7 +28,19 @@ const ReasonUntoleratedTaint = "node(s) had untolerated taint {%s: %s}"
 // TaintToleration is the filter that keeps pods off nodes with a NoSchedule
 // or NoExecute taint they do not tolerate. PreferNoSchedule taints only lower
 // the score (priorities.TaintToleration).
-type TaintToleration struct{}
+type TaintToleration struct {
+	// statuses holds one shared rejection per taint seen, so that a node
+	// with a common taint costs no allocation; at most maxTaintStatuses.
+	statuses    sync.Map // taintKV → *framework.Status
+	statusCount atomic.Int32
+}
+
+// taintKV is what the rejection names of a taint.
+type taintKV struct{ key, value string }
+
+// maxTaintStatuses bounds TaintToleration.statuses; taints beyond it (a
+// cluster with a distinct taint per node) get a status made per call.
+const maxTaintStatuses = 1024
 
 var _ framework.FilterPlugin = &TaintToleration{}
 
@@ -38,15 +52,30 @@ func (*TaintToleration) Name() string { return TaintTolerationName }
 
 // Filter rejects a node that has an untolerated NoSchedule or NoExecute
 // taint, UnschedulableAndUnresolvable: evicting pods removes no taint.
-func (*TaintToleration) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+func (pl *TaintToleration) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
 	node := nodeInfo.Node()
 	if node == nil {
 		return framework.NewStatus(framework.Error, "node not found")
 	}
 	if taint, found := FirstUntoleratedTaint(pod, node); found {
-		return framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf(ReasonUntoleratedTaint, taint.Key, taint.Value))
+		return pl.rejection(taint)
 	}
 	return nil
+}
+
+// rejection returns the status naming taint.
+func (pl *TaintToleration) rejection(taint *v1.Taint) *framework.Status {
+	kv := taintKV{taint.Key, taint.Value}
+	if st, ok := pl.statuses.Load(kv); ok {
+		return st.(*framework.Status)
+	}
+	st := framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf(ReasonUntoleratedTaint, taint.Key, taint.Value))
+	if pl.statusCount.Load() < maxTaintStatuses {
+		if _, loaded := pl.statuses.LoadOrStore(kv, st); !loaded {
+			pl.statusCount.Add(1)
+		}
+	}
+	return st
 }
 
 // FirstUntoleratedTaint returns the first NoSchedule or NoExecute taint of

@@ -192,10 +192,10 @@ func (pl *VolumeBinding) Filter(_ context.Context, state *framework.CycleState, 
 	for i := range s.volumes {
 		v := &s.volumes[i]
 		if v.missing {
-			return framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonBoundVolumeMissing)
+			return statusBoundVolumeMissing
 		}
 		if v.affinity != nil && !v.affinity.MatchNodeLabels(node.Labels) {
-			return framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonVolumeNodeAffinityConflict)
+			return statusVolumeNodeAffinityConflict
 		}
 	}
 	return nil

@@ -197,7 +197,7 @@ func (pl *NodeVolumeLimits) Filter(_ context.Context, state *framework.CycleStat
 		return framework.AsStatus(err)
 	}
 	if _, over := s.exceeded[node.Name]; over {
-		return framework.NewStatus(framework.Unschedulable, ReasonMaxVolumeCountExceeded)
+		return statusMaxVolumeCountExceeded
 	}
 	return nil
 }

@@ -119,10 +119,10 @@ func (pl *VolumeRestrictions) Filter(_ context.Context, state *framework.CycleSt
 		return framework.AsStatus(err)
 	}
 	if s.checkDisks && hasDiskConflict(pod, nodeInfo) {
-		return framework.NewStatus(framework.Unschedulable, ReasonDiskConflict)
+		return statusDiskConflict
 	}
 	if s.rwopInUse {
-		return framework.NewStatus(framework.Unschedulable, ReasonReadWriteOncePodConflict)
+		return statusReadWriteOncePodConflict
 	}
 	return nil
 }

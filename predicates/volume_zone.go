@@ -194,7 +194,7 @@ func (pl *VolumeZone) Filter(_ context.Context, state *framework.CycleState, _ *
 			value, ok = node.Labels[t.gaKey]
 		}
 		if !ok || !slices.Contains(t.values, value) {
-			return framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonVolumeZoneConflict)
+			return statusVolumeZoneConflict
 		}
 	}
 	return nil

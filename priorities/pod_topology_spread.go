@@ -121,24 +121,23 @@ func (pl *PodTopologySpread) PreScore(_ context.Context, state *framework.CycleS
 	}
 
 	required := framework.NewRequiredNodeAffinity(pod)
-	for _, ni := range all {
-		node := ni.Node()
-		if node == nil || (requireAllKeys && !framework.NodeHasSpreadKeys(node, constraints)) {
+	for i := range constraints {
+		c := &constraints[i]
+		// Only domains of feasible nodes are scored; hostname domains have
+		// no entry and are counted in Score.
+		if c.TopologyKey == v1.LabelHostname {
 			continue
 		}
-		for i := range constraints {
-			c := &constraints[i]
-			if !c.IncludesNode(pod, node, required) {
-				continue
+		counts := s.counts[i]
+		pl.spread.ForEachNodeCount(c, pod.Namespace, all, func(j, matching int) {
+			node := all[j].Node()
+			if node == nil || (requireAllKeys && !framework.NodeHasSpreadKeys(node, constraints)) || !c.IncludesNode(pod, node, required) {
+				return
 			}
-			value := node.Labels[c.TopologyKey]
-			// Only domains of feasible nodes are scored; hostname domains
-			// have no entry and are counted in Score.
-			if !hasKey(s.counts[i], value) {
-				continue
+			if value := node.Labels[c.TopologyKey]; hasKey(counts, value) {
+				counts[value] += matching
 			}
-			s.counts[i][value] += c.CountMatchingPods(ni.Pods, pod.Namespace)
-		}
+		})
 	}
 	state.Write(spreadScoreStateKey, s)
 	return nil

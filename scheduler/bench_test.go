@@ -85,12 +85,16 @@ func BenchmarkScheduleCycleConstraints(b *testing.B) {
 		}}
 		return p
 	}
+	// Anti-affinity pods come in groups of 500 (one label value each), so
+	// that any number of them fits on the 900 untainted nodes of the
+	// smallest cluster.
 	anti := func(i int) *v1.Pod {
-		p := schedtest.MakePod().Name(fmt.Sprintf("anti-%d", i)).Label("app", "db").Req("100m", "128Mi").Obj()
+		app := fmt.Sprintf("db-%d", i/500)
+		p := schedtest.MakePod().Name(fmt.Sprintf("anti-%d", i)).Label("app", app).Req("100m", "128Mi").Obj()
 		p.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{
 			RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{
 				TopologyKey:   v1.LabelHostname,
-				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
+				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
 			}},
 		}}
 		return p

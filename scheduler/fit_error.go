@@ -44,12 +44,12 @@ func (f *FitError) Error() string {
 	return fmt.Sprintf("0/%d nodes are available: %s.", f.NumAllNodes, strings.Join(parts, ", "))
 }
 
-// addStatus counts each reason of a node's rejection.
-func (f *FitError) addStatus(s *framework.Status) {
+// addStatus counts each reason of a node's rejection by plugin p.
+func (f *FitError) addStatus(s *framework.Status, p string) {
 	for _, r := range s.Reasons() {
 		f.ReasonCounts[r]++
 	}
-	if p := s.Plugin(); p != "" {
+	if p != "" {
 		if f.Plugins == nil {
 			f.Plugins = sets.New[string]()
 		}

@@ -127,7 +127,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	}
 	feasible := s.feasibleBuf[:numToFind]
 	if cap(s.statusBuf) < len(nodes) {
-		s.statusBuf = make([]*framework.Status, len(nodes))
+		s.statusBuf = make([]rejection, len(nodes))
 	}
 	statuses := s.statusBuf[:len(nodes)]
 	clear(statuses)
@@ -150,7 +150,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	s.parallelizer.Until(filterCtx, len(nodes), func(i int) {
 		idx := (start + i) % len(nodes)
 		ni := nodes[idx]
-		st := runFilters(filterCtx, prof, active, state, pod, ni, filterTimers)
+		st, by := runFilters(filterCtx, prof, active, state, pod, ni, filterTimers)
 		processed.Add(1)
 		if st.IsSuccess() {
 			n := found.Add(1)
@@ -164,7 +164,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 			}
 			return
 		}
-		statuses[idx] = st
+		statuses[idx] = rejection{status: st, plugin: by}
 	})
 	if err := ctx.Err(); err != nil {
 		return nil, 0, nil, err
@@ -179,12 +179,12 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 		return feasible[:n], evaluated, nil, nil
 	}
 	unresolvable := true
-	for _, st := range statuses {
-		if st == nil {
+	for _, r := range statuses {
+		if r.status == nil {
 			continue
 		}
-		fitErr.addStatus(st)
-		if st.Code() != framework.UnschedulableAndUnresolvable {
+		fitErr.addStatus(r.status, r.plugin)
+		if r.status.Code() != framework.UnschedulableAndUnresolvable {
 			unresolvable = false
 		}
 	}
@@ -192,10 +192,21 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	return nil, evaluated, fitErr, nil
 }
 
+// rejection is why a node was filtered out, and by which plugin.
+type rejection struct {
+	status *framework.Status
+	plugin string
+}
+
 // runFilters runs the active filters (indexes into prof.filter) on one node
-// in configured order, cheapest first, and returns the first rejection. timers, parallel to
-// prof.filter, are given in sampled cycles only.
-func runFilters(ctx context.Context, prof *profile, active []int, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, timers []*metrics.PluginTimer) *framework.Status {
+// in configured order, cheapest first, and returns the first rejection and
+// the name of the plugin that made it. timers, parallel to prof.filter, are
+// given in sampled cycles only.
+//
+// The status is not changed: plugins may return one shared, preallocated
+// status for a fixed reason, which keeps the per-node loop from allocating
+// on nodes that do not fit.
+func runFilters(ctx context.Context, prof *profile, active []int, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, timers []*metrics.PluginTimer) (*framework.Status, string) {
 	t0 := startPlugin(timers)
 	for _, i := range active {
 		pl := prof.filter[i]
@@ -205,12 +216,12 @@ func runFilters(ctx context.Context, prof *profile, active []int, state *framewo
 			if st.Code() == framework.Error {
 				// A plugin error on one node rejects that node; the reason
 				// is shown to the user like any other.
-				return framework.NewStatus(framework.Unschedulable, st.Message()).WithPlugin(pl.Name())
+				return framework.NewStatus(framework.Unschedulable, st.Message()), pl.Name()
 			}
-			return st.WithPlugin(pl.Name())
+			return st, pl.Name()
 		}
 	}
-	return nil
+	return nil, ""
 }
 
 func intersect(a, b map[string]struct{}) map[string]struct{} {

@@ -105,7 +105,7 @@ type Scheduler struct {
 	// Owned by the scheduling goroutine only.
 	nextStartNodeIndex int
 	rng                *rand.Rand
-	statusBuf          []*framework.Status
+	statusBuf          []rejection
 	activeFilterBuf    []int
 	feasibleBuf        []*framework.NodeInfo
 	// recordPluginMetrics says whether this cycle times each plugin; set

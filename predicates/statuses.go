@@ -1,0 +1,26 @@
+package predicates
+
+import "github.com/yardmaster-io/yardmaster/framework"
+
+// The statuses filters reject a node with, for reasons that do not depend
+// on the node. They are made once and shared by every call: the scheduler
+// never changes a status a filter returns, and a rejection then costs the
+// per-node loop no allocation (a spread or anti-affinity pod is rejected by
+// most nodes in a big cluster).
+var (
+	statusPodAffinityRulesNotMatch          = framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonPodAffinityRulesNotMatch)
+	statusPodAntiAffinityRulesNotMatch      = framework.NewStatus(framework.Unschedulable, ReasonPodAntiAffinityRulesNotMatch)
+	statusExistingAntiAffinityRulesNotMatch = framework.NewStatus(framework.Unschedulable, ReasonExistingAntiAffinityRulesNotMatch)
+	statusNodeAffinity                      = framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonNodeAffinity)
+	statusNodeName                          = framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonNodeName)
+	statusNodePorts                         = framework.NewStatus(framework.Unschedulable, ReasonNodePorts)
+	statusNodeUnschedulable                 = framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonNodeUnschedulable)
+	statusSpreadMissingLabel                = framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonSpreadMissingLabel)
+	statusSpreadConstraintsNotMatch         = framework.NewStatus(framework.Unschedulable, ReasonSpreadConstraintsNotMatch)
+	statusBoundVolumeMissing                = framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonBoundVolumeMissing)
+	statusVolumeNodeAffinityConflict        = framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonVolumeNodeAffinityConflict)
+	statusMaxVolumeCountExceeded            = framework.NewStatus(framework.Unschedulable, ReasonMaxVolumeCountExceeded)
+	statusDiskConflict                      = framework.NewStatus(framework.Unschedulable, ReasonDiskConflict)
+	statusReadWriteOncePodConflict          = framework.NewStatus(framework.Unschedulable, ReasonReadWriteOncePodConflict)
+	statusVolumeZoneConflict                = framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonVolumeZoneConflict)
+)
