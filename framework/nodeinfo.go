@@ -84,8 +84,15 @@ type NodeInfo struct {
 	PVCRefCounts map[string]int
 
 	// Generation is set by the cache on every change; the snapshot copies a
-	// NodeInfo only when its generation moved.
+	// NodeInfo only when its generation moved. The cache never gives the
+	// same generation twice, so two NodeInfos with one non-zero generation
+	// hold the same node and pods.
 	Generation int64
+	// Slot is a small number the cache gives the node, from 1 up, unique
+	// among the nodes it holds and given to another node once this one is
+	// gone; NodeMemo files per-node values under it. 0 in NodeInfos the
+	// cache did not make.
+	Slot int
 }
 
 // NewNodeInfo returns a NodeInfo holding the given pods and no node.
@@ -207,6 +214,7 @@ func (n *NodeInfo) Clone() *NodeInfo {
 		UsedPorts:        n.UsedPorts.Clone(),
 		ImageStates:      n.ImageStates,
 		Generation:       n.Generation,
+		Slot:             n.Slot,
 	}
 	if len(n.PodsWithAffinity) > 0 {
 		c.PodsWithAffinity = append([]*PodInfo(nil), n.PodsWithAffinity...)

@@ -23,6 +23,7 @@ package framework
 
 import (
 	"fmt"
+	"strings"
 
 	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
@@ -382,4 +383,35 @@ func NamespaceLabels(lister listersv1.NamespaceLister, ns string) labels.Set {
 		return nil
 	}
 	return n.Labels
+}
+
+// MatchKey returns a string that is equal for two terms exactly when they
+// match the same pods (given the same namespace labels): the namespaces,
+// the namespaceSelector and the selector, not the topology key. It keys
+// per-node memos of matching pods (NodeMemo).
+func (t *AffinityTerm) MatchKey() string {
+	var b strings.Builder
+	for i, ns := range sets.List(t.Namespaces) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(ns)
+	}
+	b.WriteByte('|')
+	b.WriteString(SelectorKey(t.NamespaceSelector))
+	b.WriteByte('|')
+	b.WriteString(SelectorKey(t.Selector))
+	return b.String()
+}
+
+// SelectorKey renders s so that labels.Everything() and labels.Nothing(),
+// which both print as "", differ.
+func SelectorKey(s labels.Selector) string {
+	switch {
+	case s.Empty():
+		return "*"
+	case labels.MatchesNothing(s):
+		return "!"
+	}
+	return s.String()
 }

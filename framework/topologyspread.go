@@ -70,6 +70,26 @@ func (c *SpreadConstraint) CountMatchingPods(pods []*PodInfo, namespace string) 
 	return CountMatchingPods(c.Selector, pods, namespace)
 }
 
+// CountMatchingPods returns how many of pods are in namespace, not
+// terminating, and match selector. An empty selector counts nothing, as in
+// kube-scheduler's topology spreading.
+func CountMatchingPods(selector labels.Selector, pods []*PodInfo, namespace string) int {
+	if selector.Empty() {
+		return 0
+	}
+	n := 0
+	for _, pi := range pods {
+		p := pi.Pod
+		if p.DeletionTimestamp != nil || p.Namespace != namespace {
+			continue
+		}
+		if selector.Matches(labels.Set(p.Labels)) {
+			n++
+		}
+	}
+	return n
+}
+
 // NodeHasSpreadKeys reports whether node carries the topology key of every
 // constraint; a node that lacks one does not count towards any of them.
 func NodeHasSpreadKeys(node *v1.Node, constraints []SpreadConstraint) bool {
@@ -95,7 +115,7 @@ type TopologySpread struct {
 	statefulSets appslisters.StatefulSetLister
 	// counts remembers matching pods per node across cycles, for the filter
 	// and the scorer alike.
-	counts *MatchCounts
+	counts *NodeMemo[int32]
 }
 
 // NewTopologySpread validates args and, when there are default
@@ -108,7 +128,7 @@ func NewTopologySpread(args *PodTopologySpreadArgs, h Handle) (*TopologySpread, 
 	if err := ValidatePodTopologySpreadArgs(&a); err != nil {
 		return nil, err
 	}
-	ts := &TopologySpread{defaults: a.DefaultConstraints, counts: NewMatchCounts()}
+	ts := &TopologySpread{defaults: a.DefaultConstraints, counts: NewNodeMemo[int32](NewParallelizer(DefaultParallelism))}
 	if a.DefaultingType == SystemDefaulting {
 		ts.defaults = SystemDefaultSpreadConstraints()
 		ts.systemDefaulted = true
@@ -128,7 +148,14 @@ func NewTopologySpread(args *PodTopologySpreadArgs, h Handle) (*TopologySpread, 
 // number of its pods that c counts: in namespace, not terminating, matching
 // c's selector. Counts of nodes unchanged since an earlier call are reused.
 func (ts *TopologySpread) ForEachNodeCount(c *SpreadConstraint, namespace string, nodes []*NodeInfo, fn func(i, count int)) {
-	ts.counts.ForEach(c.Selector, namespace, nodes, fn)
+	if c.Selector.Empty() {
+		for i := range nodes {
+			fn(i, 0)
+		}
+		return
+	}
+	count := func(ni *NodeInfo) int32 { return int32(CountMatchingPods(c.Selector, ni.Pods, namespace)) }
+	ts.counts.ForEach(namespace+"/"+c.Selector.String(), nodes, count, func(i int, n int32) { fn(i, int(n)) })
 }
 
 // SystemDefaulted reports whether the defaults are the System ones. The

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -36,10 +37,6 @@ const (
 // interPodAffinityStateKey is where PreFilter leaves the counts.
 const interPodAffinityStateKey framework.StateKey = "PreFilter" + InterPodAffinityName
 
-// affinityMinNodesPerShard keeps PreFilter on one goroutine for small clusters,
-// where starting goroutines costs more than matching the pods.
-const affinityMinNodesPerShard = 128
-
 // affinityDomain is one topology domain: a node label key and value.
 type affinityDomain struct {
 	key, value string
@@ -49,9 +46,10 @@ type affinityDomain struct {
 // terms match); only positive counts are stored.
 type affinityDomainCounts map[affinityDomain]int64
 
-// add counts one match in the domain of node named by key, when node has
-// that label: a node without the topology key is in no domain.
-func (m *affinityDomainCounts) add(nodeLabels map[string]string, key string) {
+// add counts n matches in the domain of the node with nodeLabels named by
+// key, when the node has that label: a node without the topology key is in
+// no domain.
+func (m *affinityDomainCounts) add(nodeLabels map[string]string, key string, n int64) {
 	v, ok := nodeLabels[key]
 	if !ok {
 		return
@@ -59,19 +57,7 @@ func (m *affinityDomainCounts) add(nodeLabels map[string]string, key string) {
 	if *m == nil {
 		*m = make(affinityDomainCounts)
 	}
-	(*m)[affinityDomain{key, v}]++
-}
-
-func (m *affinityDomainCounts) merge(o affinityDomainCounts) {
-	if len(o) == 0 {
-		return
-	}
-	if *m == nil {
-		*m = make(affinityDomainCounts, len(o))
-	}
-	for k, v := range o {
-		(*m)[k] += v
-	}
+	(*m)[affinityDomain{key, v}] += n
 }
 
 // interPodAffinityState is what Filter needs, computed once per cycle so
@@ -115,9 +101,13 @@ func (s *interPodAffinityState) Clone() framework.StateData { return s }
 //   - symmetry: the node's domain must hold no pod whose own required
 //     anti-affinity matches the incoming pod.
 type InterPodAffinity struct {
-	snapshot     framework.NodeInfoLister
-	namespaces   listersv1.NamespaceLister
-	parallelizer framework.Parallelizer
+	snapshot   framework.NodeInfoLister
+	namespaces listersv1.NamespaceLister
+	// incomingMatches remembers, per node and term, how many of its pods
+	// an incoming pod's term matches; existingMatches, per node and kind
+	// of incoming pod, which anti-affinity terms of its pods match it.
+	incomingMatches *framework.NodeMemo[int32]
+	existingMatches *framework.NodeMemo[[]topologyCount]
 }
 
 var (
@@ -133,10 +123,12 @@ func NewInterPodAffinity(h framework.Handle) (*InterPodAffinity, error) {
 	if h == nil || h.SnapshotSharedLister() == nil {
 		return nil, errors.New("InterPodAffinity needs the snapshot lister")
 	}
+	p := framework.NewParallelizer(framework.DefaultParallelism)
 	return &InterPodAffinity{
-		snapshot:     h.SnapshotSharedLister(),
-		namespaces:   framework.NamespaceLister(h, InterPodAffinityName),
-		parallelizer: framework.NewParallelizer(framework.DefaultParallelism),
+		snapshot:        h.SnapshotSharedLister(),
+		namespaces:      framework.NamespaceLister(h, InterPodAffinityName),
+		incomingMatches: framework.NewNodeMemo[int32](p),
+		existingMatches: framework.NewNodeMemo[[]topologyCount](p),
 	}, nil
 }
 
@@ -176,10 +168,10 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 	s := &interPodAffinityState{affinityTerms: affinity, antiAffinityTerms: anti}
 	if len(withAnti) > 0 {
 		nsLabels := framework.NamespaceLabels(pl.namespaces, pod.Namespace)
-		s.existingAntiAffinityCounts = pl.countExistingAntiAffinity(ctx, pod, nsLabels, withAnti)
+		s.existingAntiAffinityCounts = pl.countExistingAntiAffinity(pod, nsLabels, withAnti)
 	}
 	if len(affinity) > 0 || len(anti) > 0 {
-		s.affinityCounts, s.antiAffinityCounts = pl.countIncoming(ctx, affinity, anti, nodes)
+		s.affinityCounts, s.antiAffinityCounts = pl.countIncoming(affinity, anti, nodes)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, framework.AsStatus(err)
@@ -197,59 +189,96 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 	return nil, nil
 }
 
+// topologyCount is how many matches one node adds to the domain of a
+// topology key.
+type topologyCount struct {
+	key string
+	n   int64
+}
+
 // countExistingAntiAffinity counts, per domain, the required anti-affinity
 // terms of pods on nodes that match pod (whose namespace has nsLabels).
-func (pl *InterPodAffinity) countExistingAntiAffinity(ctx context.Context, pod *v1.Pod, nsLabels labels.Set, nodes []*framework.NodeInfo) affinityDomainCounts {
-	shards := make([]affinityDomainCounts, pl.parallelizer.Shards(len(nodes), affinityMinNodesPerShard))
-	pl.parallelizer.UntilShards(ctx, len(nodes), len(shards), func(shard, lo, hi int) {
-		counts := &shards[shard]
-		for _, ni := range nodes[lo:hi] {
-			nodeLabels := ni.Node().Labels
-			for _, existing := range ni.PodsWithRequiredAntiAffinity {
-				terms := existing.RequiredAntiAffinityTerms()
-				for i := range terms {
-					if terms[i].Matches(pod, nsLabels) {
-						counts.add(nodeLabels, terms[i].TopologyKey)
-					}
+// Per node, the matches are remembered for pods of the same namespace,
+// labels and namespace labels.
+func (pl *InterPodAffinity) countExistingAntiAffinity(pod *v1.Pod, nsLabels labels.Set, nodes []*framework.NodeInfo) affinityDomainCounts {
+	key := pod.Namespace + "|" + labels.Set(pod.Labels).String() + "|" + nsLabels.String()
+	match := func(ni *framework.NodeInfo) []topologyCount {
+		var out []topologyCount
+		for _, existing := range ni.PodsWithRequiredAntiAffinity {
+			terms := existing.RequiredAntiAffinityTerms()
+			for i := range terms {
+				if terms[i].Matches(pod, nsLabels) {
+					out = addTopologyCount(out, terms[i].TopologyKey, 1)
 				}
 			}
 		}
-	})
-	var total affinityDomainCounts
-	for _, c := range shards {
-		total.merge(c)
+		return out
 	}
+	var total affinityDomainCounts
+	pl.existingMatches.ForEach(key, nodes, match, func(i int, matches []topologyCount) {
+		for _, m := range matches {
+			total.add(nodes[i].Node().Labels, m.key, m.n)
+		}
+	})
 	return total
+}
+
+// addTopologyCount adds n matches for key to counts.
+func addTopologyCount(counts []topologyCount, key string, n int64) []topologyCount {
+	for i := range counts {
+		if counts[i].key == key {
+			counts[i].n += n
+			return counts
+		}
+	}
+	return append(counts, topologyCount{key, n})
 }
 
 // countIncoming counts, per domain, the existing pods that match all of
 // affinity (once per affinity term's topology key) and, per domain, the
-// existing pods each term of anti matches.
-func (pl *InterPodAffinity) countIncoming(ctx context.Context, affinity, anti []framework.AffinityTerm, nodes []*framework.NodeInfo) (affinityDomainCounts, affinityDomainCounts) {
-	type counts struct{ affinity, anti affinityDomainCounts }
-	shards := make([]counts, pl.parallelizer.Shards(len(nodes), affinityMinNodesPerShard))
-	pl.parallelizer.UntilShards(ctx, len(nodes), len(shards), func(shard, lo, hi int) {
-		c := &shards[shard]
-		for _, ni := range nodes[lo:hi] {
-			nodeLabels := ni.Node().Labels
+// existing pods each term of anti matches. Per node, the matching pods are
+// remembered for each term (and for the affinity terms together).
+func (pl *InterPodAffinity) countIncoming(affinity, anti []framework.AffinityTerm, nodes []*framework.NodeInfo) (affinityDomainCounts, affinityDomainCounts) {
+	var affinityCounts, antiCounts affinityDomainCounts
+	if len(affinity) > 0 {
+		keys := make([]string, len(affinity))
+		for i := range affinity {
+			keys[i] = affinity[i].MatchKey()
+		}
+		count := func(ni *framework.NodeInfo) int32 {
+			var n int32
 			for _, existing := range ni.Pods {
 				if framework.PodMatchesAllTerms(affinity, existing.Pod) {
-					for i := range affinity {
-						c.affinity.add(nodeLabels, affinity[i].TopologyKey)
-					}
-				}
-				for i := range anti {
-					if anti[i].Matches(existing.Pod, nil) {
-						c.anti.add(nodeLabels, anti[i].TopologyKey)
-					}
+					n++
 				}
 			}
+			return n
 		}
-	})
-	var affinityCounts, antiCounts affinityDomainCounts
-	for _, c := range shards {
-		affinityCounts.merge(c.affinity)
-		antiCounts.merge(c.anti)
+		pl.incomingMatches.ForEach("all:"+strings.Join(keys, "&"), nodes, count, func(i int, n int32) {
+			if n == 0 {
+				return
+			}
+			for j := range affinity {
+				affinityCounts.add(nodes[i].Node().Labels, affinity[j].TopologyKey, int64(n))
+			}
+		})
+	}
+	for j := range anti {
+		term := &anti[j]
+		count := func(ni *framework.NodeInfo) int32 {
+			var n int32
+			for _, existing := range ni.Pods {
+				if term.Matches(existing.Pod, nil) {
+					n++
+				}
+			}
+			return n
+		}
+		pl.incomingMatches.ForEach("one:"+term.MatchKey(), nodes, count, func(i int, n int32) {
+			if n > 0 {
+				antiCounts.add(nodes[i].Node().Labels, term.TopologyKey, int64(n))
+			}
+		})
 	}
 	return affinityCounts, antiCounts
 }

@@ -20,9 +20,6 @@ const InterPodAffinityName = "InterPodAffinity"
 // interPodAffinityStateKey is where PreScore leaves the domain scores.
 const interPodAffinityStateKey framework.StateKey = "PreScore" + InterPodAffinityName
 
-// affinityMinNodesPerShard keeps PreScore on one goroutine for small clusters.
-const affinityMinNodesPerShard = 128
-
 // affinityDomainScores accumulates, per topology key and value, the weights of the
 // terms that relate the incoming pod to the pods in that domain.
 type affinityDomainScores map[string]map[string]int64
@@ -45,22 +42,6 @@ func (m *affinityDomainScores) add(nodeLabels map[string]string, key string, del
 		(*m)[key] = byValue
 	}
 	byValue[v] += delta
-}
-
-func (m *affinityDomainScores) merge(o affinityDomainScores) {
-	for key, oByValue := range o {
-		if *m == nil {
-			*m = make(affinityDomainScores, len(o))
-		}
-		byValue := (*m)[key]
-		if byValue == nil {
-			(*m)[key] = oByValue
-			continue
-		}
-		for v, s := range oByValue {
-			byValue[v] += s
-		}
-	}
 }
 
 // affinityTopologyScore is one topology key's domain scores.
@@ -98,7 +79,11 @@ type InterPodAffinity struct {
 	ignorePreferredTermsOfExistingPods bool
 	snapshot                           framework.NodeInfoLister
 	namespaces                         listersv1.NamespaceLister
-	parallelizer                       framework.Parallelizer
+	// incomingMatches remembers, per node and term of an incoming pod, how
+	// many of its pods the term matches; existingMatches, per node and kind
+	// of incoming pod, what the terms of its pods give their domains.
+	incomingMatches *framework.NodeMemo[int32]
+	existingMatches *framework.NodeMemo[[]topologyDelta]
 }
 
 var (
@@ -116,11 +101,13 @@ func NewInterPodAffinity(args *framework.InterPodAffinityArgs, h framework.Handl
 	if h == nil || h.SnapshotSharedLister() == nil {
 		return nil, errors.New("InterPodAffinity needs the snapshot lister")
 	}
+	p := framework.NewParallelizer(framework.DefaultParallelism)
 	pl := &InterPodAffinity{
 		hardPodAffinityWeight: int64(args.Weight()),
 		snapshot:              h.SnapshotSharedLister(),
 		namespaces:            framework.NamespaceLister(h, InterPodAffinityName),
-		parallelizer:          framework.NewParallelizer(framework.DefaultParallelism),
+		incomingMatches:       framework.NewNodeMemo[int32](p),
+		existingMatches:       framework.NewNodeMemo[[]topologyDelta](p),
 	}
 	if args != nil {
 		pl.ignorePreferredTermsOfExistingPods = args.IgnorePreferredTermsOfExistingPods
@@ -137,7 +124,7 @@ func (*InterPodAffinity) Name() string { return InterPodAffinityName }
 // that can add anything). It returns Skip when no term matched in any
 // domain, or, with IgnorePreferredTermsOfExistingPods, when the pod has no
 // preferred terms.
-func (pl *InterPodAffinity) PreScore(ctx context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
+func (pl *InterPodAffinity) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
 	a := pod.Spec.Affinity
 	hasPreferred := a != nil && ((a.PodAffinity != nil && len(a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution) > 0) ||
 		(a.PodAntiAffinity != nil && len(a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution) > 0))
@@ -159,39 +146,13 @@ func (pl *InterPodAffinity) PreScore(ctx context.Context, state *framework.Cycle
 			return framework.AsStatus(fmt.Errorf("updating PreferredAntiAffinityTerms: %w", err))
 		}
 	}
-	nodes := pl.snapshot.HavePodsWithAffinityList()
-	if hasPreferred {
-		nodes = pl.snapshot.List()
-	}
-	if len(nodes) == 0 {
-		return framework.NewStatus(framework.Skip)
-	}
-	nsLabels := framework.NamespaceLabels(pl.namespaces, pod.Namespace)
-
-	shards := make([]affinityDomainScores, pl.parallelizer.Shards(len(nodes), affinityMinNodesPerShard))
-	pl.parallelizer.UntilShards(ctx, len(nodes), len(shards), func(shard, lo, hi int) {
-		scores := &shards[shard]
-		for _, ni := range nodes[lo:hi] {
-			nodeLabels := ni.Node().Labels
-			if len(nodeLabels) == 0 {
-				continue // in no domain at all
-			}
-			existing := ni.PodsWithAffinity
-			if hasPreferred {
-				existing = ni.Pods
-			}
-			for _, ep := range existing {
-				pl.scoreExistingPod(scores, nodeLabels, pod, nsLabels, ep, preferred, preferredAnti)
-			}
-		}
-	})
-	if err := ctx.Err(); err != nil {
-		return framework.AsStatus(err)
-	}
 	var total affinityDomainScores
-	for _, s := range shards {
-		total.merge(s)
+	if hasPreferred {
+		all := pl.snapshot.List()
+		pl.addIncomingTerms(&total, preferred, 1, all)
+		pl.addIncomingTerms(&total, preferredAnti, -1, all)
 	}
+	pl.addExistingTerms(&total, pod, framework.NamespaceLabels(pl.namespaces, pod.Namespace))
 	if len(total) == 0 {
 		return framework.NewStatus(framework.Skip)
 	}
@@ -203,34 +164,89 @@ func (pl *InterPodAffinity) PreScore(ctx context.Context, state *framework.Cycle
 	return nil
 }
 
-// scoreExistingPod adds to scores what existing pod ep, on a node with
-// nodeLabels, contributes for the incoming pod (whose namespace has
-// nsLabels and whose preferred terms have their namespaceSelectors
-// resolved).
-func (pl *InterPodAffinity) scoreExistingPod(scores *affinityDomainScores, nodeLabels map[string]string, pod *v1.Pod, nsLabels labels.Set,
-	ep *framework.PodInfo, preferred, preferredAnti []framework.WeightedAffinityTerm) {
-	addMatchingAffinityTerms(scores, nodeLabels, preferred, ep.Pod, nil, 1)
-	addMatchingAffinityTerms(scores, nodeLabels, preferredAnti, ep.Pod, nil, -1)
-	if pl.hardPodAffinityWeight > 0 {
-		required := ep.RequiredAffinityTerms()
-		for i := range required {
-			if required[i].Matches(pod, nsLabels) {
-				scores.add(nodeLabels, required[i].TopologyKey, pl.hardPodAffinityWeight)
+// addIncomingTerms adds, for each of the incoming pod's terms, sign ×
+// weight to the domain of each node per pod there that the term matches.
+// Per node, the matching pods are remembered for each term.
+func (pl *InterPodAffinity) addIncomingTerms(scores *affinityDomainScores, terms []framework.WeightedAffinityTerm, sign int64, nodes []*framework.NodeInfo) {
+	for i := range terms {
+		term := &terms[i]
+		count := func(ni *framework.NodeInfo) int32 {
+			var n int32
+			for _, ep := range ni.Pods {
+				if term.Matches(ep.Pod, nil) {
+					n++
+				}
 			}
+			return n
 		}
+		delta := sign * int64(term.Weight)
+		pl.incomingMatches.ForEach(term.MatchKey(), nodes, count, func(j int, n int32) {
+			if n > 0 {
+				scores.add(nodes[j].Node().Labels, term.TopologyKey, int64(n)*delta)
+			}
+		})
 	}
-	addMatchingAffinityTerms(scores, nodeLabels, ep.PreferredAffinityTerms(), pod, nsLabels, 1)
-	addMatchingAffinityTerms(scores, nodeLabels, ep.PreferredAntiAffinityTerms(), pod, nsLabels, -1)
 }
 
-// addMatchingAffinityTerms adds sign × weight to the node's domain of each of terms that
-// target matches.
-func addMatchingAffinityTerms(scores *affinityDomainScores, nodeLabels map[string]string, terms []framework.WeightedAffinityTerm, target *v1.Pod, nsLabels labels.Set, sign int64) {
-	for i := range terms {
-		if terms[i].Matches(target, nsLabels) {
-			scores.add(nodeLabels, terms[i].TopologyKey, sign*int64(terms[i].Weight))
-		}
+// topologyDelta is what the pods of one node add to the domain of a
+// topology key.
+type topologyDelta struct {
+	key   string
+	delta int64
+}
+
+// addExistingTerms adds what the terms of existing pods that match the
+// incoming pod (whose namespace has nsLabels) give the domains of their
+// nodes: HardPodAffinityWeight per required affinity term, ± weight per
+// preferred term. Only pods with affinity terms have any. Per node, the
+// deltas are remembered for pods of the same namespace, labels and
+// namespace labels.
+func (pl *InterPodAffinity) addExistingTerms(scores *affinityDomainScores, pod *v1.Pod, nsLabels labels.Set) {
+	nodes := pl.snapshot.HavePodsWithAffinityList()
+	if len(nodes) == 0 {
+		return
 	}
+	deltas := func(ni *framework.NodeInfo) []topologyDelta {
+		var out []topologyDelta
+		add := func(key string, delta int64) {
+			for i := range out {
+				if out[i].key == key {
+					out[i].delta += delta
+					return
+				}
+			}
+			// Kept even when deltas cancel out: a matched term makes the
+			// domain's entry (see affinityDomainScores.add).
+			out = append(out, topologyDelta{key, delta})
+		}
+		for _, ep := range ni.PodsWithAffinity {
+			if pl.hardPodAffinityWeight > 0 {
+				required := ep.RequiredAffinityTerms()
+				for i := range required {
+					if required[i].Matches(pod, nsLabels) {
+						add(required[i].TopologyKey, pl.hardPodAffinityWeight)
+					}
+				}
+			}
+			for _, t := range ep.PreferredAffinityTerms() {
+				if t.Matches(pod, nsLabels) {
+					add(t.TopologyKey, int64(t.Weight))
+				}
+			}
+			for _, t := range ep.PreferredAntiAffinityTerms() {
+				if t.Matches(pod, nsLabels) {
+					add(t.TopologyKey, -int64(t.Weight))
+				}
+			}
+		}
+		return out
+	}
+	key := pod.Namespace + "|" + labels.Set(pod.Labels).String() + "|" + nsLabels.String()
+	pl.existingMatches.ForEach(key, nodes, deltas, func(i int, ds []topologyDelta) {
+		for _, d := range ds {
+			scores.add(nodes[i].Node().Labels, d.key, d.delta)
+		}
+	})
 }
 
 // Score returns the sum of the scores of the domains nodeInfo's node is in.

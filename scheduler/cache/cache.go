@@ -66,6 +66,10 @@ type Cache struct {
 	nodeSetVersion int64
 	// images counts, per image name, the nodes that have it.
 	images map[string]*imageState
+	// lastSlot is the highest NodeInfo.Slot given out; freeSlots are those
+	// of nodes gone since, given out again first so slots stay dense.
+	lastSlot  int
+	freeSlots []int
 }
 
 type imageState struct {
@@ -200,7 +204,7 @@ func (c *Cache) addPodLocked(pod *v1.Pod) {
 	if item == nil {
 		// The pod's node is not known yet (pod and node informers race):
 		// keep the pods, the node object comes later.
-		item = &nodeItem{info: framework.NewNodeInfo()}
+		item = c.newItemLocked()
 		c.nodes[pod.Spec.NodeName] = item
 	}
 	item.info.AddPodInfo(framework.NewPodInfo(pod))
@@ -219,8 +223,7 @@ func (c *Cache) removePodLocked(pod *v1.Pod) {
 	// would mean a broken invariant; there is nothing better to do than go on.
 	_ = item.info.RemovePod(pod)
 	if item.info.Node() == nil && len(item.info.Pods) == 0 {
-		c.unlinkLocked(item)
-		delete(c.nodes, pod.Spec.NodeName)
+		c.deleteItemLocked(pod.Spec.NodeName, item)
 		return
 	}
 	c.touchLocked(item)
@@ -232,7 +235,7 @@ func (c *Cache) AddNode(node *v1.Node) {
 	defer c.mu.Unlock()
 	item := c.nodes[node.Name]
 	if item == nil {
-		item = &nodeItem{info: framework.NewNodeInfo()}
+		item = c.newItemLocked()
 		c.nodes[node.Name] = item
 	}
 	if item.info.Node() == nil {
@@ -261,8 +264,7 @@ func (c *Cache) RemoveNode(node *v1.Node) {
 	item.info.RemoveNode()
 	c.nodeSetVersion++
 	if len(item.info.Pods) == 0 {
-		c.unlinkLocked(item)
-		delete(c.nodes, node.Name)
+		c.deleteItemLocked(node.Name, item)
 		return
 	}
 	c.touchLocked(item)
@@ -311,6 +313,26 @@ func (c *Cache) removeImagesLocked(node *v1.Node) {
 			}
 		}
 	}
+}
+
+// newItemLocked returns an item for a node not held yet, with a slot.
+func (c *Cache) newItemLocked() *nodeItem {
+	info := framework.NewNodeInfo()
+	if n := len(c.freeSlots); n > 0 {
+		info.Slot = c.freeSlots[n-1]
+		c.freeSlots = c.freeSlots[:n-1]
+	} else {
+		c.lastSlot++
+		info.Slot = c.lastSlot
+	}
+	return &nodeItem{info: info}
+}
+
+// deleteItemLocked forgets the named node's item and frees its slot.
+func (c *Cache) deleteItemLocked(name string, item *nodeItem) {
+	c.unlinkLocked(item)
+	delete(c.nodes, name)
+	c.freeSlots = append(c.freeSlots, item.info.Slot)
 }
 
 // touchLocked stamps a new generation on item and moves it to the head.

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -149,6 +150,41 @@ func TestSnapshotCopiesOnlyChangedNodes(t *testing.T) {
 	c.AddPod(schedtest.MakePod().Name("q").Req("1", "").Node("b").Obj())
 	if b.Requested.MilliCPU != 1000 {
 		t.Errorf("snapshot changed under the cycle: cpu %d", b.Requested.MilliCPU)
+	}
+}
+
+func TestNodeSlots(t *testing.T) {
+	c := New(nil, 0)
+	for _, n := range []string{"a", "b", "c"} {
+		c.AddNode(schedtest.MakeNode().Name(n).Obj())
+	}
+	slot := func(name string) int {
+		ni, ok := c.NodeInfo(name)
+		if !ok {
+			t.Fatalf("node %s not held", name)
+		}
+		return ni.Slot
+	}
+	if got := []int{slot("a"), slot("b"), slot("c")}; fmt.Sprint(got) != "[1 2 3]" {
+		t.Errorf("slots = %v, want [1 2 3]", got)
+	}
+	// A pod that arrives before its node holds a slot too; the node keeps it.
+	c.AddPod(schedtest.MakePod().Name("early").Node("d").Obj())
+	c.AddNode(schedtest.MakeNode().Name("d").Obj())
+	if slot("d") != 4 {
+		t.Errorf("slot of d = %d, want 4", slot("d"))
+	}
+	// A node that is gone gives its slot to the next new one.
+	c.RemoveNode(schedtest.MakeNode().Name("b").Obj())
+	c.AddNode(schedtest.MakeNode().Name("e").Obj())
+	if slot("e") != 2 {
+		t.Errorf("slot of e = %d, want b's freed 2", slot("e"))
+	}
+	// The snapshot carries the slots.
+	s := NewSnapshot()
+	c.UpdateSnapshot(s)
+	if ni, _ := s.Get("e"); ni.Slot != 2 {
+		t.Errorf("snapshot slot of e = %d, want 2", ni.Slot)
 	}
 }
 

@@ -1,0 +1,141 @@
+package framework
+
+import (
+	"context"
+	"sync"
+)
+
+// maxMemoKeys bounds how many keys a NodeMemo remembers. A backlog is
+// usually a few workloads, each with one selector; when more keys are in
+// use the least recently used one is forgotten.
+const maxMemoKeys = 32
+
+// memoParallelAbove is how many nodes must need computing before a NodeMemo
+// computes them in parallel; fewer are cheaper on the calling goroutine.
+const memoParallelAbove = 256
+
+// NodeMemo remembers, per key and node, a value computed from the node's
+// pods, so that a pre-step that aggregates over every node (how many pods
+// match a spread selector, an anti-affinity term) recomputes only the
+// nodes that changed since it last ran for that key. Between two cycles of
+// a backlog that is the one node that took the last pod.
+//
+// A value is kept with the generation of the node state it was computed
+// from, filed under the node's Slot. The cache stamps a fresh, never reused
+// generation on every change, so an equal generation means the same pods
+// and the value is reused. The key must name everything else the value
+// depends on (a selector, a namespace, a namespace's labels). NodeInfos the
+// cache did not make (generation 0) are always computed.
+//
+// It is safe for concurrent use; the callers of one scheduling cycle are
+// sequential, so its lock is not contended.
+type NodeMemo[T any] struct {
+	parallelizer Parallelizer
+
+	mu      sync.Mutex
+	tick    uint64
+	entries map[string]*memoEntry[T]
+	// stale and fresh are scratch space for ForEach.
+	stale []int
+	fresh []T
+}
+
+// memoEntry holds one key's values by slot.
+type memoEntry[T any] struct {
+	used   uint64
+	gens   []int64
+	values []T
+}
+
+// NewNodeMemo returns an empty memo that computes on p's workers when many
+// nodes need computing.
+func NewNodeMemo[T any](p Parallelizer) *NodeMemo[T] {
+	return &NodeMemo[T]{parallelizer: p, entries: map[string]*memoEntry[T]{}}
+}
+
+// ForEach calls fn(i, v) for each nodes[i], in order, where v is
+// compute(nodes[i]): remembered when that node state was computed for key
+// before, computed (in parallel when there are many) otherwise. compute
+// must only read the NodeInfo; fn must not call back into m. There is no
+// context: values are always computed to the end, as one a worker left
+// half done would be filed as a result.
+func (m *NodeMemo[T]) ForEach(key string, nodes []*NodeInfo, compute func(*NodeInfo) T, fn func(i int, v T)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.entryLocked(key)
+
+	stale := m.stale[:0]
+	for i, ni := range nodes {
+		if ni.Generation == 0 || ni.Slot <= 0 {
+			continue // not the cache's: computed below, never filed
+		}
+		if ni.Slot >= len(e.gens) {
+			e.grow(ni.Slot + 1)
+		}
+		if e.gens[ni.Slot] != ni.Generation {
+			stale = append(stale, i)
+		}
+	}
+	m.stale = stale
+	if len(stale) > memoParallelAbove {
+		// Computed into scratch space first: two NodeInfos could share a
+		// slot (the snapshot lists each node once, but the memo does not
+		// rely on it).
+		fresh := m.fresh[:0]
+		fresh = append(fresh, make([]T, len(stale))...)
+		m.parallelizer.Until(context.Background(), len(stale), func(j int) { fresh[j] = compute(nodes[stale[j]]) })
+		for j, i := range stale {
+			ni := nodes[i]
+			e.gens[ni.Slot], e.values[ni.Slot] = ni.Generation, fresh[j]
+		}
+		clear(fresh)
+		m.fresh = fresh
+	} else {
+		for _, i := range stale {
+			ni := nodes[i]
+			e.gens[ni.Slot], e.values[ni.Slot] = ni.Generation, compute(ni)
+		}
+	}
+
+	for i, ni := range nodes {
+		if ni.Generation == 0 || ni.Slot <= 0 || e.gens[ni.Slot] != ni.Generation {
+			// Not the cache's, or another NodeInfo of the list took the
+			// slot: computed, not filed.
+			fn(i, compute(ni))
+			continue
+		}
+		fn(i, e.values[ni.Slot])
+	}
+}
+
+// entryLocked returns the entry for key, making room for it when needed.
+func (m *NodeMemo[T]) entryLocked(key string) *memoEntry[T] {
+	m.tick++
+	e, ok := m.entries[key]
+	if !ok {
+		if len(m.entries) >= maxMemoKeys {
+			var oldest string
+			var oldestUsed uint64
+			for k, v := range m.entries {
+				if oldest == "" || v.used < oldestUsed {
+					oldest, oldestUsed = k, v.used
+				}
+			}
+			delete(m.entries, oldest)
+		}
+		e = &memoEntry[T]{}
+		m.entries[key] = e
+	}
+	e.used = m.tick
+	return e
+}
+
+// grow makes room for slots below n, with headroom for nodes to come.
+func (e *memoEntry[T]) grow(n int) {
+	n = max(n, 2*len(e.gens), 64)
+	gens := make([]int64, n)
+	values := make([]T, n)
+	copy(gens, e.gens)
+	copy(values, e.values)
+	e.gens, e.values = gens, values
+}
