@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"math"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -38,12 +39,17 @@ func chunkSize(n, workers int) int {
 // Until calls do(i) for every i in [0, pieces) and returns when all calls
 // have returned or, once ctx is cancelled, when the calls already started
 // have returned. Small inputs run on the calling goroutine.
+//
+// The work is CPU-bound (plugins read the snapshot, they never wait), so
+// no more goroutines run than GOMAXPROCS: on a 2-core machine sixteen
+// workers would only take turns on the two, at the cost of starting them.
 func (p Parallelizer) Until(ctx context.Context, pieces int, do func(i int)) {
 	if pieces <= 0 {
 		return
 	}
-	chunk := chunkSize(pieces, p.workers)
-	workers := min(p.workers, (pieces+chunk-1)/chunk)
+	maxWorkers := min(p.workers, runtime.GOMAXPROCS(0))
+	chunk := chunkSize(pieces, maxWorkers)
+	workers := min(maxWorkers, (pieces+chunk-1)/chunk)
 	if workers == 1 {
 		for i := 0; i < pieces && ctx.Err() == nil; i++ {
 			do(i)

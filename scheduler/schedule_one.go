@@ -150,7 +150,11 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	s.parallelizer.Until(filterCtx, len(nodes), func(i int) {
 		idx := (start + i) % len(nodes)
 		ni := nodes[idx]
-		st, by := runFilters(filterCtx, prof, active, state, pod, ni, filterTimers)
+		timers := filterTimers
+		if i%metrics.NodeSampleStride != 0 {
+			timers = nil
+		}
+		st, by := runFilters(filterCtx, prof, active, state, pod, ni, timers)
 		processed.Add(1)
 		if st.IsSuccess() {
 			n := found.Add(1)
@@ -259,7 +263,14 @@ func (s *Scheduler) prioritize(ctx context.Context, prof *profile, state *framew
 		}
 	}
 	prof.observe(metrics.PreScore, framework.Success, preScoreStart)
-	totals := make([]int64, len(feasible))
+	// The buffers are the scheduler's, reused cycle after cycle (one cycle
+	// runs at a time): a cycle over a big cluster would otherwise allocate
+	// and clear tens of kilobytes of score lists.
+	if cap(s.totalsBuf) < len(feasible) {
+		s.totalsBuf = make([]int64, len(feasible))
+	}
+	totals := s.totalsBuf[:len(feasible)]
+	clear(totals)
 	if len(prof.score) == 0 {
 		return totals, nil
 	}
@@ -279,17 +290,26 @@ func (s *Scheduler) prioritize(ctx context.Context, prof *profile, state *framew
 			}
 		}
 	}
-	lists := make([]framework.NodeScoreList, len(scorers))
-	for i := range lists {
-		lists[i] = make(framework.NodeScoreList, len(feasible))
+	if need := len(scorers) * len(feasible); cap(s.scoreBuf) < need {
+		s.scoreBuf = make([]framework.NodeScore, need)
 	}
+	lists := s.scoreListsBuf[:0]
+	for i := range scorers {
+		// Every entry is written below before it is read.
+		lists = append(lists, s.scoreBuf[i*len(feasible):(i+1)*len(feasible):(i+1)*len(feasible)])
+	}
+	s.scoreListsBuf = lists
 	var firstErr atomic.Pointer[framework.Status]
 	s.parallelizer.Until(ctx, len(feasible), func(n int) {
 		ni := feasible[n]
-		t0 := startPlugin(scoreTimers)
+		timers := scoreTimers
+		if n%metrics.NodeSampleStride != 0 {
+			timers = nil
+		}
+		t0 := startPlugin(timers)
 		for i, sc := range scorers {
 			v, st := sc.Score(ctx, state, pod, ni)
-			t0 = endPlugin(scoreTimers, i, st.Code(), t0)
+			t0 = endPlugin(timers, i, st.Code(), t0)
 			if !st.IsSuccess() {
 				firstErr.CompareAndSwap(nil, st.WithPlugin(sc.Name()))
 				return

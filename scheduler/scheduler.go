@@ -106,6 +106,9 @@ type Scheduler struct {
 	nextStartNodeIndex int
 	rng                *rand.Rand
 	statusBuf          []rejection
+	totalsBuf          []int64
+	scoreBuf           []framework.NodeScore
+	scoreListsBuf      []framework.NodeScoreList
 	activeFilterBuf    []int
 	feasibleBuf        []*framework.NodeInfo
 	// recordPluginMetrics says whether this cycle times each plugin; set
