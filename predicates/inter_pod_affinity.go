@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -108,6 +109,23 @@ type InterPodAffinity struct {
 	// of incoming pod, which anti-affinity terms of its pods match it.
 	incomingMatches *framework.NodeMemo[int32]
 	existingMatches *framework.NodeMemo[[]topologyCount]
+	// sizes are the sizes of the last cycle's count maps (affinity, anti,
+	// existing anti), to make the next ones that big at once: in a backlog
+	// they grow by at most one domain per cycle, and a hostname term has a
+	// domain per node, so growing them entry by entry rehashes thousands.
+	sizes [3]atomic.Int64
+}
+
+// The count maps sizes remembers.
+const (
+	sizeAffinity = iota
+	sizeAnti
+	sizeExisting
+)
+
+// newCounts returns an empty count map as big as the last one of kind.
+func (pl *InterPodAffinity) newCounts(kind int) affinityDomainCounts {
+	return make(affinityDomainCounts, pl.sizes[kind].Load())
 }
 
 var (
@@ -214,12 +232,13 @@ func (pl *InterPodAffinity) countExistingAntiAffinity(pod *v1.Pod, nsLabels labe
 		}
 		return out
 	}
-	var total affinityDomainCounts
+	total := pl.newCounts(sizeExisting)
 	pl.existingMatches.ForEach(key, nodes, match, func(i int, matches []topologyCount) {
 		for _, m := range matches {
 			total.add(nodes[i].Node().Labels, m.key, m.n)
 		}
 	})
+	pl.sizes[sizeExisting].Store(int64(len(total)))
 	return total
 }
 
@@ -240,6 +259,12 @@ func addTopologyCount(counts []topologyCount, key string, n int64) []topologyCou
 // remembered for each term (and for the affinity terms together).
 func (pl *InterPodAffinity) countIncoming(affinity, anti []framework.AffinityTerm, nodes []*framework.NodeInfo) (affinityDomainCounts, affinityDomainCounts) {
 	var affinityCounts, antiCounts affinityDomainCounts
+	if len(affinity) > 0 {
+		affinityCounts = pl.newCounts(sizeAffinity)
+	}
+	if len(anti) > 0 {
+		antiCounts = pl.newCounts(sizeAnti)
+	}
 	if len(affinity) > 0 {
 		keys := make([]string, len(affinity))
 		for i := range affinity {
@@ -279,6 +304,12 @@ func (pl *InterPodAffinity) countIncoming(affinity, anti []framework.AffinityTer
 				antiCounts.add(nodes[i].Node().Labels, term.TopologyKey, int64(n))
 			}
 		})
+	}
+	if len(affinity) > 0 {
+		pl.sizes[sizeAffinity].Store(int64(len(affinityCounts)))
+	}
+	if len(anti) > 0 {
+		pl.sizes[sizeAnti].Store(int64(len(antiCounts)))
 	}
 	return affinityCounts, antiCounts
 }
