@@ -47,8 +47,17 @@ type Status struct {
 	plugin  string
 }
 
-// NewStatus returns a status with the given code and reasons.
+// skipStatus is the one Skip without reasons: PreFilter and PreScore
+// plugins return it for most pods, in every cycle.
+var skipStatus = &Status{code: Skip}
+
+// NewStatus returns a status with the given code and reasons. A Skip
+// without reasons is a shared status, like every status is once returned
+// (see Status).
 func NewStatus(code Code, reasons ...string) *Status {
+	if code == Skip && len(reasons) == 0 {
+		return skipStatus
+	}
 	return &Status{code: code, reasons: reasons}
 }
 

@@ -73,7 +73,8 @@ func (s *Scheduler) numFeasibleNodesToFind(prof *profile, numAll int) int {
 // the feasible nodes and how many nodes it evaluated, or a FitError when
 // no node is feasible.
 func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, all []*framework.NodeInfo) ([]*framework.NodeInfo, int, *FitError, error) {
-	fitErr := &FitError{NumAllNodes: len(all), ReasonCounts: map[string]int{}}
+	// Made only when the pod fits nowhere: most cycles find a node.
+	newFitErr := func() *FitError { return &FitError{NumAllNodes: len(all), ReasonCounts: map[string]int{}} }
 
 	nodes := all
 	var allowed map[string]struct{}
@@ -93,6 +94,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 			continue
 		case st.IsRejected():
 			prof.observe(metrics.PreFilter, st.Code(), preFilterStart)
+			fitErr := newFitErr()
 			fitErr.PreFilterMessage = st.Message()
 			fitErr.Unresolvable = st.Code() == framework.UnschedulableAndUnresolvable
 			return nil, 0, fitErr, nil
@@ -115,6 +117,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 		}
 		if len(nodes) == 0 {
 			// kube-scheduler's wording for nodes ruled out by PreFilter results.
+			fitErr := newFitErr()
 			fitErr.ReasonCounts[fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", narrowedBy)] = len(all)
 			fitErr.Unresolvable = true
 			return nil, 0, fitErr, nil
@@ -182,6 +185,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	if n > 0 {
 		return feasible[:n], evaluated, nil, nil
 	}
+	fitErr := newFitErr()
 	unresolvable := true
 	for _, r := range statuses {
 		if r.status == nil {
