@@ -287,3 +287,33 @@ func TestAffinityTermMatchesDoesNotAllocate(t *testing.T) {
 		t.Errorf("Matches allocates %v times", n)
 	}
 }
+
+func TestAffinityTermMatchKey(t *testing.T) {
+	web := labels.SelectorFromSet(labels.Set{"app": "web"})
+	term := func(nss []string, nsSel, sel labels.Selector, key string) AffinityTerm {
+		return AffinityTerm{Namespaces: sets.New(nss...), NamespaceSelector: nsSel, Selector: sel, TopologyKey: key}
+	}
+	base := term([]string{"b", "a"}, labels.Nothing(), web, "zone")
+	same := []AffinityTerm{
+		term([]string{"a", "b"}, labels.Nothing(), labels.SelectorFromSet(labels.Set{"app": "web"}), "zone"),
+		term([]string{"a", "b"}, labels.Nothing(), web, "hostname"), // the topology key does not change what matches
+	}
+	differ := []AffinityTerm{
+		term([]string{"a"}, labels.Nothing(), web, "zone"),
+		term([]string{"a", "b"}, labels.Everything(), web, "zone"), // every namespace, not none
+		term([]string{"a", "b"}, labels.Nothing(), labels.Everything(), "zone"),
+		term([]string{"a", "b"}, labels.Nothing(), labels.Nothing(), "zone"),
+	}
+	for i, o := range same {
+		if o.MatchKey() != base.MatchKey() {
+			t.Errorf("same[%d]: key %q, want %q", i, o.MatchKey(), base.MatchKey())
+		}
+	}
+	seen := map[string]int{base.MatchKey(): -1}
+	for i, o := range differ {
+		if j, dup := seen[o.MatchKey()]; dup {
+			t.Errorf("differ[%d] has the key of %d: %q", i, j, o.MatchKey())
+		}
+		seen[o.MatchKey()] = i
+	}
+}

@@ -155,7 +155,7 @@ func (ts *TopologySpread) ForEachNodeCount(c *SpreadConstraint, namespace string
 		return
 	}
 	count := func(ni *NodeInfo) int32 { return int32(CountMatchingPods(c.Selector, ni.Pods, namespace)) }
-	ts.counts.ForEach(namespace+"/"+c.Selector.String(), nodes, count, func(i int, n int32) { fn(i, int(n)) })
+	ts.counts.ForEach(namespace+"/"+SelectorKey(c.Selector), nodes, count, func(i int, n int32) { fn(i, int(n)) })
 }
 
 // SystemDefaulted reports whether the defaults are the System ones. The
