@@ -114,6 +114,10 @@ func (m *NodeMemo[T]) entryLocked(key string) *memoEntry[T] {
 	e, ok := m.entries[key]
 	if !ok {
 		if len(m.entries) >= maxMemoKeys {
+			// The least recently used entry makes room, and its arrays are
+			// the new key's: pods whose keys never repeat (a StatefulSet's
+			// pods each have a label of their own) then cost the memo no
+			// allocation per cycle, only the computing they cost anyway.
 			var oldest string
 			var oldestUsed uint64
 			for k, v := range m.entries {
@@ -121,9 +125,13 @@ func (m *NodeMemo[T]) entryLocked(key string) *memoEntry[T] {
 					oldest, oldestUsed = k, v.used
 				}
 			}
+			e = m.entries[oldest]
 			delete(m.entries, oldest)
+			clear(e.gens) // a zero generation matches no node the cache made
+			clear(e.values)
+		} else {
+			e = &memoEntry[T]{}
 		}
-		e = &memoEntry[T]{}
 		m.entries[key] = e
 	}
 	e.used = m.tick

@@ -105,3 +105,33 @@ func TestNodeMemoForgetsLeastRecentlyUsed(t *testing.T) {
 		t.Error("key-0, used again recently, was forgotten")
 	}
 }
+
+func TestNodeMemoUniqueKeysReuseArrays(t *testing.T) {
+	nodes := make([]*NodeInfo, 1000)
+	for i := range nodes {
+		nodes[i] = memoNode(i+1, int64(i+1), 1)
+	}
+	m := NewNodeMemo[int](NewParallelizer(1))
+	keys := make([]string, 2000)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("pod-%d", i)
+	}
+	compute := func(ni *NodeInfo) int { return len(ni.Pods) }
+	sum := 0
+	fn := func(_, v int) { sum += v }
+	next := 0
+	run := func() {
+		m.ForEach(keys[next], nodes, compute, fn)
+		next++
+	}
+	for range maxMemoKeys {
+		run() // fill the memo
+	}
+	// Every further key is new and evicts one: its arrays are reused.
+	if allocs := testing.AllocsPerRun(100, run); allocs > 1 {
+		t.Errorf("%.1f allocations per ForEach of a new key, want the evicted entry's arrays reused", allocs)
+	}
+	if want := 1000 * next; sum != want {
+		t.Errorf("values summed to %d, want %d", sum, want)
+	}
+}
