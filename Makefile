@@ -59,6 +59,8 @@ prometheus: ## Install Prometheus (Debian package) for the bandwidth e2e tests, 
 
 test: lint $(CONTROL_PLANE) prometheus ## Everything CI runs: lint, unit and e2e tests with -race, a short fuzz run.
 	$(GO) test -race -count=1 -timeout 40m $(PKGS)
+	@# Allocation counts are exact only without the race detector.
+	$(GO) test -count=1 -run 'Alloc|NoAlloc|ReuseArrays' ./framework/ ./predicates/ ./priorities/ ./metrics/
 	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime 15s ./config/
 
 # Flags for hack/bench, the side-by-side harness. Empty means its quick
