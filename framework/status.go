@@ -38,13 +38,12 @@ func (c Code) String() string {
 // and the error behind an Error code. A nil *Status means Success.
 //
 // A plugin may return one shared Status for a reason that does not depend
-// on its input, so callers never change a Status they are given;
-// WithPlugin is only for statuses the caller made itself.
+// on its input, so a Status never changes once made: who produced it is
+// kept beside it, not in it.
 type Status struct {
 	code    Code
 	reasons []string
 	err     error
-	plugin  string
 }
 
 // skipStatus is the one Skip without reasons: PreFilter and PreScore
@@ -115,20 +114,4 @@ func (s *Status) Err() error {
 		return s.err
 	}
 	return errors.New(s.Message())
-}
-
-// WithPlugin records which plugin produced the status and returns it.
-func (s *Status) WithPlugin(name string) *Status {
-	if s != nil {
-		s.plugin = name
-	}
-	return s
-}
-
-// Plugin returns the name of the plugin that produced the status.
-func (s *Status) Plugin() string {
-	if s == nil {
-		return ""
-	}
-	return s.plugin
 }

@@ -82,7 +82,7 @@ func (*PodTopologySpread) Name() string { return PodTopologySpreadName }
 // Counting is one sequential pass per constraint: per node a few label
 // lookups and the node's count of matching pods, which is taken again only
 // for nodes that changed since an earlier cycle counted them (see
-// framework.MatchCounts). That is far cheaper than handing nodes to
+// TopologySpread.ForEachNodeCount). That is far cheaper than handing nodes to
 // goroutines (see BenchmarkPodTopologySpreadFilter).
 func (pl *PodTopologySpread) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	constraints, err := pl.spread.Constraints(pod, v1.DoNotSchedule)

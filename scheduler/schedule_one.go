@@ -303,7 +303,8 @@ func (s *Scheduler) prioritize(ctx context.Context, prof *profile, state *framew
 		lists = append(lists, s.scoreBuf[i*len(feasible):(i+1)*len(feasible):(i+1)*len(feasible)])
 	}
 	s.scoreListsBuf = lists
-	var firstErr atomic.Pointer[framework.Status]
+	// firstErr is the first Score failure, with its plugin's name.
+	var firstErr atomic.Pointer[error]
 	s.parallelizer.Until(ctx, len(feasible), func(n int) {
 		ni := feasible[n]
 		timers := scoreTimers
@@ -315,15 +316,21 @@ func (s *Scheduler) prioritize(ctx context.Context, prof *profile, state *framew
 			v, st := sc.Score(ctx, state, pod, ni)
 			t0 = endPlugin(timers, i, st.Code(), t0)
 			if !st.IsSuccess() {
-				firstErr.CompareAndSwap(nil, st.WithPlugin(sc.Name()))
+				err := fmt.Errorf("running Score plugin %q: %w", sc.Name(), st.Err())
+				firstErr.CompareAndSwap(nil, &err)
 				return
 			}
 			lists[i][n] = framework.NodeScore{Name: ni.Node().Name, Score: v}
 		}
 	})
-	if st := firstErr.Load(); st != nil {
+	if err := firstErr.Load(); err != nil {
 		prof.observe(metrics.Score, framework.Error, scoreStart)
-		return nil, st.Err()
+		return nil, *err
+	}
+	if err := ctx.Err(); err != nil {
+		// Workers stopped early: the reused lists hold what the previous
+		// cycle left in them.
+		return nil, err
 	}
 	for i, sc := range scorers {
 		if ext := sc.ScoreExtensions(); ext != nil {
