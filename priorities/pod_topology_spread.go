@@ -33,6 +33,41 @@ type spreadScoreState struct {
 	// (zones).
 	weights   []float64
 	namespace string
+	// hostCounts holds, per hostname constraint (nil for the others), the
+	// matching pods of each feasible node, so that Score does not count
+	// them again.
+	hostCounts []*slotCounts
+}
+
+// slotCounts are matching pods by node slot, each with the generation of
+// the node state it was counted on.
+type slotCounts struct {
+	gens   []int64
+	counts []int32
+}
+
+// reset forgets every count and makes room for slots below n.
+func (sc *slotCounts) reset(n int) {
+	if len(sc.gens) < n {
+		sc.gens, sc.counts = make([]int64, n), make([]int32, n)
+		return
+	}
+	clear(sc.gens)
+}
+
+// set records count for ni; a NodeInfo without a slot is not recorded.
+func (sc *slotCounts) set(ni *framework.NodeInfo, count int) {
+	if ni.Slot > 0 && ni.Slot < len(sc.gens) && ni.Generation != 0 {
+		sc.gens[ni.Slot], sc.counts[ni.Slot] = ni.Generation, int32(count)
+	}
+}
+
+// get returns the count recorded for ni's current state.
+func (sc *slotCounts) get(ni *framework.NodeInfo) (int, bool) {
+	if ni.Slot <= 0 || ni.Slot >= len(sc.gens) || ni.Generation == 0 || sc.gens[ni.Slot] != ni.Generation {
+		return 0, false
+	}
+	return int(sc.counts[ni.Slot]), true
 }
 
 // Clone returns s: it is never mutated after PreScore.
@@ -47,6 +82,13 @@ func (s *spreadScoreState) Clone() framework.StateData { return s }
 type PodTopologySpread struct {
 	spread *framework.TopologySpread
 	nodes  framework.NodeInfoLister
+	// hostScratch backs spreadScoreState.hostCounts. It is reused cycle
+	// after cycle: one cycle at a time uses a profile's plugins, and a
+	// cycle's Score calls have all returned before the next PreScore.
+	hostScratch []*slotCounts
+	// countedScratch says, per node of the snapshot list, whether the node
+	// counts towards the constraints at all; reused like hostScratch.
+	countedScratch []bool
 }
 
 var (
@@ -121,17 +163,38 @@ func (pl *PodTopologySpread) PreScore(_ context.Context, state *framework.CycleS
 	}
 
 	required := framework.NewRequiredNodeAffinity(pod)
+	maxSlot := 0
+	for _, ni := range feasible {
+		maxSlot = max(maxSlot, ni.Slot)
+	}
+	// Which nodes count is the same for every constraint: decided once.
+	if cap(pl.countedScratch) < len(all) {
+		pl.countedScratch = make([]bool, len(all))
+	}
+	counted := pl.countedScratch[:len(all)]
+	for j, ni := range all {
+		node := ni.Node()
+		counted[j] = node != nil && (!requireAllKeys || framework.NodeHasSpreadKeys(node, constraints))
+	}
+	s.hostCounts = make([]*slotCounts, len(constraints))
 	for i := range constraints {
 		c := &constraints[i]
-		// Only domains of feasible nodes are scored; hostname domains have
-		// no entry and are counted in Score.
+		// Only domains of feasible nodes are scored. A hostname domain is
+		// one node: its own matching pods, looked up in Score.
 		if c.TopologyKey == v1.LabelHostname {
+			for len(pl.hostScratch) <= i {
+				pl.hostScratch = append(pl.hostScratch, &slotCounts{})
+			}
+			hc := pl.hostScratch[i]
+			hc.reset(maxSlot + 1)
+			pl.spread.ForEachNodeCount(c, pod.Namespace, feasible, func(j, matching int) { hc.set(feasible[j], matching) })
+			s.hostCounts[i] = hc
 			continue
 		}
 		counts := s.counts[i]
 		pl.spread.ForEachNodeCount(c, pod.Namespace, all, func(j, matching int) {
 			node := all[j].Node()
-			if node == nil || (requireAllKeys && !framework.NodeHasSpreadKeys(node, constraints)) || !c.IncludesNode(pod, node, required) {
+			if !counted[j] || !c.IncludesNode(pod, node, required) {
 				return
 			}
 			if value := node.Labels[c.TopologyKey]; hasKey(counts, value) {
@@ -172,7 +235,11 @@ func (pl *PodTopologySpread) Score(_ context.Context, state *framework.CycleStat
 		}
 		var matching int
 		if c.TopologyKey == v1.LabelHostname {
-			matching = c.CountMatchingPods(nodeInfo.Pods, s.namespace)
+			n, ok := s.hostCounts[i].get(nodeInfo)
+			if !ok {
+				n = c.CountMatchingPods(nodeInfo.Pods, s.namespace)
+			}
+			matching = n
 		} else {
 			matching = s.counts[i][value]
 		}
