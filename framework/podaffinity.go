@@ -415,3 +415,23 @@ func SelectorKey(s labels.Selector) string {
 	}
 	return s.String()
 }
+
+// CountMatches returns how many of pods the term matches. The term's
+// namespaceSelector must be resolved (see ResolveNamespaceSelector): no
+// namespace labels are looked up.
+func (t *AffinityTerm) CountMatches(pods []*PodInfo) int32 {
+	var n int32
+	for _, pi := range pods {
+		if t.Matches(pi.Pod, nil) {
+			n++
+		}
+	}
+	return n
+}
+
+// IncomingPodKey names what the existing pods' terms see of an incoming
+// pod: its namespace, its labels and its namespace's labels. It keys
+// per-node memos of which existing terms match the pod (NodeMemo).
+func IncomingPodKey(pod *v1.Pod, nsLabels labels.Set) string {
+	return pod.Namespace + "|" + labels.Set(pod.Labels).String() + "|" + nsLabels.String()
+}

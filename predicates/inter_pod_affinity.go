@@ -219,7 +219,7 @@ type topologyCount struct {
 // Per node, the matches are remembered for pods of the same namespace,
 // labels and namespace labels.
 func (pl *InterPodAffinity) countExistingAntiAffinity(pod *v1.Pod, nsLabels labels.Set, nodes []*framework.NodeInfo) affinityDomainCounts {
-	key := pod.Namespace + "|" + labels.Set(pod.Labels).String() + "|" + nsLabels.String()
+	key := framework.IncomingPodKey(pod, nsLabels)
 	match := func(ni *framework.NodeInfo) []topologyCount {
 		var out []topologyCount
 		for _, existing := range ni.PodsWithRequiredAntiAffinity {
@@ -290,15 +290,7 @@ func (pl *InterPodAffinity) countIncoming(affinity, anti []framework.AffinityTer
 	}
 	for j := range anti {
 		term := &anti[j]
-		count := func(ni *framework.NodeInfo) int32 {
-			var n int32
-			for _, existing := range ni.Pods {
-				if term.Matches(existing.Pod, nil) {
-					n++
-				}
-			}
-			return n
-		}
+		count := func(ni *framework.NodeInfo) int32 { return term.CountMatches(ni.Pods) }
 		pl.incomingMatches.ForEach("one:"+term.MatchKey(), nodes, count, func(i int, n int32) {
 			if n > 0 {
 				antiCounts.add(nodes[i].Node().Labels, term.TopologyKey, int64(n))

@@ -170,15 +170,7 @@ func (pl *InterPodAffinity) PreScore(_ context.Context, state *framework.CycleSt
 func (pl *InterPodAffinity) addIncomingTerms(scores *affinityDomainScores, terms []framework.WeightedAffinityTerm, sign int64, nodes []*framework.NodeInfo) {
 	for i := range terms {
 		term := &terms[i]
-		count := func(ni *framework.NodeInfo) int32 {
-			var n int32
-			for _, ep := range ni.Pods {
-				if term.Matches(ep.Pod, nil) {
-					n++
-				}
-			}
-			return n
-		}
+		count := func(ni *framework.NodeInfo) int32 { return term.CountMatches(ni.Pods) }
 		delta := sign * int64(term.Weight)
 		pl.incomingMatches.ForEach(term.MatchKey(), nodes, count, func(j int, n int32) {
 			if n > 0 {
@@ -241,7 +233,7 @@ func (pl *InterPodAffinity) addExistingTerms(scores *affinityDomainScores, pod *
 		}
 		return out
 	}
-	key := pod.Namespace + "|" + labels.Set(pod.Labels).String() + "|" + nsLabels.String()
+	key := framework.IncomingPodKey(pod, nsLabels)
 	pl.existingMatches.ForEach(key, nodes, deltas, func(i int, ds []topologyDelta) {
 		for _, d := range ds {
 			scores.add(nodes[i].Node().Labels, d.key, d.delta)
