@@ -119,7 +119,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&nodes, "nodes", "1000", "cluster sizes, comma-separated; each gets its own control plane")
 	fs.IntVar(&o.pods, "pods", 2000, "pods per drain for basic, spread and mixed (antiaffinity always uses one pod per node)")
 	fs.StringVar(&workloads, "workloads", "basic,spread", "comma-separated: "+strings.Join(workloadNames(), ","))
-	fs.StringVar(&schedulers, "schedulers", "yardmaster,kube-scheduler,ceiling", "comma-separated, run in this order; ceiling-events (opt-in) also posts a Scheduled event per pod")
+	fs.StringVar(&schedulers, "schedulers", "yardmaster,kube-scheduler,ceiling,ceiling-events", "comma-separated; each run rotates the order. ceiling binds round-robin with no decisions, ceiling-events also posts the Scheduled event per pod")
 	fs.IntVar(&o.runs, "runs", 1, "repetitions of every (workload, scheduler); the table shows medians")
 	fs.BoolVar(&o.warmUp, "warmup", true, "drain a small unrecorded backlog with every contender first, so none pays for a cold API server")
 	fs.Float64Var(&o.qps, "qps", 5000, "clientConnection.qps of both schedulers and of the harness's clients")
