@@ -324,21 +324,27 @@ func writeMarkdown(w io.Writer, r *Report) {
 		fmt.Fprintf(w, "**Profiled run: both schedulers served CPU profiles during their drains; the figures carry that cost.**\n\n")
 	}
 
-	fmt.Fprintln(w, "| nodes | workload | scheduler | pods bound | drain pods/s | × kube-scheduler | of ceiling | CPU ms/pod | apiserver+etcd ms/pod | peak RSS MiB | stream p50 / p99 ms | violations | CPU-request stddev (m) | other load (cores) |")
-	fmt.Fprintln(w, "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| nodes | workload | scheduler | pods bound | drain pods/s | × kube-scheduler | of ceiling | of ceiling-events | CPU ms/pod | apiserver+etcd ms/pod | peak RSS MiB | stream p50 / p99 ms | violations | CPU-request stddev (m) | other load (cores) |")
+	fmt.Fprintln(w, "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, s := range all {
 		if s.runs == 0 {
-			fmt.Fprintf(w, "| %d | %s | %s | failed (see results.json) | | | | | | | | | | |\n", s.nodes, s.workload, s.contender)
+			fmt.Fprintf(w, "| %d | %s | %s | failed (see results.json) | | | | | | | | | | | |\n", s.nodes, s.workload, s.contender)
 			continue
 		}
-		ks, ceil := find(all, s, kubeSchedulerName), find(all, s, ceilingName)
-		vsKS, ofCeil := "—", "—"
+		ks := find(all, s, kubeSchedulerName)
+		vsKS := "—"
 		if ks != nil && ks.podsPerSecond > 0 && s.contender != kubeSchedulerName {
 			vsKS = fmt.Sprintf("%.2f×", s.podsPerSecond/ks.podsPerSecond)
 		}
-		if ceil != nil && ceil.podsPerSecond > 0 && !isCeiling(s.contender) {
-			ofCeil = fmt.Sprintf("%.0f%%", 100*s.podsPerSecond/ceil.podsPerSecond)
+		// A scheduler's share of what a client making no decisions drains.
+		share := func(ceilingContender string) string {
+			c := find(all, s, ceilingContender)
+			if c == nil || c.podsPerSecond <= 0 || isCeiling(s.contender) {
+				return "—"
+			}
+			return fmt.Sprintf("%.0f%%", 100*s.podsPerSecond/c.podsPerSecond)
 		}
+		ofCeil, ofCeilEvents := share(ceilingName), share(ceilingEventsName)
 		cpu, rss, lat, viol := "—", "—", "—", "—"
 		if !isCeiling(s.contender) {
 			cpu = fmt.Sprintf("%.2f", s.cpuMsPerPod)
@@ -348,8 +354,8 @@ func writeMarkdown(w io.Writer, r *Report) {
 		if s.hasStream {
 			lat = fmt.Sprintf("%.0f / %.0f", s.p50, s.p99)
 		}
-		fmt.Fprintf(w, "| %d | %s | %s | %d/%d | %.0f | %s | %s | %s | %.2f | %s | %s | %s | %.0f | %.2f |\n",
-			s.nodes, s.workload, s.contender, s.bound, s.pods, s.podsPerSecond, vsKS, ofCeil, cpu, s.apiMsPerPod, rss, lat, viol, s.stddev, s.otherCores)
+		fmt.Fprintf(w, "| %d | %s | %s | %d/%d | %.0f | %s | %s | %s | %s | %.2f | %s | %s | %s | %.0f | %.2f |\n",
+			s.nodes, s.workload, s.contender, s.bound, s.pods, s.podsPerSecond, vsKS, ofCeil, ofCeilEvents, cpu, s.apiMsPerPod, rss, lat, viol, s.stddev, s.otherCores)
 	}
 
 	var targets []string

@@ -129,21 +129,28 @@ func TestWriteMarkdown(t *testing.T) {
 	drain := func(pps, cpu, rss float64) *DrainResult {
 		return &DrainResult{Pods: 100, Bound: 100, Complete: true, PodsPerSecond: pps, CPUMsPerPod: cpu, PeakRSSMiB: rss}
 	}
-	stream := func(p99 float64) *StreamResult { return &StreamResult{P50Ms: p99 / 2, P99Ms: p99} }
+	stream := func(p99 float64) *StreamResult {
+		return &StreamResult{Pods: 100, Bound: 100, Complete: true, P50Ms: p99 / 2, P99Ms: p99}
+	}
 	r := &Report{Settings: Settings{Runs: 1}, Runs: []*Run{
 		{Nodes: 10, Workload: "basic", Contender: yardmasterName, Run: 1, Drain: drain(1500, 0.4, 50), Stream: stream(10)},
 		{Nodes: 10, Workload: "basic", Contender: kubeSchedulerName, Run: 1, Drain: drain(600, 1.5, 200), Stream: stream(20)},
 		{Nodes: 10, Workload: "basic", Contender: ceilingName, Run: 1, Drain: drain(2000, 0, 0)},
+		{Nodes: 10, Workload: "basic", Contender: ceilingEventsName, Run: 1, Drain: drain(1600, 0, 0)},
 	}}
 	var b bytes.Buffer
 	writeMarkdown(&b, r)
 	for _, want := range []string{
-		"| 10 | basic | yardmaster | 100/100 | 1500 | 2.50× | 75% | 0.40 | 0.00 | 50 | 5 / 10 | 0 |",
+		// 1500 of the ceiling's 2000 and of ceiling-events' 1600.
+		"| 10 | basic | yardmaster | 100/100 | 1500 | 2.50× | 75% | 94% | 0.40 | 0.00 | 50 | 5 / 10 | 0 |",
 		// Targets: 2.5× ≥ 2×, 75% ≥ 70%, 0.4/1.5 = 0.27 ≤ 1/3, 50/200, 10/20.
 		"| 10 | basic | 2.50× ✓ | 75% ✓ | 0.27× ✓ | 0.25× ✓ | 0.50× ✓ | 0 ✓ |",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, b.String())
 		}
+	}
+	if strings.Contains(b.String(), "Notes:") {
+		t.Errorf("notes for runs that went well:\n%s", b.String())
 	}
 }
