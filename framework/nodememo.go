@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"slices"
 	"sync"
 )
 
@@ -81,8 +82,7 @@ func (m *NodeMemo[T]) ForEach(key string, nodes []*NodeInfo, compute func(*NodeI
 		// Computed into scratch space first: two NodeInfos could share a
 		// slot (the snapshot lists each node once, but the memo does not
 		// rely on it).
-		fresh := m.fresh[:0]
-		fresh = append(fresh, make([]T, len(stale))...)
+		fresh := slices.Grow(m.fresh[:0], len(stale))[:len(stale)]
 		m.parallelizer.Until(context.Background(), len(stale), func(j int) { fresh[j] = compute(nodes[stale[j]]) })
 		for j, i := range stale {
 			ni := nodes[i]
@@ -119,13 +119,13 @@ func (m *NodeMemo[T]) entryLocked(key string) *memoEntry[T] {
 			// pods each have a label of their own) then cost the memo no
 			// allocation per cycle, only the computing they cost anyway.
 			var oldest string
-			var oldestUsed uint64
+			var oldestEntry *memoEntry[T]
 			for k, v := range m.entries {
-				if oldest == "" || v.used < oldestUsed {
-					oldest, oldestUsed = k, v.used
+				if oldestEntry == nil || v.used < oldestEntry.used {
+					oldest, oldestEntry = k, v
 				}
 			}
-			e = m.entries[oldest]
+			e = oldestEntry
 			delete(m.entries, oldest)
 			clear(e.gens) // a zero generation matches no node the cache made
 			clear(e.values)
