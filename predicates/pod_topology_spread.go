@@ -115,11 +115,15 @@ func (pl *PodTopologySpread) PreFilter(_ context.Context, state *framework.Cycle
 		counts := s.constraints[i].counts
 		pl.spread.ForEachNodeCount(c, pod.Namespace, nodes, func(j, matching int) {
 			node := nodes[j].Node()
-			if node == nil || !framework.NodeHasSpreadKeys(node, constraints) || !c.IncludesNode(pod, node, required) {
+			if node == nil {
+				return
+			}
+			value, ok := node.Labels[c.TopologyKey]
+			if !ok || (len(constraints) > 1 && !framework.NodeHasSpreadKeys(node, constraints)) || !c.IncludesNode(pod, node, required) {
 				return
 			}
 			// A domain with no matching pod still counts as a domain.
-			counts[node.Labels[c.TopologyKey]] += matching
+			counts[value] += matching
 		})
 	}
 
