@@ -198,9 +198,9 @@ func (c *cluster) measure(ctx context.Context, w workload, run *Run) error {
 	if err != nil {
 		return fmt.Errorf("drain: %w", err)
 	}
-	logf("  %-12s run %d %-14s drain %5d/%-5d pods %7.0f pods/s  first bind after %5.2fs  cpu %6.2f ms/pod  rss %4.0f MiB  violations %d  stddev %.0fm  other load %.2f",
+	logf("  %-12s run %d %-14s drain %5d/%-5d pods %7.0f pods/s  first bind after %5.2fs  cpu %6.2f ms/pod  rss %4.0f MiB  violations %d  stddev %.0fm  other load %.2f  events %d (+%.1fs)",
 		w.name, run.Run, run.Contender, d.Bound, d.Pods, d.PodsPerSecond, d.StartToFirstBindS, d.CPUMsPerPod, d.PeakRSSMiB,
-		d.Placement.Violations, d.Placement.CPUStddevMilli, d.OtherCPUCores)
+		d.Placement.Violations, d.Placement.CPUStddevMilli, d.OtherCPUCores, d.ScheduledEvents, d.LastEventAfterLastBindS)
 	if isCeiling(run.Contender) || c.opts.streamCount == 0 {
 		return nil
 	}

@@ -33,6 +33,10 @@ type cluster struct {
 // Both finish in-flight bindings and exit within a second or two.
 const stopGrace = 15 * time.Second
 
+// eventQuiet bounds the wait for the Scheduled events of a drain: a
+// contender that wrote none for this long is not writing the rest.
+const eventQuiet = 10 * time.Second
+
 // settle bounds the wait, after the last binding, for the scheduler's CPU
 // use to stop climbing: events and status writes that belong to the
 // drained pods are part of what scheduling them cost.
@@ -154,6 +158,14 @@ func (c *cluster) drain(ctx context.Context, w workload, contender string, count
 		res.Curve = bindCurve(times, start)
 	}
 
+	if contender != ceilingName {
+		rec.waitForEvents(ctx, res.Bound, eventQuiet)
+		var lastEvent time.Time
+		res.ScheduledEvents, lastEvent = rec.events()
+		if !lastEvent.IsZero() && !last.IsZero() {
+			res.LastEventAfterLastBindS = lastEvent.Sub(last).Seconds()
+		}
+	}
 	if proc != nil {
 		cpuAtEnd := sampler.settle(ctx)
 		res.CPUSeconds = cpuAtEnd.Seconds()

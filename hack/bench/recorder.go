@@ -14,7 +14,10 @@ import (
 
 // recorder watches the pods of one namespace and notes when each is first
 // seen with spec.nodeName set. Those times, not anything the schedulers
-// report, are the bind times of every contender: one clock, one watch.
+// report, are the bind times of every contender: one clock, one watch. It
+// also watches the namespace's events and notes when each pod's Scheduled
+// event appears: a contender may write its events after its bindings, and
+// the drain is not over for it until they are written.
 type recorder struct {
 	factory informers.SharedInformerFactory
 	cancel  context.CancelFunc
@@ -25,11 +28,14 @@ type recorder struct {
 	bound map[string]time.Time // pod name → when seen bound
 	first time.Time
 	last  time.Time
+
+	scheduled map[string]time.Time // pod name → when its Scheduled event was seen
+	lastEvent time.Time
 }
 
 // startRecorder starts a pod informer on ns and waits for its cache.
 func startRecorder(ctx context.Context, c kubernetes.Interface, ns string) (*recorder, error) {
-	r := &recorder{bound: map[string]time.Time{}}
+	r := &recorder{bound: map[string]time.Time{}, scheduled: map[string]time.Time{}}
 	r.factory = informers.NewSharedInformerFactoryWithOptions(c, 0, informers.WithNamespace(ns))
 	inf := r.factory.Core().V1().Pods().Informer()
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -39,6 +45,11 @@ func startRecorder(ctx context.Context, c kubernetes.Interface, ns string) (*rec
 		return nil, fmt.Errorf("adding pod handler: %w", err)
 	}
 	r.lister = inf.GetIndexer()
+	if _, err := r.factory.Core().V1().Events().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: r.observeEvent,
+	}); err != nil {
+		return nil, fmt.Errorf("adding event handler: %w", err)
+	}
 	// The informer's own context: Shutdown waits for the informer to end,
 	// which it does only when the channel given to Start closes.
 	ctx, r.cancel = context.WithCancel(ctx)
@@ -74,6 +85,54 @@ func (r *recorder) observe(obj any, added bool) {
 		r.first = now
 	}
 	r.last = now
+}
+
+func (r *recorder) observeEvent(obj any) {
+	ev, ok := obj.(*v1.Event)
+	if !ok || ev.Reason != "Scheduled" || ev.InvolvedObject.Kind != "Pod" {
+		return
+	}
+	now := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.scheduled[ev.InvolvedObject.Name]; dup {
+		return
+	}
+	r.scheduled[ev.InvolvedObject.Name] = now
+	r.lastEvent = now
+}
+
+// events returns how many pods have their Scheduled event and when the
+// last one was seen.
+func (r *recorder) events() (n int, last time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.scheduled), r.lastEvent
+}
+
+// waitForEvents polls until want pods have their Scheduled event, no new
+// one came for quiet, or ctx ends.
+func (r *recorder) waitForEvents(ctx context.Context, want int, quiet time.Duration) {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	last, lastProgress := -1, time.Now()
+	for {
+		n, _ := r.events()
+		if n >= want {
+			return
+		}
+		if n != last {
+			last, lastProgress = n, time.Now()
+		}
+		if time.Since(lastProgress) > quiet {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // counts returns how many pods were seen and how many of them bound.

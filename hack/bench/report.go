@@ -108,6 +108,12 @@ type DrainResult struct {
 	// DrainCPUSeconds is the part between the first and the last binding.
 	DrainCPUSeconds float64 `json:"drain_cpu_s"`
 	PeakRSSMiB      float64 `json:"peak_rss_mib"`
+	// ScheduledEvents counts the pods whose Scheduled event was written
+	// (the ceiling writes none); LastEventAfterLastBindS is how long after
+	// the last binding the last of them appeared. The harness waits for
+	// them before it reads the CPU figures.
+	ScheduledEvents         int     `json:"scheduled_events"`
+	LastEventAfterLastBindS float64 `json:"last_event_after_last_bind_s"`
 	Usage
 	Placement Placement `json:"placement"`
 	Curve     []Point   `json:"curve"`
@@ -210,7 +216,9 @@ type summary struct {
 	violations        int // the most any run had, drain plus stream
 	spreadSkew        int
 	stddev            float64
-	medianRun         *Run // the run whose drain rate is the median, for the plot
+	events            int     // the fewest Scheduled events any run wrote
+	eventLagS         float64 // last Scheduled event after the last binding
+	medianRun         *Run    // the run whose drain rate is the median, for the plot
 }
 
 func summarize(runs []*Run) []*summary {
@@ -255,6 +263,11 @@ func summarize(runs []*Run) []*summary {
 			return 1000 * (r.Drain.APIServerCPUSeconds + r.Drain.EtcdCPUSeconds) / float64(max(1, r.Drain.Bound))
 		})
 		s.stddev = median(ok, func(r *Run) float64 { return r.Drain.Placement.CPUStddevMilli })
+		s.eventLagS = median(ok, func(r *Run) float64 { return r.Drain.LastEventAfterLastBindS })
+		s.events = ok[0].Drain.ScheduledEvents
+		for _, r := range ok {
+			s.events = min(s.events, r.Drain.ScheduledEvents)
+		}
 		for _, r := range ok {
 			v := r.Drain.Placement.Violations
 			skew := r.Drain.Placement.MaxSkew
@@ -324,11 +337,11 @@ func writeMarkdown(w io.Writer, r *Report) {
 		fmt.Fprintf(w, "**Profiled run: both schedulers served CPU profiles during their drains; the figures carry that cost.**\n\n")
 	}
 
-	fmt.Fprintln(w, "| nodes | workload | scheduler | pods bound | drain pods/s | × kube-scheduler | of ceiling | of ceiling-events | CPU ms/pod | apiserver+etcd ms/pod | peak RSS MiB | stream p50 / p99 ms | violations | CPU-request stddev (m) | other load (cores) |")
-	fmt.Fprintln(w, "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| nodes | workload | scheduler | pods bound | drain pods/s | × kube-scheduler | of ceiling | of ceiling-events | CPU ms/pod | apiserver+etcd ms/pod | peak RSS MiB | stream p50 / p99 ms | violations | CPU-request stddev (m) | other load (cores) | Scheduled events (last, s after last bind) |")
+	fmt.Fprintln(w, "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, s := range all {
 		if s.runs == 0 {
-			fmt.Fprintf(w, "| %d | %s | %s | failed (see results.json) | | | | | | | | | | | |\n", s.nodes, s.workload, s.contender)
+			fmt.Fprintf(w, "| %d | %s | %s | failed (see results.json) | | | | | | | | | | | | |\n", s.nodes, s.workload, s.contender)
 			continue
 		}
 		ks := find(all, s, kubeSchedulerName)
@@ -354,8 +367,12 @@ func writeMarkdown(w io.Writer, r *Report) {
 		if s.hasStream {
 			lat = fmt.Sprintf("%.0f / %.0f", s.p50, s.p99)
 		}
-		fmt.Fprintf(w, "| %d | %s | %s | %d/%d | %.0f | %s | %s | %s | %s | %.2f | %s | %s | %s | %.0f | %.2f |\n",
-			s.nodes, s.workload, s.contender, s.bound, s.pods, s.podsPerSecond, vsKS, ofCeil, ofCeilEvents, cpu, s.apiMsPerPod, rss, lat, viol, s.stddev, s.otherCores)
+		events := "—"
+		if s.contender != ceilingName {
+			events = fmt.Sprintf("%d (+%.1f)", s.events, s.eventLagS)
+		}
+		fmt.Fprintf(w, "| %d | %s | %s | %d/%d | %.0f | %s | %s | %s | %s | %.2f | %s | %s | %s | %.0f | %.2f | %s |\n",
+			s.nodes, s.workload, s.contender, s.bound, s.pods, s.podsPerSecond, vsKS, ofCeil, ofCeilEvents, cpu, s.apiMsPerPod, rss, lat, viol, s.stddev, s.otherCores, events)
 	}
 
 	var targets []string

@@ -64,6 +64,13 @@ type Options struct {
 // probes and Prometheus.
 const DefaultHTTPBindAddress = "0.0.0.0:10251"
 
+// reportingController is the reportingController of every event written.
+const reportingController = "yardmaster"
+
+// eventFlushTimeout bounds how long a stopping daemon keeps writing the
+// Scheduled events of pods it bound.
+const eventFlushTimeout = 5 * time.Second
+
 func newRunCommand() *cobra.Command {
 	o := Options{}
 	// Flag variables only carry values: configOverrides reads the flags
@@ -230,7 +237,9 @@ func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
 
 	factory := scheduler.NewInformerFactory(client)
 	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: eventClient.EventsV1()})
-	b := binder.New(client, broadcaster.NewRecorder(scheme.Scheme, "yardmaster"), logger)
+	b := binder.New(client, broadcaster.NewRecorder(scheme.Scheme, reportingController), logger)
+	host, _ := os.Hostname()
+	b.ScheduledEvents = binder.NewScheduledEvents(eventClient.EventsV1(), reportingController, reportingController+"-"+host, b.Binding, logger)
 	sched, err := scheduler.New(scheduler.Options{
 		Client:                   client,
 		InformerFactory:          factory,
@@ -291,6 +300,12 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer d.factory.Shutdown()
 	defer stopBackground() // first: the two above wait for it
 	d.broadcaster.StartRecordingToSink(background.Done())
+	d.Binder.ScheduledEvents.Start()
+	defer func() {
+		flush, cancel := context.WithTimeout(context.WithoutCancel(ctx), eventFlushTimeout)
+		defer cancel()
+		d.Binder.ScheduledEvents.Stop(flush)
+	}()
 	d.factory.Start(background.Done())
 	for typ, ok := range d.factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {

@@ -1,0 +1,268 @@
+package binder
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+	v1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	eventsclient "k8s.io/client-go/kubernetes/typed/events/v1"
+)
+
+// Sizing of the Scheduled-event writer.
+const (
+	// eventWorkers is how many Scheduled events may be in flight while no
+	// Binding is, eventWorkersWhileBinding how many while one is: few, so
+	// that a drain's Bindings get the API server (see ScheduledEvents).
+	eventWorkers             = 16
+	eventWorkersWhileBinding = 2
+	// eventQueue bounds the events waiting to be written (about 100 bytes
+	// each); beyond it new ones are dropped and counted.
+	eventQueue = 16384
+	// eventBusyPoll is how often a worker held back by Bindings looks again.
+	eventBusyPoll = 10 * time.Millisecond
+
+	eventAttempts     = 3
+	eventRetryBackoff = 500 * time.Millisecond
+	eventTimeout      = 30 * time.Second
+)
+
+// ScheduledEvents writes the Normal "Scheduled" event of every bound pod, as
+// kube-scheduler does (events.k8s.io/v1, reason Scheduled, action Binding,
+// "Successfully assigned <ns>/<pod> to <node>"), from a bounded FIFO served
+// by a few workers.
+//
+// Why not client-go's events recorder, which still writes the other
+// events: on the API server a Scheduled event costs about as much as the
+// Binding before it (managed fields, storage, the response), and the
+// recorder posts every event from its own goroutine the moment it is made.
+// During a backlog drain that gives half of the API server to events while
+// pods wait for their Bindings. Here Bindings go first: while any is in
+// flight only two events are, and once none is, sixteen; the backlog is
+// normally written within seconds of a drain's end. An event carries the
+// time of its binding (eventTime and its name), not the time it was
+// written, so `kubectl describe pod` reads the same either way.
+type ScheduledEvents struct {
+	create     func(context.Context, *eventsv1.Event) error
+	controller string // reportingController
+	instance   string // reportingInstance
+	logger     *zap.Logger
+	// binding reports whether a Binding is in flight.
+	binding func() bool
+
+	workers, workersWhileBinding int
+	retryBackoff                 time.Duration
+	queue                        chan scheduledEvent
+	startOnce                    sync.Once
+	wg                           sync.WaitGroup
+	written                      atomic.Int64
+	dropped                      atomic.Int64
+	// closing is closed by Stop: workers then drain the queue and return.
+	closing   chan struct{}
+	closeOnce sync.Once
+	// cancel aborts requests in flight when Stop runs out of time.
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// scheduledEvent is what an event is made from: a pod reference, the node
+// and the time of the binding.
+type scheduledEvent struct {
+	namespace, name, resourceVersion string
+	uid                              types.UID
+	node                             string
+	at                               time.Time
+}
+
+// NewScheduledEvents returns a writer that posts through client as
+// reportingController controller and reportingInstance instance, holding
+// back while binding reports true (nil: never). Start it with Start and end
+// it with Stop.
+func NewScheduledEvents(client eventsclient.EventsV1Interface, controller, instance string, binding func() bool, logger *zap.Logger) *ScheduledEvents {
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	if binding == nil {
+		binding = func() bool { return false }
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &ScheduledEvents{
+		create: func(ctx context.Context, ev *eventsv1.Event) error {
+			_, err := client.Events(ev.Namespace).Create(ctx, ev, metav1.CreateOptions{})
+			return err
+		},
+		controller: controller, instance: instance, logger: logger,
+		binding: binding,
+		workers: eventWorkers, workersWhileBinding: eventWorkersWhileBinding,
+		retryBackoff: eventRetryBackoff,
+		queue:        make(chan scheduledEvent, eventQueue),
+		closing:      make(chan struct{}),
+		ctx:          ctx, cancel: cancel,
+	}
+}
+
+// Start starts the workers. Events recorded before wait in the queue.
+func (e *ScheduledEvents) Start() {
+	e.startOnce.Do(func() {
+		e.wg.Add(e.workers)
+		for i := range e.workers {
+			go e.work(i >= e.workersWhileBinding)
+		}
+	})
+}
+
+// Record queues the Scheduled event of pod, bound to node now. It never
+// blocks: with the queue full the event is dropped and counted.
+func (e *ScheduledEvents) Record(pod *v1.Pod, node string) {
+	ev := scheduledEvent{
+		namespace: pod.Namespace, name: pod.Name, resourceVersion: pod.ResourceVersion,
+		uid: pod.UID, node: node, at: time.Now(),
+	}
+	select {
+	case <-e.closing:
+		e.drop(1)
+		return
+	default:
+	}
+	select {
+	case e.queue <- ev:
+	default:
+		e.drop(1)
+	}
+}
+
+// drop counts n events that will not be written, and says so in the log
+// the first time and then once per thousand.
+func (e *ScheduledEvents) drop(n int64) {
+	total := e.dropped.Add(n)
+	if (total-n)/1000 != total/1000 || total == n {
+		e.logger.Warn("Scheduled events dropped: the queue was full or the writer stopped",
+			zap.Int64("dropped", total), zap.Int("queue", cap(e.queue)))
+	}
+}
+
+// Written returns how many events were posted; Dropped how many were not
+// (queue full, stopped, or rejected by the API server).
+func (e *ScheduledEvents) Written() int64 { return e.written.Load() }
+
+// Dropped returns how many events were not posted.
+func (e *ScheduledEvents) Dropped() int64 { return e.dropped.Load() }
+
+// Stop stops taking events and writes those queued until ctx is done;
+// what is left then is dropped. It returns when every worker has. Stop
+// without Start drops the queue.
+func (e *ScheduledEvents) Stop(ctx context.Context) {
+	e.closeOnce.Do(func() { close(e.closing) })
+	done := make(chan struct{})
+	go func() { e.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		e.cancel()
+		<-done
+	}
+	e.cancel()
+	if n := len(e.queue); n > 0 {
+		e.drop(int64(n))
+	}
+}
+
+// work writes events until Stop; a worker that yields to Bindings takes
+// none while one is in flight.
+func (e *ScheduledEvents) work(yields bool) {
+	defer e.wg.Done()
+	var poll *time.Timer
+	for {
+		for yields && e.binding() {
+			if poll == nil {
+				poll = time.NewTimer(eventBusyPoll)
+			} else {
+				poll.Reset(eventBusyPoll)
+			}
+			select {
+			case <-e.closing:
+				e.drain()
+				return
+			case <-poll.C:
+			}
+		}
+		select {
+		case ev := <-e.queue:
+			e.write(ev)
+		case <-e.closing:
+			e.drain()
+			return
+		}
+	}
+}
+
+// drain writes what is queued, unless Stop runs out of time.
+func (e *ScheduledEvents) drain() {
+	for e.ctx.Err() == nil {
+		select {
+		case ev := <-e.queue:
+			e.write(ev)
+		default:
+			return
+		}
+	}
+}
+
+// write posts one event, retrying transient errors a few times.
+func (e *ScheduledEvents) write(ev scheduledEvent) {
+	obj := e.event(ev)
+	backoff := e.retryBackoff
+	for attempt := 1; ; attempt++ {
+		ctx, cancel := context.WithTimeout(e.ctx, eventTimeout)
+		err := e.create(ctx, obj)
+		cancel()
+		switch {
+		case err == nil || apierrors.IsAlreadyExists(err):
+			e.written.Add(1)
+			return
+		case apierrors.IsNotFound(err) || apierrors.IsForbidden(err) && apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause):
+			// The namespace is gone or going: nobody will read it.
+			e.dropped.Add(1)
+			return
+		case !IsTransient(err) || attempt >= eventAttempts || e.ctx.Err() != nil:
+			e.dropped.Add(1)
+			e.logger.Warn("could not write the Scheduled event",
+				zap.String("pod", ev.namespace+"/"+ev.name), zap.Error(err))
+			return
+		}
+		select {
+		case <-e.ctx.Done():
+		case <-time.After(backoff):
+		}
+		backoff *= 2
+	}
+}
+
+// event builds the object client-go's events recorder would: the name is
+// the pod's and the binding time in hex nanoseconds.
+func (e *ScheduledEvents) event(ev scheduledEvent) *eventsv1.Event {
+	return &eventsv1.Event{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      fmt.Sprintf("%s.%x", ev.name, ev.at.UnixNano()),
+			Namespace: ev.namespace,
+		},
+		EventTime:           metav1.NewMicroTime(ev.at),
+		ReportingController: e.controller,
+		ReportingInstance:   e.instance,
+		Action:              "Binding",
+		Reason:              ReasonScheduled,
+		Regarding: v1.ObjectReference{
+			Kind: "Pod", APIVersion: "v1",
+			Namespace: ev.namespace, Name: ev.name, UID: ev.uid, ResourceVersion: ev.resourceVersion,
+		},
+		Note: fmt.Sprintf("Successfully assigned %s/%s to %s", ev.namespace, ev.name, ev.node),
+		Type: v1.EventTypeNormal,
+	}
+}

@@ -1,0 +1,88 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/yardmaster-io/yardmaster/cmd/yardmaster/app"
+	"github.com/yardmaster-io/yardmaster/config"
+)
+
+// Every pod of a backlog gets exactly one Scheduled event, as
+// kube-scheduler writes it, including the pods bound just before the
+// daemon stops: their events are written before Run returns. Bindings go
+// before events, so here the events are still being written when the last
+// pod is bound.
+func TestScheduledEventForEveryPod(t *testing.T) {
+	e := newEnv(t)
+	for i := range 4 {
+		e.addNode(e.node(fmt.Sprintf("n%d", i)).Capacity("32", "64Gi", 110))
+	}
+	const n = 120
+	created := time.Now()
+	uids := map[string]string{}
+	for i := range n {
+		p := e.createPod(e.pod(fmt.Sprintf("p%03d", i)).Req("10m", "16Mi"))
+		uids[p.Name] = string(p.UID)
+	}
+
+	d, err := app.NewDaemon(app.Options{
+		RESTConfig: cp.RESTConfig(cp.AdminToken),
+		Overrides: config.Overrides{
+			SchedulerName: ptr(e.scheduler),
+			LeaderElect:   ptr(false),
+			QPS:           ptr[float32](500),
+			Burst:         ptr(1000),
+		},
+	}, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	placed := e.waitAllBound(time.Minute, n)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("scheduler exited: %v", err)
+	}
+	stopped := time.Now()
+
+	evs, err := e.client.EventsV1().Events(e.ns).List(e.ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, ev := range evs.Items {
+		if ev.Reason != "Scheduled" {
+			continue
+		}
+		pod := ev.Regarding.Name
+		seen[pod]++
+		want := fmt.Sprintf("Successfully assigned %s/%s to %s", e.ns, pod, placed[pod])
+		switch {
+		case ev.Note != want:
+			t.Errorf("%s: note %q, want %q", pod, ev.Note, want)
+		case ev.Type != v1.EventTypeNormal || ev.Action != "Binding" || ev.ReportingController != "yardmaster":
+			t.Errorf("%s: type %q action %q reportingController %q, want Normal, Binding, yardmaster", pod, ev.Type, ev.Action, ev.ReportingController)
+		case ev.Regarding.Kind != "Pod" || ev.Regarding.APIVersion != "v1" || string(ev.Regarding.UID) != uids[pod]:
+			t.Errorf("%s: regarding %+v, want the pod (uid %s)", pod, ev.Regarding, uids[pod])
+		case ev.EventTime.Before(&metav1.MicroTime{Time: created.Truncate(time.Second)}) || ev.EventTime.After(stopped):
+			t.Errorf("%s: eventTime %v outside the run", pod, ev.EventTime)
+		}
+	}
+	for pod := range placed {
+		if seen[pod] != 1 {
+			t.Errorf("%s: %d Scheduled events, want 1", pod, seen[pod])
+		}
+	}
+	if w, dr := d.Binder.ScheduledEvents.Written(), d.Binder.ScheduledEvents.Dropped(); w != n || dr != 0 {
+		t.Errorf("writer: %d written, %d dropped; want %d and 0", w, dr, n)
+	}
+}
