@@ -45,8 +45,9 @@ const (
 // recorder posts every event from its own goroutine the moment it is made.
 // During a backlog drain that gives half of the API server to events while
 // pods wait for their Bindings. Here Bindings go first: while any is in
-// flight only two events are, and once none is, sixteen; the backlog is
-// normally written within seconds of a drain's end. An event carries the
+// flight and events queue up, only two are posted at a time, and once none
+// is, sixteen; the backlog is normally written within seconds of a drain's
+// end. An event carries the
 // time of its binding (eventTime and its name), not the time it was
 // written, so `kubectl describe pod` reads the same either way.
 type ScheduledEvents struct {
@@ -152,6 +153,9 @@ func (e *ScheduledEvents) drop(n int64) {
 // (queue full, stopped, or rejected by the API server).
 func (e *ScheduledEvents) Written() int64 { return e.written.Load() }
 
+// Queued returns how many events wait to be written.
+func (e *ScheduledEvents) Queued() int { return len(e.queue) }
+
 // Dropped returns how many events were not posted.
 func (e *ScheduledEvents) Dropped() int64 { return e.dropped.Load() }
 
@@ -174,13 +178,16 @@ func (e *ScheduledEvents) Stop(ctx context.Context) {
 	}
 }
 
-// work writes events until Stop; a worker that yields to Bindings takes
-// none while one is in flight.
+// work writes events until Stop. A worker that yields to Bindings takes
+// none while one is in flight and events are waiting; it looks again every
+// eventBusyPoll. With none waiting it blocks on the queue like the others,
+// so a scheduler that binds now and then never polls, and the few events
+// such a worker takes as a drain begins are all it adds to the drain.
 func (e *ScheduledEvents) work(yields bool) {
 	defer e.wg.Done()
 	var poll *time.Timer
 	for {
-		for yields && e.binding() {
+		for yields && len(e.queue) > 0 && e.binding() {
 			if poll == nil {
 				poll = time.NewTimer(eventBusyPoll)
 			} else {

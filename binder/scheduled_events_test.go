@@ -82,11 +82,13 @@ func TestScheduledEventsYieldToBindings(t *testing.T) {
 	var binding atomic.Bool
 	binding.Store(true)
 	e := newTestWriter(sink.create, binding.Load)
-	e.Start()
 	const n = 40
 	for i := range n {
 		e.Record(schedtest.MakePod().Namespace("ns").Name(fmt.Sprintf("p%d", i)).Obj(), "n1")
 	}
+	// Started with a backlog, as in a drain: a yielding worker that
+	// finds the queue empty takes the next event like any other.
+	e.Start()
 
 	// While a Binding is in flight only the workers that never yield post.
 	eventually(t, "the first events in flight", func() bool { return sink.inFlight.Load() == eventWorkersWhileBinding })

@@ -163,7 +163,9 @@ func (c *cluster) drain(ctx context.Context, w workload, contender string, count
 		var lastEvent time.Time
 		res.ScheduledEvents, lastEvent = rec.events()
 		if !lastEvent.IsZero() && !last.IsZero() {
-			res.LastEventAfterLastBindS = lastEvent.Sub(last).Seconds()
+			// Negative when the event watch saw the last event before
+			// the pod watch saw the last binding: no lag.
+			res.LastEventAfterLastBindS = max(0, lastEvent.Sub(last).Seconds())
 		}
 	}
 	if proc != nil {

@@ -85,4 +85,21 @@ func TestScheduledEventForEveryPod(t *testing.T) {
 	if w, dr := d.Binder.ScheduledEvents.Written(), d.Binder.ScheduledEvents.Dropped(); w != n || dr != 0 {
 		t.Errorf("writer: %d written, %d dropped; want %d and 0", w, dr, n)
 	}
+	mfs, err := d.Metrics.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, mf := range mfs {
+		switch mf.GetName() {
+		case "yardmaster_scheduled_events_queued", "yardmaster_scheduled_events_dropped_total":
+			found++
+			if m := mf.GetMetric()[0]; m.GetGauge().GetValue()+m.GetCounter().GetValue() != 0 {
+				t.Errorf("%s = %v after the flush, want 0", mf.GetName(), m)
+			}
+		}
+	}
+	if found != 2 {
+		t.Errorf("%d of the 2 event metrics served", found)
+	}
 }

@@ -240,6 +240,9 @@ func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
 	b := binder.New(client, broadcaster.NewRecorder(scheme.Scheme, reportingController), logger)
 	host, _ := os.Hostname()
 	b.ScheduledEvents = binder.NewScheduledEvents(eventClient.EventsV1(), reportingController, reportingController+"-"+host, b.Binding, logger)
+	if err := metrics.RegisterScheduledEvents(reg, b.ScheduledEvents); err != nil {
+		return nil, fmt.Errorf("register event metrics: %w", err)
+	}
 	sched, err := scheduler.New(scheduler.Options{
 		Client:                   client,
 		InformerFactory:          factory,
