@@ -41,11 +41,19 @@ type NodeMemo[T any] struct {
 	fresh []T
 }
 
-// memoEntry holds one key's values by slot.
+// memoEntry holds one key's values by slot and, for SyncTotal, the
+// running total of those values.
 type memoEntry[T any] struct {
 	used   uint64
 	gens   []int64
 	values []T
+
+	// For SyncTotal: total is the running total; seen[slot] is the last
+	// call that listed the slot; transient are the values of the last
+	// call's nodes that could not be filed, to take out of total next time.
+	total     any
+	seen      []uint64
+	transient []T
 }
 
 // NewNodeMemo returns an empty memo that computes on p's workers when many
@@ -129,6 +137,9 @@ func (m *NodeMemo[T]) entryLocked(key string) *memoEntry[T] {
 			delete(m.entries, oldest)
 			clear(e.gens) // a zero generation matches no node the cache made
 			clear(e.values)
+			clear(e.seen)
+			clear(e.transient)
+			e.total, e.transient = nil, e.transient[:0]
 		} else {
 			e = &memoEntry[T]{}
 		}
@@ -143,7 +154,107 @@ func (e *memoEntry[T]) grow(n int) {
 	n = max(n, 2*len(e.gens), 64)
 	gens := make([]int64, n)
 	values := make([]T, n)
+	seen := make([]uint64, n)
 	copy(gens, e.gens)
 	copy(values, e.values)
-	e.gens, e.values = gens, values
+	copy(seen, e.seen)
+	e.gens, e.values, e.seen = gens, values, seen
+}
+
+// SyncTotal keeps, per key, a running total over nodes of compute(node),
+// such as pods per topology domain, and returns it: made by newTotal the
+// first time (and after the key was forgotten), then brought up to date by
+// apply(total, v, +1) for each value that enters it and apply(total, v, -1)
+// for each that leaves it. Between two cycles of a backlog that is one node
+// out and in again, where summing from scratch would visit every node.
+//
+// A value enters when its node is listed with a node state not summed
+// before, and leaves when that node state changes or the node is no longer
+// listed; so the total is always that of the nodes of the last call. Values
+// must therefore carry all they depend on (the domain a count is for, not
+// just the count), as apply gets nothing else when a value leaves.
+//
+// The total belongs to the memo: callers may read it until their next
+// call for the key and must not change it. A key is used either with
+// ForEach or with SyncTotal, never both.
+func SyncTotal[T, S any](m *NodeMemo[T], key string, nodes []*NodeInfo, compute func(*NodeInfo) T, newTotal func() S, apply func(total S, v T, sign int64)) S {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.entryLocked(key)
+	total, ok := e.total.(S)
+	if !ok {
+		total = newTotal()
+		e.total = total
+		// Values filed for another kind of total (never, by the contract)
+		// or before the total was made are not in it.
+		clear(e.gens)
+		clear(e.values)
+		clear(e.seen)
+		e.transient = e.transient[:0]
+	}
+	for _, v := range e.transient {
+		apply(total, v, -1)
+	}
+	clear(e.transient)
+	e.transient = e.transient[:0]
+	call := m.tick // fresh for every call (entryLocked advanced it)
+
+	// The listed nodes whose state is not in the total, and those that
+	// cannot be filed: not made by the cache, or a second NodeInfo with a
+	// slot already listed.
+	stale := m.stale[:0]
+	var unfiled []int
+	for i, ni := range nodes {
+		if ni.Generation == 0 || ni.Slot <= 0 {
+			unfiled = append(unfiled, i)
+			continue
+		}
+		if ni.Slot >= len(e.gens) {
+			e.grow(ni.Slot + 1)
+		}
+		if e.seen[ni.Slot] == call {
+			unfiled = append(unfiled, i)
+			continue
+		}
+		e.seen[ni.Slot] = call
+		if e.gens[ni.Slot] != ni.Generation {
+			stale = append(stale, i)
+		}
+	}
+	m.stale = stale
+
+	fresh := slices.Grow(m.fresh[:0], len(stale))[:len(stale)]
+	if len(stale) > memoParallelAbove {
+		m.parallelizer.Until(context.Background(), len(stale), func(j int) { fresh[j] = compute(nodes[stale[j]]) })
+	} else {
+		for j, i := range stale {
+			fresh[j] = compute(nodes[i])
+		}
+	}
+	var zero T
+	for j, i := range stale {
+		ni := nodes[i]
+		if e.gens[ni.Slot] != 0 {
+			apply(total, e.values[ni.Slot], -1)
+		}
+		e.gens[ni.Slot], e.values[ni.Slot] = ni.Generation, fresh[j]
+		apply(total, fresh[j], +1)
+	}
+	clear(fresh)
+	m.fresh = fresh
+
+	// Nodes summed before and not listed now (deleted, or no longer
+	// holding what the caller lists nodes for) leave the total.
+	for slot, gen := range e.gens {
+		if gen != 0 && e.seen[slot] != call {
+			apply(total, e.values[slot], -1)
+			e.gens[slot], e.values[slot] = 0, zero
+		}
+	}
+	for _, i := range unfiled {
+		v := compute(nodes[i])
+		apply(total, v, +1)
+		e.transient = append(e.transient, v)
+	}
+	return total
 }

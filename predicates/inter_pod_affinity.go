@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
-	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -43,22 +41,61 @@ type affinityDomain struct {
 	key, value string
 }
 
-// affinityDomainCounts counts, per topology domain, the pods that match (or whose
-// terms match); only positive counts are stored.
-type affinityDomainCounts map[affinityDomain]int64
+// domainCount is what one node adds to one topology domain.
+type domainCount struct {
+	domain affinityDomain
+	n      int64
+}
 
-// add counts n matches in the domain of the node with nodeLabels named by
-// key, when the node has that label: a node without the topology key is in
-// no domain.
-func (m *affinityDomainCounts) add(nodeLabels map[string]string, key string, n int64) {
+// addDomainCount adds n matches in the domain named by key of the node with
+// nodeLabels, when the node has that label: a node without the topology key
+// is in no domain.
+func addDomainCount(counts []domainCount, nodeLabels map[string]string, key string, n int64) []domainCount {
 	v, ok := nodeLabels[key]
 	if !ok {
-		return
+		return counts
 	}
-	if *m == nil {
-		*m = make(affinityDomainCounts)
+	d := affinityDomain{key, v}
+	for i := range counts {
+		if counts[i].domain == d {
+			counts[i].n += n
+			return counts
+		}
 	}
-	(*m)[affinityDomain{key, v}] += n
+	return append(counts, domainCount{d, n})
+}
+
+// domainCounts counts matches per topology domain, by topology key and
+// then label value, so that Filter hashes only the node's label value.
+// Only positive counts are stored, and only keys with one.
+type domainCounts map[string]map[string]int64
+
+func newDomainCounts() domainCounts { return domainCounts{} }
+
+// apply adds (sign 1) or takes out (sign -1) one node's matches: the
+// running total framework.SyncTotal keeps.
+func (c domainCounts) apply(node []domainCount, sign int64) {
+	for _, d := range node {
+		values := c[d.domain.key]
+		if values == nil {
+			values = map[string]int64{}
+			c[d.domain.key] = values
+		}
+		if n := values[d.domain.value] + sign*d.n; n != 0 {
+			values[d.domain.value] = n
+			continue
+		}
+		delete(values, d.domain.value)
+		if len(values) == 0 {
+			delete(c, d.domain.key)
+		}
+	}
+}
+
+// keyCounts are the counts of one topology key, by label value.
+type keyCounts struct {
+	key    string
+	values map[string]int64
 }
 
 // interPodAffinityState is what Filter needs, computed once per cycle so
@@ -68,19 +105,18 @@ type interPodAffinityState struct {
 	// terms, their namespaceSelectors resolved.
 	affinityTerms     []framework.AffinityTerm
 	antiAffinityTerms []framework.AffinityTerm
-	// affinityCounts counts, per domain of each affinity term's topology
-	// key, the existing pods that match all the affinity terms.
-	affinityCounts affinityDomainCounts
-	// antiAffinityCounts counts, per domain, the existing pods that an
-	// anti-affinity term (of that topology key) matches.
-	antiAffinityCounts affinityDomainCounts
-	// existingAntiAffinityCounts counts, per domain, the required
-	// anti-affinity terms of existing pods that match the incoming pod.
-	existingAntiAffinityCounts affinityDomainCounts
-	// existingAntiAffinityKeys are the topology keys of
-	// existingAntiAffinityCounts, each once, so Filter looks up those keys
-	// rather than every label of the node.
-	existingAntiAffinityKeys []string
+	// affinityCounts counts, per label value of each affinity term's
+	// topology key (in the order of affinityTerms), the existing pods that
+	// match all the affinity terms.
+	affinityCounts []map[string]int64
+	// antiAffinityCounts counts, per label value of each anti-affinity
+	// term's topology key (in the order of antiAffinityTerms), the existing
+	// pods that term matches.
+	antiAffinityCounts []map[string]int64
+	// existingAntiAffinity counts, per topology key and label value, the
+	// required anti-affinity terms of existing pods that match the
+	// incoming pod.
+	existingAntiAffinity []keyCounts
 	// firstOfGroup is kube-scheduler's rule for the first pod of a group
 	// with affinity to itself: when no existing pod matches the affinity
 	// terms and the pod matches them itself, any node carrying every
@@ -88,7 +124,9 @@ type interPodAffinityState struct {
 	firstOfGroup bool
 }
 
-// Clone returns s: it is never mutated after PreFilter.
+// Clone returns s: it is never mutated after PreFilter. Its count maps
+// are the memos' running totals, which change only in the next cycle's
+// PreFilter.
 func (s *interPodAffinityState) Clone() framework.StateData { return s }
 
 // InterPodAffinity is the filter for spec.affinity.podAffinity and
@@ -104,28 +142,12 @@ func (s *interPodAffinityState) Clone() framework.StateData { return s }
 type InterPodAffinity struct {
 	snapshot   framework.NodeInfoLister
 	namespaces listersv1.NamespaceLister
-	// incomingMatches remembers, per node and term, how many of its pods
-	// an incoming pod's term matches; existingMatches, per node and kind
-	// of incoming pod, which anti-affinity terms of its pods match it.
-	incomingMatches *framework.NodeMemo[int32]
-	existingMatches *framework.NodeMemo[[]topologyCount]
-	// sizes are the sizes of the last cycle's count maps (affinity, anti,
-	// existing anti), to make the next ones that big at once: in a backlog
-	// they grow by at most one domain per cycle, and a hostname term has a
-	// domain per node, so growing them entry by entry rehashes thousands.
-	sizes [3]atomic.Int64
-}
-
-// The count maps sizes remembers.
-const (
-	sizeAffinity = iota
-	sizeAnti
-	sizeExisting
-)
-
-// newCounts returns an empty count map as big as the last one of kind.
-func (pl *InterPodAffinity) newCounts(kind int) affinityDomainCounts {
-	return make(affinityDomainCounts, pl.sizes[kind].Load())
+	// incomingMatches keeps, per term, how many pods it matches per
+	// topology domain; existingMatches, per kind of incoming pod, how many
+	// existing pods' anti-affinity terms match it per domain. Both are
+	// running totals over the nodes, updated by the nodes that changed.
+	incomingMatches *framework.NodeMemo[[]domainCount]
+	existingMatches *framework.NodeMemo[[]domainCount]
 }
 
 var (
@@ -145,8 +167,8 @@ func NewInterPodAffinity(h framework.Handle) (*InterPodAffinity, error) {
 	return &InterPodAffinity{
 		snapshot:        h.SnapshotSharedLister(),
 		namespaces:      framework.NamespaceLister(h, InterPodAffinityName),
-		incomingMatches: framework.NewNodeMemo[int32](p),
-		existingMatches: framework.NewNodeMemo[[]topologyCount](p),
+		incomingMatches: framework.NewNodeMemo[[]domainCount](p),
+		existingMatches: framework.NewNodeMemo[[]domainCount](p),
 	}, nil
 }
 
@@ -186,122 +208,104 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 	s := &interPodAffinityState{affinityTerms: affinity, antiAffinityTerms: anti}
 	if len(withAnti) > 0 {
 		nsLabels := framework.NamespaceLabels(pl.namespaces, pod.Namespace)
-		s.existingAntiAffinityCounts = pl.countExistingAntiAffinity(pod, nsLabels, withAnti)
+		for key, values := range pl.countExistingAntiAffinity(pod, nsLabels, withAnti) {
+			s.existingAntiAffinity = append(s.existingAntiAffinity, keyCounts{key, values})
+		}
 	}
+	var anyAffinity bool
 	if len(affinity) > 0 || len(anti) > 0 {
-		s.affinityCounts, s.antiAffinityCounts = pl.countIncoming(affinity, anti, nodes)
+		var affinityCounts domainCounts
+		affinityCounts, s.antiAffinityCounts = pl.countIncoming(affinity, anti, nodes)
+		anyAffinity = len(affinityCounts) > 0
+		for i := range affinity {
+			s.affinityCounts = append(s.affinityCounts, affinityCounts[affinity[i].TopologyKey])
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, framework.AsStatus(err)
 	}
-	if len(s.existingAntiAffinityCounts) == 0 && len(affinity) == 0 && len(anti) == 0 {
+	if len(s.existingAntiAffinity) == 0 && len(affinity) == 0 && len(anti) == 0 {
 		return nil, framework.NewStatus(framework.Skip)
 	}
-	for p := range s.existingAntiAffinityCounts {
-		if !slices.Contains(s.existingAntiAffinityKeys, p.key) {
-			s.existingAntiAffinityKeys = append(s.existingAntiAffinityKeys, p.key)
-		}
-	}
-	s.firstOfGroup = len(s.affinityCounts) == 0 && framework.PodMatchesAllTerms(affinity, pod)
+	s.firstOfGroup = !anyAffinity && framework.PodMatchesAllTerms(affinity, pod)
 	state.Write(interPodAffinityStateKey, s)
 	return nil, nil
 }
 
-// topologyCount is how many matches one node adds to the domain of a
-// topology key.
-type topologyCount struct {
-	key string
-	n   int64
-}
-
 // countExistingAntiAffinity counts, per domain, the required anti-affinity
-// terms of pods on nodes that match pod (whose namespace has nsLabels).
-// Per node, the matches are remembered for pods of the same namespace,
-// labels and namespace labels.
-func (pl *InterPodAffinity) countExistingAntiAffinity(pod *v1.Pod, nsLabels labels.Set, nodes []*framework.NodeInfo) affinityDomainCounts {
-	key := framework.IncomingPodKey(pod, nsLabels)
-	match := func(ni *framework.NodeInfo) []topologyCount {
-		var out []topologyCount
+// terms of pods on nodes that match pod (whose namespace has nsLabels): a
+// running total for pods of the same namespace, labels and namespace
+// labels, brought up to date by the nodes that changed.
+func (pl *InterPodAffinity) countExistingAntiAffinity(pod *v1.Pod, nsLabels labels.Set, nodes []*framework.NodeInfo) domainCounts {
+	match := func(ni *framework.NodeInfo) []domainCount {
+		var out []domainCount
+		nodeLabels := nodeLabelsOf(ni)
 		for _, existing := range ni.PodsWithRequiredAntiAffinity {
 			terms := existing.RequiredAntiAffinityTerms()
 			for i := range terms {
 				if terms[i].Matches(pod, nsLabels) {
-					out = addTopologyCount(out, terms[i].TopologyKey, 1)
+					out = addDomainCount(out, nodeLabels, terms[i].TopologyKey, 1)
 				}
 			}
 		}
 		return out
 	}
-	total := pl.newCounts(sizeExisting)
-	pl.existingMatches.ForEach(key, nodes, match, func(i int, matches []topologyCount) {
-		for _, m := range matches {
-			total.add(nodes[i].Node().Labels, m.key, m.n)
-		}
-	})
-	pl.sizes[sizeExisting].Store(int64(len(total)))
-	return total
+	return framework.SyncTotal(pl.existingMatches, framework.IncomingPodKey(pod, nsLabels), nodes, match, newDomainCounts, domainCounts.apply)
 }
 
-// addTopologyCount adds n matches for key to counts.
-func addTopologyCount(counts []topologyCount, key string, n int64) []topologyCount {
-	for i := range counts {
-		if counts[i].key == key {
-			counts[i].n += n
-			return counts
-		}
+// nodeLabelsOf returns the labels of ni's node, nil without one.
+func nodeLabelsOf(ni *framework.NodeInfo) map[string]string {
+	if n := ni.Node(); n != nil {
+		return n.Labels
 	}
-	return append(counts, topologyCount{key, n})
+	return nil
 }
 
 // countIncoming counts, per domain, the existing pods that match all of
-// affinity (once per affinity term's topology key) and, per domain, the
-// existing pods each term of anti matches. Per node, the matching pods are
-// remembered for each term (and for the affinity terms together).
-func (pl *InterPodAffinity) countIncoming(affinity, anti []framework.AffinityTerm, nodes []*framework.NodeInfo) (affinityDomainCounts, affinityDomainCounts) {
-	var affinityCounts, antiCounts affinityDomainCounts
+// affinity (once per affinity term's topology key) and, per term of anti,
+// the existing pods it matches per domain. Each is a running total, kept
+// per set of terms (affinity) or term (anti) and topology keys.
+func (pl *InterPodAffinity) countIncoming(affinity, anti []framework.AffinityTerm, nodes []*framework.NodeInfo) (domainCounts, []map[string]int64) {
+	var affinityCounts domainCounts
 	if len(affinity) > 0 {
-		affinityCounts = pl.newCounts(sizeAffinity)
-	}
-	if len(anti) > 0 {
-		antiCounts = pl.newCounts(sizeAnti)
-	}
-	if len(affinity) > 0 {
-		keys := make([]string, len(affinity))
+		topologyKeys := make([]string, len(affinity))
+		matchKeys := make([]string, len(affinity))
 		for i := range affinity {
-			keys[i] = affinity[i].MatchKey()
+			topologyKeys[i], matchKeys[i] = affinity[i].TopologyKey, affinity[i].MatchKey()
 		}
-		count := func(ni *framework.NodeInfo) int32 {
-			var n int32
+		count := func(ni *framework.NodeInfo) []domainCount {
+			var n int64
 			for _, existing := range ni.Pods {
 				if framework.PodMatchesAllTerms(affinity, existing.Pod) {
 					n++
 				}
 			}
-			return n
-		}
-		pl.incomingMatches.ForEach("all:"+strings.Join(keys, "&"), nodes, count, func(i int, n int32) {
 			if n == 0 {
-				return
+				return nil
 			}
+			var out []domainCount
+			nodeLabels := nodeLabelsOf(ni)
 			for j := range affinity {
-				affinityCounts.add(nodes[i].Node().Labels, affinity[j].TopologyKey, int64(n))
+				out = addDomainCount(out, nodeLabels, affinity[j].TopologyKey, n)
 			}
-		})
+			return out
+		}
+		key := "all:" + strings.Join(topologyKeys, ",") + "#" + strings.Join(matchKeys, "&")
+		affinityCounts = framework.SyncTotal(pl.incomingMatches, key, nodes, count, newDomainCounts, domainCounts.apply)
 	}
+	var antiCounts []map[string]int64
 	for j := range anti {
 		term := &anti[j]
-		count := func(ni *framework.NodeInfo) int32 { return term.CountMatches(ni.Pods) }
-		pl.incomingMatches.ForEach("one:"+term.MatchKey(), nodes, count, func(i int, n int32) {
-			if n > 0 {
-				antiCounts.add(nodes[i].Node().Labels, term.TopologyKey, int64(n))
+		count := func(ni *framework.NodeInfo) []domainCount {
+			n := term.CountMatches(ni.Pods)
+			if n == 0 {
+				return nil
 			}
-		})
-	}
-	if len(affinity) > 0 {
-		pl.sizes[sizeAffinity].Store(int64(len(affinityCounts)))
-	}
-	if len(anti) > 0 {
-		pl.sizes[sizeAnti].Store(int64(len(antiCounts)))
+			return addDomainCount(nil, nodeLabelsOf(ni), term.TopologyKey, int64(n))
+		}
+		key := "one:" + term.TopologyKey + "#" + term.MatchKey()
+		counts := framework.SyncTotal(pl.incomingMatches, key, nodes, count, newDomainCounts, domainCounts.apply)
+		antiCounts = append(antiCounts, counts[term.TopologyKey])
 	}
 	return affinityCounts, antiCounts
 }
@@ -337,12 +341,11 @@ func (pl *InterPodAffinity) Filter(_ context.Context, state *framework.CycleStat
 func (s *interPodAffinityState) satisfiesAffinity(nodeLabels map[string]string) bool {
 	podsExist := true
 	for i := range s.affinityTerms {
-		key := s.affinityTerms[i].TopologyKey
-		v, ok := nodeLabels[key]
+		v, ok := nodeLabels[s.affinityTerms[i].TopologyKey]
 		if !ok {
 			return false
 		}
-		if s.affinityCounts[affinityDomain{key, v}] <= 0 {
+		if s.affinityCounts[i][v] <= 0 {
 			podsExist = false
 		}
 	}
@@ -353,12 +356,11 @@ func (s *interPodAffinityState) satisfiesAffinity(nodeLabels map[string]string) 
 // that an anti-affinity term matches. A node without a term's topology key
 // is in no domain of it.
 func (s *interPodAffinityState) satisfiesAntiAffinity(nodeLabels map[string]string) bool {
-	if len(s.antiAffinityCounts) == 0 {
-		return true
-	}
-	for i := range s.antiAffinityTerms {
-		key := s.antiAffinityTerms[i].TopologyKey
-		if v, ok := nodeLabels[key]; ok && s.antiAffinityCounts[affinityDomain{key, v}] > 0 {
+	for i, counts := range s.antiAffinityCounts {
+		if len(counts) == 0 {
+			continue
+		}
+		if v, ok := nodeLabels[s.antiAffinityTerms[i].TopologyKey]; ok && counts[v] > 0 {
 			return false
 		}
 	}
@@ -368,8 +370,8 @@ func (s *interPodAffinityState) satisfiesAntiAffinity(nodeLabels map[string]stri
 // satisfiesExistingAntiAffinity reports whether no domain of the node holds
 // an existing pod whose required anti-affinity matches the incoming pod.
 func (s *interPodAffinityState) satisfiesExistingAntiAffinity(nodeLabels map[string]string) bool {
-	for _, key := range s.existingAntiAffinityKeys {
-		if v, ok := nodeLabels[key]; ok && s.existingAntiAffinityCounts[affinityDomain{key, v}] > 0 {
+	for _, kc := range s.existingAntiAffinity {
+		if v, ok := nodeLabels[kc.key]; ok && kc.values[v] > 0 {
 			return false
 		}
 	}
