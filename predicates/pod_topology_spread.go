@@ -60,6 +60,42 @@ func (s *spreadFilterState) Clone() framework.StateData { return s }
 // per-node check is then a map lookup per constraint.
 type PodTopologySpread struct {
 	spread *framework.TopologySpread
+	// totals keeps, per constraint that counts every node with its keys,
+	// the matching pods per domain as a running total over the nodes.
+	totals *framework.NodeMemo[spreadShare]
+}
+
+// spreadShare is what one node adds to a constraint's domains: nothing
+// when it is not in one, else one node and its matching pods in domain.
+type spreadShare struct {
+	domain   string
+	in       bool
+	matching int32
+}
+
+// spreadTotals are a constraint's running totals: per domain, the matching
+// pods (pods) and the eligible nodes (nodes). A domain is in both while it
+// has a node, also with no matching pod, as kube-scheduler counts domains.
+type spreadTotals struct {
+	pods  map[string]int
+	nodes map[string]int
+}
+
+func newSpreadTotals() *spreadTotals {
+	return &spreadTotals{pods: map[string]int{}, nodes: map[string]int{}}
+}
+
+// apply adds (sign 1) or takes out (sign -1) one node's share.
+func (t *spreadTotals) apply(share spreadShare, sign int64) {
+	if !share.in {
+		return
+	}
+	d := share.domain
+	t.pods[d] += int(sign) * int(share.matching)
+	if t.nodes[d] += int(sign); t.nodes[d] == 0 {
+		delete(t.nodes, d)
+		delete(t.pods, d)
+	}
 }
 
 var (
@@ -69,7 +105,10 @@ var (
 
 // NewPodTopologySpread returns the filter. spread is shared with the scorer.
 func NewPodTopologySpread(spread *framework.TopologySpread) *PodTopologySpread {
-	return &PodTopologySpread{spread: spread}
+	return &PodTopologySpread{
+		spread: spread,
+		totals: framework.NewNodeMemo[spreadShare](framework.NewParallelizer(framework.DefaultParallelism)),
+	}
 }
 
 // Name returns PodTopologySpreadName.
@@ -102,17 +141,21 @@ func (pl *PodTopologySpread) PreFilter(_ context.Context, state *framework.Cycle
 		if c.Selector.Matches(labels.Set(pod.Labels)) {
 			dc.selfMatch = 1
 		}
-		size := 0
-		if c.TopologyKey == v1.LabelHostname {
-			size = len(nodes) // one domain per node
-		}
-		dc.counts = make(map[string]int, size)
 	}
 
 	required := framework.NewRequiredNodeAffinity(pod)
 	for i := range constraints {
 		c := &constraints[i]
-		counts := s.constraints[i].counts
+		if countsEveryNode(c, pod) {
+			s.constraints[i].counts = pl.runningCounts(c, constraints, pod.Namespace, nodes)
+			continue
+		}
+		size := 0
+		if c.TopologyKey == v1.LabelHostname {
+			size = len(nodes) // one domain per node
+		}
+		counts := make(map[string]int, size)
+		s.constraints[i].counts = counts
 		pl.spread.ForEachNodeCount(c, pod.Namespace, nodes, func(j, matching int) {
 			node := nodes[j].Node()
 			if node == nil {
@@ -141,6 +184,49 @@ func (pl *PodTopologySpread) PreFilter(_ context.Context, state *framework.Cycle
 	}
 	state.Write(spreadFilterStateKey, s)
 	return nil, nil
+}
+
+// countsEveryNode reports whether c counts every node that has the
+// constraints' topology keys, whatever the pod: no node affinity to honor,
+// no taints to honor. Then its counts depend only on the nodes, the
+// namespace, the selector and the keys, and are kept as running totals.
+func countsEveryNode(c *framework.SpreadConstraint, pod *v1.Pod) bool {
+	if c.NodeTaintsPolicy == v1.NodeInclusionPolicyHonor {
+		return false
+	}
+	if c.NodeAffinityPolicy != v1.NodeInclusionPolicyHonor {
+		return true
+	}
+	a := pod.Spec.Affinity
+	return len(pod.Spec.NodeSelector) == 0 &&
+		(a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil)
+}
+
+// runningCounts returns the matching pods per domain of c over nodes (a
+// domain of eligible nodes with none counts 0): a running total kept per
+// namespace, selector and topology keys, brought up to date by the nodes
+// that changed since it was last asked for. The map is the memo's, read
+// only until the next cycle.
+func (pl *PodTopologySpread) runningCounts(c *framework.SpreadConstraint, constraints []framework.SpreadConstraint, namespace string, nodes []*framework.NodeInfo) map[string]int {
+	key := namespace + "/" + framework.SelectorKey(c.Selector) + "/" + c.TopologyKey
+	if len(constraints) > 1 {
+		// A node counts only with every constraint's key.
+		for i := range constraints {
+			key += "/" + constraints[i].TopologyKey
+		}
+	}
+	share := func(ni *framework.NodeInfo) spreadShare {
+		node := ni.Node()
+		if node == nil {
+			return spreadShare{}
+		}
+		value, ok := node.Labels[c.TopologyKey]
+		if !ok || (len(constraints) > 1 && !framework.NodeHasSpreadKeys(node, constraints)) {
+			return spreadShare{}
+		}
+		return spreadShare{domain: value, in: true, matching: int32(c.CountMatchingPods(ni.Pods, namespace))}
+	}
+	return framework.SyncTotal(pl.totals, key, nodes, share, newSpreadTotals, (*spreadTotals).apply).pods
 }
 
 // Filter rejects a node that lacks a constraint's topology key
