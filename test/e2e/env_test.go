@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -73,6 +74,19 @@ func (e *env) cleanup() {
 // the test ends.
 func (e *env) startScheduler(mutate ...func(*app.Options)) *app.Daemon {
 	e.t.Helper()
+	d, stop := e.runScheduler(mutate...)
+	e.t.Cleanup(func() {
+		if err := stop(); err != nil {
+			e.t.Errorf("scheduler exited: %v", err)
+		}
+	})
+	return d
+}
+
+// runScheduler is startScheduler for tests that stop the daemon
+// themselves: stop cancels it and returns what Run returned.
+func (e *env) runScheduler(mutate ...func(*app.Options)) (d *app.Daemon, stop func() error) {
+	e.t.Helper()
 	// Tests run one scheduler per test with no standby, on a client fast
 	// enough not to be the bottleneck.
 	o := app.Options{
@@ -97,13 +111,12 @@ func (e *env) startScheduler(mutate ...func(*app.Options)) *app.Daemon {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()
-	e.t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			e.t.Errorf("scheduler exited: %v", err)
-		}
-	})
-	return d
+	var once sync.Once
+	var runErr error
+	return d, func() error {
+		once.Do(func() { cancel(); runErr = <-done })
+		return runErr
+	}
 }
 
 // node returns a builder for a Ready node labelled for this test.

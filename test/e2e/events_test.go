@@ -1,17 +1,12 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zaptest"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/yardmaster-io/yardmaster/cmd/yardmaster/app"
-	"github.com/yardmaster-io/yardmaster/config"
 )
 
 // Every pod of a backlog gets exactly one Scheduled event, as
@@ -32,24 +27,9 @@ func TestScheduledEventForEveryPod(t *testing.T) {
 		uids[p.Name] = string(p.UID)
 	}
 
-	d, err := app.NewDaemon(app.Options{
-		RESTConfig: cp.RESTConfig(cp.AdminToken),
-		Overrides: config.Overrides{
-			SchedulerName: ptr(e.scheduler),
-			LeaderElect:   ptr(false),
-			QPS:           ptr[float32](500),
-			Burst:         ptr(1000),
-		},
-	}, zaptest.NewLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
+	d, stop := e.runScheduler()
 	placed := e.waitAllBound(time.Minute, n)
-	cancel()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Fatalf("scheduler exited: %v", err)
 	}
 	stopped := time.Now()
