@@ -1,14 +1,17 @@
 package predicates_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
+	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/scheduler/cache"
 )
 
@@ -86,4 +89,22 @@ func (c *churn) step() {
 		c.nodes[i] = c.addNode()
 	}
 	c.cache.UpdateSnapshot(c.snapshot)
+}
+
+// decide runs pl's PreFilter and then Filter on every node, and renders
+// the outcome, to compare two filters' decisions.
+func decide(pl interface {
+	framework.PreFilterPlugin
+	framework.FilterPlugin
+}, pod *v1.Pod, nodes []*framework.NodeInfo) string {
+	ctx, state := context.Background(), framework.NewCycleState()
+	_, st := pl.PreFilter(ctx, state, pod, nodes)
+	if !st.IsSuccess() {
+		return fmt.Sprintf("PreFilter %v %q", st.Code(), st.Message())
+	}
+	var b strings.Builder
+	for _, ni := range nodes {
+		fmt.Fprintf(&b, "%s:%v ", ni.Node().Name, pl.Filter(ctx, state, pod, ni).Code())
+	}
+	return b.String()
 }

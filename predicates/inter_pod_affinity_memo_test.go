@@ -1,7 +1,6 @@
 package predicates_test
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -9,7 +8,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 	"github.com/yardmaster-io/yardmaster/predicates"
@@ -55,23 +53,8 @@ func TestInterPodAffinityRunningTotalsMatchFresh(t *testing.T) {
 			t.Fatal(err)
 		}
 		nodes := cluster.snapshot.List()
-		if got, want := ipaDecide(kept, pod, nodes), ipaDecide(fresh, pod, nodes); got != want {
+		if got, want := decide(kept, pod, nodes), decide(fresh, pod, nodes); got != want {
 			t.Fatalf("step %d, pod %v:\n kept: %s\nfresh: %s", step, pod.Spec.Affinity, got, want)
 		}
 	}
-}
-
-// ipaDecide runs PreFilter and Filter on every node and renders the outcome.
-func ipaDecide(pl *predicates.InterPodAffinity, pod *v1.Pod, nodes []*framework.NodeInfo) string {
-	ctx, state := context.Background(), framework.NewCycleState()
-	_, st := pl.PreFilter(ctx, state, pod, nodes)
-	if !st.IsSuccess() {
-		return fmt.Sprintf("PreFilter %v %q", st.Code(), st.Message())
-	}
-	out := ""
-	for _, ni := range nodes {
-		st := pl.Filter(ctx, state, pod, ni)
-		out += fmt.Sprintf("%s:%v ", ni.Node().Name, st.Code())
-	}
-	return out
 }

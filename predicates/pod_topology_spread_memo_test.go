@@ -1,7 +1,6 @@
 package predicates_test
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -73,22 +72,8 @@ func TestPodTopologySpreadRunningTotalsMatchFresh(t *testing.T) {
 		cluster.step()
 		pod := randomPod()
 		nodes := cluster.snapshot.List()
-		if got, want := spreadDecide(kept, pod, nodes), spreadDecide(newFilter(), pod, nodes); got != want {
+		if got, want := decide(kept, pod, nodes), decide(newFilter(), pod, nodes); got != want {
 			t.Fatalf("step %d, pod %v %v:\n kept: %s\nfresh: %s", step, pod.Spec.TopologySpreadConstraints, pod.Spec.NodeSelector, got, want)
 		}
 	}
-}
-
-// spreadDecide runs PreFilter and Filter on every node and renders the outcome.
-func spreadDecide(pl *predicates.PodTopologySpread, pod *v1.Pod, nodes []*framework.NodeInfo) string {
-	ctx, state := context.Background(), framework.NewCycleState()
-	_, st := pl.PreFilter(ctx, state, pod, nodes)
-	if !st.IsSuccess() {
-		return fmt.Sprintf("PreFilter %v %q", st.Code(), st.Message())
-	}
-	out := ""
-	for _, ni := range nodes {
-		out += fmt.Sprintf("%s:%v ", ni.Node().Name, pl.Filter(ctx, state, pod, ni).Code())
-	}
-	return out
 }
