@@ -36,7 +36,7 @@ type NodeMemo[T any] struct {
 	mu      sync.Mutex
 	tick    uint64
 	entries map[string]*memoEntry[T]
-	// stale and fresh are scratch space for ForEach.
+	// stale and fresh are scratch space for ForEach and SyncTotal.
 	stale []int
 	fresh []T
 }
@@ -86,24 +86,14 @@ func (m *NodeMemo[T]) ForEach(key string, nodes []*NodeInfo, compute func(*NodeI
 		}
 	}
 	m.stale = stale
-	if len(stale) > memoParallelAbove {
-		// Computed into scratch space first: two NodeInfos could share a
-		// slot (the snapshot lists each node once, but the memo does not
-		// rely on it).
-		fresh := slices.Grow(m.fresh[:0], len(stale))[:len(stale)]
-		m.parallelizer.Until(context.Background(), len(stale), func(j int) { fresh[j] = compute(nodes[stale[j]]) })
-		for j, i := range stale {
-			ni := nodes[i]
-			e.gens[ni.Slot], e.values[ni.Slot] = ni.Generation, fresh[j]
-		}
-		clear(fresh)
-		m.fresh = fresh
-	} else {
-		for _, i := range stale {
-			ni := nodes[i]
-			e.gens[ni.Slot], e.values[ni.Slot] = ni.Generation, compute(ni)
-		}
+	// Computed into scratch space first: two NodeInfos could share a slot
+	// (the snapshot lists each node once, but the memo does not rely on it).
+	fresh := m.computeLocked(nodes, stale, compute)
+	for j, i := range stale {
+		ni := nodes[i]
+		e.gens[ni.Slot], e.values[ni.Slot] = ni.Generation, fresh[j]
 	}
+	m.releaseLocked(fresh)
 
 	for i, ni := range nodes {
 		if ni.Generation == 0 || ni.Slot <= 0 || e.gens[ni.Slot] != ni.Generation {
@@ -114,6 +104,28 @@ func (m *NodeMemo[T]) ForEach(key string, nodes []*NodeInfo, compute func(*NodeI
 		}
 		fn(i, e.values[ni.Slot])
 	}
+}
+
+// computeLocked returns compute(nodes[i]) for each i of stale, in that
+// order, in the memo's scratch space: on p's workers when there are many,
+// on the calling goroutine otherwise. Hand the slice back with
+// releaseLocked.
+func (m *NodeMemo[T]) computeLocked(nodes []*NodeInfo, stale []int, compute func(*NodeInfo) T) []T {
+	fresh := slices.Grow(m.fresh[:0], len(stale))[:len(stale)]
+	if len(stale) > memoParallelAbove {
+		m.parallelizer.Until(context.Background(), len(stale), func(j int) { fresh[j] = compute(nodes[stale[j]]) })
+		return fresh
+	}
+	for j, i := range stale {
+		fresh[j] = compute(nodes[i])
+	}
+	return fresh
+}
+
+// releaseLocked keeps fresh as scratch space, holding no values.
+func (m *NodeMemo[T]) releaseLocked(fresh []T) {
+	clear(fresh)
+	m.fresh = fresh
 }
 
 // entryLocked returns the entry for key, making room for it when needed.
@@ -223,14 +235,7 @@ func SyncTotal[T, S any](m *NodeMemo[T], key string, nodes []*NodeInfo, compute 
 	}
 	m.stale = stale
 
-	fresh := slices.Grow(m.fresh[:0], len(stale))[:len(stale)]
-	if len(stale) > memoParallelAbove {
-		m.parallelizer.Until(context.Background(), len(stale), func(j int) { fresh[j] = compute(nodes[stale[j]]) })
-	} else {
-		for j, i := range stale {
-			fresh[j] = compute(nodes[i])
-		}
-	}
+	fresh := m.computeLocked(nodes, stale, compute)
 	var zero T
 	for j, i := range stale {
 		ni := nodes[i]
@@ -240,8 +245,7 @@ func SyncTotal[T, S any](m *NodeMemo[T], key string, nodes []*NodeInfo, compute 
 		e.gens[ni.Slot], e.values[ni.Slot] = ni.Generation, fresh[j]
 		apply(total, fresh[j], +1)
 	}
-	clear(fresh)
-	m.fresh = fresh
+	m.releaseLocked(fresh)
 
 	// Nodes summed before and not listed now (deleted, or no longer
 	// holding what the caller lists nodes for) leave the total.

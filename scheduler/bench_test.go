@@ -69,13 +69,7 @@ func benchCycles(b *testing.B, n int, sampled bool) {
 	}
 	pods := benchPods(b.N)
 	s.Cache.UpdateSnapshot(s.snapshot)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := s.scheduleForTest(pods[i]); err != nil {
-			b.Fatal(err)
-		}
-	}
+	runCycles(b, s, pods)
 }
 
 // BenchmarkScheduleCycleConstraints measures a cycle for pods with a zone
@@ -136,14 +130,20 @@ func BenchmarkScheduleCycleConstraints(b *testing.B) {
 					pods[i].UID = types.UID(pods[i].Name)
 				}
 				s.Cache.UpdateSnapshot(s.snapshot)
-				b.ReportAllocs()
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					if _, err := s.scheduleForTest(pods[i]); err != nil {
-						b.Fatal(err)
-					}
-				}
+				runCycles(b, s, pods)
 			})
+		}
+	}
+}
+
+// runCycles times one scheduling cycle (and assumption) per pod.
+func runCycles(b *testing.B, s *Scheduler, pods []*v1.Pod) {
+	b.Helper()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := s.scheduleForTest(pods[i]); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
