@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 
@@ -25,14 +26,16 @@ func (s *Scheduler) addEventHandlers(f informers.SharedInformerFactory) error {
 	// so two handlers (assigned, pending) could see a binding out of order,
 	// and the pending side's "pod left" would forget an assumed pod the
 	// cache was about to confirm, freeing capacity that is really taken.
-	if _, err := f.Core().V1().Pods().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+	reg, err := f.Core().V1().Pods().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    s.addPod,
 		UpdateFunc: s.updatePod,
 		DeleteFunc: s.deletePod,
-	}); err != nil {
+	})
+	if err != nil {
 		return fmt.Errorf("add pod handler: %w", err)
 	}
-	if _, err := f.Core().V1().Nodes().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+	s.handlers = append(s.handlers, reg)
+	reg, err = f.Core().V1().Nodes().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			s.Cache.AddNode(obj.(*v1.Node))
 			s.Queue.MoveAllToActiveOrBackoff(queue.NodeAdd)
@@ -43,10 +46,25 @@ func (s *Scheduler) addEventHandlers(f informers.SharedInformerFactory) error {
 				s.Cache.RemoveNode(node)
 			}
 		},
-	}); err != nil {
+	})
+	if err != nil {
 		return fmt.Errorf("add node handler: %w", err)
 	}
+	s.handlers = append(s.handlers, reg)
 	return s.addStorageEventHandlers(f)
+}
+
+// WaitForHandlersSync waits until every event handler has been handed its
+// informer's initial list, and reports false if ctx ends first. An
+// informer's cache is synced as soon as it holds the list, before its
+// handlers have put the nodes and pods into the scheduler's cache; a cycle
+// run in between sees too few nodes, or nodes emptier than they are.
+func (s *Scheduler) WaitForHandlersSync(ctx context.Context) bool {
+	synced := make([]toolscache.InformerSynced, len(s.handlers))
+	for i, h := range s.handlers {
+		synced[i] = h.HasSynced
+	}
+	return toolscache.WaitForCacheSync(ctx.Done(), synced...)
 }
 
 // rejectedByPodPlacement accepts the unschedulable pods that a pod

@@ -42,16 +42,18 @@ func (s *Scheduler) addStorageEventHandlers(f informers.SharedInformerFactory) e
 			queue.NodeUpdate, queue.NodeUpdate, csiNodeChanged},
 	}
 	for _, h := range handlers {
-		if _, err := h.informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		reg, err := h.informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 			AddFunc: func(any) { s.Queue.MoveAllToActiveOrBackoff(h.add) },
 			UpdateFunc: func(oldObj, newObj any) {
 				if h.changed(oldObj, newObj) {
 					s.Queue.MoveAllToActiveOrBackoff(h.update)
 				}
 			},
-		}); err != nil {
+		})
+		if err != nil {
 			return fmt.Errorf("add %s handler: %w", h.name, err)
 		}
+		s.handlers = append(s.handlers, reg)
 	}
 	return nil
 }

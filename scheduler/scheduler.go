@@ -28,6 +28,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 
 	"github.com/yardmaster-io/yardmaster/binder"
@@ -86,6 +87,8 @@ type Scheduler struct {
 	Cache    *cache.Cache
 	Queue    *queue.PriorityQueue
 	profiles map[string]*profile
+	// handlers are the informer event handlers, for WaitForHandlersSync.
+	handlers []toolscache.ResourceEventHandlerRegistration
 
 	snapshot                 *cache.Snapshot
 	parallelizer             framework.Parallelizer

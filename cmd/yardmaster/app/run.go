@@ -318,6 +318,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 			return fmt.Errorf("informer cache for %v did not sync", typ)
 		}
 	}
+	if !d.Scheduler.WaitForHandlersSync(ctx) {
+		return nil // ctx ended while waiting
+	}
 	d.synced.Store(true)
 	d.logger.Info("informer caches synced")
 
