@@ -147,3 +147,60 @@ func runCycles(b *testing.B, s *Scheduler, pods []*v1.Pod) {
 		}
 	}
 }
+
+// BenchmarkScheduleBacklog measures what a backlog drain costs per pod: a
+// backlog of pods of one workload (as hack/bench's) is scheduled on an
+// empty cluster, each pod assumed before the next cycle, so that later
+// cycles search an ever fuller cluster. One op is the whole backlog; the
+// figure to compare is ns/pod.
+func BenchmarkScheduleBacklog(b *testing.B) {
+	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
+	spread := func(i int) *v1.Pod {
+		p := schedtest.MakePod().Name(fmt.Sprintf("spread-%d", i)).Label("app", "web").Req("100m", "128Mi").Obj()
+		p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{
+			MaxSkew: 1, TopologyKey: v1.LabelTopologyZone, WhenUnsatisfiable: v1.DoNotSchedule, LabelSelector: sel,
+		}}
+		return p
+	}
+	anti := func(i int) *v1.Pod {
+		p := schedtest.MakePod().Name(fmt.Sprintf("anti-%d", i)).Label("app", "web").Req("100m", "128Mi").Obj()
+		p.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{TopologyKey: v1.LabelHostname, LabelSelector: sel}},
+		}}
+		return p
+	}
+	for _, kind := range []struct {
+		name string
+		make func(int) *v1.Pod
+	}{{"ZoneSpread", spread}, {"HostnameAntiAffinity", anti}} {
+		for _, n := range []int{1000, 5000} {
+			b.Run(fmt.Sprintf("%s/%dNodes", kind.name, n), func(b *testing.B) {
+				nodes := make([]*v1.Node, n)
+				for i := range nodes {
+					// Untainted nodes with hostname labels, as a real cluster's.
+					name := fmt.Sprintf("node-%05d", i)
+					nodes[i] = schedtest.MakeNode().Name(name).Capacity("32", "256Gi", 110).
+						Label(v1.LabelHostname, name).Label(v1.LabelTopologyZone, fmt.Sprintf("zone-%d", i%3)).Obj()
+				}
+				pods := make([]*v1.Pod, n)
+				for i := range pods {
+					pods[i] = kind.make(i)
+					pods[i].UID = types.UID(pods[i].Name)
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					b.StopTimer()
+					s := newTestScheduler(b, 0, nodes...)
+					b.StartTimer()
+					for _, p := range pods {
+						if _, err := s.scheduleForTest(p); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(pods)), "ns/pod")
+			})
+		}
+	}
+}
