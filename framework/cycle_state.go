@@ -25,28 +25,47 @@ type StateData interface {
 // Concurrency contract: Write is only called from PreFilter and PreScore,
 // which run one at a time; Read is called concurrently from Filter and Score
 // afterwards. Hence no lock: a write never overlaps a read.
+//
+// Entries are kept in a short slice, not a map: a cycle holds one entry per
+// plugin with a pre-step, and Filter and Score read one for every node they
+// look at. Comparing a few keys, which are the plugins' constants and
+// differ in length or share their bytes, costs less than hashing one.
 type CycleState struct {
-	storage map[StateKey]StateData
+	storage []stateEntry
 	// SkipFilterPlugins are the plugins whose PreFilter returned Skip.
 	SkipFilterPlugins map[string]struct{}
 	// SkipScorePlugins are the plugins whose PreScore returned Skip.
 	SkipScorePlugins map[string]struct{}
 }
 
-// NewCycleState returns an empty state.
-func NewCycleState() *CycleState {
-	return &CycleState{storage: make(map[StateKey]StateData)}
+// stateEntry is one key of a CycleState and its data.
+type stateEntry struct {
+	key  StateKey
+	data StateData
 }
 
-// Write stores data under key.
+// NewCycleState returns an empty state.
+func NewCycleState() *CycleState {
+	return &CycleState{storage: make([]stateEntry, 0, 8)}
+}
+
+// Write stores data under key, replacing what was stored there.
 func (c *CycleState) Write(key StateKey, data StateData) {
-	c.storage[key] = data
+	for i := range c.storage {
+		if c.storage[i].key == key {
+			c.storage[i].data = data
+			return
+		}
+	}
+	c.storage = append(c.storage, stateEntry{key, data})
 }
 
 // Read returns the data stored under key, or ErrNotFound.
 func (c *CycleState) Read(key StateKey) (StateData, error) {
-	if d, ok := c.storage[key]; ok {
-		return d, nil
+	for i := range c.storage {
+		if c.storage[i].key == key {
+			return c.storage[i].data, nil
+		}
 	}
 	return nil, fmt.Errorf("%q: %w", key, ErrNotFound)
 }
