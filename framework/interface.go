@@ -92,6 +92,10 @@ type NodeInfoLister interface {
 	HavePodsWithRequiredAntiAffinityList() []*NodeInfo
 	// Get returns the named node, or an error when it is not in the snapshot.
 	Get(nodeName string) (*NodeInfo, error)
+	// HostnamesUnique reports whether no two nodes carry the same
+	// kubernetes.io/hostname label value, so that a hostname topology
+	// domain is one node.
+	HostnamesUnique() bool
 }
 
 // Handle is what a plugin may use beyond its arguments: the snapshot of the

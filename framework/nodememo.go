@@ -54,6 +54,29 @@ type memoEntry[T any] struct {
 	total     any
 	seen      []uint64
 	transient []T
+	// epoch changes when the entry is handed to another key, which voids
+	// the NodeValues given out for this one.
+	epoch uint64
+}
+
+// NodeValues are the values a memo holds for one key by node, as of the
+// SyncTotal call that returned them. They are the memo's: valid, like the
+// total, until the next call for the key.
+type NodeValues[T any] struct {
+	entry *memoEntry[T]
+	epoch uint64
+}
+
+// Get returns the value filed for ni's node state, and false when there is
+// none (ni is not the cache's, or not in the last call's nodes): the
+// caller then computes what it needs another way.
+func (v NodeValues[T]) Get(ni *NodeInfo) (T, bool) {
+	var zero T
+	e := v.entry
+	if e == nil || e.epoch != v.epoch || ni.Generation == 0 || ni.Slot <= 0 || ni.Slot >= len(e.gens) || e.gens[ni.Slot] != ni.Generation {
+		return zero, false
+	}
+	return e.values[ni.Slot], true
 }
 
 // NewNodeMemo returns an empty memo that computes on p's workers when many
@@ -146,6 +169,7 @@ func (m *NodeMemo[T]) entryLocked(key string) *memoEntry[T] {
 				}
 			}
 			e = oldestEntry
+			e.epoch++
 			delete(m.entries, oldest)
 			clear(e.gens) // a zero generation matches no node the cache made
 			clear(e.values)
@@ -187,9 +211,11 @@ func (e *memoEntry[T]) grow(n int) {
 // just the count), as apply gets nothing else when a value leaves.
 //
 // The total belongs to the memo: callers may read it until their next
-// call for the key and must not change it. A key is used either with
-// ForEach or with SyncTotal, never both.
-func SyncTotal[T, S any](m *NodeMemo[T], key string, nodes []*NodeInfo, compute func(*NodeInfo) T, newTotal func() S, apply func(total S, v T, sign int64)) S {
+// call for the key and must not change it. So may they the values by node,
+// also returned: a node's own share, where the total is per domain and a
+// domain is known to hold that one node. A key is used either with ForEach
+// or with SyncTotal, never both.
+func SyncTotal[T, S any](m *NodeMemo[T], key string, nodes []*NodeInfo, compute func(*NodeInfo) T, newTotal func() S, apply func(total S, v T, sign int64)) (S, NodeValues[T]) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e := m.entryLocked(key)
@@ -260,5 +286,5 @@ func SyncTotal[T, S any](m *NodeMemo[T], key string, nodes []*NodeInfo, compute 
 		apply(total, v, +1)
 		e.transient = append(e.transient, v)
 	}
-	return total
+	return total, NodeValues[T]{entry: e, epoch: e.epoch}
 }

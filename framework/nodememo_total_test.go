@@ -19,8 +19,14 @@ type domainValue struct {
 // syncDomains runs SyncTotal with a total of pods per domain (the node's
 // "zone" label), dropping domains that fall to zero, as the plugins do.
 func syncDomains(m *NodeMemo[domainValue], key string, nodes []*NodeInfo) (map[string]int, int) {
+	total, _, computed := syncDomainsValues(m, key, nodes)
+	return total, computed
+}
+
+// syncDomainsValues is syncDomains that also returns the values by node.
+func syncDomainsValues(m *NodeMemo[domainValue], key string, nodes []*NodeInfo) (map[string]int, NodeValues[domainValue], int) {
 	computed := 0
-	total := SyncTotal(m, key, nodes, func(ni *NodeInfo) domainValue {
+	total, values := SyncTotal(m, key, nodes, func(ni *NodeInfo) domainValue {
 		computed++ // not in parallel: the tests list fewer nodes than memoParallelAbove
 		return domainValue{ni.node.Labels["zone"], len(ni.Pods)}
 	}, func() map[string]int { return map[string]int{} }, func(total map[string]int, v domainValue, sign int64) {
@@ -32,7 +38,7 @@ func syncDomains(m *NodeMemo[domainValue], key string, nodes []*NodeInfo) (map[s
 			delete(total, v.domain)
 		}
 	})
-	return total, computed
+	return total, values, computed
 }
 
 // fromScratch is the total SyncTotal must equal.
@@ -115,9 +121,44 @@ func TestSyncTotalRandom(t *testing.T) {
 		}
 		rng.Shuffle(len(listed), func(i, j int) { listed[i], listed[j] = listed[j], listed[i] })
 		key := fmt.Sprintf("k%d", rng.IntN(keys))
-		got, _ := syncDomains(m, key, listed)
+		got, values, _ := syncDomainsValues(m, key, listed)
 		if want := fromScratch(listed); !maps.Equal(got, want) {
 			t.Fatalf("step %d, key %s: total %v, want %v", step, key, got, want)
 		}
+		// Every node the cache made has its own value, but for a second
+		// NodeInfo with a slot already listed.
+		first := map[int]*NodeInfo{}
+		for _, ni := range listed {
+			if _, ok := first[ni.Slot]; !ok {
+				first[ni.Slot] = ni
+			}
+		}
+		for _, ni := range listed {
+			v, ok := values.Get(ni)
+			filed := ni.Generation != 0 && first[ni.Slot] == ni
+			if ok != filed || (ok && v != (domainValue{ni.node.Labels["zone"], len(ni.Pods)})) {
+				t.Fatalf("step %d, key %s: Get(slot %d) = %v, %v; filed %v", step, key, ni.Slot, v, ok, filed)
+			}
+		}
+	}
+}
+
+// NodeValues of a key the memo forgot (its arrays now another key's) say
+// so, rather than hand out the other key's values.
+func TestNodeValuesOfForgottenKey(t *testing.T) {
+	m := NewNodeMemo[domainValue](NewParallelizer(2))
+	nodes := []*NodeInfo{zoneNode(1, 1, "z1", 1), zoneNode(2, 2, "z2", 2)}
+	_, values, _ := syncDomainsValues(m, "first", nodes)
+	if v, ok := values.Get(nodes[1]); !ok || v.count != 2 {
+		t.Fatalf("Get = %v, %v; want a count of 2", v, ok)
+	}
+	if _, ok := values.Get(zoneNode(2, 3, "z2", 2)); ok {
+		t.Error("Get of a newer node state: found")
+	}
+	for i := range maxMemoKeys {
+		syncDomains(m, fmt.Sprint("other", i), nodes)
+	}
+	if v, ok := values.Get(nodes[1]); ok {
+		t.Errorf("Get after the key was forgotten = %v, found", v)
 	}
 }

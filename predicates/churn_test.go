@@ -18,7 +18,8 @@ import (
 // churn is a cluster that changes at random between cycles, kept in the
 // scheduler's real cache so that NodeInfos carry the slots and generations
 // the plugins' memos rely on: pods come, go and start terminating; nodes
-// change zone or lose it, and go (a new node may take the slot).
+// change zone or lose it, take another node's hostname label or lose their
+// own, and go (a new node may take the slot).
 type churn struct {
 	rng      *rand.Rand
 	cache    *cache.Cache
@@ -71,6 +72,16 @@ func (c *churn) step() {
 			delete(n.Labels, v1.LabelTopologyZone)
 		} else {
 			n.Labels[v1.LabelTopologyZone] = fmt.Sprintf("z%d", c.rng.IntN(3))
+		}
+		// Hostname labels are not always unique: a node may take another's
+		// for a while, or lose its own.
+		switch c.rng.IntN(6) {
+		case 0:
+			n.Labels[v1.LabelHostname] = c.nodes[c.rng.IntN(len(c.nodes))].Name
+		case 1:
+			delete(n.Labels, v1.LabelHostname)
+		case 2, 3:
+			n.Labels[v1.LabelHostname] = n.Name
 		}
 		c.cache.UpdateNode(c.nodes[i], n)
 		c.nodes[i] = n

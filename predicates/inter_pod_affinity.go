@@ -96,6 +96,30 @@ func (c domainCounts) apply(node []domainCount, sign int64) {
 type keyCounts struct {
 	key    string
 	values map[string]int64
+	// own are the nodes' own shares of the counts, set when key is the
+	// hostname label and no two nodes share a value: a node's domain is
+	// then the node, and Filter reads its share by slot instead of looking
+	// its label value up among thousands.
+	own framework.NodeValues[[]domainCount]
+}
+
+// inDomain reports whether a node whose own share of the counts is own, or
+// (without one) whose labels are nodeLabels, is in a domain of kc holding
+// a match.
+func (kc *keyCounts) inDomain(ni *framework.NodeInfo, nodeLabels map[string]string) bool {
+	if len(kc.values) == 0 {
+		return false
+	}
+	if own, ok := kc.own.Get(ni); ok {
+		for _, d := range own {
+			if d.domain.key == kc.key && d.n > 0 {
+				return true
+			}
+		}
+		return false
+	}
+	v, ok := nodeLabels[kc.key]
+	return ok && kc.values[v] > 0
 }
 
 // interPodAffinityState is what Filter needs, computed once per cycle so
@@ -112,7 +136,7 @@ type interPodAffinityState struct {
 	// antiAffinityCounts counts, per label value of each anti-affinity
 	// term's topology key (in the order of antiAffinityTerms), the existing
 	// pods that term matches.
-	antiAffinityCounts []map[string]int64
+	antiAffinityCounts []keyCounts
 	// existingAntiAffinity counts, per topology key and label value, the
 	// required anti-affinity terms of existing pods that match the
 	// incoming pod.
@@ -206,16 +230,22 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 		return nil, framework.AsStatus(err)
 	}
 	s := &interPodAffinityState{affinityTerms: affinity, antiAffinityTerms: anti}
+	hostnamesUnique := pl.snapshot.HostnamesUnique()
 	if len(withAnti) > 0 {
 		nsLabels := framework.NamespaceLabels(pl.namespaces, pod.Namespace)
-		for key, values := range pl.countExistingAntiAffinity(pod, nsLabels, withAnti) {
-			s.existingAntiAffinity = append(s.existingAntiAffinity, keyCounts{key, values})
+		counts, own := pl.countExistingAntiAffinity(pod, nsLabels, withAnti)
+		for key, values := range counts {
+			kc := keyCounts{key: key, values: values}
+			if key == v1.LabelHostname && hostnamesUnique {
+				kc.own = own
+			}
+			s.existingAntiAffinity = append(s.existingAntiAffinity, kc)
 		}
 	}
 	var anyAffinity bool
 	if len(affinity) > 0 || len(anti) > 0 {
 		var affinityCounts domainCounts
-		affinityCounts, s.antiAffinityCounts = pl.countIncoming(affinity, anti, nodes)
+		affinityCounts, s.antiAffinityCounts = pl.countIncoming(affinity, anti, nodes, hostnamesUnique)
 		anyAffinity = len(affinityCounts) > 0
 		for i := range affinity {
 			s.affinityCounts = append(s.affinityCounts, affinityCounts[affinity[i].TopologyKey])
@@ -236,7 +266,7 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 // terms of pods on nodes that match pod (whose namespace has nsLabels): a
 // running total for pods of the same namespace, labels and namespace
 // labels, brought up to date by the nodes that changed.
-func (pl *InterPodAffinity) countExistingAntiAffinity(pod *v1.Pod, nsLabels labels.Set, nodes []*framework.NodeInfo) domainCounts {
+func (pl *InterPodAffinity) countExistingAntiAffinity(pod *v1.Pod, nsLabels labels.Set, nodes []*framework.NodeInfo) (domainCounts, framework.NodeValues[[]domainCount]) {
 	match := func(ni *framework.NodeInfo) []domainCount {
 		var out []domainCount
 		nodeLabels := nodeLabelsOf(ni)
@@ -264,8 +294,9 @@ func nodeLabelsOf(ni *framework.NodeInfo) map[string]string {
 // countIncoming counts, per domain, the existing pods that match all of
 // affinity (once per affinity term's topology key) and, per term of anti,
 // the existing pods it matches per domain. Each is a running total, kept
-// per set of terms (affinity) or term (anti) and topology keys.
-func (pl *InterPodAffinity) countIncoming(affinity, anti []framework.AffinityTerm, nodes []*framework.NodeInfo) (domainCounts, []map[string]int64) {
+// per set of terms (affinity) or term (anti) and topology keys. A hostname
+// term's counts come with the nodes' own shares when hostnamesUnique.
+func (pl *InterPodAffinity) countIncoming(affinity, anti []framework.AffinityTerm, nodes []*framework.NodeInfo, hostnamesUnique bool) (domainCounts, []keyCounts) {
 	var affinityCounts domainCounts
 	if len(affinity) > 0 {
 		topologyKeys := make([]string, len(affinity))
@@ -291,9 +322,9 @@ func (pl *InterPodAffinity) countIncoming(affinity, anti []framework.AffinityTer
 			return out
 		}
 		key := "all:" + strings.Join(topologyKeys, ",") + "#" + strings.Join(matchKeys, "&")
-		affinityCounts = framework.SyncTotal(pl.incomingMatches, key, nodes, count, newDomainCounts, domainCounts.apply)
+		affinityCounts, _ = framework.SyncTotal(pl.incomingMatches, key, nodes, count, newDomainCounts, domainCounts.apply)
 	}
-	var antiCounts []map[string]int64
+	var antiCounts []keyCounts
 	for j := range anti {
 		term := &anti[j]
 		count := func(ni *framework.NodeInfo) []domainCount {
@@ -304,8 +335,12 @@ func (pl *InterPodAffinity) countIncoming(affinity, anti []framework.AffinityTer
 			return addDomainCount(nil, nodeLabelsOf(ni), term.TopologyKey, int64(n))
 		}
 		key := "one:" + term.TopologyKey + "#" + term.MatchKey()
-		counts := framework.SyncTotal(pl.incomingMatches, key, nodes, count, newDomainCounts, domainCounts.apply)
-		antiCounts = append(antiCounts, counts[term.TopologyKey])
+		counts, own := framework.SyncTotal(pl.incomingMatches, key, nodes, count, newDomainCounts, domainCounts.apply)
+		kc := keyCounts{key: term.TopologyKey, values: counts[term.TopologyKey]}
+		if kc.key == v1.LabelHostname && hostnamesUnique {
+			kc.own = own
+		}
+		antiCounts = append(antiCounts, kc)
 	}
 	return affinityCounts, antiCounts
 }
@@ -326,10 +361,10 @@ func (pl *InterPodAffinity) Filter(_ context.Context, state *framework.CycleStat
 	if !s.satisfiesAffinity(node.Labels) {
 		return statusPodAffinityRulesNotMatch
 	}
-	if !s.satisfiesAntiAffinity(node.Labels) {
+	if !s.satisfiesAntiAffinity(nodeInfo, node.Labels) {
 		return statusPodAntiAffinityRulesNotMatch
 	}
-	if !s.satisfiesExistingAntiAffinity(node.Labels) {
+	if !s.satisfiesExistingAntiAffinity(nodeInfo, node.Labels) {
 		return statusExistingAntiAffinityRulesNotMatch
 	}
 	return nil
@@ -355,12 +390,9 @@ func (s *interPodAffinityState) satisfiesAffinity(nodeLabels map[string]string) 
 // satisfiesAntiAffinity reports whether no domain of the node holds a pod
 // that an anti-affinity term matches. A node without a term's topology key
 // is in no domain of it.
-func (s *interPodAffinityState) satisfiesAntiAffinity(nodeLabels map[string]string) bool {
-	for i, counts := range s.antiAffinityCounts {
-		if len(counts) == 0 {
-			continue
-		}
-		if v, ok := nodeLabels[s.antiAffinityTerms[i].TopologyKey]; ok && counts[v] > 0 {
+func (s *interPodAffinityState) satisfiesAntiAffinity(ni *framework.NodeInfo, nodeLabels map[string]string) bool {
+	for i := range s.antiAffinityCounts {
+		if s.antiAffinityCounts[i].inDomain(ni, nodeLabels) {
 			return false
 		}
 	}
@@ -369,9 +401,9 @@ func (s *interPodAffinityState) satisfiesAntiAffinity(nodeLabels map[string]stri
 
 // satisfiesExistingAntiAffinity reports whether no domain of the node holds
 // an existing pod whose required anti-affinity matches the incoming pod.
-func (s *interPodAffinityState) satisfiesExistingAntiAffinity(nodeLabels map[string]string) bool {
-	for _, kc := range s.existingAntiAffinity {
-		if v, ok := nodeLabels[kc.key]; ok && kc.values[v] > 0 {
+func (s *interPodAffinityState) satisfiesExistingAntiAffinity(ni *framework.NodeInfo, nodeLabels map[string]string) bool {
+	for i := range s.existingAntiAffinity {
+		if s.existingAntiAffinity[i].inDomain(ni, nodeLabels) {
 			return false
 		}
 	}

@@ -226,7 +226,8 @@ func (pl *PodTopologySpread) runningCounts(c *framework.SpreadConstraint, constr
 		}
 		return spreadShare{domain: value, in: true, matching: int32(c.CountMatchingPods(ni.Pods, namespace))}
 	}
-	return framework.SyncTotal(pl.totals, key, nodes, share, newSpreadTotals, (*spreadTotals).apply).pods
+	total, _ := framework.SyncTotal(pl.totals, key, nodes, share, newSpreadTotals, (*spreadTotals).apply)
+	return total.pods
 }
 
 // Filter rejects a node that lacks a constraint's topology key

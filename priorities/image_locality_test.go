@@ -23,6 +23,7 @@ type ilNodes []*framework.NodeInfo
 func (l ilNodes) List() []*framework.NodeInfo                                 { return l }
 func (l ilNodes) HavePodsWithAffinityList() []*framework.NodeInfo             { return nil }
 func (l ilNodes) HavePodsWithRequiredAntiAffinityList() []*framework.NodeInfo { return nil }
+func (l ilNodes) HostnamesUnique() bool                                       { return true }
 func (l ilNodes) Get(name string) (*framework.NodeInfo, error) {
 	for _, ni := range l {
 		if ni.Node().Name == name {

@@ -242,3 +242,42 @@ func TestImageStates(t *testing.T) {
 		}
 	}
 }
+
+func TestHostnamesUnique(t *testing.T) {
+	c := New(nil, 0)
+	s := NewSnapshot()
+	node := func(name, hostname string) *v1.Node {
+		n := schedtest.MakeNode().Name(name).Obj()
+		if hostname == "" {
+			delete(n.Labels, v1.LabelHostname)
+		} else {
+			n.Labels[v1.LabelHostname] = hostname
+		}
+		return n
+	}
+	step := func(what string, want bool) {
+		t.Helper()
+		c.UpdateSnapshot(s)
+		if got := s.HostnamesUnique(); got != want {
+			t.Errorf("%s: HostnamesUnique() = %v, want %v", what, got, want)
+		}
+	}
+	c.AddNode(node("a", "ha"))
+	c.AddNode(node("b", "hb"))
+	c.AddNode(node("c", ""))
+	step("distinct hostnames, one node without", true)
+	c.UpdateNode(nil, node("b", "ha"))
+	step("b relabelled as a", false)
+	c.UpdateNode(nil, node("c", "ha"))
+	step("three nodes share one", false)
+	c.UpdateNode(nil, node("b", "hb"))
+	step("b back, a and c still share", false)
+	// A removed node that still holds a pod leaves the snapshot too.
+	c.AddPod(schedtest.MakePod().Name("p").Node("c").Obj())
+	c.RemoveNode(node("c", "ha"))
+	step("c removed", true)
+	c.AddNode(node("c", "hb"))
+	step("c back as b's twin", false)
+	c.RemoveNode(node("b", "hb"))
+	step("b removed", true)
+}

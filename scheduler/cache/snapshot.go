@@ -18,6 +18,10 @@ type Snapshot struct {
 	nodeInfoList []*framework.NodeInfo
 	withAffinity []*framework.NodeInfo
 	withReqAnti  []*framework.NodeInfo
+	// hostnames counts the nodes per kubernetes.io/hostname label value;
+	// sharedHostnames is how many values more than one node carries.
+	hostnames       map[string]int32
+	sharedHostnames int
 
 	generation     int64
 	nodeSetVersion int64
@@ -27,7 +31,7 @@ var _ framework.NodeInfoLister = &Snapshot{}
 
 // NewSnapshot returns an empty snapshot.
 func NewSnapshot() *Snapshot {
-	return &Snapshot{nodeInfoMap: make(map[string]*framework.NodeInfo), nodeSetVersion: -1}
+	return &Snapshot{nodeInfoMap: make(map[string]*framework.NodeInfo), hostnames: map[string]int32{}, nodeSetVersion: -1}
 }
 
 // NewSnapshotFromNodes builds a snapshot directly, for tests and benchmarks.
@@ -65,6 +69,34 @@ func (s *Snapshot) Get(name string) (*framework.NodeInfo, error) {
 	return nil, fmt.Errorf("node %q not found in snapshot", name)
 }
 
+// HostnamesUnique reports whether no two nodes carry the same
+// kubernetes.io/hostname label value.
+func (s *Snapshot) HostnamesUnique() bool { return s.sharedHostnames == 0 }
+
+// countHostname adds (sign 1) or takes out (sign -1) node's hostname label.
+func (s *Snapshot) countHostname(node *v1.Node, sign int32) {
+	if node == nil {
+		return
+	}
+	h, ok := node.Labels[v1.LabelHostname]
+	if !ok {
+		return
+	}
+	before := s.hostnames[h]
+	after := before + sign
+	if after == 0 {
+		delete(s.hostnames, h)
+	} else {
+		s.hostnames[h] = after
+	}
+	switch {
+	case before <= 1 && after > 1:
+		s.sharedHostnames++
+	case before > 1 && after <= 1:
+		s.sharedHostnames--
+	}
+}
+
 // NumNodes returns the number of nodes.
 func (s *Snapshot) NumNodes() int { return len(s.nodeInfoList) }
 
@@ -84,7 +116,9 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 		}
 		clone := item.info.Clone()
 		clone.ImageStates = c.imageStatesLocked(node)
+		s.countHostname(node, 1)
 		if old, ok := s.nodeInfoMap[node.Name]; ok {
+			s.countHostname(old.Node(), -1)
 			if len(old.PodsWithAffinity) != len(clone.PodsWithAffinity) ||
 				len(old.PodsWithRequiredAntiAffinity) != len(clone.PodsWithRequiredAntiAffinity) {
 				affinityChanged = true
@@ -100,6 +134,7 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 	if s.nodeSetVersion != c.nodeSetVersion {
 		for name := range s.nodeInfoMap {
 			if item, ok := c.nodes[name]; !ok || item.info.Node() == nil {
+				s.countHostname(s.nodeInfoMap[name].Node(), -1)
 				delete(s.nodeInfoMap, name)
 			}
 		}
