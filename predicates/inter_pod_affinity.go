@@ -96,27 +96,40 @@ func (c domainCounts) apply(node []domainCount, sign int64) {
 type keyCounts struct {
 	key    string
 	values map[string]int64
-	// own are the nodes' own shares of the counts, set when key is the
-	// hostname label and no two nodes share a value: a node's domain is
-	// then the node, and Filter reads its share by slot instead of looking
-	// its label value up among thousands.
-	own framework.NodeValues[[]domainCount]
+	// nodeDomains is set when key is the hostname label and no two nodes
+	// share a value: a node's domain is then the node itself, and Filter
+	// reads the node's own share of the counts (own, by slot) instead of
+	// looking its label value up among thousands.
+	nodeDomains bool
+	own         framework.NodeValues[[]domainCount]
+	// existing marks the counts of existing pods' anti-affinity terms: a
+	// node has a share of them only while it holds such a pod, and its
+	// share also names other keys' domains. A share of the incoming pod's
+	// term names the term's domain only, and only with a match.
+	existing bool
 }
 
-// inDomain reports whether a node whose own share of the counts is own, or
-// (without one) whose labels are nodeLabels, is in a domain of kc holding
-// a match.
+// inDomain reports whether node ni, whose labels are nodeLabels, is in a
+// domain of kc holding a match.
 func (kc *keyCounts) inDomain(ni *framework.NodeInfo, nodeLabels map[string]string) bool {
 	if len(kc.values) == 0 {
 		return false
 	}
-	if own, ok := kc.own.Get(ni); ok {
-		for _, d := range own {
-			if d.domain.key == kc.key && d.n > 0 {
-				return true
-			}
+	if kc.nodeDomains {
+		if kc.existing && len(ni.PodsWithRequiredAntiAffinity) == 0 {
+			return false
 		}
-		return false
+		if own, ok := kc.own.Get(ni); ok {
+			if !kc.existing {
+				return len(own) > 0
+			}
+			for _, d := range own {
+				if d.domain.key == kc.key && d.n > 0 {
+					return true
+				}
+			}
+			return false
+		}
 	}
 	v, ok := nodeLabels[kc.key]
 	return ok && kc.values[v] > 0
@@ -235,9 +248,9 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 		nsLabels := framework.NamespaceLabels(pl.namespaces, pod.Namespace)
 		counts, own := pl.countExistingAntiAffinity(pod, nsLabels, withAnti)
 		for key, values := range counts {
-			kc := keyCounts{key: key, values: values}
+			kc := keyCounts{key: key, values: values, existing: true}
 			if key == v1.LabelHostname && hostnamesUnique {
-				kc.own = own
+				kc.nodeDomains, kc.own = true, own
 			}
 			s.existingAntiAffinity = append(s.existingAntiAffinity, kc)
 		}
@@ -338,7 +351,7 @@ func (pl *InterPodAffinity) countIncoming(affinity, anti []framework.AffinityTer
 		counts, own := framework.SyncTotal(pl.incomingMatches, key, nodes, count, newDomainCounts, domainCounts.apply)
 		kc := keyCounts{key: term.TopologyKey, values: counts[term.TopologyKey]}
 		if kc.key == v1.LabelHostname && hostnamesUnique {
-			kc.own = own
+			kc.nodeDomains, kc.own = true, own
 		}
 		antiCounts = append(antiCounts, kc)
 	}
