@@ -57,22 +57,28 @@ func (p Parallelizer) Until(ctx context.Context, pieces int, do func(i int)) {
 		return
 	}
 	var next atomic.Int64
+	work := func() {
+		for ctx.Err() == nil {
+			start := int(next.Add(int64(chunk))) - chunk
+			if start >= pieces {
+				return
+			}
+			end := min(start+chunk, pieces)
+			for i := start; i < end; i++ {
+				do(i)
+			}
+		}
+	}
+	// The calling goroutine is one of the workers: it would only wait
+	// otherwise, and each goroutine started costs a wake-up.
 	var wg sync.WaitGroup
-	wg.Add(workers)
-	for range workers {
+	wg.Add(workers - 1)
+	for range workers - 1 {
 		go func() {
 			defer wg.Done()
-			for ctx.Err() == nil {
-				start := int(next.Add(int64(chunk))) - chunk
-				if start >= pieces {
-					return
-				}
-				end := min(start+chunk, pieces)
-				for i := start; i < end; i++ {
-					do(i)
-				}
-			}
+			work()
 		}()
 	}
+	work()
 	wg.Wait()
 }
