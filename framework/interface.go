@@ -96,6 +96,9 @@ type NodeInfoLister interface {
 	// kubernetes.io/hostname label value, so that a hostname topology
 	// domain is one node.
 	HostnamesUnique() bool
+	// Slots returns the nodes by slot, for memos that follow the snapshot
+	// (see SyncTotal); empty when the lister keeps none.
+	Slots() NodeSlots
 }
 
 // Handle is what a plugin may use beyond its arguments: the snapshot of the

@@ -215,7 +215,11 @@ func (e *memoEntry[T]) grow(n int) {
 // also returned: a node's own share, where the total is per domain and a
 // domain is known to hold that one node. A key is used either with ForEach
 // or with SyncTotal, never both.
-func SyncTotal[T, S any](m *NodeMemo[T], key string, nodes []*NodeInfo, compute func(*NodeInfo) T, newTotal func() S, apply func(total S, v T, sign int64)) (S, NodeValues[T]) {
+//
+// slots, when they are those of the snapshot nodes comes from (see
+// NodeSlots.Lists), let the memo find the nodes that changed by comparing
+// two arrays of generations, without reading every NodeInfo.
+func SyncTotal[T, S any](m *NodeMemo[T], key string, nodes []*NodeInfo, slots NodeSlots, compute func(*NodeInfo) T, newTotal func() S, apply func(total S, v T, sign int64)) (S, NodeValues[T]) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e := m.entryLocked(key)
@@ -235,6 +239,10 @@ func SyncTotal[T, S any](m *NodeMemo[T], key string, nodes []*NodeInfo, compute 
 	}
 	clear(e.transient)
 	e.transient = e.transient[:0]
+	if slots.Lists(nodes) {
+		m.syncBySlotLocked(e, slots, compute, func(v T, sign int64) { apply(total, v, sign) })
+		return total, NodeValues[T]{entry: e, epoch: e.epoch}
+	}
 	call := m.tick // fresh for every call (entryLocked advanced it)
 
 	// The listed nodes whose state is not in the total, and those that
@@ -287,4 +295,54 @@ func SyncTotal[T, S any](m *NodeMemo[T], key string, nodes []*NodeInfo, compute 
 		e.transient = append(e.transient, v)
 	}
 	return total, NodeValues[T]{entry: e, epoch: e.epoch}
+}
+
+// NodeSlots are a snapshot's nodes by NodeInfo.Slot: Nodes[s] is the node
+// with slot s and Gens[s] its generation; both are zero for a slot no node
+// has. List is the snapshot's list of the same nodes.
+type NodeSlots struct {
+	List  []*NodeInfo
+	Nodes []*NodeInfo
+	Gens  []int64
+}
+
+// Lists reports whether nodes is the list of the snapshot the slots are
+// of: the same slice, not only the same nodes.
+func (s NodeSlots) Lists(nodes []*NodeInfo) bool {
+	return len(nodes) > 0 && len(nodes) == len(s.List) && &nodes[0] == &s.List[0]
+}
+
+// syncBySlotLocked brings e and its total (through apply) up to date with
+// the snapshot's nodes by slot: a slot whose generation differs from the
+// one filed takes its value out, and in again computed anew when a node
+// has the slot.
+func (m *NodeMemo[T]) syncBySlotLocked(e *memoEntry[T], slots NodeSlots, compute func(*NodeInfo) T, apply func(v T, sign int64)) {
+	if len(e.gens) < len(slots.Gens) {
+		e.grow(len(slots.Gens))
+	}
+	var zero T
+	stale := m.stale[:0]
+	for slot := 1; slot < len(e.gens); slot++ {
+		var gen int64
+		if slot < len(slots.Gens) {
+			gen = slots.Gens[slot]
+		}
+		if e.gens[slot] == gen {
+			continue
+		}
+		if e.gens[slot] != 0 {
+			apply(e.values[slot], -1)
+			e.gens[slot], e.values[slot] = 0, zero
+		}
+		if gen != 0 {
+			stale = append(stale, slot)
+		}
+	}
+	m.stale = stale
+	fresh := m.computeLocked(slots.Nodes, stale, compute)
+	for j, slot := range stale {
+		e.gens[slot], e.values[slot] = slots.Gens[slot], fresh[j]
+		apply(fresh[j], +1)
+	}
+	m.releaseLocked(fresh)
 }

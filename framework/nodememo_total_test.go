@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -19,14 +20,15 @@ type domainValue struct {
 // syncDomains runs SyncTotal with a total of pods per domain (the node's
 // "zone" label), dropping domains that fall to zero, as the plugins do.
 func syncDomains(m *NodeMemo[domainValue], key string, nodes []*NodeInfo) (map[string]int, int) {
-	total, _, computed := syncDomainsValues(m, key, nodes)
+	total, _, computed := syncDomainsValues(m, key, nodes, NodeSlots{})
 	return total, computed
 }
 
-// syncDomainsValues is syncDomains that also returns the values by node.
-func syncDomainsValues(m *NodeMemo[domainValue], key string, nodes []*NodeInfo) (map[string]int, NodeValues[domainValue], int) {
+// syncDomainsValues is syncDomains that also returns the values by node,
+// and may be given the slots nodes are the list of.
+func syncDomainsValues(m *NodeMemo[domainValue], key string, nodes []*NodeInfo, slots NodeSlots) (map[string]int, NodeValues[domainValue], int) {
 	computed := 0
-	total, values := SyncTotal(m, key, nodes, func(ni *NodeInfo) domainValue {
+	total, values := SyncTotal(m, key, nodes, slots, func(ni *NodeInfo) domainValue {
 		computed++ // not in parallel: the tests list fewer nodes than memoParallelAbove
 		return domainValue{ni.node.Labels["zone"], len(ni.Pods)}
 	}, func() map[string]int { return map[string]int{} }, func(total map[string]int, v domainValue, sign int64) {
@@ -104,24 +106,34 @@ func TestSyncTotalRandom(t *testing.T) {
 			gen++
 			nodes[i] = zoneNode(i+1, gen, fmt.Sprintf("z%d", rng.IntN(4)), rng.IntN(4))
 		}
-		// List a random subset, sometimes with a duplicate or a hand-made node.
+		// List a random subset, sometimes with a duplicate or a hand-made
+		// node; or every node, with their slots as a snapshot has them.
 		var listed []*NodeInfo
-		for _, ni := range nodes {
-			if rng.IntN(5) > 0 {
-				listed = append(listed, ni)
+		var slots NodeSlots
+		if rng.IntN(3) == 0 {
+			listed = slices.Clone(nodes)
+			slots = NodeSlots{List: listed, Nodes: make([]*NodeInfo, len(nodes)+1), Gens: make([]int64, len(nodes)+1)}
+			for _, ni := range nodes {
+				slots.Nodes[ni.Slot], slots.Gens[ni.Slot] = ni, ni.Generation
 			}
+		} else {
+			for _, ni := range nodes {
+				if rng.IntN(5) > 0 {
+					listed = append(listed, ni)
+				}
+			}
+			if rng.IntN(10) == 0 && len(listed) > 0 {
+				d := *listed[rng.IntN(len(listed))]
+				d.Generation++
+				listed = append(listed, &d)
+			}
+			if rng.IntN(10) == 0 {
+				listed = append(listed, zoneNode(0, 0, "z9", 1+rng.IntN(3)))
+			}
+			rng.Shuffle(len(listed), func(i, j int) { listed[i], listed[j] = listed[j], listed[i] })
 		}
-		if rng.IntN(10) == 0 && len(listed) > 0 {
-			d := *listed[rng.IntN(len(listed))]
-			d.Generation++
-			listed = append(listed, &d)
-		}
-		if rng.IntN(10) == 0 {
-			listed = append(listed, zoneNode(0, 0, "z9", 1+rng.IntN(3)))
-		}
-		rng.Shuffle(len(listed), func(i, j int) { listed[i], listed[j] = listed[j], listed[i] })
 		key := fmt.Sprintf("k%d", rng.IntN(keys))
-		got, values, _ := syncDomainsValues(m, key, listed)
+		got, values, _ := syncDomainsValues(m, key, listed, slots)
 		if want := fromScratch(listed); !maps.Equal(got, want) {
 			t.Fatalf("step %d, key %s: total %v, want %v", step, key, got, want)
 		}
@@ -148,7 +160,7 @@ func TestSyncTotalRandom(t *testing.T) {
 func TestNodeValuesOfForgottenKey(t *testing.T) {
 	m := NewNodeMemo[domainValue](NewParallelizer(2))
 	nodes := []*NodeInfo{zoneNode(1, 1, "z1", 1), zoneNode(2, 2, "z2", 2)}
-	_, values, _ := syncDomainsValues(m, "first", nodes)
+	_, values, _ := syncDomainsValues(m, "first", nodes, NodeSlots{})
 	if v, ok := values.Get(nodes[1]); !ok || v.count != 2 {
 		t.Fatalf("Get = %v, %v; want a count of 2", v, ok)
 	}

@@ -105,6 +105,8 @@ func NodeHasSpreadKeys(node *v1.Node, constraints []SpreadConstraint) bool {
 // cluster defaults. It is built once per plugin from PodTopologySpreadArgs
 // and shared read-only by the filter and the scorer.
 type TopologySpread struct {
+	// snapshot is the cycle's snapshot, nil in tests without one.
+	snapshot        NodeInfoLister
 	defaults        []v1.TopologySpreadConstraint
 	systemDefaulted bool
 	// The listers are nil when there are no default constraints, or no
@@ -133,6 +135,9 @@ func NewTopologySpread(args *PodTopologySpreadArgs, h Handle) (*TopologySpread, 
 		ts.defaults = SystemDefaultSpreadConstraints()
 		ts.systemDefaulted = true
 	}
+	if h != nil {
+		ts.snapshot = h.SnapshotSharedLister()
+	}
 	if len(ts.defaults) > 0 && h != nil {
 		if f := h.SharedInformerFactory(); f != nil {
 			ts.services = f.Core().V1().Services().Lister()
@@ -142,6 +147,15 @@ func NewTopologySpread(args *PodTopologySpreadArgs, h Handle) (*TopologySpread, 
 		}
 	}
 	return ts, nil
+}
+
+// Slots returns the snapshot's nodes by slot (see SyncTotal), or none
+// without a snapshot.
+func (ts *TopologySpread) Slots() NodeSlots {
+	if ts.snapshot == nil {
+		return NodeSlots{}
+	}
+	return ts.snapshot.Slots()
 }
 
 // ForEachNodeCount calls fn(i, count) for each node in nodes with the

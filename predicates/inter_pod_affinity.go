@@ -293,7 +293,7 @@ func (pl *InterPodAffinity) countExistingAntiAffinity(pod *v1.Pod, nsLabels labe
 		}
 		return out
 	}
-	return framework.SyncTotal(pl.existingMatches, framework.IncomingPodKey(pod, nsLabels), nodes, match, newDomainCounts, domainCounts.apply)
+	return framework.SyncTotal(pl.existingMatches, framework.IncomingPodKey(pod, nsLabels), nodes, pl.snapshot.Slots(), match, newDomainCounts, domainCounts.apply)
 }
 
 // nodeLabelsOf returns the labels of ni's node, nil without one.
@@ -335,7 +335,7 @@ func (pl *InterPodAffinity) countIncoming(affinity, anti []framework.AffinityTer
 			return out
 		}
 		key := "all:" + strings.Join(topologyKeys, ",") + "#" + strings.Join(matchKeys, "&")
-		affinityCounts, _ = framework.SyncTotal(pl.incomingMatches, key, nodes, count, newDomainCounts, domainCounts.apply)
+		affinityCounts, _ = framework.SyncTotal(pl.incomingMatches, key, nodes, pl.snapshot.Slots(), count, newDomainCounts, domainCounts.apply)
 	}
 	var antiCounts []keyCounts
 	for j := range anti {
@@ -348,7 +348,7 @@ func (pl *InterPodAffinity) countIncoming(affinity, anti []framework.AffinityTer
 			return addDomainCount(nil, nodeLabelsOf(ni), term.TopologyKey, int64(n))
 		}
 		key := "one:" + term.TopologyKey + "#" + term.MatchKey()
-		counts, own := framework.SyncTotal(pl.incomingMatches, key, nodes, count, newDomainCounts, domainCounts.apply)
+		counts, own := framework.SyncTotal(pl.incomingMatches, key, nodes, pl.snapshot.Slots(), count, newDomainCounts, domainCounts.apply)
 		kc := keyCounts{key: term.TopologyKey, values: counts[term.TopologyKey]}
 		if kc.key == v1.LabelHostname && hostnamesUnique {
 			kc.nodeDomains, kc.own = true, own

@@ -226,7 +226,7 @@ func (pl *PodTopologySpread) runningCounts(c *framework.SpreadConstraint, constr
 		}
 		return spreadShare{domain: value, in: true, matching: int32(c.CountMatchingPods(ni.Pods, namespace))}
 	}
-	total, _ := framework.SyncTotal(pl.totals, key, nodes, share, newSpreadTotals, (*spreadTotals).apply)
+	total, _ := framework.SyncTotal(pl.totals, key, nodes, pl.spread.Slots(), share, newSpreadTotals, (*spreadTotals).apply)
 	return total.pods
 }
 

@@ -24,6 +24,7 @@ func (l ilNodes) List() []*framework.NodeInfo                                 { 
 func (l ilNodes) HavePodsWithAffinityList() []*framework.NodeInfo             { return nil }
 func (l ilNodes) HavePodsWithRequiredAntiAffinityList() []*framework.NodeInfo { return nil }
 func (l ilNodes) HostnamesUnique() bool                                       { return true }
+func (l ilNodes) Slots() framework.NodeSlots                                  { return framework.NodeSlots{} }
 func (l ilNodes) Get(name string) (*framework.NodeInfo, error) {
 	for _, ni := range l {
 		if ni.Node().Name == name {

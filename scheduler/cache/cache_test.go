@@ -243,6 +243,31 @@ func TestImageStates(t *testing.T) {
 	}
 }
 
+// checkSlots fails unless s's nodes by slot are exactly its listed nodes.
+func checkSlots(t *testing.T, what string, s *Snapshot) {
+	t.Helper()
+	slots := s.Slots()
+	if !slots.Lists(s.List()) && len(s.List()) > 0 {
+		t.Errorf("%s: Slots().List is not the snapshot's list", what)
+	}
+	filed := 0
+	for slot, ni := range slots.Nodes {
+		if ni == nil {
+			if slots.Gens[slot] != 0 {
+				t.Errorf("%s: empty slot %d has generation %d", what, slot, slots.Gens[slot])
+			}
+			continue
+		}
+		filed++
+		if ni.Slot != slot || slots.Gens[slot] != ni.Generation {
+			t.Errorf("%s: slot %d holds node %s with slot %d, generation %d (filed %d)", what, slot, ni.Node().Name, ni.Slot, ni.Generation, slots.Gens[slot])
+		}
+	}
+	if filed != len(s.List()) {
+		t.Errorf("%s: %d nodes by slot, %d listed", what, filed, len(s.List()))
+	}
+}
+
 func TestHostnamesUnique(t *testing.T) {
 	c := New(nil, 0)
 	s := NewSnapshot()
@@ -261,6 +286,7 @@ func TestHostnamesUnique(t *testing.T) {
 		if got := s.HostnamesUnique(); got != want {
 			t.Errorf("%s: HostnamesUnique() = %v, want %v", what, got, want)
 		}
+		checkSlots(t, what, s)
 	}
 	c.AddNode(node("a", "ha"))
 	c.AddNode(node("b", "hb"))
@@ -280,4 +306,9 @@ func TestHostnamesUnique(t *testing.T) {
 	step("c back as b's twin", false)
 	c.RemoveNode(node("b", "hb"))
 	step("b removed", true)
+	// Removed and added again between two updates: it may change slot.
+	c.RemoveNode(node("a", "ha"))
+	c.AddNode(node("d", "hd"))
+	c.AddNode(node("a", "ha"))
+	step("a removed, d added, a back", true)
 }

@@ -22,6 +22,10 @@ type Snapshot struct {
 	// sharedHostnames is how many values more than one node carries.
 	hostnames       map[string]int32
 	sharedHostnames int
+	// slotNodes and slotGens are the nodes and their generations by slot
+	// (framework.NodeSlots).
+	slotNodes []*framework.NodeInfo
+	slotGens  []int64
 
 	generation     int64
 	nodeSetVersion int64
@@ -73,6 +77,36 @@ func (s *Snapshot) Get(name string) (*framework.NodeInfo, error) {
 // kubernetes.io/hostname label value.
 func (s *Snapshot) HostnamesUnique() bool { return s.sharedHostnames == 0 }
 
+// Slots returns the nodes by slot.
+func (s *Snapshot) Slots() framework.NodeSlots {
+	return framework.NodeSlots{List: s.nodeInfoList, Nodes: s.slotNodes, Gens: s.slotGens}
+}
+
+// fileSlot files ni under its slot, and takes it out of oldSlot when it
+// held another before (a node removed and added again between two
+// updates).
+func (s *Snapshot) fileSlot(ni *framework.NodeInfo, oldSlot int) {
+	if oldSlot != ni.Slot {
+		s.unfileSlot(ni, oldSlot)
+	}
+	if ni.Slot <= 0 {
+		return
+	}
+	if ni.Slot >= len(s.slotNodes) {
+		n := max(2*len(s.slotNodes), ni.Slot+1, 64)
+		s.slotNodes = append(s.slotNodes, make([]*framework.NodeInfo, n-len(s.slotNodes))...)
+		s.slotGens = append(s.slotGens, make([]int64, n-len(s.slotGens))...)
+	}
+	s.slotNodes[ni.Slot], s.slotGens[ni.Slot] = ni, ni.Generation
+}
+
+// unfileSlot empties slot when ni holds it.
+func (s *Snapshot) unfileSlot(ni *framework.NodeInfo, slot int) {
+	if slot > 0 && slot < len(s.slotNodes) && s.slotNodes[slot] == ni {
+		s.slotNodes[slot], s.slotGens[slot] = nil, 0
+	}
+}
+
 // countHostname adds (sign 1) or takes out (sign -1) node's hostname label.
 func (s *Snapshot) countHostname(node *v1.Node, sign int32) {
 	if node == nil {
@@ -123,9 +157,12 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 				len(old.PodsWithRequiredAntiAffinity) != len(clone.PodsWithRequiredAntiAffinity) {
 				affinityChanged = true
 			}
+			oldSlot := old.Slot
 			*old = *clone
+			s.fileSlot(old, oldSlot)
 		} else {
 			s.nodeInfoMap[node.Name] = clone
+			s.fileSlot(clone, clone.Slot)
 			affinityChanged = true
 		}
 	}
@@ -134,7 +171,9 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 	if s.nodeSetVersion != c.nodeSetVersion {
 		for name := range s.nodeInfoMap {
 			if item, ok := c.nodes[name]; !ok || item.info.Node() == nil {
-				s.countHostname(s.nodeInfoMap[name].Node(), -1)
+				ni := s.nodeInfoMap[name]
+				s.countHostname(ni.Node(), -1)
+				s.unfileSlot(ni, ni.Slot)
 				delete(s.nodeInfoMap, name)
 			}
 		}
