@@ -117,6 +117,35 @@ func stripTypeMeta(n *yaml.Node, plugin, path string, p *problems) (*yaml.Node, 
 // addArgsError records a ValidateArgs error, at the args field it names
 // when it is a field.Error (as kube-scheduler-style validation returns).
 func addArgsError(p *problems, path string, err error) {
+	for _, fe := range argsErrors(err) {
+		if fe.Field != "" {
+			p.add(childPath(path, fe.Field), "%s", fe.ErrorBody())
+		} else {
+			p.add(path, "%s", fe.Detail)
+		}
+	}
+}
+
+// addDefaultArgsError records a ValidateArgs error for args the file did
+// not give: the plugin is enabled, its pluginConfig is missing, and its
+// defaults are not enough (NetworkTraffic has no default Prometheus
+// address). kube-scheduler would fail the same way when it builds the
+// plugin; saying so here makes `config validate` and startup name the field.
+func addDefaultArgsError(p *problems, profilePath, plugin string, err error) {
+	at := childPath(profilePath, "pluginConfig")
+	for _, fe := range argsErrors(err) {
+		what, body := "its args", fe.Detail
+		if fe.Field != "" {
+			what, body = "args."+fe.Field, fe.ErrorBody()
+		}
+		p.add(at, "plugin %q is enabled but has no pluginConfig entry, and the default of %s is not valid: %s; add {name: %s, args: {...}} here",
+			plugin, what, body, plugin)
+	}
+}
+
+// argsErrors splits a ValidateArgs error into field errors. An error that
+// is not a field.Error becomes one with no Field and the error as Detail.
+func argsErrors(err error) []*field.Error {
 	var list []error
 	var agg utilerrors.Aggregate
 	if errors.As(err, &agg) {
@@ -124,14 +153,16 @@ func addArgsError(p *problems, path string, err error) {
 	} else {
 		list = []error{err}
 	}
+	out := make([]*field.Error, 0, len(list))
 	for _, e := range list {
 		var fe *field.Error
 		if errors.As(e, &fe) && fe.Field != "" && fe.Field != "<nil>" {
-			p.add(childPath(path, fe.Field), "%s", fe.ErrorBody())
+			out = append(out, fe)
 			continue
 		}
-		p.add(path, "%v", e)
+		out = append(out, &field.Error{Detail: e.Error()})
 	}
+	return out
 }
 
 // argsDefaulter is implemented by args types that fill in, after decoding,

@@ -329,6 +329,12 @@ func buildProfiles(fps []fileProfile, d *decoder, cat *catalog) []registry.Profi
 				if _, done := prof.Args[n]; !done && r.NewArgs != nil {
 					a := r.NewArgs()
 					defaultArgs(a)
+					if r.ValidateArgs != nil {
+						if err := r.ValidateArgs(a); err != nil {
+							addDefaultArgsError(p, path, n, err)
+							continue
+						}
+					}
 					prof.Args[n] = a
 				}
 			}

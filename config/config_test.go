@@ -787,6 +787,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"resource weight out of range", pc("NodeResourcesFit", "{scoringStrategy: {type: MostAllocated, resources: [{name: cpu, weight: 300}]}}"), "profiles[0].pluginConfig[0].args.scoringStrategy.resources[0].weight", 7, "300"},
 		{"shape without its strategy", pc("NodeResourcesFit", "{scoringStrategy: {type: MostAllocated, requestedToCapacityRatio: {shape: []}}}"), "profiles[0].pluginConfig[0].args.scoringStrategy.requestedToCapacityRatio", 7, "must be nil"},
 		{"balanced allocation weights must be 1, as in kube-scheduler", pc("NodeResourcesBalancedAllocation", "{resources: [{name: cpu, weight: 2}]}"), "profiles[0].pluginConfig[0].args.resources[0].weight", 7, "must be 1"},
+		{"an enabled plugin whose defaults are not enough", prof("    score:\n      enabled:\n      - name: NetworkTraffic\n"), "profiles[0].pluginConfig", 4, `plugin "NetworkTraffic" is enabled but has no pluginConfig entry, and the default of args.prometheusAddress is not valid: Required value`},
 		{"DefaultPreemption args", pc("DefaultPreemption", "{minCandidateNodesPercentage: 0, minCandidateNodesAbsolute: 0}"), "profiles[0].pluginConfig[0].args.minCandidateNodesPercentage", 7, "cannot be zero"},
 
 		// Older versions: refused with what to change.

@@ -30,6 +30,9 @@ func FuzzLoad(f *testing.F) {
 		header + "leaderElection: {leaseDuration: 5s, renewDeadline: 10s}\nparallelism: 0\n",
 		"apiVersion: kubescheduler.config.k8s.io/v1beta2\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n    score:\n      enabled: [{name: NodeResourcesLeastAllocated}]\n",
 		`{"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "profiles": [{"schedulerName": "j", "pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "RequestedToCapacityRatio", "requestedToCapacityRatio": {"shape": [{"utilization": 0, "score": 10}]}}}}]}]}`,
+		// Enabled without pluginConfig, defaults not valid: once accepted,
+		// then refused when its printed defaults were read back.
+		header + "profiles:\n- plugins:\n    score:\n      enabled:\n      - name: NetworkTraffic\n",
 		header + "a: &a [*a]\n",
 		"- [\n",
 	} {
