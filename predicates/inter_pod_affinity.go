@@ -246,7 +246,12 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 	hostnamesUnique := pl.snapshot.HostnamesUnique()
 	if len(withAnti) > 0 {
 		nsLabels := framework.NamespaceLabels(pl.namespaces, pod.Namespace)
-		counts, own := pl.countExistingAntiAffinity(pod, nsLabels, withAnti)
+		// Summed over every node, not only withAnti: the snapshot's own
+		// list lets the running total find the changed nodes by slot,
+		// where withAnti (thousands of nodes in an anti-affinity backlog)
+		// would be read node by node. A node without such pods adds
+		// nothing.
+		counts, own := pl.countExistingAntiAffinity(pod, nsLabels, pl.snapshot.List())
 		for key, values := range counts {
 			kc := keyCounts{key: key, values: values, existing: true}
 			if key == v1.LabelHostname && hostnamesUnique {

@@ -1,13 +1,17 @@
 package predicates_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/internal/churn"
 	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 	"github.com/yardmaster-io/yardmaster/predicates"
@@ -41,25 +45,25 @@ func TestInterPodAffinityRunningTotalsMatchFresh(t *testing.T) {
 	node := func(i int) *v1.Node {
 		return schedtest.MakeNode().Name(fmt.Sprintf("n%02d", i)).Label(ipaZone, fmt.Sprintf("z%d", rng.IntN(3))).Obj()
 	}
-	cluster := newChurn(rng, 12, node, randomPod)
-	kept, err := predicates.NewInterPodAffinity(fakehandle.New(cluster.snapshot))
+	cluster := churn.New(rng, 12, node, randomPod)
+	kept, err := predicates.NewInterPodAffinity(fakehandle.New(cluster.Snapshot))
 	if err != nil {
 		t.Fatal(err)
 	}
 	unique := 0
 	for step := range 1500 {
-		cluster.step()
+		cluster.Step()
 		pod := randomPod()
-		if cluster.snapshot.HostnamesUnique() {
+		if cluster.Snapshot.HostnamesUnique() {
 			unique++
 		}
 		// The fresh filter never reads a node's own share by slot: it
 		// looks every hostname up, as it must when two nodes share one.
-		fresh, err := predicates.NewInterPodAffinity(fakehandle.New(sharedHostnames{cluster.snapshot}))
+		fresh, err := predicates.NewInterPodAffinity(fakehandle.New(sharedHostnames{cluster.Snapshot}))
 		if err != nil {
 			t.Fatal(err)
 		}
-		nodes := cluster.snapshot.List()
+		nodes := cluster.Snapshot.List()
 		if got, want := decide(kept, pod, nodes), decide(fresh, pod, nodes); got != want {
 			t.Fatalf("step %d, pod %v:\n kept: %s\nfresh: %s", step, pod.Spec.Affinity, got, want)
 		}
@@ -74,3 +78,21 @@ func TestInterPodAffinityRunningTotalsMatchFresh(t *testing.T) {
 type sharedHostnames struct{ *cache.Snapshot }
 
 func (sharedHostnames) HostnamesUnique() bool { return false }
+
+// decide runs pl's PreFilter and then Filter on every node, and renders
+// the outcome, to compare two filters' decisions.
+func decide(pl interface {
+	framework.PreFilterPlugin
+	framework.FilterPlugin
+}, pod *v1.Pod, nodes []*framework.NodeInfo) string {
+	ctx, state := context.Background(), framework.NewCycleState()
+	_, st := pl.PreFilter(ctx, state, pod, nodes)
+	if !st.IsSuccess() {
+		return fmt.Sprintf("PreFilter %v %q", st.Code(), st.Message())
+	}
+	var b strings.Builder
+	for _, ni := range nodes {
+		fmt.Fprintf(&b, "%s:%v ", ni.Node().Name, pl.Filter(ctx, state, pod, ni).Code())
+	}
+	return b.String()
+}

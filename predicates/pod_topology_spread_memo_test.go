@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/internal/churn"
 	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 	"github.com/yardmaster-io/yardmaster/predicates"
@@ -59,9 +60,9 @@ func TestPodTopologySpreadRunningTotalsMatchFresh(t *testing.T) {
 		return p
 	}
 
-	cluster := newChurn(rng, 12, node, randomPod)
+	cluster := churn.New(rng, 12, node, randomPod)
 	newFilter := func() *predicates.PodTopologySpread {
-		ts, err := framework.NewTopologySpread(framework.DefaultPodTopologySpreadArgs(), fakehandle.New(cluster.snapshot))
+		ts, err := framework.NewTopologySpread(framework.DefaultPodTopologySpreadArgs(), fakehandle.New(cluster.Snapshot))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,9 +70,9 @@ func TestPodTopologySpreadRunningTotalsMatchFresh(t *testing.T) {
 	}
 	kept := newFilter()
 	for step := range 1500 {
-		cluster.step()
+		cluster.Step()
 		pod := randomPod()
-		nodes := cluster.snapshot.List()
+		nodes := cluster.Snapshot.List()
 		if got, want := decide(kept, pod, nodes), decide(newFilter(), pod, nodes); got != want {
 			t.Fatalf("step %d, pod %v %v:\n kept: %s\nfresh: %s", step, pod.Spec.TopologySpreadConstraints, pod.Spec.NodeSelector, got, want)
 		}

@@ -1,54 +1,58 @@
-package predicates_test
+// Package churn is a cluster that changes at random between scheduling
+// cycles, for tests that compare plugins keeping state across cycles with
+// plugins made fresh for each.
+package churn
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
-	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/scheduler/cache"
 )
 
-// churn is a cluster that changes at random between cycles, kept in the
+// Cluster is a cluster that changes at random between cycles, kept in the
 // scheduler's real cache so that NodeInfos carry the slots and generations
 // the plugins' memos rely on: pods come, go and start terminating; nodes
 // change zone or lose it, take another node's hostname label or lose their
 // own, and go (a new node may take the slot).
-type churn struct {
-	rng      *rand.Rand
-	cache    *cache.Cache
-	snapshot *cache.Snapshot
-	newNode  func(i int) *v1.Node
-	newPod   func() *v1.Pod
-	nodes    []*v1.Node
-	placed   []*v1.Pod
-	next     int
+type Cluster struct {
+	// Snapshot is brought up to date after every Step.
+	Snapshot *cache.Snapshot
+
+	rng     *rand.Rand
+	cache   *cache.Cache
+	newNode func(i int) *v1.Node
+	newPod  func() *v1.Pod
+	nodes   []*v1.Node
+	placed  []*v1.Pod
+	next    int
 }
 
-func newChurn(rng *rand.Rand, nodes int, newNode func(i int) *v1.Node, newPod func() *v1.Pod) *churn {
-	c := &churn{rng: rng, cache: cache.New(clock.RealClock{}, time.Minute), snapshot: cache.NewSnapshot(), newNode: newNode, newPod: newPod}
+// New returns a cluster of nodes made by newNode; Step places pods made by
+// newPod. All randomness comes from rng.
+func New(rng *rand.Rand, nodes int, newNode func(i int) *v1.Node, newPod func() *v1.Pod) *Cluster {
+	c := &Cluster{rng: rng, cache: cache.New(clock.RealClock{}, time.Minute), Snapshot: cache.NewSnapshot(), newNode: newNode, newPod: newPod}
 	for range nodes {
 		c.nodes = append(c.nodes, c.addNode())
 	}
-	c.cache.UpdateSnapshot(c.snapshot)
+	c.cache.UpdateSnapshot(c.Snapshot)
 	return c
 }
 
-func (c *churn) addNode() *v1.Node {
+func (c *Cluster) addNode() *v1.Node {
 	n := c.newNode(c.next)
 	c.next++
 	c.cache.AddNode(n)
 	return n
 }
 
-// step makes one random change and brings the snapshot up to date.
-func (c *churn) step() {
+// Step makes one random change and brings the snapshot up to date.
+func (c *Cluster) Step() {
 	switch r := c.rng.IntN(10); {
 	case r < 5:
 		p := c.newPod()
@@ -99,23 +103,5 @@ func (c *churn) step() {
 		c.cache.RemoveNode(c.nodes[i])
 		c.nodes[i] = c.addNode()
 	}
-	c.cache.UpdateSnapshot(c.snapshot)
-}
-
-// decide runs pl's PreFilter and then Filter on every node, and renders
-// the outcome, to compare two filters' decisions.
-func decide(pl interface {
-	framework.PreFilterPlugin
-	framework.FilterPlugin
-}, pod *v1.Pod, nodes []*framework.NodeInfo) string {
-	ctx, state := context.Background(), framework.NewCycleState()
-	_, st := pl.PreFilter(ctx, state, pod, nodes)
-	if !st.IsSuccess() {
-		return fmt.Sprintf("PreFilter %v %q", st.Code(), st.Message())
-	}
-	var b strings.Builder
-	for _, ni := range nodes {
-		fmt.Fprintf(&b, "%s:%v ", ni.Node().Name, pl.Filter(ctx, state, pod, ni).Code())
-	}
-	return b.String()
+	c.cache.UpdateSnapshot(c.Snapshot)
 }
