@@ -24,15 +24,10 @@ const interPodAffinityStateKey framework.StateKey = "PreScore" + InterPodAffinit
 // terms that relate the incoming pod to the pods in that domain.
 type affinityDomainScores map[string]map[string]int64
 
-// add adds delta to the domain of a node with nodeLabels under key; a node
-// without the key is in no domain and adds nothing. The entry is made even
-// for a delta that cancels out, as kube-scheduler makes it: a matched term
-// is what keeps PreScore from skipping.
-func (m *affinityDomainScores) add(nodeLabels map[string]string, key string, delta int64) {
-	v, ok := nodeLabels[key]
-	if !ok {
-		return
-	}
+// addDomain adds delta to the domain of key and value. The entry is made
+// even for a delta that cancels out, as kube-scheduler makes it: a matched
+// term is what keeps PreScore from skipping.
+func (m *affinityDomainScores) addDomain(key, v string, delta int64) {
 	if *m == nil {
 		*m = make(affinityDomainScores)
 	}
@@ -79,11 +74,10 @@ type InterPodAffinity struct {
 	ignorePreferredTermsOfExistingPods bool
 	snapshot                           framework.NodeInfoLister
 	namespaces                         listersv1.NamespaceLister
-	// incomingMatches remembers, per node and term of an incoming pod, how
-	// many of its pods the term matches; existingMatches, per node and kind
-	// of incoming pod, what the terms of its pods give their domains.
-	incomingMatches *framework.NodeMemo[int32]
-	existingMatches *framework.NodeMemo[[]topologyDelta]
+	// matches keeps running totals per topology domain: for each term of
+	// an incoming pod, how many pods it matches ("in:" keys); for each kind
+	// of incoming pod, what the terms of existing pods give ("ex:" keys).
+	matches *framework.NodeMemo[[]domainDelta]
 }
 
 var (
@@ -106,8 +100,7 @@ func NewInterPodAffinity(args *framework.InterPodAffinityArgs, h framework.Handl
 		hardPodAffinityWeight: int64(args.Weight()),
 		snapshot:              h.SnapshotSharedLister(),
 		namespaces:            framework.NamespaceLister(h, InterPodAffinityName),
-		incomingMatches:       framework.NewNodeMemo[int32](p),
-		existingMatches:       framework.NewNodeMemo[[]topologyDelta](p),
+		matches:               framework.NewNodeMemo[[]domainDelta](p),
 	}
 	if args != nil {
 		pl.ignorePreferredTermsOfExistingPods = args.IgnorePreferredTermsOfExistingPods
@@ -164,52 +157,114 @@ func (pl *InterPodAffinity) PreScore(_ context.Context, state *framework.CycleSt
 	return nil
 }
 
-// addIncomingTerms adds, for each of the incoming pod's terms, sign ×
-// weight to the domain of each node per pod there that the term matches.
-// Per node, the matching pods are remembered for each term.
-func (pl *InterPodAffinity) addIncomingTerms(scores *affinityDomainScores, terms []framework.WeightedAffinityTerm, sign int64, nodes []*framework.NodeInfo) {
-	for i := range terms {
-		term := &terms[i]
-		count := func(ni *framework.NodeInfo) int32 { return term.CountMatches(ni.Pods) }
-		delta := sign * int64(term.Weight)
-		pl.incomingMatches.ForEach(term.MatchKey(), nodes, count, func(j int, n int32) {
-			if n > 0 {
-				scores.add(nodes[j].Node().Labels, term.TopologyKey, int64(n)*delta)
-			}
-		})
+// domainSum is what the nodes of one topology domain add up to: the sum
+// of their deltas, and how many node values went into it. A domain with
+// values in it counts as matched even when they cancel out.
+type domainSum struct {
+	sum, n int64
+}
+
+// domainSums are running totals (framework.SyncTotal) of per-node deltas,
+// by topology domain. Only domains with values in them are stored.
+type domainSums map[affinityDomain]domainSum
+
+// affinityDomain is one topology domain: a node label key and value.
+type affinityDomain struct {
+	key, value string
+}
+
+// domainDelta is what the pods of one node add to one topology domain.
+type domainDelta struct {
+	domain affinityDomain
+	delta  int64
+}
+
+func newDomainSums() domainSums { return domainSums{} }
+
+// apply adds (sign 1) or takes out (sign -1) one node's deltas.
+func (t domainSums) apply(node []domainDelta, sign int64) {
+	for _, d := range node {
+		s := t[d.domain]
+		s.sum += sign * d.delta
+		s.n += sign
+		if s.n == 0 {
+			delete(t, d.domain)
+			continue
+		}
+		t[d.domain] = s
 	}
 }
 
-// topologyDelta is what the pods of one node add to the domain of a
-// topology key.
-type topologyDelta struct {
-	key   string
-	delta int64
+// addTo adds scale × each domain's sum to scores.
+func (t domainSums) addTo(scores *affinityDomainScores, scale int64) {
+	for d, s := range t {
+		scores.addDomain(d.key, d.value, scale*s.sum)
+	}
+}
+
+// addIncomingTerms adds, for each of the incoming pod's terms, sign ×
+// weight to the domain of each node per pod there that the term matches.
+// The matches per domain are a running total per term, over nodes (the
+// snapshot's list, so that the total follows it by slot).
+func (pl *InterPodAffinity) addIncomingTerms(scores *affinityDomainScores, terms []framework.WeightedAffinityTerm, sign int64, nodes []*framework.NodeInfo) {
+	for i := range terms {
+		term := &terms[i]
+		count := func(ni *framework.NodeInfo) []domainDelta {
+			n := term.CountMatches(ni.Pods)
+			if n == 0 {
+				return nil
+			}
+			v, ok := nodeLabelsOf(ni)[term.TopologyKey]
+			if !ok {
+				return nil
+			}
+			return []domainDelta{{affinityDomain{term.TopologyKey, v}, int64(n)}}
+		}
+		key := "in:" + term.TopologyKey + "#" + term.MatchKey()
+		matches, _ := framework.SyncTotal(pl.matches, key, nodes, pl.snapshot.Slots(), count, newDomainSums, domainSums.apply)
+		matches.addTo(scores, sign*int64(term.Weight))
+	}
+}
+
+// nodeLabelsOf returns the labels of ni's node, nil without one.
+func nodeLabelsOf(ni *framework.NodeInfo) map[string]string {
+	if n := ni.Node(); n != nil {
+		return n.Labels
+	}
+	return nil
 }
 
 // addExistingTerms adds what the terms of existing pods that match the
 // incoming pod (whose namespace has nsLabels) give the domains of their
 // nodes: HardPodAffinityWeight per required affinity term, ± weight per
-// preferred term. Only pods with affinity terms have any. Per node, the
-// deltas are remembered for pods of the same namespace, labels and
-// namespace labels.
+// preferred term. Only pods with affinity terms have any. The deltas per
+// domain are a running total over the snapshot's nodes, kept for pods of
+// the same namespace, labels and namespace labels.
 func (pl *InterPodAffinity) addExistingTerms(scores *affinityDomainScores, pod *v1.Pod, nsLabels labels.Set) {
-	nodes := pl.snapshot.HavePodsWithAffinityList()
-	if len(nodes) == 0 {
+	if len(pl.snapshot.HavePodsWithAffinityList()) == 0 {
 		return
 	}
-	deltas := func(ni *framework.NodeInfo) []topologyDelta {
-		var out []topologyDelta
+	deltas := func(ni *framework.NodeInfo) []domainDelta {
+		if len(ni.PodsWithAffinity) == 0 {
+			return nil
+		}
+		nodeLabels := nodeLabelsOf(ni)
+		var out []domainDelta
 		add := func(key string, delta int64) {
+			v, ok := nodeLabels[key]
+			if !ok {
+				return // a node without the key is in no domain
+			}
+			d := affinityDomain{key, v}
 			for i := range out {
-				if out[i].key == key {
+				if out[i].domain == d {
 					out[i].delta += delta
 					return
 				}
 			}
 			// Kept even when deltas cancel out: a matched term makes the
 			// domain's entry (see affinityDomainScores.add).
-			out = append(out, topologyDelta{key, delta})
+			out = append(out, domainDelta{d, delta})
 		}
 		for _, ep := range ni.PodsWithAffinity {
 			if pl.hardPodAffinityWeight > 0 {
@@ -233,12 +288,10 @@ func (pl *InterPodAffinity) addExistingTerms(scores *affinityDomainScores, pod *
 		}
 		return out
 	}
-	key := framework.IncomingPodKey(pod, nsLabels)
-	pl.existingMatches.ForEach(key, nodes, deltas, func(i int, ds []topologyDelta) {
-		for _, d := range ds {
-			scores.add(nodes[i].Node().Labels, d.key, d.delta)
-		}
-	})
+	key := "ex:" + framework.IncomingPodKey(pod, nsLabels)
+	all := pl.snapshot.List()
+	sums, _ := framework.SyncTotal(pl.matches, key, all, pl.snapshot.Slots(), deltas, newDomainSums, domainSums.apply)
+	sums.addTo(scores, 1)
 }
 
 // Score returns the sum of the scores of the domains nodeInfo's node is in.

@@ -217,6 +217,28 @@ func TestInterPodAffinityScore(t *testing.T) {
 			wantNormalized: ipaScores(0, 0, 0, 0),
 		},
 		{
+			// The same for an existing pod's terms: z1 gains 5 and loses 5.
+			name: "an existing pod's terms that cancel out still score",
+			pod:  schedtest.IncomingPod("default", "app", "web").Obj(),
+			pods: []*v1.Pod{
+				schedtest.PodOn("n1", "default", "db", "app", "db").
+					PreferredPodAffinity(5, ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).
+					PreferredPodAntiAffinity(5, ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
+			},
+			wantRaw:        ipaScores(0, 0, 0, 0),
+			wantNormalized: ipaScores(0, 0, 0, 0),
+		},
+		{
+			// n4 is in no zone: the existing pod's term matches, but its
+			// node is in no domain of the term's key.
+			name: "an existing pod's term on a key its node lacks: skip",
+			pod:  schedtest.IncomingPod("default", "app", "web").Obj(),
+			pods: []*v1.Pod{
+				schedtest.PodOn("n4", "default", "db", "app", "db").PreferredPodAffinity(5, ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
+			},
+			wantSkip: true,
+		},
+		{
 			name: "IgnorePreferredTermsOfExistingPods: a pod without preferred terms is not scored",
 			args: &framework.InterPodAffinityArgs{IgnorePreferredTermsOfExistingPods: true},
 			pod:  schedtest.IncomingPod("default", "app", "web").Obj(),
