@@ -2,13 +2,17 @@ package cache
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 )
 
@@ -311,4 +315,88 @@ func TestHostnamesUnique(t *testing.T) {
 	c.AddNode(node("d", "hd"))
 	c.AddNode(node("a", "ha"))
 	step("a removed, d added, a back", true)
+}
+
+// The affinity lists change by the nodes that change. Over random changes
+// (pods with and without terms come and go, nodes go with pods left on
+// them and come back, several changes between two updates), they must
+// hold exactly the listed nodes with such pods.
+func TestAffinityListsFollowChanges(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	c := New(nil, 0)
+	s := NewSnapshot()
+	names := []string{"a", "b", "c", "d", "e", "f"}
+	up := map[string]bool{}
+	for _, n := range names {
+		c.AddNode(schedtest.MakeNode().Name(n).Obj())
+		up[n] = true
+	}
+	var pods []*v1.Pod
+	for step := range 3000 {
+		switch r := rng.IntN(10); {
+		case r < 5:
+			w := schedtest.MakePod().Name(fmt.Sprintf("p%d", step)).Node(names[rng.IntN(len(names))])
+			term := schedtest.MakePodAffinityTerm(v1.LabelHostname).MatchLabel("app", "x").Obj()
+			switch rng.IntN(4) {
+			case 0:
+				w.RequiredPodAntiAffinity(term)
+			case 1:
+				w.PreferredPodAffinity(1, term)
+			}
+			p := w.Obj()
+			p.UID = types.UID(p.Name)
+			c.AddPod(p)
+			pods = append(pods, p)
+		case r < 8 && len(pods) > 0:
+			i := rng.IntN(len(pods))
+			c.RemovePod(pods[i])
+			pods = append(pods[:i], pods[i+1:]...)
+		default:
+			n := names[rng.IntN(len(names))]
+			if up[n] {
+				c.RemoveNode(schedtest.MakeNode().Name(n).Obj())
+			} else {
+				c.AddNode(schedtest.MakeNode().Name(n).Obj())
+			}
+			up[n] = !up[n]
+		}
+		if rng.IntN(3) > 0 {
+			continue
+		}
+		c.UpdateSnapshot(s)
+		var wantAff, wantAnti []string
+		for _, ni := range s.List() {
+			if len(ni.PodsWithAffinity) > 0 {
+				wantAff = append(wantAff, ni.Node().Name)
+			}
+			if len(ni.PodsWithRequiredAntiAffinity) > 0 {
+				wantAnti = append(wantAnti, ni.Node().Name)
+			}
+		}
+		sorted := func(l []*framework.NodeInfo) []string {
+			var out []string
+			for _, ni := range l {
+				out = append(out, ni.Node().Name)
+			}
+			slices.Sort(out)
+			return out
+		}
+		if diff := cmp.Diff(wantAff, sorted(s.HavePodsWithAffinityList())); diff != "" {
+			t.Fatalf("step %d: nodes with affinity pods (-want +got):\n%s", step, diff)
+		}
+		if diff := cmp.Diff(wantAnti, sorted(s.HavePodsWithRequiredAntiAffinityList())); diff != "" {
+			t.Fatalf("step %d: nodes with required anti-affinity pods (-want +got):\n%s", step, diff)
+		}
+		for _, ns := range []nodeSet{s.withAffinity, s.withReqAnti} {
+			for i, ni := range ns.list {
+				if ns.index[ni] != i {
+					t.Fatalf("step %d: %s at %d, indexed at %d", step, ni.Node().Name, i, ns.index[ni])
+				}
+			}
+			if len(ns.index) != len(ns.list) {
+				t.Fatalf("step %d: %d indexed, %d listed", step, len(ns.index), len(ns.list))
+			}
+		}
+		checkSlots(t, fmt.Sprintf("step %d", step), s)
+	}
 }

@@ -16,8 +16,13 @@ import (
 type Snapshot struct {
 	nodeInfoMap  map[string]*framework.NodeInfo
 	nodeInfoList []*framework.NodeInfo
-	withAffinity []*framework.NodeInfo
-	withReqAnti  []*framework.NodeInfo
+	// withAffinity and withReqAnti are the nodes holding pods with
+	// inter-pod affinity, and with required anti-affinity. They change by
+	// the nodes that change: in a backlog of anti-affinity pods nearly
+	// every cycle adds one, and a pass over every node would cost more
+	// than the cycle's filters.
+	withAffinity nodeSet
+	withReqAnti  nodeSet
 	// hostnames counts the nodes per kubernetes.io/hostname label value;
 	// sharedHostnames is how many values more than one node carries.
 	hostnames       map[string]int32
@@ -35,7 +40,13 @@ var _ framework.NodeInfoLister = &Snapshot{}
 
 // NewSnapshot returns an empty snapshot.
 func NewSnapshot() *Snapshot {
-	return &Snapshot{nodeInfoMap: make(map[string]*framework.NodeInfo), hostnames: map[string]int32{}, nodeSetVersion: -1}
+	return &Snapshot{
+		nodeInfoMap:    make(map[string]*framework.NodeInfo),
+		hostnames:      map[string]int32{},
+		withAffinity:   newNodeSet(),
+		withReqAnti:    newNodeSet(),
+		nodeSetVersion: -1,
+	}
 }
 
 // NewSnapshotFromNodes builds a snapshot directly, for tests and benchmarks.
@@ -56,13 +67,48 @@ func NewSnapshotFromNodes(nodes []*v1.Node, pods []*v1.Pod) *Snapshot {
 // different zones where there are several.
 func (s *Snapshot) List() []*framework.NodeInfo { return s.nodeInfoList }
 
-// HavePodsWithAffinityList returns nodes holding pods with inter-pod affinity.
-func (s *Snapshot) HavePodsWithAffinityList() []*framework.NodeInfo { return s.withAffinity }
+// HavePodsWithAffinityList returns nodes holding pods with inter-pod
+// affinity, in no particular order.
+func (s *Snapshot) HavePodsWithAffinityList() []*framework.NodeInfo { return s.withAffinity.list }
 
 // HavePodsWithRequiredAntiAffinityList returns nodes holding pods with
-// required anti-affinity.
+// required anti-affinity, in no particular order.
 func (s *Snapshot) HavePodsWithRequiredAntiAffinityList() []*framework.NodeInfo {
-	return s.withReqAnti
+	return s.withReqAnti.list
+}
+
+// nodeSet is a list of nodes that a node joins or leaves in constant time:
+// it joins at the end, and the last node takes the place of one leaving.
+type nodeSet struct {
+	list  []*framework.NodeInfo
+	index map[*framework.NodeInfo]int
+}
+
+func newNodeSet() nodeSet { return nodeSet{index: map[*framework.NodeInfo]int{}} }
+
+// set makes ni a member of the set or not.
+func (ns *nodeSet) set(ni *framework.NodeInfo, member bool) {
+	i, in := ns.index[ni]
+	switch {
+	case member && !in:
+		ns.index[ni] = len(ns.list)
+		ns.list = append(ns.list, ni)
+	case !member && in:
+		last := len(ns.list) - 1
+		moved := ns.list[last]
+		ns.list[i] = moved
+		ns.index[moved] = i
+		ns.list[last] = nil
+		ns.list = ns.list[:last]
+		delete(ns.index, ni)
+	}
+}
+
+// fileAffinity puts ni in the affinity sets it belongs to, and takes it out
+// of the others.
+func (s *Snapshot) fileAffinity(ni *framework.NodeInfo, member bool) {
+	s.withAffinity.set(ni, member && len(ni.PodsWithAffinity) > 0)
+	s.withReqAnti.set(ni, member && len(ni.PodsWithRequiredAntiAffinity) > 0)
 }
 
 // Get returns the named node.
@@ -142,7 +188,6 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 
-	affinityChanged := false
 	for item := c.head; item != nil && item.info.Generation > s.generation; item = item.next {
 		node := item.info.Node()
 		if node == nil {
@@ -153,17 +198,14 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 		s.countHostname(node, 1)
 		if old, ok := s.nodeInfoMap[node.Name]; ok {
 			s.countHostname(old.Node(), -1)
-			if len(old.PodsWithAffinity) != len(clone.PodsWithAffinity) ||
-				len(old.PodsWithRequiredAntiAffinity) != len(clone.PodsWithRequiredAntiAffinity) {
-				affinityChanged = true
-			}
 			oldSlot := old.Slot
 			*old = *clone
 			s.fileSlot(old, oldSlot)
+			s.fileAffinity(old, true)
 		} else {
 			s.nodeInfoMap[node.Name] = clone
 			s.fileSlot(clone, clone.Slot)
-			affinityChanged = true
+			s.fileAffinity(clone, true)
 		}
 	}
 	s.generation = c.generation
@@ -174,15 +216,12 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 				ni := s.nodeInfoMap[name]
 				s.countHostname(ni.Node(), -1)
 				s.unfileSlot(ni, ni.Slot)
+				s.fileAffinity(ni, false)
 				delete(s.nodeInfoMap, name)
 			}
 		}
 		s.nodeSetVersion = c.nodeSetVersion
 		s.rebuildList()
-		affinityChanged = true
-	}
-	if affinityChanged {
-		s.rebuildAffinityLists()
 	}
 }
 
@@ -211,19 +250,6 @@ func (s *Snapshot) rebuildList() {
 			if i < len(zones[z]) {
 				s.nodeInfoList = append(s.nodeInfoList, zones[z][i])
 			}
-		}
-	}
-}
-
-func (s *Snapshot) rebuildAffinityLists() {
-	s.withAffinity = s.withAffinity[:0]
-	s.withReqAnti = s.withReqAnti[:0]
-	for _, ni := range s.nodeInfoList {
-		if len(ni.PodsWithAffinity) > 0 {
-			s.withAffinity = append(s.withAffinity, ni)
-		}
-		if len(ni.PodsWithRequiredAntiAffinity) > 0 {
-			s.withReqAnti = append(s.withReqAnti, ni)
 		}
 	}
 }
