@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
@@ -163,5 +164,50 @@ func TestDuplicateProfile(t *testing.T) {
 	})
 	if err == nil {
 		t.Error("duplicate profile accepted")
+	}
+}
+
+// When no node fits, every node is reported with the first filter in
+// configured order that rejects it, as kube-scheduler reports it, however
+// the nodes were spread over the workers.
+func TestFilterReasonsFollowConfiguredOrder(t *testing.T) {
+	var nodes []*v1.Node
+	for i := range 600 {
+		cpu := "4"
+		if i%3 == 1 {
+			cpu = "1" // too small: NodeResourcesFit, ahead of InterPodAffinity
+		}
+		w := schedtest.MakeNode().Name(fmt.Sprintf("n%03d", i)).Capacity(cpu, "8Gi", 110)
+		if i%5 == 2 {
+			w.Taint("dedicated", "db", v1.TaintEffectNoSchedule) // TaintToleration, ahead of both
+		}
+		nodes = append(nodes, w.Obj())
+	}
+	s := newTestScheduler(t, 0, nodes...)
+	for _, n := range nodes {
+		s.Cache.AddPod(schedtest.MakePod().Name("web-"+n.Name).Label("app", "web").Node(n.Name).Obj())
+	}
+	want := map[string]int{}
+	for i := range nodes {
+		switch {
+		case i%5 == 2:
+			want["node(s) had untolerated taint {dedicated: db}"]++
+		case i%3 == 1:
+			want["Insufficient cpu"]++
+		default:
+			want["node(s) didn't match pod anti-affinity rules"]++
+		}
+	}
+	for i := range 5 {
+		pod := schedtest.MakePod().Name(fmt.Sprintf("web-%d", i)).Label("app", "web").Req("2", "1Gi").
+			RequiredPodAntiAffinity(schedtest.MakePodAffinityTerm(v1.LabelHostname).MatchLabel("app", "web").Obj()).Obj()
+		_, err := s.scheduleForTest(pod)
+		var fitErr *FitError
+		if !errors.As(err, &fitErr) {
+			t.Fatalf("got %v, want a FitError", err)
+		}
+		if diff := cmp.Diff(want, fitErr.ReasonCounts); diff != "" {
+			t.Fatalf("cycle %d: reasons (-want +got):\n%s", i, diff)
+		}
 	}
 }
