@@ -137,7 +137,11 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 
 	filterCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var found, processed atomic.Int32
+	// found is the one counter the workers share: a counter bumped for
+	// every node, as a count of nodes processed would be, bounces its
+	// cache line between the cores on every node. Rejections are counted
+	// from statuses afterwards.
+	var found atomic.Int32
 	start := s.nextStartNodeIndex % len(nodes)
 	filterStart := time.Now()
 	filterTimers := prof.metrics.timers(s.recordPluginMetrics, metrics.Filter)
@@ -151,6 +155,9 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	}
 	s.activeFilterBuf = active
 	s.parallelizer.Until(filterCtx, len(nodes), func(i int) {
+		if filterCtx.Err() != nil {
+			return // enough nodes found: the rest of the chunk is not looked at
+		}
 		idx := (start + i) % len(nodes)
 		ni := nodes[idx]
 		timers := filterTimers
@@ -158,7 +165,6 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 			timers = nil
 		}
 		st, by := runFilters(filterCtx, prof, active, state, pod, ni, timers)
-		processed.Add(1)
 		if st.IsSuccess() {
 			n := found.Add(1)
 			if int(n) > numToFind {
@@ -178,7 +184,12 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	}
 	// Once per cycle for all nodes, as kube-scheduler records Filter.
 	prof.observe(metrics.Filter, framework.Success, filterStart)
-	evaluated := int(processed.Load())
+	evaluated := int(found.Load())
+	for i := range statuses {
+		if statuses[i].status != nil {
+			evaluated++
+		}
+	}
 	s.nextStartNodeIndex = (start + evaluated) % len(nodes)
 
 	n := min(int(found.Load()), numToFind)
