@@ -40,6 +40,10 @@ type spreadDomainCounts struct {
 	// counts maps each domain (topology value) of the eligible nodes to the
 	// number of matching pods in it.
 	counts map[string]int
+	// shares, for counts kept as running totals, are the nodes' own
+	// shares by slot: a node in a domain has the domain's name there, and
+	// Filter need not look the topology key up among the node's labels.
+	shares framework.NodeValues[spreadShare]
 }
 
 // spreadFilterState holds every DoNotSchedule constraint of the pod.
@@ -147,7 +151,7 @@ func (pl *PodTopologySpread) PreFilter(_ context.Context, state *framework.Cycle
 	for i := range constraints {
 		c := &constraints[i]
 		if countsEveryNode(c, pod) {
-			s.constraints[i].counts = pl.runningCounts(c, constraints, pod.Namespace, nodes)
+			s.constraints[i].counts, s.constraints[i].shares = pl.runningCounts(c, constraints, pod.Namespace, nodes)
 			continue
 		}
 		size := 0
@@ -207,7 +211,7 @@ func countsEveryNode(c *framework.SpreadConstraint, pod *v1.Pod) bool {
 // namespace, selector and topology keys, brought up to date by the nodes
 // that changed since it was last asked for. The map is the memo's, read
 // only until the next cycle.
-func (pl *PodTopologySpread) runningCounts(c *framework.SpreadConstraint, constraints []framework.SpreadConstraint, namespace string, nodes []*framework.NodeInfo) map[string]int {
+func (pl *PodTopologySpread) runningCounts(c *framework.SpreadConstraint, constraints []framework.SpreadConstraint, namespace string, nodes []*framework.NodeInfo) (map[string]int, framework.NodeValues[spreadShare]) {
 	key := namespace + "/" + framework.SelectorKey(c.Selector) + "/" + c.TopologyKey
 	if len(constraints) > 1 {
 		// A node counts only with every constraint's key.
@@ -226,8 +230,8 @@ func (pl *PodTopologySpread) runningCounts(c *framework.SpreadConstraint, constr
 		}
 		return spreadShare{domain: value, in: true, matching: int32(c.CountMatchingPods(ni.Pods, namespace))}
 	}
-	total, _ := framework.SyncTotal(pl.totals, key, nodes, pl.spread.Slots(), share, newSpreadTotals, (*spreadTotals).apply)
-	return total.pods
+	total, shares := framework.SyncTotal(pl.totals, key, nodes, pl.spread.Slots(), share, newSpreadTotals, (*spreadTotals).apply)
+	return total.pods, shares
 }
 
 // Filter rejects a node that lacks a constraint's topology key
@@ -245,7 +249,13 @@ func (pl *PodTopologySpread) Filter(_ context.Context, state *framework.CycleSta
 	}
 	for i := range s.constraints {
 		c := &s.constraints[i]
-		value, ok := node.Labels[c.topologyKey]
+		var value string
+		var ok bool
+		if share, filed := c.shares.Get(nodeInfo); filed && share.in {
+			value, ok = share.domain, true
+		} else {
+			value, ok = node.Labels[c.topologyKey]
+		}
 		if !ok {
 			return statusSpreadMissingLabel
 		}
