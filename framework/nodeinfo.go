@@ -113,6 +113,14 @@ func (n *NodeInfo) Node() *v1.Node {
 	return n.node
 }
 
+// Labels returns the node's labels, nil when the node is gone.
+func (n *NodeInfo) Labels() map[string]string {
+	if node := n.Node(); node != nil {
+		return node.Labels
+	}
+	return nil
+}
+
 // SetNode sets the Node object and its allocatable resources.
 func (n *NodeInfo) SetNode(node *v1.Node) {
 	n.node = node

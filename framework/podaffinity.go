@@ -435,3 +435,33 @@ func (t *AffinityTerm) CountMatches(pods []*PodInfo) int32 {
 func IncomingPodKey(pod *v1.Pod, nsLabels labels.Set) string {
 	return pod.Namespace + "|" + labels.Set(pod.Labels).String() + "|" + nsLabels.String()
 }
+
+// TopologyDomain is one topology domain: a node label key and value.
+type TopologyDomain struct {
+	Key, Value string
+}
+
+// DomainCount is what the pods of one node add to one topology domain: a
+// number of matching pods, or a sum of term weights.
+type DomainCount struct {
+	Domain TopologyDomain
+	N      int64
+}
+
+// AddDomainCount adds n to the domain named by key of the node with
+// nodeLabels, when the node has that label: a node without the topology
+// key is in no domain. An entry stays even when what it holds adds up to 0.
+func AddDomainCount(counts []DomainCount, nodeLabels map[string]string, key string, n int64) []DomainCount {
+	v, ok := nodeLabels[key]
+	if !ok {
+		return counts
+	}
+	d := TopologyDomain{key, v}
+	for i := range counts {
+		if counts[i].Domain == d {
+			counts[i].N += n
+			return counts
+		}
+	}
+	return append(counts, DomainCount{d, n})
+}

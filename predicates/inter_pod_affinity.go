@@ -36,35 +36,6 @@ const (
 // interPodAffinityStateKey is where PreFilter leaves the counts.
 const interPodAffinityStateKey framework.StateKey = "PreFilter" + InterPodAffinityName
 
-// affinityDomain is one topology domain: a node label key and value.
-type affinityDomain struct {
-	key, value string
-}
-
-// domainCount is what one node adds to one topology domain.
-type domainCount struct {
-	domain affinityDomain
-	n      int64
-}
-
-// addDomainCount adds n matches in the domain named by key of the node with
-// nodeLabels, when the node has that label: a node without the topology key
-// is in no domain.
-func addDomainCount(counts []domainCount, nodeLabels map[string]string, key string, n int64) []domainCount {
-	v, ok := nodeLabels[key]
-	if !ok {
-		return counts
-	}
-	d := affinityDomain{key, v}
-	for i := range counts {
-		if counts[i].domain == d {
-			counts[i].n += n
-			return counts
-		}
-	}
-	return append(counts, domainCount{d, n})
-}
-
 // domainCounts counts matches per topology domain, by topology key and
 // then label value, so that Filter hashes only the node's label value.
 // Only positive counts are stored, and only keys with one.
@@ -74,20 +45,20 @@ func newDomainCounts() domainCounts { return domainCounts{} }
 
 // apply adds (sign 1) or takes out (sign -1) one node's matches: the
 // running total framework.SyncTotal keeps.
-func (c domainCounts) apply(node []domainCount, sign int64) {
+func (c domainCounts) apply(node []framework.DomainCount, sign int64) {
 	for _, d := range node {
-		values := c[d.domain.key]
+		values := c[d.Domain.Key]
 		if values == nil {
 			values = map[string]int64{}
-			c[d.domain.key] = values
+			c[d.Domain.Key] = values
 		}
-		if n := values[d.domain.value] + sign*d.n; n != 0 {
-			values[d.domain.value] = n
+		if n := values[d.Domain.Value] + sign*d.N; n != 0 {
+			values[d.Domain.Value] = n
 			continue
 		}
-		delete(values, d.domain.value)
+		delete(values, d.Domain.Value)
 		if len(values) == 0 {
-			delete(c, d.domain.key)
+			delete(c, d.Domain.Key)
 		}
 	}
 }
@@ -101,7 +72,7 @@ type keyCounts struct {
 	// reads the node's own share of the counts (own, by slot) instead of
 	// looking its label value up among thousands.
 	nodeDomains bool
-	own         framework.NodeValues[[]domainCount]
+	own         framework.NodeValues[[]framework.DomainCount]
 	// existing marks the counts of existing pods' anti-affinity terms: a
 	// node has a share of them only while it holds such a pod, and its
 	// share also names other keys' domains. A share of the incoming pod's
@@ -124,7 +95,7 @@ func (kc *keyCounts) inDomain(ni *framework.NodeInfo, nodeLabels map[string]stri
 				return len(own) > 0
 			}
 			for _, d := range own {
-				if d.domain.key == kc.key && d.n > 0 {
+				if d.Domain.Key == kc.key && d.N > 0 {
 					return true
 				}
 			}
@@ -183,8 +154,8 @@ type InterPodAffinity struct {
 	// topology domain; existingMatches, per kind of incoming pod, how many
 	// existing pods' anti-affinity terms match it per domain. Both are
 	// running totals over the nodes, updated by the nodes that changed.
-	incomingMatches *framework.NodeMemo[[]domainCount]
-	existingMatches *framework.NodeMemo[[]domainCount]
+	incomingMatches *framework.NodeMemo[[]framework.DomainCount]
+	existingMatches *framework.NodeMemo[[]framework.DomainCount]
 }
 
 var (
@@ -204,8 +175,8 @@ func NewInterPodAffinity(h framework.Handle) (*InterPodAffinity, error) {
 	return &InterPodAffinity{
 		snapshot:        h.SnapshotSharedLister(),
 		namespaces:      framework.NamespaceLister(h, InterPodAffinityName),
-		incomingMatches: framework.NewNodeMemo[[]domainCount](p),
-		existingMatches: framework.NewNodeMemo[[]domainCount](p),
+		incomingMatches: framework.NewNodeMemo[[]framework.DomainCount](p),
+		existingMatches: framework.NewNodeMemo[[]framework.DomainCount](p),
 	}, nil
 }
 
@@ -284,29 +255,21 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 // terms of pods on nodes that match pod (whose namespace has nsLabels): a
 // running total for pods of the same namespace, labels and namespace
 // labels, brought up to date by the nodes that changed.
-func (pl *InterPodAffinity) countExistingAntiAffinity(pod *v1.Pod, nsLabels labels.Set, nodes []*framework.NodeInfo) (domainCounts, framework.NodeValues[[]domainCount]) {
-	match := func(ni *framework.NodeInfo) []domainCount {
-		var out []domainCount
-		nodeLabels := nodeLabelsOf(ni)
+func (pl *InterPodAffinity) countExistingAntiAffinity(pod *v1.Pod, nsLabels labels.Set, nodes []*framework.NodeInfo) (domainCounts, framework.NodeValues[[]framework.DomainCount]) {
+	match := func(ni *framework.NodeInfo) []framework.DomainCount {
+		var out []framework.DomainCount
+		nodeLabels := ni.Labels()
 		for _, existing := range ni.PodsWithRequiredAntiAffinity {
 			terms := existing.RequiredAntiAffinityTerms()
 			for i := range terms {
 				if terms[i].Matches(pod, nsLabels) {
-					out = addDomainCount(out, nodeLabels, terms[i].TopologyKey, 1)
+					out = framework.AddDomainCount(out, nodeLabels, terms[i].TopologyKey, 1)
 				}
 			}
 		}
 		return out
 	}
 	return framework.SyncTotal(pl.existingMatches, framework.IncomingPodKey(pod, nsLabels), nodes, pl.snapshot.Slots(), match, newDomainCounts, domainCounts.apply)
-}
-
-// nodeLabelsOf returns the labels of ni's node, nil without one.
-func nodeLabelsOf(ni *framework.NodeInfo) map[string]string {
-	if n := ni.Node(); n != nil {
-		return n.Labels
-	}
-	return nil
 }
 
 // countIncoming counts, per domain, the existing pods that match all of
@@ -322,7 +285,7 @@ func (pl *InterPodAffinity) countIncoming(affinity, anti []framework.AffinityTer
 		for i := range affinity {
 			topologyKeys[i], matchKeys[i] = affinity[i].TopologyKey, affinity[i].MatchKey()
 		}
-		count := func(ni *framework.NodeInfo) []domainCount {
+		count := func(ni *framework.NodeInfo) []framework.DomainCount {
 			var n int64
 			for _, existing := range ni.Pods {
 				if framework.PodMatchesAllTerms(affinity, existing.Pod) {
@@ -332,10 +295,10 @@ func (pl *InterPodAffinity) countIncoming(affinity, anti []framework.AffinityTer
 			if n == 0 {
 				return nil
 			}
-			var out []domainCount
-			nodeLabels := nodeLabelsOf(ni)
+			var out []framework.DomainCount
+			nodeLabels := ni.Labels()
 			for j := range affinity {
-				out = addDomainCount(out, nodeLabels, affinity[j].TopologyKey, n)
+				out = framework.AddDomainCount(out, nodeLabels, affinity[j].TopologyKey, n)
 			}
 			return out
 		}
@@ -345,12 +308,12 @@ func (pl *InterPodAffinity) countIncoming(affinity, anti []framework.AffinityTer
 	var antiCounts []keyCounts
 	for j := range anti {
 		term := &anti[j]
-		count := func(ni *framework.NodeInfo) []domainCount {
+		count := func(ni *framework.NodeInfo) []framework.DomainCount {
 			n := term.CountMatches(ni.Pods)
 			if n == 0 {
 				return nil
 			}
-			return addDomainCount(nil, nodeLabelsOf(ni), term.TopologyKey, int64(n))
+			return framework.AddDomainCount(nil, ni.Labels(), term.TopologyKey, int64(n))
 		}
 		key := "one:" + term.TopologyKey + "#" + term.MatchKey()
 		counts, own := framework.SyncTotal(pl.incomingMatches, key, nodes, pl.snapshot.Slots(), count, newDomainCounts, domainCounts.apply)

@@ -77,7 +77,7 @@ type InterPodAffinity struct {
 	// matches keeps running totals per topology domain: for each term of
 	// an incoming pod, how many pods it matches ("in:" keys); for each kind
 	// of incoming pod, what the terms of existing pods give ("ex:" keys).
-	matches *framework.NodeMemo[[]domainDelta]
+	matches *framework.NodeMemo[[]framework.DomainCount]
 }
 
 var (
@@ -100,7 +100,7 @@ func NewInterPodAffinity(args *framework.InterPodAffinityArgs, h framework.Handl
 		hardPodAffinityWeight: int64(args.Weight()),
 		snapshot:              h.SnapshotSharedLister(),
 		namespaces:            framework.NamespaceLister(h, InterPodAffinityName),
-		matches:               framework.NewNodeMemo[[]domainDelta](p),
+		matches:               framework.NewNodeMemo[[]framework.DomainCount](p),
 	}
 	if args != nil {
 		pl.ignorePreferredTermsOfExistingPods = args.IgnorePreferredTermsOfExistingPods
@@ -166,39 +166,28 @@ type domainSum struct {
 
 // domainSums are running totals (framework.SyncTotal) of per-node deltas,
 // by topology domain. Only domains with values in them are stored.
-type domainSums map[affinityDomain]domainSum
-
-// affinityDomain is one topology domain: a node label key and value.
-type affinityDomain struct {
-	key, value string
-}
-
-// domainDelta is what the pods of one node add to one topology domain.
-type domainDelta struct {
-	domain affinityDomain
-	delta  int64
-}
+type domainSums map[framework.TopologyDomain]domainSum
 
 func newDomainSums() domainSums { return domainSums{} }
 
 // apply adds (sign 1) or takes out (sign -1) one node's deltas.
-func (t domainSums) apply(node []domainDelta, sign int64) {
+func (t domainSums) apply(node []framework.DomainCount, sign int64) {
 	for _, d := range node {
-		s := t[d.domain]
-		s.sum += sign * d.delta
+		s := t[d.Domain]
+		s.sum += sign * d.N
 		s.n += sign
 		if s.n == 0 {
-			delete(t, d.domain)
+			delete(t, d.Domain)
 			continue
 		}
-		t[d.domain] = s
+		t[d.Domain] = s
 	}
 }
 
 // addTo adds scale × each domain's sum to scores.
 func (t domainSums) addTo(scores *affinityDomainScores, scale int64) {
 	for d, s := range t {
-		scores.addDomain(d.key, d.value, scale*s.sum)
+		scores.addDomain(d.Key, d.Value, scale*s.sum)
 	}
 }
 
@@ -209,29 +198,17 @@ func (t domainSums) addTo(scores *affinityDomainScores, scale int64) {
 func (pl *InterPodAffinity) addIncomingTerms(scores *affinityDomainScores, terms []framework.WeightedAffinityTerm, sign int64, nodes []*framework.NodeInfo) {
 	for i := range terms {
 		term := &terms[i]
-		count := func(ni *framework.NodeInfo) []domainDelta {
+		count := func(ni *framework.NodeInfo) []framework.DomainCount {
 			n := term.CountMatches(ni.Pods)
 			if n == 0 {
 				return nil
 			}
-			v, ok := nodeLabelsOf(ni)[term.TopologyKey]
-			if !ok {
-				return nil
-			}
-			return []domainDelta{{affinityDomain{term.TopologyKey, v}, int64(n)}}
+			return framework.AddDomainCount(nil, ni.Labels(), term.TopologyKey, int64(n))
 		}
 		key := "in:" + term.TopologyKey + "#" + term.MatchKey()
 		matches, _ := framework.SyncTotal(pl.matches, key, nodes, pl.snapshot.Slots(), count, newDomainSums, domainSums.apply)
 		matches.addTo(scores, sign*int64(term.Weight))
 	}
-}
-
-// nodeLabelsOf returns the labels of ni's node, nil without one.
-func nodeLabelsOf(ni *framework.NodeInfo) map[string]string {
-	if n := ni.Node(); n != nil {
-		return n.Labels
-	}
-	return nil
 }
 
 // addExistingTerms adds what the terms of existing pods that match the
@@ -244,28 +221,15 @@ func (pl *InterPodAffinity) addExistingTerms(scores *affinityDomainScores, pod *
 	if len(pl.snapshot.HavePodsWithAffinityList()) == 0 {
 		return
 	}
-	deltas := func(ni *framework.NodeInfo) []domainDelta {
+	deltas := func(ni *framework.NodeInfo) []framework.DomainCount {
 		if len(ni.PodsWithAffinity) == 0 {
 			return nil
 		}
-		nodeLabels := nodeLabelsOf(ni)
-		var out []domainDelta
-		add := func(key string, delta int64) {
-			v, ok := nodeLabels[key]
-			if !ok {
-				return // a node without the key is in no domain
-			}
-			d := affinityDomain{key, v}
-			for i := range out {
-				if out[i].domain == d {
-					out[i].delta += delta
-					return
-				}
-			}
-			// Kept even when deltas cancel out: a matched term makes the
-			// domain's entry (see affinityDomainScores.add).
-			out = append(out, domainDelta{d, delta})
-		}
+		nodeLabels := ni.Labels()
+		var out []framework.DomainCount
+		// Kept even when deltas cancel out: a matched term makes the
+		// domain's entry (see affinityDomainScores.addDomain).
+		add := func(key string, delta int64) { out = framework.AddDomainCount(out, nodeLabels, key, delta) }
 		for _, ep := range ni.PodsWithAffinity {
 			if pl.hardPodAffinityWeight > 0 {
 				required := ep.RequiredAffinityTerms()
