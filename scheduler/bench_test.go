@@ -169,10 +169,20 @@ func BenchmarkScheduleBacklog(b *testing.B) {
 		}}
 		return p
 	}
+	// What the System default constraints give every pod of a ReplicaSet,
+	// written out: ScheduleAnyway by hostname and by zone.
+	soft := func(i int) *v1.Pod {
+		p := schedtest.MakePod().Name(fmt.Sprintf("soft-%d", i)).Label("app", "web").Req("100m", "128Mi").Obj()
+		p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{
+			{MaxSkew: 3, TopologyKey: v1.LabelHostname, WhenUnsatisfiable: v1.ScheduleAnyway, LabelSelector: sel},
+			{MaxSkew: 5, TopologyKey: v1.LabelTopologyZone, WhenUnsatisfiable: v1.ScheduleAnyway, LabelSelector: sel},
+		}
+		return p
+	}
 	for _, kind := range []struct {
 		name string
 		make func(int) *v1.Pod
-	}{{"ZoneSpread", spread}, {"HostnameAntiAffinity", anti}} {
+	}{{"ZoneSpread", spread}, {"HostnameAntiAffinity", anti}, {"SoftSpread", soft}} {
 		for _, n := range []int{1000, 5000} {
 			b.Run(fmt.Sprintf("%s/%dNodes", kind.name, n), func(b *testing.B) {
 				nodes := make([]*v1.Node, n)
