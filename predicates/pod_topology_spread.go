@@ -43,7 +43,7 @@ type spreadDomainCounts struct {
 	// shares, for counts kept as running totals, are the nodes' own
 	// shares by slot: a node in a domain has the domain's name there, and
 	// Filter need not look the topology key up among the node's labels.
-	shares framework.NodeValues[spreadShare]
+	shares framework.NodeValues[framework.SpreadShare]
 }
 
 // spreadFilterState holds every DoNotSchedule constraint of the pod.
@@ -66,40 +66,7 @@ type PodTopologySpread struct {
 	spread *framework.TopologySpread
 	// totals keeps, per constraint that counts every node with its keys,
 	// the matching pods per domain as a running total over the nodes.
-	totals *framework.NodeMemo[spreadShare]
-}
-
-// spreadShare is what one node adds to a constraint's domains: nothing
-// when it is not in one, else one node and its matching pods in domain.
-type spreadShare struct {
-	domain   string
-	in       bool
-	matching int32
-}
-
-// spreadTotals are a constraint's running totals: per domain, the matching
-// pods (pods) and the eligible nodes (nodes). A domain is in both while it
-// has a node, also with no matching pod, as kube-scheduler counts domains.
-type spreadTotals struct {
-	pods  map[string]int
-	nodes map[string]int
-}
-
-func newSpreadTotals() *spreadTotals {
-	return &spreadTotals{pods: map[string]int{}, nodes: map[string]int{}}
-}
-
-// apply adds (sign 1) or takes out (sign -1) one node's share.
-func (t *spreadTotals) apply(share spreadShare, sign int64) {
-	if !share.in {
-		return
-	}
-	d := share.domain
-	t.pods[d] += int(sign) * int(share.matching)
-	if t.nodes[d] += int(sign); t.nodes[d] == 0 {
-		delete(t.nodes, d)
-		delete(t.pods, d)
-	}
+	totals *framework.NodeMemo[framework.SpreadShare]
 }
 
 var (
@@ -111,7 +78,7 @@ var (
 func NewPodTopologySpread(spread *framework.TopologySpread) *PodTopologySpread {
 	return &PodTopologySpread{
 		spread: spread,
-		totals: framework.NewNodeMemo[spreadShare](framework.NewParallelizer(framework.DefaultParallelism)),
+		totals: framework.NewNodeMemo[framework.SpreadShare](framework.NewParallelizer(framework.DefaultParallelism)),
 	}
 }
 
@@ -148,10 +115,16 @@ func (pl *PodTopologySpread) PreFilter(_ context.Context, state *framework.Cycle
 	}
 
 	required := framework.NewRequiredNodeAffinity(pod)
+	var keys []string
 	for i := range constraints {
 		c := &constraints[i]
-		if countsEveryNode(c, pod) {
-			s.constraints[i].counts, s.constraints[i].shares = pl.runningCounts(c, constraints, pod.Namespace, nodes)
+		if c.CountsEveryNode(pod) {
+			// A node counts only with every constraint's key.
+			if keys == nil {
+				keys = framework.SpreadKeys(constraints)
+			}
+			totals, shares := pl.spread.DomainTotals(pl.totals, c, pod.Namespace, keys, nodes)
+			s.constraints[i].counts, s.constraints[i].shares = totals.Pods, shares
 			continue
 		}
 		size := 0
@@ -190,50 +163,6 @@ func (pl *PodTopologySpread) PreFilter(_ context.Context, state *framework.Cycle
 	return nil, nil
 }
 
-// countsEveryNode reports whether c counts every node that has the
-// constraints' topology keys, whatever the pod: no node affinity to honor,
-// no taints to honor. Then its counts depend only on the nodes, the
-// namespace, the selector and the keys, and are kept as running totals.
-func countsEveryNode(c *framework.SpreadConstraint, pod *v1.Pod) bool {
-	if c.NodeTaintsPolicy == v1.NodeInclusionPolicyHonor {
-		return false
-	}
-	if c.NodeAffinityPolicy != v1.NodeInclusionPolicyHonor {
-		return true
-	}
-	a := pod.Spec.Affinity
-	return len(pod.Spec.NodeSelector) == 0 &&
-		(a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil)
-}
-
-// runningCounts returns the matching pods per domain of c over nodes (a
-// domain of eligible nodes with none counts 0): a running total kept per
-// namespace, selector and topology keys, brought up to date by the nodes
-// that changed since it was last asked for. The map is the memo's, read
-// only until the next cycle.
-func (pl *PodTopologySpread) runningCounts(c *framework.SpreadConstraint, constraints []framework.SpreadConstraint, namespace string, nodes []*framework.NodeInfo) (map[string]int, framework.NodeValues[spreadShare]) {
-	key := namespace + "/" + framework.SelectorKey(c.Selector) + "/" + c.TopologyKey
-	if len(constraints) > 1 {
-		// A node counts only with every constraint's key.
-		for i := range constraints {
-			key += "/" + constraints[i].TopologyKey
-		}
-	}
-	share := func(ni *framework.NodeInfo) spreadShare {
-		node := ni.Node()
-		if node == nil {
-			return spreadShare{}
-		}
-		value, ok := node.Labels[c.TopologyKey]
-		if !ok || (len(constraints) > 1 && !framework.NodeHasSpreadKeys(node, constraints)) {
-			return spreadShare{}
-		}
-		return spreadShare{domain: value, in: true, matching: int32(c.CountMatchingPods(ni.Pods, namespace))}
-	}
-	total, shares := framework.SyncTotal(pl.totals, key, nodes, pl.spread.Slots(), share, newSpreadTotals, (*spreadTotals).apply)
-	return total.pods, shares
-}
-
 // Filter rejects a node that lacks a constraint's topology key
 // (UnschedulableAndUnresolvable: no pod leaving changes a label) or where
 // the pod would push a constraint's skew past maxSkew (Unschedulable: pods
@@ -251,8 +180,8 @@ func (pl *PodTopologySpread) Filter(_ context.Context, state *framework.CycleSta
 		c := &s.constraints[i]
 		var value string
 		var ok bool
-		if share, filed := c.shares.Get(nodeInfo); filed && share.in {
-			value, ok = share.domain, true
+		if share, filed := c.shares.Get(nodeInfo); filed && share.In {
+			value, ok = share.Domain, true
 		} else {
 			value, ok = node.Labels[c.topologyKey]
 		}
