@@ -89,6 +89,12 @@ type PodTopologySpread struct {
 	// countedScratch says, per node of the snapshot list, whether the node
 	// counts towards the constraints at all; reused like hostScratch.
 	countedScratch []bool
+	// seenScratch holds, per constraint, the domains of the feasible
+	// nodes; reused like hostScratch.
+	seenScratch []map[string]struct{}
+	// totals keeps the running totals of the constraints that count every
+	// node.
+	totals *framework.NodeMemo[framework.SpreadShare]
 }
 
 var (
@@ -101,7 +107,11 @@ var (
 // filter; h gives the snapshot's full node list, since pods on nodes that
 // failed the filters still count towards their domains.
 func NewPodTopologySpread(spread *framework.TopologySpread, h framework.Handle) *PodTopologySpread {
-	return &PodTopologySpread{spread: spread, nodes: h.SnapshotSharedLister()}
+	return &PodTopologySpread{
+		spread: spread,
+		nodes:  h.SnapshotSharedLister(),
+		totals: framework.NewNodeMemo[framework.SpreadShare](framework.NewParallelizer(framework.DefaultParallelism)),
+	}
 }
 
 // Name returns PodTopologySpreadName.
@@ -114,6 +124,11 @@ func (*PodTopologySpread) Name() string { return PodTopologySpreadName }
 // With the System defaults and no constraints of the pod's own, a node
 // without a zone label is not ignored: it lands in the "" zone and still
 // spreads by hostname, as in kube-scheduler.
+//
+// A constraint that counts every node (see CountsEveryNode) takes its
+// counts from running totals over the snapshot, which only the nodes that
+// changed since the last cycle update; the others are counted over every
+// node, as kube-scheduler does each cycle.
 func (pl *PodTopologySpread) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, feasible []*framework.NodeInfo) *framework.Status {
 	all := pl.nodes.List()
 	if len(all) == 0 {
@@ -127,20 +142,57 @@ func (pl *PodTopologySpread) PreScore(_ context.Context, state *framework.CycleS
 		return framework.NewStatus(framework.Skip)
 	}
 	requireAllKeys := len(pod.Spec.TopologySpreadConstraints) > 0 || !pl.spread.SystemDefaulted()
+	var keys []string
+	if requireAllKeys {
+		keys = framework.SpreadKeys(constraints)
+	}
 
 	s := &spreadScoreState{
 		constraints: constraints,
-		ignored:     map[string]struct{}{},
 		counts:      make([]map[string]int, len(constraints)),
 		weights:     make([]float64, len(constraints)),
 		namespace:   pod.Namespace,
 	}
-	for i := range s.counts {
-		s.counts[i] = map[string]int{}
+	// Per constraint: the shares of a running total (running[i]), or
+	// counts to fill in below. seen[i] are the domains of the feasible
+	// nodes; all domains means every domain of the total is among them.
+	shares := make([]framework.NodeValues[framework.SpreadShare], len(constraints))
+	running := make([]bool, len(constraints))
+	for len(pl.seenScratch) < len(constraints) {
+		pl.seenScratch = append(pl.seenScratch, map[string]struct{}{})
 	}
+	seen := pl.seenScratch
+	// With every key required, the shares of any running total say
+	// whether a node has them all.
+	var keyShares *framework.NodeValues[framework.SpreadShare]
+	for i := range constraints {
+		c := &constraints[i]
+		if c.TopologyKey == v1.LabelHostname {
+			continue
+		}
+		if !c.CountsEveryNode(pod) {
+			s.counts[i] = map[string]int{}
+			continue
+		}
+		totals, sh := pl.spread.DomainTotals(pl.totals, c, pod.Namespace, keys, all)
+		s.counts[i], shares[i], running[i], keyShares = totals.Pods, sh, true, &shares[i]
+		clear(seen[i])
+	}
+	hasKeys := func(ni *framework.NodeInfo) bool {
+		if keyShares != nil {
+			if share, ok := keyShares.Get(ni); ok {
+				return share.In
+			}
+		}
+		return framework.NodeHasSpreadKeys(ni.Node(), constraints)
+	}
+
 	for _, ni := range feasible {
 		node := ni.Node()
-		if requireAllKeys && !framework.NodeHasSpreadKeys(node, constraints) {
+		if requireAllKeys && !hasKeys(ni) {
+			if s.ignored == nil {
+				s.ignored = map[string]struct{}{}
+			}
 			s.ignored[node.Name] = struct{}{}
 			continue
 		}
@@ -148,16 +200,30 @@ func (pl *PodTopologySpread) PreScore(_ context.Context, state *framework.CycleS
 			if constraints[i].TopologyKey == v1.LabelHostname {
 				continue
 			}
-			// The node's domain is scored; its count starts at 0.
-			if value := node.Labels[constraints[i].TopologyKey]; !hasKey(s.counts[i], value) {
-				s.counts[i][value] = 0
+			if !running[i] {
+				// The node's domain is scored; its count starts at 0.
+				if value := node.Labels[constraints[i].TopologyKey]; !hasKey(s.counts[i], value) {
+					s.counts[i][value] = 0
+				}
+				continue
+			}
+			if len(seen[i]) == len(s.counts[i]) {
+				continue // every domain is a feasible node's already
+			}
+			if share, ok := shares[i].Get(ni); ok {
+				seen[i][share.Domain] = struct{}{}
+			} else {
+				seen[i][node.Labels[constraints[i].TopologyKey]] = struct{}{}
 			}
 		}
 	}
 	for i := range constraints {
 		domains := len(s.counts[i])
-		if constraints[i].TopologyKey == v1.LabelHostname {
+		switch {
+		case constraints[i].TopologyKey == v1.LabelHostname:
 			domains = len(feasible) - len(s.ignored)
+		case running[i]:
+			domains = len(seen[i])
 		}
 		s.weights[i] = math.Log(float64(domains + 2))
 	}
@@ -167,15 +233,7 @@ func (pl *PodTopologySpread) PreScore(_ context.Context, state *framework.CycleS
 	for _, ni := range feasible {
 		maxSlot = max(maxSlot, ni.Slot)
 	}
-	// Which nodes count is the same for every constraint: decided once.
-	if cap(pl.countedScratch) < len(all) {
-		pl.countedScratch = make([]bool, len(all))
-	}
-	counted := pl.countedScratch[:len(all)]
-	for j, ni := range all {
-		node := ni.Node()
-		counted[j] = node != nil && (!requireAllKeys || framework.NodeHasSpreadKeys(node, constraints))
-	}
+	var counted []bool
 	s.hostCounts = make([]*slotCounts, len(constraints))
 	for i := range constraints {
 		c := &constraints[i]
@@ -191,6 +249,14 @@ func (pl *PodTopologySpread) PreScore(_ context.Context, state *framework.CycleS
 			s.hostCounts[i] = hc
 			continue
 		}
+		if running[i] {
+			continue
+		}
+		if counted == nil {
+			// Which nodes count is the same for every constraint: decided
+			// once.
+			counted = pl.counted(all, constraints, requireAllKeys)
+		}
 		counts := s.counts[i]
 		pl.spread.ForEachNodeCount(c, pod.Namespace, all, func(j, matching int) {
 			node := all[j].Node()
@@ -204,6 +270,21 @@ func (pl *PodTopologySpread) PreScore(_ context.Context, state *framework.CycleS
 	}
 	state.Write(spreadScoreStateKey, s)
 	return nil
+}
+
+// counted says, per node of all, whether it counts towards the
+// constraints at all: it exists and, when requireAllKeys, carries every
+// topology key. The slice is the plugin's, reused cycle after cycle.
+func (pl *PodTopologySpread) counted(all []*framework.NodeInfo, constraints []framework.SpreadConstraint, requireAllKeys bool) []bool {
+	if cap(pl.countedScratch) < len(all) {
+		pl.countedScratch = make([]bool, len(all))
+	}
+	counted := pl.countedScratch[:len(all)]
+	for j, ni := range all {
+		node := ni.Node()
+		counted[j] = node != nil && (!requireAllKeys || framework.NodeHasSpreadKeys(node, constraints))
+	}
+	return counted
 }
 
 func hasKey(m map[string]int, k string) bool {

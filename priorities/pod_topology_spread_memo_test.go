@@ -1,0 +1,128 @@
+package priorities_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/internal/churn"
+	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
+	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/priorities"
+)
+
+// The scorer keeps running per-domain totals across cycles for constraints
+// that count every node (framework.DomainTotals). Over random cycles of a
+// changing cluster, with random feasible nodes, a long-lived scorer must
+// score every node exactly as one made fresh for the cycle: pods with
+// their own constraints (every key required), pods under the System
+// defaults (a zoneless node is in the "" zone), and pods whose
+// constraints honor node affinity or taints (counted over every node).
+func TestPodTopologySpreadScoreRunningTotalsMatchFresh(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	apps := []string{"a", "b"}
+	keys := []string{v1.LabelHostname, ptsZone}
+	node := func(i int) *v1.Node {
+		name := fmt.Sprintf("n%02d", i)
+		w := schedtest.MakeNode().Name(name).Label(v1.LabelHostname, name).Label("disk", []string{"ssd", "hdd"}[rng.IntN(2)])
+		if rng.IntN(8) > 0 {
+			w.Label(ptsZone, fmt.Sprintf("z%d", rng.IntN(3)))
+		}
+		if rng.IntN(6) == 0 {
+			w.Taint("dedicated", "x", v1.TaintEffectNoSchedule)
+		}
+		return w.Obj()
+	}
+	seq := 0
+	randomPod := func() *v1.Pod {
+		seq++
+		w := schedtest.MakePod().Name(fmt.Sprintf("p%d", seq)).Namespace([]string{"default", "other"}[rng.IntN(2)]).
+			Label("app", apps[rng.IntN(len(apps))])
+		// A third have no constraints of their own: the System defaults
+		// apply when a Service selects them.
+		for range rng.IntN(3) {
+			sc := ptsSoft(int32(1+rng.IntN(3)), keys[rng.IntN(2)]).MatchLabels("app", apps[rng.IntN(len(apps))])
+			if rng.IntN(5) == 0 {
+				sc.NodeTaintsPolicy(v1.NodeInclusionPolicyHonor)
+			}
+			if rng.IntN(5) == 0 {
+				sc.NodeAffinityPolicy(v1.NodeInclusionPolicyIgnore)
+			}
+			w.SpreadConstraint(sc.Obj())
+		}
+		if rng.IntN(4) == 0 {
+			w.NodeSelector(map[string]string{"disk": "ssd"})
+		}
+		p := w.Obj()
+		p.UID = types.UID(p.Namespace + "/" + p.Name)
+		return p
+	}
+	services := []*v1.Service{ptsService("a", map[string]string{"app": "a"}), ptsService("b", map[string]string{"app": "b"})}
+	services[1].Namespace = "other"
+
+	cluster := churn.New(rng, 12, node, randomPod)
+	newScorer := func() *priorities.PodTopologySpread {
+		h := fakehandle.New(cluster.Snapshot).AddObjects(services[0], services[1])
+		ts, err := framework.NewTopologySpread(framework.DefaultPodTopologySpreadArgs(), h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return priorities.NewPodTopologySpread(ts, h)
+	}
+	kept := newScorer()
+	defaulted, skipped := 0, 0
+	for step := range 2000 {
+		cluster.Step()
+		pod := randomPod()
+		var feasible []*framework.NodeInfo
+		for _, ni := range cluster.Snapshot.List() {
+			if rng.IntN(3) > 0 {
+				feasible = append(feasible, ni)
+			}
+		}
+		got, want := spreadScores(kept, pod, feasible), spreadScores(newScorer(), pod, feasible)
+		if got != want {
+			t.Fatalf("step %d, pod %v %v:\n kept: %s\nfresh: %s", step, pod.Spec.TopologySpreadConstraints, pod.Spec.NodeSelector, got, want)
+		}
+		switch {
+		case strings.HasPrefix(want, "Skip"):
+			skipped++
+		case len(pod.Spec.TopologySpreadConstraints) == 0:
+			defaulted++
+		}
+	}
+	if defaulted < 200 || skipped < 200 {
+		t.Errorf("%d cycles under the System defaults and %d skipped of 2000; the pods must cover both", defaulted, skipped)
+	}
+}
+
+// spreadScores runs pl's PreScore over feasible, Score on each and
+// NormalizeScore, and renders raw and normalized scores, to compare two
+// scorers.
+func spreadScores(pl *priorities.PodTopologySpread, pod *v1.Pod, feasible []*framework.NodeInfo) string {
+	ctx, state := context.Background(), framework.NewCycleState()
+	if st := pl.PreScore(ctx, state, pod, feasible); !st.IsSuccess() {
+		return fmt.Sprintf("%v %q", st.Code(), st.Message())
+	}
+	var b strings.Builder
+	list := make(framework.NodeScoreList, len(feasible))
+	for i, ni := range feasible {
+		v, st := pl.Score(ctx, state, pod, ni)
+		fmt.Fprintf(&b, "%s:%d:%v ", ni.Node().Name, v, st.Code())
+		list[i] = framework.NodeScore{Name: ni.Node().Name, Score: v}
+	}
+	if st := pl.NormalizeScore(ctx, state, pod, list); !st.IsSuccess() {
+		return b.String() + "NormalizeScore " + st.Message()
+	}
+	b.WriteString("→ ")
+	for _, s := range list {
+		fmt.Fprintf(&b, "%s:%d ", s.Name, s.Score)
+	}
+	return b.String()
+}
