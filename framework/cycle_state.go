@@ -49,6 +49,20 @@ func NewCycleState() *CycleState {
 	return &CycleState{storage: make([]stateEntry, 0, 8)}
 }
 
+// Clone returns a state whose entries are their data's Clone, for a
+// what-if evaluation that must not change c.
+func (c *CycleState) Clone() *CycleState {
+	out := &CycleState{
+		storage:           make([]stateEntry, len(c.storage)),
+		SkipFilterPlugins: c.SkipFilterPlugins,
+		SkipScorePlugins:  c.SkipScorePlugins,
+	}
+	for i, e := range c.storage {
+		out.storage[i] = stateEntry{e.key, e.data.Clone()}
+	}
+	return out
+}
+
 // Write stores data under key, replacing what was stored there.
 func (c *CycleState) Write(key StateKey, data StateData) {
 	for i := range c.storage {

@@ -37,6 +37,17 @@ type PreFilterPlugin interface {
 	PreFilter(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) (*PreFilterResult, *Status)
 }
 
+// PreFilterExtensions let preemption ask a PreFilter's state "what if":
+// what the Filter would say were a pod gone from a node (RemovePod) or
+// there again (AddPod). A plugin whose state depends on the pods of nodes
+// other than the one filtered implements them, and its state's Clone
+// copies what they change: preemption works on a clone of the cycle's
+// state.
+type PreFilterExtensions interface {
+	AddPod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podInfoToAdd *PodInfo, nodeInfo *NodeInfo) *Status
+	RemovePod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podInfoToRemove *PodInfo, nodeInfo *NodeInfo) *Status
+}
+
 // FilterPlugin decides whether a pod can run on a node.
 type FilterPlugin interface {
 	Plugin

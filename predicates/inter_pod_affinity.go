@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -132,10 +134,82 @@ type interPodAffinityState struct {
 	firstOfGroup bool
 }
 
-// Clone returns s: it is never mutated after PreFilter. Its count maps
-// are the memos' running totals, which change only in the next cycle's
-// PreFilter.
-func (s *interPodAffinityState) Clone() framework.StateData { return s }
+// Clone returns a copy whose counts AddPod and RemovePod may change; the
+// counts of a cycle's state are the memos' running totals, never changed.
+// The copy reads every node's domains from its labels.
+func (s *interPodAffinityState) Clone() framework.StateData {
+	c := *s
+	c.affinityCounts = make([]map[string]int64, len(s.affinityCounts))
+	for i, m := range s.affinityCounts {
+		c.affinityCounts[i] = maps.Clone(m)
+	}
+	c.antiAffinityCounts = cloneKeyCounts(s.antiAffinityCounts)
+	c.existingAntiAffinity = cloneKeyCounts(s.existingAntiAffinity)
+	return &c
+}
+
+func cloneKeyCounts(in []keyCounts) []keyCounts {
+	out := make([]keyCounts, len(in))
+	for i, kc := range in {
+		out[i] = keyCounts{key: kc.key, values: maps.Clone(kc.values), existing: kc.existing}
+	}
+	return out
+}
+
+// addCount adds n to values[v] of m, keeping only non-zero counts.
+func addCount(m map[string]int64, v string, n int64) {
+	if m[v] += n; m[v] == 0 {
+		delete(m, v)
+	}
+}
+
+// updateWithPod counts pod pi on node in (sign 1) or out (sign -1): the
+// existing pods' anti-affinity terms that match the incoming pod (whose
+// namespace has nsLabels), and the pods the incoming pod's terms match.
+func (s *interPodAffinityState) updateWithPod(pod *v1.Pod, nsLabels labels.Set, pi *framework.PodInfo, node *v1.Node, sign int64) {
+	if node == nil {
+		return
+	}
+	terms := pi.RequiredAntiAffinityTerms()
+	for i := range terms {
+		t := &terms[i]
+		v, ok := node.Labels[t.TopologyKey]
+		if !ok || !t.Matches(pod, nsLabels) {
+			continue
+		}
+		j := slices.IndexFunc(s.existingAntiAffinity, func(kc keyCounts) bool { return kc.key == t.TopologyKey })
+		if j < 0 {
+			s.existingAntiAffinity = append(s.existingAntiAffinity, keyCounts{key: t.TopologyKey, values: map[string]int64{}, existing: true})
+			j = len(s.existingAntiAffinity) - 1
+		}
+		addCount(s.existingAntiAffinity[j].values, v, sign)
+	}
+	if len(s.affinityTerms) > 0 && framework.PodMatchesAllTerms(s.affinityTerms, pi.Pod) {
+		anyAffinity := false
+		for i := range s.affinityTerms {
+			if s.affinityCounts[i] == nil {
+				s.affinityCounts[i] = map[string]int64{}
+			}
+			if v, ok := node.Labels[s.affinityTerms[i].TopologyKey]; ok {
+				addCount(s.affinityCounts[i], v, sign)
+			}
+			anyAffinity = anyAffinity || len(s.affinityCounts[i]) > 0
+		}
+		s.firstOfGroup = !anyAffinity && framework.PodMatchesAllTerms(s.affinityTerms, pod)
+	}
+	one := []*framework.PodInfo{pi}
+	for i := range s.antiAffinityTerms {
+		t := &s.antiAffinityTerms[i]
+		v, ok := node.Labels[t.TopologyKey]
+		if !ok || t.CountMatches(one) == 0 {
+			continue
+		}
+		if s.antiAffinityCounts[i].values == nil {
+			s.antiAffinityCounts[i].values = map[string]int64{}
+		}
+		addCount(s.antiAffinityCounts[i].values, v, sign)
+	}
+}
 
 // InterPodAffinity is the filter for spec.affinity.podAffinity and
 // podAntiAffinity requiredDuringSchedulingIgnoredDuringExecution:
@@ -159,8 +233,9 @@ type InterPodAffinity struct {
 }
 
 var (
-	_ framework.PreFilterPlugin = &InterPodAffinity{}
-	_ framework.FilterPlugin    = &InterPodAffinity{}
+	_ framework.PreFilterPlugin     = &InterPodAffinity{}
+	_ framework.PreFilterExtensions = &InterPodAffinity{}
+	_ framework.FilterPlugin        = &InterPodAffinity{}
 )
 
 // NewInterPodAffinity returns the filter. It reads the cycle's snapshot and
@@ -324,6 +399,29 @@ func (pl *InterPodAffinity) countIncoming(affinity, anti []framework.AffinityTer
 		antiCounts = append(antiCounts, kc)
 	}
 	return affinityCounts, antiCounts
+}
+
+// AddPod counts podInfoToAdd in, on nodeInfo's domains, in a state cloned
+// for a what-if (preemption).
+func (pl *InterPodAffinity) AddPod(_ context.Context, state *framework.CycleState, pod *v1.Pod, podInfoToAdd *framework.PodInfo, nodeInfo *framework.NodeInfo) *framework.Status {
+	return pl.update(state, pod, podInfoToAdd, nodeInfo, 1)
+}
+
+// RemovePod counts podInfoToRemove out, as AddPod counts a pod in.
+func (pl *InterPodAffinity) RemovePod(_ context.Context, state *framework.CycleState, pod *v1.Pod, podInfoToRemove *framework.PodInfo, nodeInfo *framework.NodeInfo) *framework.Status {
+	return pl.update(state, pod, podInfoToRemove, nodeInfo, -1)
+}
+
+func (pl *InterPodAffinity) update(state *framework.CycleState, pod *v1.Pod, pi *framework.PodInfo, ni *framework.NodeInfo, sign int64) *framework.Status {
+	s, err := framework.ReadAs[*interPodAffinityState](state, interPodAffinityStateKey)
+	if err != nil {
+		// PreFilter skipped: the pod has no terms and no existing pod's
+		// anti-affinity matched it. A pod added back was there then, and
+		// a pod taken away only takes matches away.
+		return nil
+	}
+	s.updateWithPod(pod, framework.NamespaceLabels(pl.namespaces, pod.Namespace), pi, ni.Node(), sign)
+	return nil
 }
 
 // Filter rejects a node that fails the pod's affinity

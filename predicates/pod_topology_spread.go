@@ -2,7 +2,9 @@ package predicates
 
 import (
 	"context"
+	"maps"
 	"math"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -43,17 +45,62 @@ type spreadDomainCounts struct {
 	// shares, for counts kept as running totals, are the nodes' own
 	// shares by slot: a node in a domain has the domain's name there, and
 	// Filter need not look the topology key up among the node's labels.
-	shares framework.NodeValues[framework.SpreadShare]
+	shares     framework.NodeValues[framework.SpreadShare]
+	minDomains int
 }
 
-// spreadFilterState holds every DoNotSchedule constraint of the pod.
+// setGlobalMin sets globalMin from counts. With no domain at all the
+// minimum stays MaxInt32, as in kube-scheduler; minDomains (at least 1)
+// then lowers it to 0.
+func (dc *spreadDomainCounts) setGlobalMin() {
+	dc.globalMin = math.MaxInt32
+	for _, n := range dc.counts {
+		dc.globalMin = min(dc.globalMin, n)
+	}
+	if len(dc.counts) < dc.minDomains {
+		dc.globalMin = 0
+	}
+}
+
+// spreadFilterState holds every DoNotSchedule constraint of the pod, and
+// what AddPod and RemovePod need to count a pod in or out.
 type spreadFilterState struct {
 	constraints []spreadDomainCounts
+	compiled    []framework.SpreadConstraint
+	required    *framework.RequiredNodeAffinity
 }
 
-// Clone returns s: it is never mutated after PreFilter (yardmaster does not
-// preempt, so no what-if pod is ever added or removed).
-func (s *spreadFilterState) Clone() framework.StateData { return s }
+// Clone returns a copy whose counts AddPod and RemovePod may change; the
+// counts of a cycle's state are the memo's running totals, never changed.
+// The copy reads every node's domain from its labels.
+func (s *spreadFilterState) Clone() framework.StateData {
+	c := &spreadFilterState{constraints: slices.Clone(s.constraints), compiled: s.compiled, required: s.required}
+	for i := range c.constraints {
+		c.constraints[i].counts = maps.Clone(c.constraints[i].counts)
+		c.constraints[i].shares = framework.NodeValues[framework.SpreadShare]{}
+	}
+	return c
+}
+
+// updateWithPod counts pod pi in (sign 1) or out (sign -1) of the domains
+// of node, for the constraints of the incoming pod that count it there:
+// the node carries every topology key and passes the constraint's node
+// inclusion policies, and the constraint's selector counts pi.
+func (s *spreadFilterState) updateWithPod(pod *v1.Pod, pi *framework.PodInfo, node *v1.Node, sign int) {
+	if node == nil || pi.Pod.Namespace != pod.Namespace || !framework.NodeHasSpreadKeys(node, s.compiled) {
+		return
+	}
+	one := []*framework.PodInfo{pi}
+	for i := range s.compiled {
+		c := &s.compiled[i]
+		if !c.IncludesNode(pod, node, s.required) || c.CountMatchingPods(one, pod.Namespace) == 0 {
+			continue
+		}
+		dc := &s.constraints[i]
+		dc.counts[node.Labels[c.TopologyKey]] += sign
+		dc.setGlobalMin()
+	}
+}
 
 // PodTopologySpread is the filter for DoNotSchedule topology spread
 // constraints: a node passes when, for every constraint, the matching pods
@@ -70,8 +117,9 @@ type PodTopologySpread struct {
 }
 
 var (
-	_ framework.PreFilterPlugin = &PodTopologySpread{}
-	_ framework.FilterPlugin    = &PodTopologySpread{}
+	_ framework.PreFilterPlugin     = &PodTopologySpread{}
+	_ framework.PreFilterExtensions = &PodTopologySpread{}
+	_ framework.FilterPlugin        = &PodTopologySpread{}
 )
 
 // NewPodTopologySpread returns the filter. spread is shared with the scorer.
@@ -115,6 +163,7 @@ func (pl *PodTopologySpread) PreFilter(_ context.Context, state *framework.Cycle
 	}
 
 	required := framework.NewRequiredNodeAffinity(pod)
+	s.compiled, s.required = constraints, required
 	var keys []string
 	for i := range constraints {
 		c := &constraints[i]
@@ -148,19 +197,31 @@ func (pl *PodTopologySpread) PreFilter(_ context.Context, state *framework.Cycle
 	}
 
 	for i := range s.constraints {
-		dc := &s.constraints[i]
-		// With no domain at all the minimum stays MaxInt32, as in
-		// kube-scheduler; minDomains (at least 1) then lowers it to 0.
-		dc.globalMin = math.MaxInt32
-		for _, n := range dc.counts {
-			dc.globalMin = min(dc.globalMin, n)
-		}
-		if len(dc.counts) < int(constraints[i].MinDomains) {
-			dc.globalMin = 0
-		}
+		s.constraints[i].minDomains = int(constraints[i].MinDomains)
+		s.constraints[i].setGlobalMin()
 	}
 	state.Write(spreadFilterStateKey, s)
 	return nil, nil
+}
+
+// AddPod counts podInfoToAdd in, on nodeInfo's domains, in a state cloned
+// for a what-if (preemption).
+func (pl *PodTopologySpread) AddPod(_ context.Context, state *framework.CycleState, pod *v1.Pod, podInfoToAdd *framework.PodInfo, nodeInfo *framework.NodeInfo) *framework.Status {
+	return pl.update(state, pod, podInfoToAdd, nodeInfo, 1)
+}
+
+// RemovePod counts podInfoToRemove out, as AddPod counts a pod in.
+func (pl *PodTopologySpread) RemovePod(_ context.Context, state *framework.CycleState, pod *v1.Pod, podInfoToRemove *framework.PodInfo, nodeInfo *framework.NodeInfo) *framework.Status {
+	return pl.update(state, pod, podInfoToRemove, nodeInfo, -1)
+}
+
+func (pl *PodTopologySpread) update(state *framework.CycleState, pod *v1.Pod, pi *framework.PodInfo, ni *framework.NodeInfo, sign int) *framework.Status {
+	s, err := framework.ReadAs[*spreadFilterState](state, spreadFilterStateKey)
+	if err != nil {
+		return nil // PreFilter skipped: no constraint to count for
+	}
+	s.updateWithPod(pod, pi, ni.Node(), sign)
+	return nil
 }
 
 // Filter rejects a node that lacks a constraint's topology key
