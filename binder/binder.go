@@ -10,7 +10,6 @@ package binder
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -229,12 +228,7 @@ func (b *Binder) patchCondition(ctx context.Context, pod *v1.Pod, reason, messag
 			}},
 		},
 	}
-	data, err := json.Marshal(patch)
-	if err != nil {
-		return err
-	}
-	_, err = b.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, data, metav1.PatchOptions{}, "status")
-	return err
+	return b.patchStatus(ctx, pod, patch)
 }
 
 // Wait blocks until background status patches have finished.

@@ -72,9 +72,7 @@ func decodePluginConfig(d *decoder, cat *catalog, pcs []filePluginConfig, path s
 				continue
 			}
 		}
-		if !cat.isNoop(pc.Name) {
-			args[pc.Name] = a
-		}
+		args[pc.Name] = a
 	}
 	return args
 }
@@ -185,7 +183,7 @@ func defaultArgs(a any) {
 		a.ScoringStrategy.Resources = defaultResources(a.ScoringStrategy.Resources)
 	case *framework.NodeResourcesBalancedAllocationArgs:
 		a.Resources = defaultResources(a.Resources)
-	case *defaultPreemptionArgs:
+	case *framework.DefaultPreemptionArgs:
 		if a.MinCandidateNodesPercentage == nil {
 			a.MinCandidateNodesPercentage = new(int32(10))
 		}
@@ -207,39 +205,4 @@ func defaultResources(specs []framework.ResourceSpec) []framework.ResourceSpec {
 		}
 	}
 	return specs
-}
-
-// defaultPreemptionArgs are DefaultPreemption's arguments, checked as
-// kube-scheduler checks them and otherwise unused.
-type defaultPreemptionArgs struct {
-	MinCandidateNodesPercentage *int32 `json:"minCandidateNodesPercentage,omitempty"`
-	MinCandidateNodesAbsolute   *int32 `json:"minCandidateNodesAbsolute,omitempty"`
-}
-
-func validateDefaultPreemptionArgs(a any) error {
-	args, ok := a.(*defaultPreemptionArgs)
-	if !ok {
-		return errors.New("internal error: not DefaultPreemption args")
-	}
-	pct, abs := int32(10), int32(100)
-	if args.MinCandidateNodesPercentage != nil {
-		pct = *args.MinCandidateNodesPercentage
-	}
-	if args.MinCandidateNodesAbsolute != nil {
-		abs = *args.MinCandidateNodesAbsolute
-	}
-	pctPath, absPath := field.NewPath("minCandidateNodesPercentage"), field.NewPath("minCandidateNodesAbsolute")
-	var errs field.ErrorList
-	if pct < 0 || pct > 100 {
-		errs = append(errs, field.Invalid(pctPath, pct, "not in valid range [0, 100]"))
-	}
-	if abs < 0 {
-		errs = append(errs, field.Invalid(absPath, abs, "not in valid range [0, inf)"))
-	}
-	if pct == 0 && abs == 0 {
-		errs = append(errs,
-			field.Invalid(pctPath, pct, "cannot be zero at the same time as minCandidateNodesAbsolute"),
-			field.Invalid(absPath, abs, "cannot be zero at the same time as minCandidateNodesPercentage"))
-	}
-	return errs.ToAggregate()
 }

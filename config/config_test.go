@@ -418,7 +418,7 @@ func TestPluginResolution(t *testing.T) {
 				PreFilter: []string{fit}, Filter: []string{fit}, PreScore: []string{fit},
 				Score: []registry.WeightedPlugin{{Name: fit, Weight: 4}},
 			}
-			if diff := cmp.Diff(want, p, cmpopts.IgnoreFields(registry.Profile{}, "SchedulerName", "Args")); diff != "" {
+			if diff := cmp.Diff(want, p, cmpopts.IgnoreFields(registry.Profile{}, "SchedulerName", "Args"), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("profile (-want +got):\n%s", diff)
 			}
 		},
@@ -626,8 +626,9 @@ profiles:
 			if diff := cmp.Diff(wantBA, args[priorities.BalancedAllocationName]); diff != "" {
 				t.Errorf("BalancedAllocation args (-want +got):\n%s", diff)
 			}
-			if _, ok := args["DefaultPreemption"]; ok {
-				t.Errorf("DefaultPreemption args kept; it is a no-op")
+			wantDP := &framework.DefaultPreemptionArgs{MinCandidateNodesPercentage: new(int32(0)), MinCandidateNodesAbsolute: new(int32(10))}
+			if diff := cmp.Diff(wantDP, args["DefaultPreemption"]); diff != "" {
+				t.Errorf("DefaultPreemption args (-want +got):\n%s", diff)
 			}
 		},
 	}, {

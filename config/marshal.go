@@ -129,6 +129,7 @@ func profileFile(prof registry.Profile) fileProfile {
 		PreFilter:  enabled(prof.PreFilter...),
 		Filter:     enabled(prof.Filter...),
 		PreScore:   enabled(prof.PreScore...),
+		PostFilter: enabled(prof.PostFilter...),
 		Bind:       enabled(registry.DefaultBinderName),
 		MultiPoint: pluginSet{Disabled: []filePlugin{{Name: wildcard}}},
 	}

@@ -35,11 +35,6 @@ const maxWeight = math.MaxInt32
 // wildcard, as a disabled name, disables every default plugin of a point.
 const wildcard = "*"
 
-// The plugin kube-scheduler configurations list at postFilter. yardmaster
-// does not preempt; the name is accepted, its arguments are checked, and it
-// does nothing.
-const defaultPreemptionName = "DefaultPreemption"
-
 // kubeSchedulerPlugins are in-tree kube-scheduler v1 plugins that yardmaster
 // does not have (until a Registration adds them; the registry is asked
 // first). Disabling one is accepted: it is not running. Enabling one is an
@@ -63,38 +58,16 @@ var removedPlugins = map[string]string{
 	"GCEPDLimits":                 "removed from kube-scheduler (v1): delete it; NodeVolumeLimits checks CSI volume limits from CSINode",
 }
 
-// catalog is what a file's plugin names are looked up in: the registry,
-// plus DefaultPreemption as a no-op when the registry has no such plugin.
+// catalog is what a file's plugin names are looked up in: the registry.
 type catalog struct {
-	reg   registry.Registry
-	noops map[string]registry.Registration
+	reg registry.Registry
 }
 
-func newCatalog(reg registry.Registry) *catalog {
-	c := &catalog{reg: reg, noops: map[string]registry.Registration{}}
-	if _, ok := reg[defaultPreemptionName]; !ok {
-		c.noops[defaultPreemptionName] = registry.Registration{
-			Name:         defaultPreemptionName,
-			Points:       []string{registry.PostFilter},
-			NewArgs:      func() any { return &defaultPreemptionArgs{} },
-			ValidateArgs: validateDefaultPreemptionArgs,
-		}
-	}
-	return c
-}
+func newCatalog(reg registry.Registry) *catalog { return &catalog{reg: reg} }
 
 func (c *catalog) lookup(name string) (registry.Registration, bool) {
-	if r, ok := c.reg[name]; ok {
-		return r, true
-	}
-	r, ok := c.noops[name]
+	r, ok := c.reg[name]
 	return r, ok
-}
-
-// isNoop reports whether name is accepted but does nothing.
-func (c *catalog) isNoop(name string) bool {
-	_, ok := c.noops[name]
-	return ok
 }
 
 // unknown explains why name is not a plugin yardmaster can run.
@@ -238,13 +211,13 @@ func resolvePlugins(cat *catalog, plugins *filePlugins, path string, p *problems
 	}
 	// preEnqueue: SchedulingGates is built into the queue and always on;
 	// disabling it is accepted and changes nothing (the API server refuses
-	// to bind a pod that still has scheduling gates). postFilter:
-	// DefaultPreemption is a no-op. Nothing else can be enabled anywhere
-	// else: checkSet refused it.
+	// to bind a pod that still has scheduling gates). Nothing else can be
+	// enabled anywhere else: checkSet refused it.
 
 	prof.PreFilter = expand(registry.PreFilter)
 	prof.Filter = expand(registry.Filter)
 	prof.PreScore = expand(registry.PreScore)
+	prof.PostFilter = expand(registry.PostFilter)
 	names := expand(registry.Score)
 	weights := make([]int64, len(names))
 	paths := make([]string, len(names))

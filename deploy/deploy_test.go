@@ -221,7 +221,8 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 	objs, c := base(t)
 	read := []string{"get", "list", "watch"}
 	wantCluster := map[rule][]string{
-		{"", "pods", ""}:                            read,
+		{"", "pods", ""}:                            {"delete", "get", "list", "watch"},
+		{"policy", "poddisruptionbudgets", ""}:      read,
 		{"", "nodes", ""}:                           read,
 		{"", "namespaces", ""}:                      read,
 		{"", "persistentvolumeclaims", ""}:          read,

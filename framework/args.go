@@ -1,5 +1,7 @@
 package framework
 
+import "k8s.io/apimachinery/pkg/util/validation/field"
+
 // The typed arguments of the built-in plugins, as written under
 // pluginConfig[].args in a KubeSchedulerConfiguration file. They live here,
 // in the leaf package, because one plugin name can span a filter in
@@ -74,4 +76,49 @@ type NodeResourcesBalancedAllocationArgs struct {
 // defaults: cpu and memory, weight 1 each.
 func DefaultNodeResourcesBalancedAllocationArgs() *NodeResourcesBalancedAllocationArgs {
 	return &NodeResourcesBalancedAllocationArgs{Resources: DefaultResourceSpecs()}
+}
+
+// DefaultPreemptionArgs are the arguments of DefaultPreemption: how many
+// nodes preemption looks for victims on, at least, as a percentage of the
+// cluster and as a number; the larger wins.
+type DefaultPreemptionArgs struct {
+	MinCandidateNodesPercentage *int32 `json:"minCandidateNodesPercentage,omitempty"`
+	MinCandidateNodesAbsolute   *int32 `json:"minCandidateNodesAbsolute,omitempty"`
+}
+
+// CandidateNodes returns the arguments with kube-scheduler's defaults (10%
+// and 100) filled in.
+func (a *DefaultPreemptionArgs) CandidateNodes() (percentage, absolute int32) {
+	percentage, absolute = 10, 100
+	if a == nil {
+		return percentage, absolute
+	}
+	if a.MinCandidateNodesPercentage != nil {
+		percentage = *a.MinCandidateNodesPercentage
+	}
+	if a.MinCandidateNodesAbsolute != nil {
+		absolute = *a.MinCandidateNodesAbsolute
+	}
+	return percentage, absolute
+}
+
+// ValidateDefaultPreemptionArgs checks the arguments as kube-scheduler
+// does: a percentage within [0, 100], a number not negative, and not both
+// zero.
+func ValidateDefaultPreemptionArgs(args *DefaultPreemptionArgs) error {
+	pct, abs := args.CandidateNodes()
+	pctPath, absPath := field.NewPath("minCandidateNodesPercentage"), field.NewPath("minCandidateNodesAbsolute")
+	var errs field.ErrorList
+	if pct < 0 || pct > 100 {
+		errs = append(errs, field.Invalid(pctPath, pct, "not in valid range [0, 100]"))
+	}
+	if abs < 0 {
+		errs = append(errs, field.Invalid(absPath, abs, "not in valid range [0, inf)"))
+	}
+	if pct == 0 && abs == 0 {
+		errs = append(errs,
+			field.Invalid(pctPath, pct, "cannot be zero at the same time as minCandidateNodesAbsolute"),
+			field.Invalid(absPath, abs, "cannot be zero at the same time as minCandidateNodesPercentage"))
+	}
+	return errs.ToAggregate()
 }

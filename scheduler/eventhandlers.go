@@ -142,6 +142,7 @@ func (s *Scheduler) deletePod(obj any) {
 	// A pending pod was deleted. If we had assumed it, its binding has not
 	// succeeded (the API would show the node), so the capacity goes back.
 	s.Queue.Delete(pod)
+	s.forgetPreemption(pod.UID)
 	if s.binder != nil {
 		s.binder.Forget(pod.UID)
 	}

@@ -27,12 +27,27 @@ type FitError struct {
 	Unresolvable bool
 	// Plugins names the plugins that rejected the pod on some node.
 	Plugins sets.Set[string]
+	// PostFilterMessage is what preemption found, when it did not help:
+	// kube-scheduler's "preemption: ..." appended to the message.
+	PostFilterMessage string
+
+	// candidates are the nodes whose rejection another pod's eviction
+	// might undo (not UnschedulableAndUnresolvable), for preemption.
+	candidates []*framework.NodeInfo
 }
 
 // Error renders the message users know from kube-scheduler:
 // "0/5 nodes are available: 2 Insufficient cpu, 3 node(s) were unschedulable."
 // Reasons are counted per node and sorted, so the message is stable.
 func (f *FitError) Error() string {
+	msg := f.reasons()
+	if f.PostFilterMessage != "" {
+		msg += " " + f.PostFilterMessage
+	}
+	return msg
+}
+
+func (f *FitError) reasons() string {
 	if f.PreFilterMessage != "" {
 		return fmt.Sprintf("0/%d nodes are available: %s.", f.NumAllNodes, f.PreFilterMessage)
 	}

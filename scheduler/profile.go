@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
@@ -17,8 +18,20 @@ type profile struct {
 	preScore                 []framework.PreScorePlugin
 	score                    []weightedScorer
 	background               []framework.BackgroundPlugin
+	// preFilterExt are the PreFilter plugins whose state preemption can
+	// ask "what if" (see framework.PreFilterExtensions).
+	preFilterExt []preFilterExtension
+	// preemption is DefaultPreemption's arguments, nil when the profile
+	// does not preempt.
+	preemption *framework.DefaultPreemptionArgs
 	// metrics records the profile's cycles (metrics.go).
 	metrics *profileMetrics
+}
+
+// preFilterExtension is a PreFilter plugin's AddPod and RemovePod.
+type preFilterExtension struct {
+	name string
+	framework.PreFilterExtensions
 }
 
 type weightedScorer struct {
@@ -61,7 +74,16 @@ func newProfile(reg registry.Registry, p registry.Profile, h framework.Handle) (
 		for _, pl := range parts[name] {
 			if x, ok := pl.(framework.PreFilterPlugin); ok {
 				prof.preFilter = append(prof.preFilter, x)
+				if ext, ok := pl.(framework.PreFilterExtensions); ok {
+					prof.preFilterExt = append(prof.preFilterExt, preFilterExtension{name: name, PreFilterExtensions: ext})
+				}
 			}
+		}
+	}
+	if slices.Contains(p.PostFilter, registry.DefaultPreemptionName) {
+		prof.preemption, _ = p.Args[registry.DefaultPreemptionName].(*framework.DefaultPreemptionArgs)
+		if prof.preemption == nil {
+			prof.preemption = &framework.DefaultPreemptionArgs{}
 		}
 	}
 	for _, name := range p.Filter {

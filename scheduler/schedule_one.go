@@ -97,6 +97,9 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 			fitErr := newFitErr()
 			fitErr.PreFilterMessage = st.Message()
 			fitErr.Unresolvable = st.Code() == framework.UnschedulableAndUnresolvable
+			if !fitErr.Unresolvable {
+				fitErr.candidates = all
+			}
 			return nil, 0, fitErr, nil
 		case !st.IsSuccess():
 			prof.observe(metrics.PreFilter, framework.Error, preFilterStart)
@@ -154,6 +157,9 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 		}
 	}
 	s.activeFilterBuf = active
+	// Pods that preempted for a node keep their room there (see
+	// nominatedFor); nil in nearly every cycle.
+	nominated := s.nominatedFor(pod)
 	s.parallelizer.Until(filterCtx, len(nodes), func(i int) {
 		if filterCtx.Err() != nil {
 			return // enough nodes found: the rest of the chunk is not looked at
@@ -164,7 +170,13 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 		if i%metrics.NodeSampleStride != 0 {
 			timers = nil
 		}
-		st, by := runFilters(filterCtx, prof, active, state, pod, ni, timers)
+		var st *framework.Status
+		var by string
+		if nominated == nil {
+			st, by = runFilters(filterCtx, prof, active, state, pod, ni, timers)
+		} else {
+			st, by = runFiltersWithNominated(filterCtx, prof, active, state, pod, ni, nominated[ni.Node().Name], timers)
+		}
 		if st.IsSuccess() {
 			n := found.Add(1)
 			if int(n) > numToFind {
@@ -198,13 +210,14 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	}
 	fitErr := newFitErr()
 	unresolvable := true
-	for _, r := range statuses {
+	for i, r := range statuses {
 		if r.status == nil {
 			continue
 		}
 		fitErr.addStatus(r.status, r.plugin)
 		if r.status.Code() != framework.UnschedulableAndUnresolvable {
 			unresolvable = false
+			fitErr.candidates = append(fitErr.candidates, nodes[i])
 		}
 	}
 	fitErr.Unresolvable = unresolvable

@@ -10,7 +10,8 @@
 // it, assumes the pod on the chosen node in the cache so the next cycle sees
 // the capacity taken, and hands the Binding to a goroutine. A failed bind
 // forgets the assumption and requeues the pod. Events and status patches go
-// out asynchronously too, so a cycle never waits on the API server.
+// out asynchronously too, so a cycle never waits on the API server; so do
+// the evictions of a preemption (preemption.go).
 package scheduler
 
 import (
@@ -26,8 +27,10 @@ import (
 	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	policylisters "k8s.io/client-go/listers/policy/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 
@@ -118,6 +121,14 @@ type Scheduler struct {
 	// before the cycle's goroutines start, which only read it.
 	recordPluginMetrics bool
 
+	// preempting holds the preemptions whose victims may still be in the
+	// cache, by preemptor (see eligibleToPreempt).
+	preemptMu  sync.Mutex
+	preempting map[types.UID]inFlightPreemption
+	// pdbLister reads PodDisruptionBudgets, for preemption; nil without
+	// an informer factory or a profile that preempts.
+	pdbLister policylisters.PodDisruptionBudgetLister
+
 	bindWG sync.WaitGroup
 	// bindJobs feeds the bind workers; see bindWorker.
 	bindJobs chan bindJob
@@ -174,6 +185,7 @@ func New(opts Options) (*Scheduler, error) {
 		bindJobs:                 make(chan bindJob, bindQueueSize),
 		abortBinds:               abortBinds,
 		profiles:                 map[string]*profile{},
+		preempting:               map[types.UID]inFlightPreemption{},
 		rng:                      rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 	}
 	s.Queue = queue.New(queue.Options{
@@ -202,6 +214,12 @@ func New(opts Options) (*Scheduler, error) {
 	if opts.InformerFactory != nil {
 		if err := s.addEventHandlers(opts.InformerFactory); err != nil {
 			return nil, err
+		}
+		for _, prof := range s.profiles {
+			if prof.preemption != nil {
+				s.pdbLister = opts.InformerFactory.Policy().V1().PodDisruptionBudgets().Lister()
+				break
+			}
 		}
 	}
 	return s, nil
@@ -297,6 +315,10 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 	res, err := s.schedulePod(ctx, prof, state, pod)
 	s.metrics.SchedulingAlgorithmDuration(s.clock.Since(start))
 	if err != nil {
+		var fitErr *FitError
+		if errors.As(err, &fitErr) && prof.preemption != nil && ctx.Err() == nil {
+			_, fitErr.PostFilterMessage = s.preempt(ctx, prof, state, pod, fitErr)
+		}
 		s.handleFailure(ctx, qpi, cycle, err, start)
 		return
 	}
@@ -307,6 +329,8 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 		s.handleFailure(ctx, qpi, cycle, err, start)
 		return
 	}
+	// Placed: the room its preemption made is taken, by the pod itself.
+	s.forgetPreemption(pod.UID)
 	s.logger.Debug("pod assumed", zap.String("pod", pod.Namespace+"/"+pod.Name), zap.String("node", res.node))
 
 	s.bindWG.Add(1)
@@ -378,6 +402,7 @@ func (s *Scheduler) bind(prof *profile, qpi *queue.QueuedPodInfo, assumed *v1.Po
 		return
 	}
 	s.Cache.FinishBinding(assumed)
+	s.forgetPreemption(assumed.UID)
 	s.scheduled.Add(1)
 	prof.observe(metrics.Bind, framework.Success, bindStart)
 	took := s.clock.Since(start)

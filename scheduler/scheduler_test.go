@@ -40,7 +40,11 @@ func (s *Scheduler) scheduleForTest(pod *v1.Pod) (string, error) {
 	}
 	assumed := pod.DeepCopy()
 	assumed.Spec.NodeName = res.node
-	return res.node, s.Cache.AssumePod(assumed)
+	if err := s.Cache.AssumePod(assumed); err != nil {
+		return "", err
+	}
+	s.forgetPreemption(pod.UID)
+	return res.node, nil
 }
 
 func TestNumFeasibleNodesToFind(t *testing.T) {

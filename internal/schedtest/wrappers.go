@@ -8,6 +8,7 @@ package schedtest
 
 import (
 	"fmt"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -308,5 +309,12 @@ func (t *NodeSelectorTermWrapper) Field(key string, op v1.NodeSelectorOperator, 
 // fills spec.priority from it).
 func (p *PodWrapper) PriorityClassName(name string) *PodWrapper {
 	p.Spec.PriorityClassName = name
+	return p
+}
+
+// StartTime sets status.startTime, which preemption reads to spare the
+// pods that have run longest.
+func (p *PodWrapper) StartTime(t time.Time) *PodWrapper {
+	p.Status.StartTime = &metav1.Time{Time: t}
 	return p
 }

@@ -174,6 +174,14 @@ func (c *Cache) IsAssumed(uid types.UID) bool {
 	return ok
 }
 
+// HasPod reports whether the cache holds the pod, assumed or not.
+func (c *Cache) HasPod(uid types.UID) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	_, ok := c.pods[uid]
+	return ok
+}
+
 // AddPod records an assigned pod seen by the informer, confirming it if it
 // was assumed (on whichever node the API says it is).
 func (c *Cache) AddPod(pod *v1.Pod) {

@@ -15,6 +15,9 @@ const (
 	SchedulingGatesName = "SchedulingGates"
 	PrioritySortName    = "PrioritySort"
 	DefaultBinderName   = "DefaultBinder"
+	// DefaultPreemptionName switches on preemption (scheduler/preemption.go)
+	// for pods that fit nowhere.
+	DefaultPreemptionName = "DefaultPreemption"
 )
 
 // DefaultPlugins is kube-scheduler's default multiPoint plugin list, in
@@ -39,6 +42,7 @@ func DefaultPlugins() []WeightedPlugin {
 		{Name: predicates.InterPodAffinityName, Weight: 2},
 		{Name: priorities.BalancedAllocationName, Weight: 1},
 		{Name: priorities.ImageLocalityName, Weight: 1},
+		{Name: DefaultPreemptionName},
 		{Name: DefaultBinderName},
 	}
 }
@@ -65,6 +69,9 @@ func ExpandMultiPoint(reg Registry, schedulerName string, plugins []WeightedPlug
 		}
 		if r.Implements(PreScore) {
 			p.PreScore = append(p.PreScore, wp.Name)
+		}
+		if r.Implements(PostFilter) {
+			p.PostFilter = append(p.PostFilter, wp.Name)
 		}
 		if r.Implements(Score) {
 			w := wp.Weight
@@ -98,6 +105,18 @@ func coreRegistrations() []Registration {
 		{Name: SchedulingGatesName, Points: []string{PreEnqueue}},
 		{Name: PrioritySortName, Points: []string{QueueSort}},
 		{Name: DefaultBinderName, Points: []string{Bind}},
+		{
+			Name:    DefaultPreemptionName,
+			Points:  []string{PostFilter},
+			NewArgs: func() any { return &framework.DefaultPreemptionArgs{} },
+			ValidateArgs: func(a any) error {
+				args, ok := a.(*framework.DefaultPreemptionArgs)
+				if !ok {
+					return fmt.Errorf("internal error: %T is not DefaultPreemption's args", a)
+				}
+				return framework.ValidateDefaultPreemptionArgs(args)
+			},
+		},
 		{
 			Name:   predicates.NodeUnschedulableName,
 			Points: []string{Filter},

@@ -87,6 +87,8 @@ type Profile struct {
 	Filter                   []string
 	PreScore                 []string
 	Score                    []WeightedPlugin
+	// PostFilter runs when a pod fits nowhere: DefaultPreemption or none.
+	PostFilter []string
 	// Args holds each plugin's arguments, of the type its NewArgs returns.
 	Args map[string]any
 }
@@ -107,6 +109,9 @@ func (p *Profile) Plugins() []string {
 	}
 	for _, w := range p.Score {
 		add(w.Name)
+	}
+	for _, n := range p.PostFilter {
+		add(n)
 	}
 	return names
 }

@@ -137,6 +137,16 @@ func TestRBACOfDeployIsEnoughToSchedule(t *testing.T) {
 	e.waitFailedScheduling("too-big", "0/1 nodes are available", "Insufficient cpu")
 	e.waitUnschedulableCondition("too-big")
 
+	// Preemption: reading PodDisruptionBudgets, marking and deleting the
+	// victim, nominating the node.
+	e.priorityClass("low", 10)
+	e.priorityClass("high", 1000)
+	e.lowPod("low", "1400m")
+	e.waitBound(30*time.Second, "low")
+	e.createPod(e.pod("high").PriorityClassName(e.ns+"-high").Req("1", "512Mi"))
+	e.waitBound(30*time.Second, "high")
+	e.waitGone("low")
+
 	l, err := e.client.CoordinationV1().Leases(lease.ResourceNamespace).Get(e.ctx, lease.ResourceName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("Lease %s/%s: %v", lease.ResourceNamespace, lease.ResourceName, err)
@@ -305,7 +315,6 @@ func (e *env) waitAuthorized(leaseNamespace, leaseName string) {
 		{verb: "list", resource: "configmaps"},
 		{verb: "create", resource: "pods", namespace: e.ns},
 		{verb: "update", resource: "pods", namespace: e.ns},
-		{verb: "delete", resource: "pods", namespace: e.ns},
 		{verb: "create", resource: "pods", subresource: "eviction", namespace: e.ns},
 		{verb: "update", resource: "nodes"},
 		{verb: "patch", resource: "nodes", subresource: "status"},

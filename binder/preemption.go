@@ -1,0 +1,116 @@
+package binder
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"go.uber.org/zap"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// ReasonPreempted is the reason of the event a preempted pod gets.
+const ReasonPreempted = "Preempted"
+
+// Preempt carries out a preemption decision as kube-scheduler does: it
+// nominates node for the preemptor (status.nominatedNodeName), then, for
+// each victim at once, sets its DisruptionTarget condition (reason
+// PreemptionByScheduler), deletes it with its own grace period and writes a
+// Normal "Preempted" event, and last clears the nomination of the pods in
+// clearNominated (lower-priority pods nominated to the same node, which may
+// no longer fit there). It blocks until every request has returned and
+// returns the first error; a victim already gone is not one.
+func (b *Binder) Preempt(ctx context.Context, preemptor *v1.Pod, node string, victims, clearNominated []*v1.Pod) error {
+	if err := b.patchNominatedNode(ctx, preemptor, node); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("nominate %s for %s/%s: %w", node, preemptor.Namespace, preemptor.Name, err)
+	}
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	for _, victim := range victims {
+		wg.Go(func() {
+			if err := b.evict(ctx, preemptor, victim, node); err != nil {
+				mu.Lock()
+				if first == nil {
+					first = err
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	for _, p := range clearNominated {
+		if err := b.patchNominatedNode(ctx, p, ""); err != nil && !apierrors.IsNotFound(err) {
+			b.logger.Warn("could not clear a nomination", zap.String("pod", p.Namespace+"/"+p.Name), zap.Error(err))
+		}
+	}
+	return first
+}
+
+// evict marks victim as disrupted by the scheduler and deletes it.
+func (b *Binder) evict(ctx context.Context, preemptor, victim *v1.Pod, node string) error {
+	name := victim.Namespace + "/" + victim.Name
+	patch := map[string]any{
+		"metadata": map[string]any{"uid": victim.UID},
+		"status": map[string]any{
+			"conditions": []any{map[string]any{
+				"type":               v1.DisruptionTarget,
+				"status":             v1.ConditionTrue,
+				"reason":             v1.PodReasonPreemptionByScheduler,
+				"message":            preemptor.Spec.SchedulerName + ": preempting to accommodate a higher priority pod",
+				"lastTransitionTime": metav1.Now(),
+			}},
+		},
+	}
+	if err := b.patchStatus(ctx, victim, patch); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("mark %s disrupted: %w", name, err)
+	}
+	// The UID precondition keeps a pod re-created under the name alive.
+	uid := victim.UID
+	err := b.client.CoreV1().Pods(victim.Namespace).Delete(ctx, victim.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	if err != nil {
+		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+			return nil
+		}
+		return fmt.Errorf("delete %s: %w", name, err)
+	}
+	b.logger.Info("pod preempted", zap.String("pod", name), zap.String("node", node),
+		zap.String("preemptor", preemptor.Namespace+"/"+preemptor.Name))
+	if b.recorder != nil {
+		b.recorder.Eventf(victim, preemptor, v1.EventTypeNormal, ReasonPreempted, "Preempting",
+			"Preempted by pod %v on node %v", preemptor.UID, node)
+	}
+	return nil
+}
+
+// patchNominatedNode sets (or, with node "", clears) the pod's
+// status.nominatedNodeName.
+func (b *Binder) patchNominatedNode(ctx context.Context, pod *v1.Pod, node string) error {
+	var value any = node
+	if node == "" {
+		value = nil // a strategic merge patch deletes a field set to null
+	}
+	return b.patchStatus(ctx, pod, map[string]any{
+		"metadata": map[string]any{"uid": pod.UID},
+		"status":   map[string]any{"nominatedNodeName": value},
+	})
+}
+
+// patchStatus applies a strategic merge patch to the pod's status.
+func (b *Binder) patchStatus(ctx context.Context, pod *v1.Pod, patch map[string]any) error {
+	data, err := json.Marshal(patch)
+	if err != nil {
+		return err
+	}
+	_, err = b.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, data, metav1.PatchOptions{}, "status")
+	return err
+}

@@ -1,0 +1,518 @@
+package scheduler
+
+// Preemption (DefaultPreemption, kube-scheduler v1.36's rules): when a pod
+// fits nowhere, look for a node where evicting pods of lower priority would
+// let it fit, pick the node where that costs least, and evict those pods.
+// The pod is nominated to the node (status.nominatedNodeName) and tried
+// again once the victims are gone.
+//
+// Victims are chosen on a what-if copy of each candidate node and of the
+// cycle's PreFilter state (PreFilterExtensions), so every filter, inter-pod
+// affinity and topology spread included, agrees that the pod fits once
+// they are gone. A candidate is never evicted on a guess: a filter whose
+// state preemption cannot update (a ReadWriteOncePod claim held elsewhere,
+// say) keeps rejecting, and the node is not a candidate.
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/metrics"
+)
+
+// Messages of kube-scheduler's preemption, which users and tools match.
+const (
+	msgPreemptNever         = "not eligible due to preemptionPolicy=Never."
+	msgPreemptTerminating   = "not eligible due to a terminating pod on the nominated node."
+	msgNoVictims            = "No preemption victims found for incoming pod"
+	msgPreemptionNotHelpful = "Preemption is not helpful for scheduling"
+)
+
+// preemptTimeout bounds the API requests of one preemption.
+const preemptTimeout = 30 * time.Second
+
+// preemptionCandidate is a node where evicting victims lets the pod fit.
+type preemptionCandidate struct {
+	node    string
+	victims []*v1.Pod
+	// pdbViolations counts the victims whose eviction a
+	// PodDisruptionBudget does not allow.
+	pdbViolations int
+}
+
+// inFlightPreemption is a preemption whose victims may still be in the
+// cache: until they are gone, the preemptor waits rather than preempts
+// again.
+type inFlightPreemption struct {
+	pod     *v1.Pod
+	info    *framework.PodInfo
+	node    string
+	victims []types.UID
+}
+
+// preempt runs DefaultPreemption for pod, which fitErr says fits nowhere.
+// It returns the nominated node, or "" and kube-scheduler's message saying
+// why preemption does not help. Evictions happen in the background.
+func (s *Scheduler) preempt(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, fitErr *FitError) (string, string) {
+	if ok, msg := s.eligibleToPreempt(pod, fitErr); !ok {
+		return "", "preemption: " + msg
+	}
+	all := s.snapshot.List()
+	if len(fitErr.candidates) == 0 {
+		return "", fmt.Sprintf("preemption: 0/%d nodes are available: %d %s.", len(all), len(all), msgPreemptionNotHelpful)
+	}
+	var pdbs []*policyv1.PodDisruptionBudget
+	if s.pdbLister != nil {
+		var err error
+		if pdbs, err = s.pdbLister.List(labels.Everything()); err != nil {
+			return "", "preemption: listing PodDisruptionBudgets: " + err.Error()
+		}
+	}
+	candidates, statuses := s.findCandidates(ctx, prof, state, pod, fitErr.candidates, pdbs)
+	if len(candidates) == 0 {
+		f := &FitError{NumAllNodes: len(all), ReasonCounts: map[string]int{}}
+		for _, st := range statuses {
+			f.addStatus(st, "")
+		}
+		if rest := len(all) - len(statuses); rest > 0 {
+			f.ReasonCounts[msgPreemptionNotHelpful] += rest
+		}
+		return "", "preemption: " + f.Error()
+	}
+	best := pickCandidate(candidates)
+	s.startEvictions(pod, best)
+	return best.node, ""
+}
+
+// eligibleToPreempt is kube-scheduler's PodEligibleToPreemptOthers: a pod
+// with preemptionPolicy Never does not preempt, nor does one whose earlier
+// preemption is still under way (its victims, or lower-priority pods on
+// its nominated node, are still terminating) unless the filters ruled
+// that node out for good.
+func (s *Scheduler) eligibleToPreempt(pod *v1.Pod, fitErr *FitError) (bool, string) {
+	if pod.Spec.PreemptionPolicy != nil && *pod.Spec.PreemptionPolicy == v1.PreemptNever {
+		return false, msgPreemptNever
+	}
+	s.preemptMu.Lock()
+	inFlight, ok := s.preempting[pod.UID]
+	s.preemptMu.Unlock()
+	if ok {
+		for _, uid := range inFlight.victims {
+			if s.Cache.HasPod(uid) {
+				return false, msgPreemptTerminating
+			}
+		}
+	}
+	nominated := pod.Status.NominatedNodeName
+	if nominated == "" || !slices.ContainsFunc(fitErr.candidates, func(ni *framework.NodeInfo) bool { return ni.Node().Name == nominated }) {
+		// No earlier nomination, or the filters say that node cannot
+		// take the pod whatever is evicted.
+		return true, ""
+	}
+	ni, err := s.snapshot.Get(nominated)
+	if err != nil {
+		return true, ""
+	}
+	priority := podPriority(pod)
+	for _, pi := range ni.Pods {
+		if pi.Pod.DeletionTimestamp != nil && podPriority(pi.Pod) < priority {
+			return false, msgPreemptTerminating
+		}
+	}
+	return true, ""
+}
+
+// findCandidates looks for victims on the nodes where preemption might
+// help, in parallel, from a random offset, and stops once it has enough
+// candidates: at least one that violates no PodDisruptionBudget and, in
+// all, max(minCandidateNodesPercentage of those nodes,
+// minCandidateNodesAbsolute). It returns the candidates and, for the
+// nodes without victims, why.
+func (s *Scheduler) findCandidates(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo, pdbs []*policyv1.PodDisruptionBudget) ([]preemptionCandidate, []*framework.Status) {
+	pct, abs := prof.preemption.CandidateNodes()
+	want := max(len(nodes)*int(pct)/100, int(abs))
+	want = min(max(want, 1), len(nodes))
+	offset := s.rng.IntN(len(nodes))
+
+	active := make([]int, 0, len(prof.filter))
+	for i, pl := range prof.filter {
+		if _, skip := state.SkipFilterPlugins[pl.Name()]; !skip {
+			active = append(active, i)
+		}
+	}
+	nominated := s.nominatedFor(pod)
+	searchCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu                     sync.Mutex
+		found                  []preemptionCandidate
+		nonViolating, violated int
+		statuses               = make([]*framework.Status, len(nodes))
+	)
+	s.parallelizer.Until(searchCtx, len(nodes), func(i int) {
+		if searchCtx.Err() != nil {
+			return
+		}
+		ni := nodes[(offset+i)%len(nodes)]
+		victims, violations, st := s.selectVictimsOnNode(ctx, prof, active, state, pod, ni, nominated[ni.Node().Name], pdbs)
+		if !st.IsSuccess() {
+			statuses[i] = st
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		found = append(found, preemptionCandidate{node: ni.Node().Name, victims: victims, pdbViolations: violations})
+		if violations == 0 {
+			nonViolating++
+		} else {
+			violated++
+		}
+		if nonViolating > 0 && nonViolating+violated >= want {
+			cancel()
+		}
+	})
+	var rejected []*framework.Status
+	for _, st := range statuses {
+		if st != nil {
+			rejected = append(rejected, st)
+		}
+	}
+	// Parallel search finds candidates in any order: sorted, the choice
+	// among equals does not depend on which worker was faster.
+	slices.SortFunc(found, func(a, b preemptionCandidate) int { return cmp.Compare(a.node, b.node) })
+	return found, rejected
+}
+
+// selectVictimsOnNode is kube-scheduler's SelectVictimsOnNode: take every
+// pod of lower priority off a copy of the node; if the pod then fits, put
+// them back one by one, most important first and those a
+// PodDisruptionBudget protects before the others, keeping back each one
+// the pod still fits beside. The ones that cannot come back are the
+// victims, most important first, with how many of them violate a budget.
+func (s *Scheduler) selectVictimsOnNode(ctx context.Context, prof *profile, active []int, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, nominated []*framework.PodInfo, pdbs []*policyv1.PodDisruptionBudget) ([]*v1.Pod, int, *framework.Status) {
+	what := ni.Clone()
+	// Not the cache's node state any more: no memo may read it by slot.
+	what.Generation, what.Slot = 0, 0
+	st := state.Clone()
+	priority := podPriority(pod)
+	var potential []*framework.PodInfo
+	for _, pi := range ni.Pods {
+		if podPriority(pi.Pod) >= priority {
+			continue
+		}
+		potential = append(potential, pi)
+		if err := what.RemovePod(pi.Pod); err != nil {
+			return nil, 0, framework.AsStatus(err)
+		}
+		if status := whatIf(ctx, prof, st, pod, pi, what, false); !status.IsSuccess() {
+			return nil, 0, status
+		}
+	}
+	if len(potential) == 0 {
+		return nil, 0, framework.NewStatus(framework.UnschedulableAndUnresolvable, msgNoVictims)
+	}
+	if status, _ := runFiltersWithNominated(ctx, prof, active, st, pod, what, nominated, nil); !status.IsSuccess() {
+		return nil, 0, status
+	}
+
+	slices.SortStableFunc(potential, func(a, b *framework.PodInfo) int { return moreImportant(a.Pod, b.Pod) })
+	violating, nonViolating := splitByPDB(potential, pdbs)
+	var victims []*v1.Pod
+	violations := 0
+	reprieve := func(pi *framework.PodInfo) (bool, *framework.Status) {
+		what.AddPodInfo(pi)
+		if status := whatIf(ctx, prof, st, pod, pi, what, true); !status.IsSuccess() {
+			return false, status
+		}
+		if fits, _ := runFiltersWithNominated(ctx, prof, active, st, pod, what, nominated, nil); fits.IsSuccess() {
+			return true, nil
+		}
+		if err := what.RemovePod(pi.Pod); err != nil {
+			return false, framework.AsStatus(err)
+		}
+		if status := whatIf(ctx, prof, st, pod, pi, what, false); !status.IsSuccess() {
+			return false, status
+		}
+		victims = append(victims, pi.Pod)
+		return false, nil
+	}
+	for _, pi := range violating {
+		kept, status := reprieve(pi)
+		if status != nil {
+			return nil, 0, status
+		}
+		if !kept {
+			violations++
+		}
+	}
+	for _, pi := range nonViolating {
+		if _, status := reprieve(pi); status != nil {
+			return nil, 0, status
+		}
+	}
+	if len(violating) > 0 && len(nonViolating) > 0 {
+		slices.SortStableFunc(victims, moreImportant)
+	}
+	return victims, violations, nil
+}
+
+// whatIf tells the PreFilter states of the plugins that did not skip that
+// pi was added to (add) or removed from node ni.
+func whatIf(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, pi *framework.PodInfo, ni *framework.NodeInfo, add bool) *framework.Status {
+	for _, ext := range prof.preFilterExt {
+		if _, skip := state.SkipFilterPlugins[ext.name]; skip {
+			continue
+		}
+		var st *framework.Status
+		if add {
+			st = ext.AddPod(ctx, state, pod, pi, ni)
+		} else {
+			st = ext.RemovePod(ctx, state, pod, pi, ni)
+		}
+		if !st.IsSuccess() {
+			return st
+		}
+	}
+	return nil
+}
+
+// moreImportant orders pods most important first: higher priority, then
+// the one that started earlier (kube-scheduler's MoreImportantPod).
+func moreImportant(a, b *v1.Pod) int {
+	if c := cmp.Compare(podPriority(b), podPriority(a)); c != 0 {
+		return c
+	}
+	return startTime(a).Compare(startTime(b))
+}
+
+// startTime is when the pod started, or now when it has not: a pod that
+// has not started counts as the youngest.
+func startTime(p *v1.Pod) time.Time {
+	if p.Status.StartTime != nil {
+		return p.Status.StartTime.Time
+	}
+	return time.Now()
+}
+
+// splitByPDB splits pods (most important first) into those whose eviction
+// some PodDisruptionBudget does not allow, counting each eviction against
+// the budgets it falls under, and the others. A pod the budget already
+// counts as disrupted does not use it up again.
+func splitByPDB(pods []*framework.PodInfo, pdbs []*policyv1.PodDisruptionBudget) (violating, nonViolating []*framework.PodInfo) {
+	allowed := make([]int32, len(pdbs))
+	selectors := make([]labels.Selector, len(pdbs))
+	for i, pdb := range pdbs {
+		allowed[i] = pdb.Status.DisruptionsAllowed
+		if sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector); err == nil {
+			selectors[i] = sel
+		}
+	}
+	for _, pi := range pods {
+		p := pi.Pod
+		violated := false
+		if len(p.Labels) > 0 {
+			for i, pdb := range pdbs {
+				sel := selectors[i]
+				// A budget with no (or an empty) selector covers nothing.
+				if pdb.Namespace != p.Namespace || sel == nil || sel.Empty() || !sel.Matches(labels.Set(p.Labels)) {
+					continue
+				}
+				if _, done := pdb.Status.DisruptedPods[p.Name]; done {
+					continue
+				}
+				allowed[i]--
+				if allowed[i] < 0 {
+					violated = true
+				}
+			}
+		}
+		if violated {
+			violating = append(violating, pi)
+		} else {
+			nonViolating = append(nonViolating, pi)
+		}
+	}
+	return violating, nonViolating
+}
+
+// pickCandidate is kube-scheduler's pickOneNodeForPreemption: a node
+// without victims at once; else, in turn, the fewest victims that violate
+// a PodDisruptionBudget, the lowest highest victim priority, the smallest
+// sum of victim priorities, the fewest victims, and the latest start of
+// the most important victims; then the first.
+func pickCandidate(candidates []preemptionCandidate) preemptionCandidate {
+	for _, c := range candidates {
+		if len(c.victims) == 0 {
+			return c
+		}
+	}
+	scores := []func(c preemptionCandidate) int64{
+		func(c preemptionCandidate) int64 { return -int64(c.pdbViolations) },
+		func(c preemptionCandidate) int64 { return -int64(podPriority(c.victims[0])) },
+		func(c preemptionCandidate) int64 {
+			var sum int64
+			for _, v := range c.victims {
+				// Shifted so that negative priorities add up too.
+				sum += int64(podPriority(v)) + math.MaxInt32 + 1
+			}
+			return -sum
+		},
+		func(c preemptionCandidate) int64 { return -int64(len(c.victims)) },
+		func(c preemptionCandidate) int64 { return earliestStartOfMostImportant(c.victims).UnixNano() },
+	}
+	left := candidates
+	for _, score := range scores {
+		best := int64(math.MinInt64)
+		var next []preemptionCandidate
+		for _, c := range left {
+			switch v := score(c); {
+			case v > best:
+				best, next = v, []preemptionCandidate{c}
+			case v == best:
+				next = append(next, c)
+			}
+		}
+		if left = next; len(left) == 1 {
+			break
+		}
+	}
+	return left[0]
+}
+
+// earliestStartOfMostImportant is the earliest start among the victims of
+// the highest priority.
+func earliestStartOfMostImportant(victims []*v1.Pod) time.Time {
+	top := podPriority(victims[0])
+	earliest := startTime(victims[0])
+	for _, v := range victims[1:] {
+		if podPriority(v) != top {
+			continue
+		}
+		if t := startTime(v); t.Before(earliest) {
+			earliest = t
+		}
+	}
+	return earliest
+}
+
+// startEvictions nominates c's node for pod and evicts c's victims in the
+// background; the pod is requeued by the caller and comes back once the
+// victims are gone from the cache.
+func (s *Scheduler) startEvictions(pod *v1.Pod, c preemptionCandidate) {
+	uids := make([]types.UID, len(c.victims))
+	for i, v := range c.victims {
+		uids[i] = v.UID
+	}
+	s.preemptMu.Lock()
+	s.preempting[pod.UID] = inFlightPreemption{pod: pod, info: framework.NewPodInfo(pod), node: c.node, victims: uids}
+	s.preemptMu.Unlock()
+	clear := s.lowerPriorityNominated(pod, c.node)
+	s.logger.Info("preempting",
+		zap.String("pod", pod.Namespace+"/"+pod.Name),
+		zap.String("node", c.node),
+		zap.Int("victims", len(c.victims)),
+		zap.Int("pdbViolations", c.pdbViolations))
+	if s.binder == nil {
+		return
+	}
+	s.bindWG.Add(1)
+	go func() {
+		defer s.bindWG.Done()
+		ctx, cancel := context.WithTimeout(s.bindCtx, preemptTimeout)
+		defer cancel()
+		if err := s.binder.Preempt(ctx, pod, c.node, c.victims, clear); err != nil {
+			s.logger.Warn("preemption incomplete", zap.String("pod", pod.Namespace+"/"+pod.Name),
+				zap.String("node", c.node), zap.Error(err))
+		}
+	}()
+}
+
+// lowerPriorityNominated returns the pods of lower priority than pod whose
+// own preemption nominated node: they may no longer fit there, so their
+// nomination is cleared (and their preemption forgotten).
+func (s *Scheduler) lowerPriorityNominated(pod *v1.Pod, node string) []*v1.Pod {
+	var out []*v1.Pod
+	priority := podPriority(pod)
+	s.preemptMu.Lock()
+	defer s.preemptMu.Unlock()
+	for uid, p := range s.preempting {
+		if p.node != node || uid == pod.UID || podPriority(p.pod) >= priority {
+			continue
+		}
+		delete(s.preempting, uid)
+		out = append(out, p.pod)
+	}
+	return out
+}
+
+// nominatedFor returns, by node, the pods other than pod that preempted
+// for a place there and are not placed yet, when their priority is at
+// least pod's: pod must fit beside them, or it could take the room they
+// evicted pods for (kube-scheduler's nominated pods). Nil when there are
+// none, which is nearly always.
+func (s *Scheduler) nominatedFor(pod *v1.Pod) map[string][]*framework.PodInfo {
+	s.preemptMu.Lock()
+	defer s.preemptMu.Unlock()
+	var out map[string][]*framework.PodInfo
+	priority := podPriority(pod)
+	for uid, p := range s.preempting {
+		if uid == pod.UID || podPriority(p.pod) < priority {
+			continue
+		}
+		if out == nil {
+			out = map[string][]*framework.PodInfo{}
+		}
+		out[p.node] = append(out[p.node], p.info)
+	}
+	return out
+}
+
+// runFiltersWithNominated is runFilters on ni for pod, which must first
+// fit beside the nominated pods given (kube-scheduler's
+// RunFilterPluginsWithNominatedPods): on a copy of ni and of state that
+// hold them. Without nominated pods it is runFilters.
+func runFiltersWithNominated(ctx context.Context, prof *profile, active []int, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, nominated []*framework.PodInfo, timers []*metrics.PluginTimer) (*framework.Status, string) {
+	if len(nominated) > 0 {
+		what := ni.Clone()
+		what.Generation, what.Slot = 0, 0
+		st := state.Clone()
+		for _, pi := range nominated {
+			what.AddPodInfo(pi)
+			if status := whatIf(ctx, prof, st, pod, pi, what, true); !status.IsSuccess() {
+				return status, ""
+			}
+		}
+		if status, by := runFilters(ctx, prof, active, st, pod, what, nil); !status.IsSuccess() {
+			return status, by
+		}
+	}
+	return runFilters(ctx, prof, active, state, pod, ni, timers)
+}
+
+// forgetPreemption drops the pod's preemption, once it is bound or gone.
+func (s *Scheduler) forgetPreemption(uid types.UID) {
+	s.preemptMu.Lock()
+	delete(s.preempting, uid)
+	s.preemptMu.Unlock()
+}
+
+// podPriority is the pod's priority, 0 when unset.
+func podPriority(p *v1.Pod) int32 {
+	if p.Spec.Priority != nil {
+		return *p.Spec.Priority
+	}
+	return 0
+}

@@ -1,0 +1,259 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	policylisters "k8s.io/client-go/listers/policy/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+)
+
+// placed returns pod p on node, with a UID, as the cache holds it.
+func placed(p *schedtest.PodWrapper, node string) *v1.Pod {
+	pod := p.Node(node).Obj()
+	pod.UID = types.UID(pod.Name)
+	return pod
+}
+
+// tryPreempt runs a cycle for pod, which must fit nowhere, then
+// preemption, and returns the nominated node, the victims' names (sorted)
+// and the message.
+func tryPreempt(t *testing.T, s *Scheduler, pod *v1.Pod) (string, []string, string) {
+	t.Helper()
+	pod.UID = types.UID(pod.Name)
+	s.Cache.UpdateSnapshot(s.snapshot)
+	prof := s.profiles[pod.Spec.SchedulerName]
+	state := framework.NewCycleState()
+	_, err := s.schedulePod(context.Background(), prof, state, pod)
+	var fitErr *FitError
+	if !errors.As(err, &fitErr) {
+		t.Fatalf("the pod fits somewhere (%v): nothing to preempt", err)
+	}
+	node, msg := s.preempt(context.Background(), prof, state, pod, fitErr)
+	var victims []string
+	if p, ok := s.preempting[pod.UID]; ok {
+		for _, uid := range p.victims {
+			victims = append(victims, string(uid))
+		}
+	}
+	slices.Sort(victims)
+	return node, victims, msg
+}
+
+func TestPreemption(t *testing.T) {
+	old := time.Now().Add(-time.Hour)
+	low := func(name string) *schedtest.PodWrapper {
+		return schedtest.MakePod().Name(name).Priority(10).Label("app", "low")
+	}
+	high := func() *v1.Pod { return schedtest.MakePod().Name("high").Priority(1000).Req("500m", "").Obj() }
+	node := func(name string) *v1.Node { return schedtest.MakeNode().Name(name).Capacity("1", "4Gi", 110).Obj() }
+	budget := func(allowed int32) *policyv1.PodDisruptionBudget {
+		return &policyv1.PodDisruptionBudget{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "low"},
+			Spec:       policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "low"}}},
+			Status:     policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: allowed},
+		}
+	}
+	tests := []struct {
+		name        string
+		nodes       []*v1.Node
+		pods        []*v1.Pod
+		pdbs        []*policyv1.PodDisruptionBudget
+		pod         *v1.Pod
+		wantNode    string
+		wantVictims []string
+		wantMsg     string
+	}{{
+		name:  "only the pods that must go: the other is put back",
+		nodes: []*v1.Node{node("n1")},
+		pods: []*v1.Pod{
+			placed(low("small").Req("200m", ""), "n1"),
+			placed(low("big").Req("700m", ""), "n1"),
+		},
+		pod:         high(),
+		wantNode:    "n1",
+		wantVictims: []string{"big"},
+	}, {
+		name:  "the most important pods are put back first",
+		nodes: []*v1.Node{node("n1")},
+		pods: []*v1.Pod{
+			placed(low("young").Req("500m", "").StartTime(time.Now()), "n1"),
+			placed(low("old").Req("500m", "").StartTime(old), "n1"),
+		},
+		pod:         high(),
+		wantNode:    "n1",
+		wantVictims: []string{"young"},
+	}, {
+		name:  "pods of equal or higher priority are never victims",
+		nodes: []*v1.Node{node("n1")},
+		pods: []*v1.Pod{
+			placed(schedtest.MakePod().Name("peer").Priority(1000).Req("800m", ""), "n1"),
+			placed(low("low").Req("200m", ""), "n1"),
+		},
+		pod:     high(),
+		wantMsg: "preemption: 0/1 nodes are available: 1 Insufficient cpu.",
+	}, {
+		name:    "nothing of lower priority anywhere",
+		nodes:   []*v1.Node{node("n1")},
+		pods:    []*v1.Pod{placed(schedtest.MakePod().Name("peer").Priority(1000).Req("800m", ""), "n1")},
+		pod:     high(),
+		wantMsg: "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
+	}, {
+		name:  "the lowest priority victims",
+		nodes: []*v1.Node{node("n1"), node("n2")},
+		pods: []*v1.Pod{
+			placed(schedtest.MakePod().Name("mid").Priority(500).Req("800m", ""), "n1"),
+			placed(low("low").Req("800m", ""), "n2"),
+		},
+		pod:         high(),
+		wantNode:    "n2",
+		wantVictims: []string{"low"},
+	}, {
+		name:  "fewest victims",
+		nodes: []*v1.Node{node("n1"), node("n2")},
+		pods: []*v1.Pod{
+			placed(low("a").Req("400m", ""), "n1"),
+			placed(low("b").Req("400m", ""), "n1"),
+			placed(low("c").Req("800m", ""), "n2"),
+		},
+		pod:         high(),
+		wantNode:    "n2",
+		wantVictims: []string{"c"},
+	}, {
+		name:  "a node whose victims a budget protects comes last",
+		nodes: []*v1.Node{node("n1"), node("n2")},
+		pods: []*v1.Pod{
+			placed(low("protected").Req("800m", ""), "n1"),
+			placed(schedtest.MakePod().Name("free").Priority(10).Label("app", "other").Req("600m", ""), "n2"),
+			placed(schedtest.MakePod().Name("free2").Priority(10).Label("app", "other").Req("300m", ""), "n2"),
+		},
+		pdbs:        []*policyv1.PodDisruptionBudget{budget(0)},
+		pod:         schedtest.MakePod().Name("high").Priority(1000).Req("800m", "").Obj(),
+		wantNode:    "n2",
+		wantVictims: []string{"free", "free2"},
+	}, {
+		name:  "a budget that allows the disruption protects nothing",
+		nodes: []*v1.Node{node("n1"), node("n2")},
+		pods: []*v1.Pod{
+			placed(low("protected").Req("800m", ""), "n1"),
+			placed(schedtest.MakePod().Name("free").Priority(10).Label("app", "other").Req("600m", ""), "n2"),
+			placed(schedtest.MakePod().Name("free2").Priority(10).Label("app", "other").Req("300m", ""), "n2"),
+		},
+		pdbs:        []*policyv1.PodDisruptionBudget{budget(1)},
+		pod:         schedtest.MakePod().Name("high").Priority(1000).Req("800m", "").Obj(),
+		wantNode:    "n1",
+		wantVictims: []string{"protected"},
+	}, {
+		name:    "preemptionPolicy Never",
+		nodes:   []*v1.Node{node("n1")},
+		pods:    []*v1.Pod{placed(low("low").Req("800m", ""), "n1")},
+		pod:     func() *v1.Pod { p := high(); p.Spec.PreemptionPolicy = new(v1.PreemptNever); return p }(),
+		wantMsg: "preemption: not eligible due to preemptionPolicy=Never.",
+	}, {
+		name:    "a node the filters rule out for good is no candidate",
+		nodes:   []*v1.Node{schedtest.MakeNode().Name("n1").Capacity("1", "4Gi", 110).Unschedulable().Obj()},
+		pods:    []*v1.Pod{placed(low("low").Req("800m", ""), "n1")},
+		pod:     high(),
+		wantMsg: "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
+	}, {
+		name:  "anti-affinity: the pod's anti-affinity target is the victim",
+		nodes: []*v1.Node{node("n1")},
+		pods: []*v1.Pod{
+			placed(low("target").Label("role", "db").Req("100m", ""), "n1"),
+			placed(low("bystander").Req("100m", ""), "n1"),
+		},
+		pod: schedtest.MakePod().Name("high").Priority(1000).Req("100m", "").
+			RequiredPodAntiAffinity(schedtest.MakePodAffinityTerm(v1.LabelHostname).MatchLabel("role", "db").Obj()).Obj(),
+		wantNode:    "n1",
+		wantVictims: []string{"target"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, n := range tt.nodes {
+				n.Labels = map[string]string{v1.LabelHostname: n.Name}
+			}
+			s := newTestScheduler(t, 0, tt.nodes...)
+			for _, p := range tt.pods {
+				s.Cache.AddPod(p)
+			}
+			s.pdbLister = fakePDBLister(tt.pdbs)
+			node, victims, msg := tryPreempt(t, s, tt.pod)
+			if node != tt.wantNode || !slices.Equal(victims, tt.wantVictims) || msg != tt.wantMsg {
+				t.Errorf("got node %q, victims %v, message %q; want %q, %v, %q", node, victims, msg, tt.wantNode, tt.wantVictims, tt.wantMsg)
+			}
+		})
+	}
+}
+
+// A pod whose victims are still in the cache does not preempt again; once
+// they are gone it may.
+func TestPreemptionWaitsForItsVictims(t *testing.T) {
+	s := newTestScheduler(t, 0, schedtest.MakeNode().Name("n1").Capacity("1", "4Gi", 110).Obj())
+	victim := placed(schedtest.MakePod().Name("low").Priority(10).Req("800m", ""), "n1")
+	s.Cache.AddPod(victim)
+	pod := schedtest.MakePod().Name("high").Priority(1000).Req("500m", "").Obj()
+	if node, _, msg := tryPreempt(t, s, pod); node != "n1" {
+		t.Fatalf("first preemption: node %q, %s", node, msg)
+	}
+	if _, _, msg := tryPreempt(t, s, pod); !strings.Contains(msg, msgPreemptTerminating) {
+		t.Errorf("second attempt while the victim is there: %q, want %q", msg, msgPreemptTerminating)
+	}
+	s.Cache.RemovePod(victim)
+	s.Cache.AddPod(placed(schedtest.MakePod().Name("other").Priority(10).Req("800m", ""), "n1"))
+	if node, victims, msg := tryPreempt(t, s, pod); node != "n1" || !slices.Equal(victims, []string{"other"}) {
+		t.Errorf("after the victim left and another took its place: node %q, victims %v, %s", node, victims, msg)
+	}
+}
+
+// fakePDBLister lists the given budgets.
+func fakePDBLister(pdbs []*policyv1.PodDisruptionBudget) policylisters.PodDisruptionBudgetLister {
+	idx := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc})
+	for _, p := range pdbs {
+		if err := idx.Add(p); err != nil {
+			panic(err)
+		}
+	}
+	return policylisters.NewPodDisruptionBudgetLister(idx)
+}
+
+// Once its victims are gone, the room a pod preempted for is kept for it:
+// a pod of lower priority does not fit beside it there, one of higher
+// priority ignores it, and the pod itself takes the room.
+func TestPreemptedRoomIsKept(t *testing.T) {
+	s := newTestScheduler(t, 0, schedtest.MakeNode().Name("n1").Capacity("1", "4Gi", 110).Obj())
+	victim := placed(schedtest.MakePod().Name("victim").Priority(10).Req("800m", ""), "n1")
+	s.Cache.AddPod(victim)
+	pod := schedtest.MakePod().Name("preemptor").Priority(1000).Req("600m", "").Obj()
+	if node, _, msg := tryPreempt(t, s, pod); node != "n1" {
+		t.Fatalf("preemption: node %q, %s", node, msg)
+	}
+	s.Cache.RemovePod(victim)
+
+	lower := schedtest.MakePod().Name("lower").Priority(100).Req("600m", "").Obj()
+	lower.UID = "lower"
+	if node, err := s.scheduleForTest(lower); err == nil {
+		t.Errorf("a lower-priority pod took the preempted room on %s", node)
+	}
+	higher := schedtest.MakePod().Name("higher").Priority(2000).Req("100m", "").Obj()
+	higher.UID = "higher"
+	if _, err := s.scheduleForTest(higher); err != nil {
+		t.Errorf("a higher-priority pod must ignore the nomination: %v", err)
+	}
+	if node, err := s.scheduleForTest(pod); err != nil || node != "n1" {
+		t.Errorf("the preemptor: %q, %v", node, err)
+	}
+	if len(s.nominatedFor(lower)) != 0 {
+		t.Errorf("the nomination outlived the preemptor's placement")
+	}
+}
