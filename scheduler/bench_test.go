@@ -34,10 +34,14 @@ func benchPods(n int) []*v1.Pod {
 	return pods
 }
 
+// benchNodes are n nodes in 3 zones, labelled as a real cluster's are with
+// their hostname (topology spread and anti-affinity by hostname need it),
+// a tenth of them tainted.
 func benchNodes(n int) []*v1.Node {
 	nodes := make([]*v1.Node, n)
 	for i := range nodes {
-		w := schedtest.MakeNode().Name(fmt.Sprintf("node-%05d", i)).Capacity("32", "256Gi", 110).
+		name := fmt.Sprintf("node-%05d", i)
+		w := schedtest.MakeNode().Name(name).Capacity("32", "256Gi", 110).Label(v1.LabelHostname, name).
 			Label(v1.LabelTopologyZone, fmt.Sprintf("zone-%d", i%3)).Label("pool", "general")
 		if i%10 == 0 {
 			w.Taint("dedicated", "infra", v1.TaintEffectNoSchedule)
