@@ -17,14 +17,19 @@ import (
 const ReasonPreempted = "Preempted"
 
 // Preempt carries out a preemption decision as kube-scheduler does: it
-// nominates node for the preemptor (status.nominatedNodeName), then, for
-// each victim at once, sets its DisruptionTarget condition (reason
+// clears the nomination of the pods in clearNominated (lower-priority pods
+// nominated to the same node, which may no longer fit there), nominates
+// node for the preemptor (status.nominatedNodeName), then, for each victim
+// at once, sets its DisruptionTarget condition (reason
 // PreemptionByScheduler), deletes it with its own grace period and writes a
-// Normal "Preempted" event, and last clears the nomination of the pods in
-// clearNominated (lower-priority pods nominated to the same node, which may
-// no longer fit there). It blocks until every request has returned and
+// Normal "Preempted" event. It blocks until every request has returned and
 // returns the first error; a victim already gone is not one.
 func (b *Binder) Preempt(ctx context.Context, preemptor *v1.Pod, node string, victims, clearNominated []*v1.Pod) error {
+	for _, p := range clearNominated {
+		if err := b.ClearNomination(ctx, p); err != nil {
+			b.logger.Warn("could not clear a nomination", zap.String("pod", p.Namespace+"/"+p.Name), zap.Error(err))
+		}
+	}
 	if err := b.patchNominatedNode(ctx, preemptor, node); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("nominate %s for %s/%s: %w", node, preemptor.Namespace, preemptor.Name, err)
 	}
@@ -45,16 +50,24 @@ func (b *Binder) Preempt(ctx context.Context, preemptor *v1.Pod, node string, vi
 		})
 	}
 	wg.Wait()
-	for _, p := range clearNominated {
-		if err := b.patchNominatedNode(ctx, p, ""); err != nil && !apierrors.IsNotFound(err) {
-			b.logger.Warn("could not clear a nomination", zap.String("pod", p.Namespace+"/"+p.Name), zap.Error(err))
-		}
-	}
 	return first
 }
 
-// evict marks victim as disrupted by the scheduler and deletes it.
+// ClearNomination clears the pod's status.nominatedNodeName; a pod gone
+// is no error.
+func (b *Binder) ClearNomination(ctx context.Context, pod *v1.Pod) error {
+	if err := b.patchNominatedNode(ctx, pod, ""); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	return nil
+}
+
+// evict marks victim as disrupted by the scheduler and deletes it. A
+// victim already terminating is left to finish.
 func (b *Binder) evict(ctx context.Context, preemptor, victim *v1.Pod, node string) error {
+	if victim.DeletionTimestamp != nil {
+		return nil
+	}
 	name := victim.Namespace + "/" + victim.Name
 	patch := map[string]any{
 		"metadata": map[string]any{"uid": victim.UID},

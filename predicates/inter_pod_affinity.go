@@ -139,9 +139,23 @@ type interPodAffinityState struct {
 // The copy reads every node's domains from its labels.
 func (s *interPodAffinityState) Clone() framework.StateData {
 	c := *s
+	// Terms with one topology key share one map of counts, to which
+	// PreFilter added once per term: the copy shares it too, so that
+	// updateWithPod, also once per term, keeps the counts as PreFilter
+	// would make them.
 	c.affinityCounts = make([]map[string]int64, len(s.affinityCounts))
-	for i, m := range s.affinityCounts {
-		c.affinityCounts[i] = maps.Clone(m)
+	byKey := map[string]map[string]int64{}
+	for i := range s.affinityCounts {
+		key := s.affinityTerms[i].TopologyKey
+		m, ok := byKey[key]
+		if !ok {
+			m = maps.Clone(s.affinityCounts[i])
+			if m == nil {
+				m = map[string]int64{}
+			}
+			byKey[key] = m
+		}
+		c.affinityCounts[i] = m
 	}
 	c.antiAffinityCounts = cloneKeyCounts(s.antiAffinityCounts)
 	c.existingAntiAffinity = cloneKeyCounts(s.existingAntiAffinity)
@@ -185,16 +199,15 @@ func (s *interPodAffinityState) updateWithPod(pod *v1.Pod, nsLabels labels.Set, 
 		addCount(s.existingAntiAffinity[j].values, v, sign)
 	}
 	if len(s.affinityTerms) > 0 && framework.PodMatchesAllTerms(s.affinityTerms, pi.Pod) {
-		anyAffinity := false
 		for i := range s.affinityTerms {
-			if s.affinityCounts[i] == nil {
-				s.affinityCounts[i] = map[string]int64{}
-			}
+			// A clone's maps exist (see Clone); the cycle's state is
+			// never updated.
 			if v, ok := node.Labels[s.affinityTerms[i].TopologyKey]; ok {
 				addCount(s.affinityCounts[i], v, sign)
 			}
-			anyAffinity = anyAffinity || len(s.affinityCounts[i]) > 0
 		}
+		// Only once every term has counted: terms may share a map.
+		anyAffinity := slices.ContainsFunc(s.affinityCounts, func(m map[string]int64) bool { return len(m) > 0 })
 		s.firstOfGroup = !anyAffinity && framework.PodMatchesAllTerms(s.affinityTerms, pod)
 	}
 	one := []*framework.PodInfo{pi}

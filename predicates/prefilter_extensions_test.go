@@ -42,7 +42,8 @@ func TestPreFilterExtensionsMatchPreFilter(t *testing.T) {
 		seq++
 		w := schedtest.MakePod().Name(fmt.Sprintf("p%d", seq)).Namespace([]string{"default", "other"}[rng.IntN(4)/3]).
 			Label("app", apps[rng.IntN(len(apps))])
-		if rng.IntN(3) == 0 {
+		// Up to two affinity terms, which may share a topology key.
+		for range rng.IntN(3) * rng.IntN(2) {
 			w.RequiredPodAffinity(ipaTerm(keys[rng.IntN(2)]).MatchLabel("app", apps[rng.IntN(len(apps))]).Obj())
 		}
 		if rng.IntN(3) == 0 {
@@ -87,25 +88,30 @@ func TestPreFilterExtensionsMatchPreFilter(t *testing.T) {
 		}
 		return nodes, pods
 	}
-	filters := map[string]func(h *fakehandle.Handle) extendedFilter{
-		"InterPodAffinity": func(h *fakehandle.Handle) extendedFilter {
+	filters := []struct {
+		name string
+		make func(h *fakehandle.Handle) extendedFilter
+	}{{
+		"InterPodAffinity", func(h *fakehandle.Handle) extendedFilter {
 			pl, err := predicates.NewInterPodAffinity(h)
 			if err != nil {
 				t.Fatal(err)
 			}
 			return pl
 		},
-		"PodTopologySpread": func(h *fakehandle.Handle) extendedFilter {
+	}, {
+		"PodTopologySpread", func(h *fakehandle.Handle) extendedFilter {
 			ts, err := framework.NewTopologySpread(framework.DefaultPodTopologySpreadArgs(), h)
 			if err != nil {
 				t.Fatal(err)
 			}
 			return predicates.NewPodTopologySpread(ts)
 		},
-	}
+	}}
 	namespaces := []*v1.Namespace{fakehandle.Namespace("default"), fakehandle.Namespace("other")}
-	for name, newFilter := range filters {
-		t.Run(name, func(t *testing.T) {
+	for _, f := range filters {
+		newFilter := f.make
+		t.Run(f.name, func(t *testing.T) {
 			changed := 0
 			for round := range 1500 {
 				nodes, pods := randomCluster()

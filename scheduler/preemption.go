@@ -31,12 +31,14 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/metrics"
+	"github.com/yardmaster-io/yardmaster/queue"
 )
 
 // Messages of kube-scheduler's preemption, which users and tools match.
 const (
 	msgPreemptNever         = "not eligible due to preemptionPolicy=Never."
 	msgPreemptTerminating   = "not eligible due to a terminating pod on the nominated node."
+	msgPreemptRunning       = "waiting for the preemption for this pod to be finished"
 	msgNoVictims            = "No preemption victims found for incoming pod"
 	msgPreemptionNotHelpful = "Preemption is not helpful for scheduling"
 )
@@ -61,6 +63,9 @@ type inFlightPreemption struct {
 	info    *framework.PodInfo
 	node    string
 	victims []types.UID
+	// running is set while the eviction requests are under way (guarded
+	// by Scheduler.preemptMu).
+	running bool
 }
 
 // preempt runs DefaultPreemption for pod, which fitErr says fits nowhere.
@@ -72,6 +77,7 @@ func (s *Scheduler) preempt(ctx context.Context, prof *profile, state *framework
 	}
 	all := s.snapshot.List()
 	if len(fitErr.candidates) == 0 {
+		s.clearNomination(pod)
 		return "", fmt.Sprintf("preemption: 0/%d nodes are available: %d %s.", len(all), len(all), msgPreemptionNotHelpful)
 	}
 	var pdbs []*policyv1.PodDisruptionBudget
@@ -83,6 +89,8 @@ func (s *Scheduler) preempt(ctx context.Context, prof *profile, state *framework
 	}
 	candidates, statuses := s.findCandidates(ctx, prof, state, pod, fitErr.candidates, pdbs)
 	if len(candidates) == 0 {
+		// Its nomination, if any, holds room that helps nobody.
+		s.clearNomination(pod)
 		f := &FitError{NumAllNodes: len(all), ReasonCounts: map[string]int{}}
 		for _, st := range statuses {
 			f.addStatus(st, "")
@@ -99,28 +107,36 @@ func (s *Scheduler) preempt(ctx context.Context, prof *profile, state *framework
 
 // eligibleToPreempt is kube-scheduler's PodEligibleToPreemptOthers: a pod
 // with preemptionPolicy Never does not preempt, nor does one whose earlier
-// preemption is still under way (its victims, or lower-priority pods on
-// its nominated node, are still terminating) unless the filters ruled
-// that node out for good.
+// preemption is under way: its evictions are still being requested, its
+// victims are still there, or pods that the scheduler preempted, of lower
+// priority, are still terminating on its nominated node. That wait ends
+// early when the filters rule the nominated node out for good.
 func (s *Scheduler) eligibleToPreempt(pod *v1.Pod, fitErr *FitError) (bool, string) {
 	if pod.Spec.PreemptionPolicy != nil && *pod.Spec.PreemptionPolicy == v1.PreemptNever {
 		return false, msgPreemptNever
 	}
-	s.preemptMu.Lock()
-	inFlight, ok := s.preempting[pod.UID]
-	s.preemptMu.Unlock()
-	if ok {
-		for _, uid := range inFlight.victims {
-			if s.Cache.HasPod(uid) {
-				return false, msgPreemptTerminating
-			}
-		}
-	}
 	nominated := pod.Status.NominatedNodeName
+	var victims []types.UID
+	s.preemptMu.Lock()
+	if p, ok := s.preempting[pod.UID]; ok {
+		if p.running {
+			s.preemptMu.Unlock()
+			return false, msgPreemptRunning
+		}
+		nominated, victims = p.node, p.victims
+	}
+	s.preemptMu.Unlock()
 	if nominated == "" || !slices.ContainsFunc(fitErr.candidates, func(ni *framework.NodeInfo) bool { return ni.Node().Name == nominated }) {
 		// No earlier nomination, or the filters say that node cannot
 		// take the pod whatever is evicted.
 		return true, ""
+	}
+	// Deleted, the victims may not have reached the cache as terminating
+	// yet: until they are gone, they count as terminating.
+	for _, uid := range victims {
+		if s.Cache.HasPod(uid) {
+			return false, msgPreemptTerminating
+		}
 	}
 	ni, err := s.snapshot.Get(nominated)
 	if err != nil {
@@ -128,11 +144,22 @@ func (s *Scheduler) eligibleToPreempt(pod *v1.Pod, fitErr *FitError) (bool, stri
 	}
 	priority := podPriority(pod)
 	for _, pi := range ni.Pods {
-		if pi.Pod.DeletionTimestamp != nil && podPriority(pi.Pod) < priority {
+		if pi.Pod.DeletionTimestamp != nil && podPriority(pi.Pod) < priority && preemptedByScheduler(pi.Pod) {
 			return false, msgPreemptTerminating
 		}
 	}
 	return true, ""
+}
+
+// preemptedByScheduler reports whether p carries the DisruptionTarget
+// condition a scheduler's preemption sets.
+func preemptedByScheduler(p *v1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == v1.DisruptionTarget && c.Status == v1.ConditionTrue && c.Reason == v1.PodReasonPreemptionByScheduler {
+			return true
+		}
+	}
+	return false
 }
 
 // findCandidates looks for victims on the nodes where preemption might
@@ -263,6 +290,11 @@ func (s *Scheduler) selectVictimsOnNode(ctx context.Context, prof *profile, acti
 			return nil, 0, status
 		}
 	}
+	if len(victims) == 0 {
+		// The pod fits beside every pod of the node after all: not a
+		// node to preempt on (kube-scheduler's words).
+		return nil, 0, framework.NewStatus(framework.Unschedulable, fmt.Sprintf("expected at least one victim pod on node %q", ni.Node().Name))
+	}
 	if len(violating) > 0 && len(nonViolating) > 0 {
 		slices.SortStableFunc(victims, moreImportant)
 	}
@@ -348,17 +380,12 @@ func splitByPDB(pods []*framework.PodInfo, pdbs []*policyv1.PodDisruptionBudget)
 	return violating, nonViolating
 }
 
-// pickCandidate is kube-scheduler's pickOneNodeForPreemption: a node
-// without victims at once; else, in turn, the fewest victims that violate
+// pickCandidate is kube-scheduler's pickOneNodeForPreemption: in turn,
+// the fewest victims that violate
 // a PodDisruptionBudget, the lowest highest victim priority, the smallest
 // sum of victim priorities, the fewest victims, and the latest start of
 // the most important victims; then the first.
 func pickCandidate(candidates []preemptionCandidate) preemptionCandidate {
-	for _, c := range candidates {
-		if len(c.victims) == 0 {
-			return c
-		}
-	}
 	scores := []func(c preemptionCandidate) int64{
 		func(c preemptionCandidate) int64 { return -int64(c.pdbViolations) },
 		func(c preemptionCandidate) int64 { return -int64(podPriority(c.victims[0])) },
@@ -416,8 +443,9 @@ func (s *Scheduler) startEvictions(pod *v1.Pod, c preemptionCandidate) {
 	for i, v := range c.victims {
 		uids[i] = v.UID
 	}
+	p := &inFlightPreemption{pod: pod, info: framework.NewPodInfo(pod), node: c.node, victims: uids, running: s.binder != nil}
 	s.preemptMu.Lock()
-	s.preempting[pod.UID] = inFlightPreemption{pod: pod, info: framework.NewPodInfo(pod), node: c.node, victims: uids}
+	s.preempting[pod.UID] = p
 	s.preemptMu.Unlock()
 	clear := s.lowerPriorityNominated(pod, c.node)
 	s.logger.Info("preempting",
@@ -433,9 +461,39 @@ func (s *Scheduler) startEvictions(pod *v1.Pod, c preemptionCandidate) {
 		defer s.bindWG.Done()
 		ctx, cancel := context.WithTimeout(s.bindCtx, preemptTimeout)
 		defer cancel()
-		if err := s.binder.Preempt(ctx, pod, c.node, c.victims, clear); err != nil {
+		err := s.binder.Preempt(ctx, pod, c.node, c.victims, clear)
+		s.preemptMu.Lock()
+		p.running = false
+		if err != nil && s.preempting[pod.UID] == p {
+			// Victims left in place must not hold the pod back: it may
+			// preempt again (on whichever node is best then).
+			delete(s.preempting, pod.UID)
+		}
+		s.preemptMu.Unlock()
+		if err != nil {
 			s.logger.Warn("preemption incomplete", zap.String("pod", pod.Namespace+"/"+pod.Name),
 				zap.String("node", c.node), zap.Error(err))
+			// Nothing else may wake the pod: the victims that were
+			// deleted, if any, were already counted out of its way.
+			s.Queue.MoveAllToActiveOrBackoff(queue.AssignedPodDelete)
+		}
+	}()
+}
+
+// clearNomination drops pod's nomination: the room kept for it and its
+// status.nominatedNodeName (in the background).
+func (s *Scheduler) clearNomination(pod *v1.Pod) {
+	s.forgetPreemption(pod.UID)
+	if pod.Status.NominatedNodeName == "" || s.binder == nil {
+		return
+	}
+	s.bindWG.Add(1)
+	go func() {
+		defer s.bindWG.Done()
+		ctx, cancel := context.WithTimeout(s.bindCtx, preemptTimeout)
+		defer cancel()
+		if err := s.binder.ClearNomination(ctx, pod); err != nil {
+			s.logger.Warn("could not clear a nomination", zap.String("pod", pod.Namespace+"/"+pod.Name), zap.Error(err))
 		}
 	}()
 }

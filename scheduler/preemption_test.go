@@ -257,3 +257,48 @@ func TestPreemptedRoomIsKept(t *testing.T) {
 		t.Errorf("the nomination outlived the preemptor's placement")
 	}
 }
+
+// A pod nominated to a node waits only for the pods a scheduler preempted
+// there, not for any pod that happens to be terminating.
+func TestPreemptionWaitsOnlyForPreemptedPods(t *testing.T) {
+	for _, preempted := range []bool{false, true} {
+		s := newTestScheduler(t, 0, schedtest.MakeNode().Name("n1").Capacity("1", "4Gi", 110).Obj())
+		leaving := placed(schedtest.MakePod().Name("leaving").Priority(10).Req("500m", ""), "n1")
+		leaving.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+		if preempted {
+			leaving.Status.Conditions = []v1.PodCondition{{Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Reason: v1.PodReasonPreemptionByScheduler}}
+		}
+		s.Cache.AddPod(leaving)
+		s.Cache.AddPod(placed(schedtest.MakePod().Name("low").Priority(10).Req("400m", ""), "n1"))
+		pod := schedtest.MakePod().Name("high").Priority(1000).Req("500m", "").Obj()
+		pod.Status.NominatedNodeName = "n1"
+		node, _, msg := tryPreempt(t, s, pod)
+		if preempted && msg != "preemption: "+msgPreemptTerminating {
+			t.Errorf("a victim of an earlier preemption is terminating: got node %q, %q", node, msg)
+		}
+		if !preempted && node != "n1" {
+			t.Errorf("a pod terminating for another reason held the preemption back: %q", msg)
+		}
+	}
+}
+
+// When preemption finds nothing, the room kept for an earlier nomination
+// is given up.
+func TestPreemptionWithoutCandidatesDropsTheNomination(t *testing.T) {
+	s := newTestScheduler(t, 0, schedtest.MakeNode().Name("n1").Capacity("1", "4Gi", 110).Obj())
+	victim := placed(schedtest.MakePod().Name("low").Priority(10).Req("800m", ""), "n1")
+	s.Cache.AddPod(victim)
+	pod := schedtest.MakePod().Name("high").Priority(1000).Req("500m", "").Obj()
+	if node, _, msg := tryPreempt(t, s, pod); node != "n1" {
+		t.Fatalf("preemption: %q, %s", node, msg)
+	}
+	// The victim went, and a pod of equal priority took the room.
+	s.Cache.RemovePod(victim)
+	s.Cache.AddPod(placed(schedtest.MakePod().Name("peer").Priority(1000).Req("800m", ""), "n1"))
+	if node, _, msg := tryPreempt(t, s, pod); node != "" || !strings.Contains(msg, msgNoVictims) {
+		t.Fatalf("nothing to preempt: got %q, %q", node, msg)
+	}
+	if n := s.nominatedFor(schedtest.MakePod().Name("other").Obj()); len(n) != 0 {
+		t.Errorf("the room is still kept: %v", n)
+	}
+}

@@ -124,7 +124,7 @@ type Scheduler struct {
 	// preempting holds the preemptions whose victims may still be in the
 	// cache, by preemptor (see eligibleToPreempt).
 	preemptMu  sync.Mutex
-	preempting map[types.UID]inFlightPreemption
+	preempting map[types.UID]*inFlightPreemption
 	// pdbLister reads PodDisruptionBudgets, for preemption; nil without
 	// an informer factory or a profile that preempts.
 	pdbLister policylisters.PodDisruptionBudgetLister
@@ -185,7 +185,7 @@ func New(opts Options) (*Scheduler, error) {
 		bindJobs:                 make(chan bindJob, bindQueueSize),
 		abortBinds:               abortBinds,
 		profiles:                 map[string]*profile{},
-		preempting:               map[types.UID]inFlightPreemption{},
+		preempting:               map[types.UID]*inFlightPreemption{},
 		rng:                      rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 	}
 	s.Queue = queue.New(queue.Options{
