@@ -105,3 +105,17 @@ func isExecutable(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
 }
+
+// BinaryPath returns the path of a binary the Makefile builds into the bin
+// directory (kube-scheduler, say), resolved as Start resolves etcd's.
+func BinaryPath(name string) (string, error) {
+	dir, err := Options{}.binDir()
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, name)
+	if !isExecutable(p) {
+		return "", fmt.Errorf("%w: %q", ErrBinaryNotFound, p)
+	}
+	return p, nil
+}
