@@ -104,6 +104,8 @@ type Metrics struct {
 	queueIncomingPods      *prometheus.CounterVec
 	goroutines             *prometheus.GaugeVec
 	bindingDuration        *prometheus.HistogramVec
+	preemptionAttempts     prometheus.Counter
+	preemptionVictims      prometheus.Histogram
 
 	bindingGoroutines prometheus.Gauge
 	bindingSuccess    prometheus.Observer
@@ -192,6 +194,17 @@ func New() *Metrics {
 			Help:    "Latency of posting a pod's Binding, retries included, by result (success or error).",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
 		}, []string{"result"}),
+		preemptionAttempts: prometheus.NewCounter(prometheus.CounterOpts{
+			Subsystem: SchedulerSubsystem,
+			Name:      "preemption_attempts_total",
+			Help:      "Total preemption attempts in the cluster till now",
+		}),
+		preemptionVictims: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Subsystem: SchedulerSubsystem,
+			Name:      "preemption_victims",
+			Help:      "Number of selected preemption victims",
+			Buckets:   prometheus.ExponentialBuckets(1, 2, 7),
+		}),
 	}
 	m.bindingGoroutines = m.goroutines.WithLabelValues("binding")
 	m.bindingSuccess = m.bindingDuration.WithLabelValues("success")
@@ -211,6 +224,7 @@ func (m *Metrics) Register(reg prometheus.Registerer, pending PendingPodsFunc) e
 		m.podSchedulingSLI, m.podSchedulingAttempts,
 		m.extensionPointDuration, m.pluginDuration,
 		m.queueIncomingPods, m.goroutines, m.bindingDuration,
+		m.preemptionAttempts, m.preemptionVictims,
 	}
 	if pending != nil {
 		cs = append(cs, newPendingPodsCollector(pending))
@@ -222,6 +236,13 @@ func (m *Metrics) Register(reg prometheus.Registerer, pending PendingPodsFunc) e
 	}
 	return nil
 }
+
+// PreemptionAttempted counts a preemption attempt: every pod that fits
+// nowhere in a profile that preempts, as kube-scheduler counts them.
+func (m *Metrics) PreemptionAttempted() { m.preemptionAttempts.Inc() }
+
+// PreemptionVictims records how many victims a preemption chose.
+func (m *Metrics) PreemptionVictims(n int) { m.preemptionVictims.Observe(float64(n)) }
 
 // PodQueued counts a pod entering queue because of event
 // (scheduler_queue_incoming_pods_total). It implements queue.Metrics: the

@@ -101,6 +101,7 @@ func (s *Scheduler) preempt(ctx context.Context, prof *profile, state *framework
 		return "", "preemption: " + f.Error()
 	}
 	best := pickCandidate(candidates)
+	s.metrics.PreemptionVictims(len(best.victims))
 	s.startEvictions(pod, best)
 	return best.node, ""
 }

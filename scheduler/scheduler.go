@@ -317,6 +317,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 	if err != nil {
 		var fitErr *FitError
 		if errors.As(err, &fitErr) && prof.preemption != nil && ctx.Err() == nil {
+			s.metrics.PreemptionAttempted()
 			_, fitErr.PostFilterMessage = s.preempt(ctx, prof, state, pod, fitErr)
 		}
 		s.handleFailure(ctx, qpi, cycle, err, start)

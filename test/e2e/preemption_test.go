@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/yardmaster-io/yardmaster/cmd/yardmaster/app"
 )
 
 // lowPod is a pod of the "low" PriorityClass that, with no kubelet to wait
@@ -44,7 +46,7 @@ func TestPreemption(t *testing.T) {
 	e.addNode(e.node("only").Capacity("1", "2Gi", 110))
 	e.priorityClass("low", 10)
 	e.priorityClass("high", 1000)
-	d := e.startScheduler()
+	d := e.startScheduler(func(o *app.Options) { o.HTTPBindAddress = "127.0.0.1:0" })
 
 	e.lowPod("small", "200m")
 	e.lowPod("big", "700m")
@@ -70,6 +72,12 @@ func TestPreemption(t *testing.T) {
 	if n := d.Scheduler.Scheduled(); n != 3 {
 		t.Errorf("%d pods scheduled, want 3", n)
 	}
+	// kube-scheduler's preemption metrics: one attempt, one victim.
+	e.waitMetrics(endpoint(d.HTTPAddr()), 10*time.Second, "the preemption metrics", func(s scraped) bool {
+		m := s.series("scheduler_preemption_victims")
+		return s.value("scheduler_preemption_attempts_total") >= 1 && m != nil &&
+			m.GetHistogram().GetSampleCount() == 1 && m.GetHistogram().GetSampleSum() == 1
+	})
 }
 
 // preemptionPolicy Never keeps a pod from evicting anything: it waits.
