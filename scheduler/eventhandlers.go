@@ -93,6 +93,7 @@ func (s *Scheduler) addPod(obj any) {
 		s.Queue.MoveToActiveOrBackoff(queue.AssignedPodAdd, rejectedByPodPlacement)
 	case s.ours(pod):
 		s.Queue.Add(pod)
+		s.syncNomination(pod)
 	}
 }
 
@@ -107,6 +108,7 @@ func (s *Scheduler) updatePod(oldObj, newObj any) {
 		// confirms or refreshes it; a pod we were queueing leaves the queue.
 		if s.ours(oldPod) {
 			s.Queue.Delete(oldPod)
+			s.forgetPreemption(oldPod.UID)
 		}
 		s.Cache.UpdatePod(oldPod, newPod)
 		// A pod just bound, or relabelled, can satisfy a pending pod's
@@ -123,6 +125,7 @@ func (s *Scheduler) updatePod(oldObj, newObj any) {
 		} else {
 			s.Queue.Add(newPod)
 		}
+		s.syncNomination(newPod)
 	case s.ours(oldPod):
 		// Its schedulerName changed away from us.
 		s.Queue.Delete(oldPod)

@@ -66,6 +66,29 @@ type inFlightPreemption struct {
 	// running is set while the eviction requests are under way (guarded
 	// by Scheduler.preemptMu).
 	running bool
+	// fromStatus marks a nomination read from the pod's
+	// status.nominatedNodeName, not made here (see syncNomination).
+	fromStatus bool
+}
+
+// syncNomination follows a pending pod's status.nominatedNodeName, as
+// kube-scheduler's nominator does: a nomination this replica did not make
+// (a replica before a restart or a change of leader made it) keeps its
+// room too, and goes when the field is cleared. A nomination made here
+// stays until the pod is placed or gone, whatever the informer shows
+// meanwhile.
+func (s *Scheduler) syncNomination(pod *v1.Pod) {
+	node := pod.Status.NominatedNodeName
+	s.preemptMu.Lock()
+	defer s.preemptMu.Unlock()
+	p, ok := s.preempting[pod.UID]
+	switch {
+	case ok && !p.fromStatus:
+	case node == "":
+		delete(s.preempting, pod.UID)
+	case !ok || p.node != node:
+		s.preempting[pod.UID] = &inFlightPreemption{pod: pod, info: framework.NewPodInfo(pod), node: node, fromStatus: true}
+	}
 }
 
 // preempt runs DefaultPreemption for pod, which fitErr says fits nowhere.

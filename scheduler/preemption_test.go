@@ -302,3 +302,27 @@ func TestPreemptionWithoutCandidatesDropsTheNomination(t *testing.T) {
 		t.Errorf("the room is still kept: %v", n)
 	}
 }
+
+// A nomination read from a pod's status (made before a restart, or by
+// the leader before this one) keeps the room too, until it is cleared or
+// the pod is placed.
+func TestNominationFromStatus(t *testing.T) {
+	s := newTestScheduler(t, 0, schedtest.MakeNode().Name("n1").Capacity("1", "4Gi", 110).Obj())
+	nominated := schedtest.MakePod().Name("nominated").SchedulerName("yardmaster").Priority(1000).Req("600m", "").Obj()
+	nominated.UID = "nominated"
+	nominated.Status.NominatedNodeName = "n1"
+	s.addPod(nominated)
+
+	lower := schedtest.MakePod().Name("lower").Priority(100).Req("600m", "").Obj()
+	lower.UID = "lower"
+	if node, err := s.scheduleForTest(lower); err == nil {
+		t.Fatalf("a lower-priority pod took the nominated room on %s", node)
+	}
+	cleared := nominated.DeepCopy()
+	cleared.ResourceVersion = "2"
+	cleared.Status.NominatedNodeName = ""
+	s.updatePod(nominated, cleared)
+	if _, err := s.scheduleForTest(lower); err != nil {
+		t.Errorf("the nomination was cleared, yet the room is kept: %v", err)
+	}
+}
