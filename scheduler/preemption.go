@@ -55,9 +55,10 @@ type preemptionCandidate struct {
 	pdbViolations int
 }
 
-// inFlightPreemption is a preemption whose victims may still be in the
-// cache: until they are gone, the preemptor waits rather than preempts
-// again.
+// inFlightPreemption is a pending pod's nomination: made by its
+// preemption here, with the victims it chose (until they are gone, the
+// pod waits rather than preempts again), or read from its status. Either
+// way the room on the node is kept for it (nominatedFor).
 type inFlightPreemption struct {
 	pod     *v1.Pod
 	info    *framework.PodInfo
@@ -84,6 +85,8 @@ func (s *Scheduler) syncNomination(pod *v1.Pod) {
 	p, ok := s.preempting[pod.UID]
 	switch {
 	case ok && !p.fromStatus:
+		// Made here: the informer may not show it yet, or shows it
+		// already cleared by forgetPreemption's callers.
 	case node == "":
 		delete(s.preempting, pod.UID)
 	case !ok || p.node != node:
