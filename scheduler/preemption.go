@@ -85,8 +85,8 @@ func (s *Scheduler) syncNomination(pod *v1.Pod) {
 	p, ok := s.preempting[pod.UID]
 	switch {
 	case ok && !p.fromStatus:
-		// Made here: the informer may not show it yet, or shows it
-		// already cleared by forgetPreemption's callers.
+		// Made here: kept until the pod is placed or gone, whatever
+		// the informer shows (the status patch may not be back yet).
 	case node == "":
 		delete(s.preempting, pod.UID)
 	case !ok || p.node != node:
