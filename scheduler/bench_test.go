@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -8,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 )
 
@@ -214,6 +217,48 @@ func BenchmarkScheduleBacklog(b *testing.B) {
 					}
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(pods)), "ns/pod")
+			})
+		}
+	}
+}
+
+// BenchmarkUnschedulableCycle measures a cycle for a pod that fits nowhere,
+// preemption included, on a full cluster: the pods in the way have the
+// pod's own priority (no victims anywhere, the common case of a backlog
+// waiting for capacity) or a lower one (victims on every node).
+func BenchmarkUnschedulableCycle(b *testing.B) {
+	for _, victims := range []bool{false, true} {
+		for _, n := range []int{1000, 5000} {
+			b.Run(fmt.Sprintf("victims=%v/%dNodes", victims, n), func(b *testing.B) {
+				s := newTestScheduler(b, 0, benchNodes(n)...)
+				for i := range n {
+					p := schedtest.MakePod().Name(fmt.Sprintf("full-%d", i)).Req("32", "1Gi").Obj()
+					if victims {
+						p.Spec.Priority = new(int32(-1))
+					}
+					p.UID = types.UID(p.Name)
+					p.Spec.NodeName = fmt.Sprintf("node-%05d", i)
+					s.Cache.AddPod(p)
+				}
+				pod := schedtest.MakePod().Name("pending").Req("1", "1Gi").Obj()
+				pod.UID = "pending"
+				prof := s.profiles[pod.Spec.SchedulerName]
+				s.Cache.UpdateSnapshot(s.snapshot)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					state := framework.NewCycleState()
+					_, err := s.schedulePod(context.Background(), prof, state, pod)
+					var fitErr *FitError
+					if !errors.As(err, &fitErr) {
+						b.Fatalf("the pod fits: %v", err)
+					}
+					node, msg := s.preempt(context.Background(), prof, state, pod, fitErr)
+					if (node != "") != victims {
+						b.Fatalf("preemption: node %q, %s", node, msg)
+					}
+					s.forgetPreemption(pod.UID)
+				}
 			})
 		}
 	}

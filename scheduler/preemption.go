@@ -43,6 +43,10 @@ const (
 	msgPreemptionNotHelpful = "Preemption is not helpful for scheduling"
 )
 
+// statusNoVictims is shared: statuses are never changed once made, and a
+// full cluster gives it for every node.
+var statusNoVictims = framework.NewStatus(framework.UnschedulableAndUnresolvable, msgNoVictims)
+
 // preemptTimeout bounds the API requests of one preemption.
 const preemptTimeout = 30 * time.Second
 
@@ -257,26 +261,29 @@ func (s *Scheduler) findCandidates(ctx context.Context, prof *profile, state *fr
 // the pod still fits beside. The ones that cannot come back are the
 // victims, most important first, with how many of them violate a budget.
 func (s *Scheduler) selectVictimsOnNode(ctx context.Context, prof *profile, active []int, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, nominated []*framework.PodInfo, pdbs []*policyv1.PodDisruptionBudget) ([]*v1.Pod, int, *framework.Status) {
+	priority := podPriority(pod)
+	var potential []*framework.PodInfo
+	for _, pi := range ni.Pods {
+		if podPriority(pi.Pod) < priority {
+			potential = append(potential, pi)
+		}
+	}
+	if len(potential) == 0 {
+		// Decided before any copy: in a full cluster of equal priorities
+		// every pending pod asks this of every node, cycle after cycle.
+		return nil, 0, statusNoVictims
+	}
 	what := ni.Clone()
 	// Not the cache's node state any more: no memo may read it by slot.
 	what.Generation, what.Slot = 0, 0
 	st := state.Clone()
-	priority := podPriority(pod)
-	var potential []*framework.PodInfo
-	for _, pi := range ni.Pods {
-		if podPriority(pi.Pod) >= priority {
-			continue
-		}
-		potential = append(potential, pi)
+	for _, pi := range potential {
 		if err := what.RemovePod(pi.Pod); err != nil {
 			return nil, 0, framework.AsStatus(err)
 		}
 		if status := whatIf(ctx, prof, st, pod, pi, what, false); !status.IsSuccess() {
 			return nil, 0, status
 		}
-	}
-	if len(potential) == 0 {
-		return nil, 0, framework.NewStatus(framework.UnschedulableAndUnresolvable, msgNoVictims)
 	}
 	if status, _ := runFiltersWithNominated(ctx, prof, active, st, pod, what, nominated, nil); !status.IsSuccess() {
 		return nil, 0, status
