@@ -95,6 +95,10 @@ type PodTopologySpread struct {
 	// totals keeps the running totals of the constraints that count every
 	// node.
 	totals *framework.NodeMemo[framework.SpreadShare]
+	// recount makes every constraint count over every node, each cycle,
+	// as those that honor node affinity or taints do: tests compare the
+	// two ways.
+	recount bool
 }
 
 var (
@@ -170,7 +174,7 @@ func (pl *PodTopologySpread) PreScore(_ context.Context, state *framework.CycleS
 		if c.TopologyKey == v1.LabelHostname {
 			continue
 		}
-		if !c.CountsEveryNode(pod) {
+		if !c.CountsEveryNode(pod) || pl.recount {
 			s.counts[i] = map[string]int{}
 			continue
 		}
