@@ -32,13 +32,29 @@ type volumeRestrictionsState struct {
 	// checkDisks is set when the pod has inline volumes that conflict with
 	// other pods' on the same node.
 	checkDisks bool
-	// rwopInUse is set when one of the pod's ReadWriteOncePod claims is
-	// used by a scheduled (or assumed) pod.
-	rwopInUse bool
+	// rwopClaims are the pod's ReadWriteOncePod claims
+	// ("namespace/name"); conflicts counts their uses by scheduled (or
+	// assumed) pods, one per volume that names one.
+	rwopClaims []string
+	conflicts  int
 }
 
-// Clone returns s: it is never mutated after PreFilter.
-func (s *volumeRestrictionsState) Clone() framework.StateData { return s }
+// Clone returns a copy whose conflicts AddPod and RemovePod may change.
+func (s *volumeRestrictionsState) Clone() framework.StateData {
+	c := *s
+	return &c
+}
+
+// uses counts the volumes of pod that name one of the claims.
+func (s *volumeRestrictionsState) uses(pod *v1.Pod) int {
+	n := 0
+	for i := range pod.Spec.Volumes {
+		if c := pod.Spec.Volumes[i].PersistentVolumeClaim; c != nil && slices.Contains(s.rwopClaims, pod.Namespace+"/"+c.ClaimName) {
+			n++
+		}
+	}
+	return n
+}
 
 // VolumeRestrictions is the filter for volumes that only one pod may use:
 // a ReadWriteOncePod claim that another pod uses rejects every node, and an
@@ -49,8 +65,9 @@ type VolumeRestrictions struct {
 }
 
 var (
-	_ framework.PreFilterPlugin = &VolumeRestrictions{}
-	_ framework.FilterPlugin    = &VolumeRestrictions{}
+	_ framework.PreFilterPlugin     = &VolumeRestrictions{}
+	_ framework.PreFilterExtensions = &VolumeRestrictions{}
+	_ framework.FilterPlugin        = &VolumeRestrictions{}
 )
 
 // NewVolumeRestrictions returns the filter, reading claims through h's
@@ -69,7 +86,6 @@ func (*VolumeRestrictions) Name() string { return VolumeRestrictionsName }
 // there is nothing for Filter to check.
 func (pl *VolumeRestrictions) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	s := &volumeRestrictionsState{}
-	var rwop []string
 	for i := range pod.Spec.Volumes {
 		vol := &pod.Spec.Volumes[i]
 		if needsDiskConflictCheck(vol) {
@@ -83,31 +99,48 @@ func (pl *VolumeRestrictions) PreFilter(_ context.Context, state *framework.Cycl
 			return nil, statusOfLookup(err)
 		}
 		if slices.Contains(claim.Spec.AccessModes, v1.ReadWriteOncePod) {
-			rwop = append(rwop, pod.Namespace+"/"+claim.Name)
+			s.rwopClaims = append(s.rwopClaims, pod.Namespace+"/"+claim.Name)
 		}
 	}
-	for _, key := range rwop {
-		if claimInUse(nodes, key) {
-			s.rwopInUse = true
-			break
-		}
+	for _, key := range s.rwopClaims {
+		s.conflicts += claimUses(nodes, key)
 	}
-	if !s.checkDisks && !s.rwopInUse {
+	if !s.checkDisks && s.conflicts == 0 {
 		return nil, framework.NewStatus(framework.Skip)
 	}
 	state.Write(volumeRestrictionsStateKey, s)
 	return nil, nil
 }
 
-// claimInUse reports whether a pod on any node uses the claim
+// claimUses counts the pods' volumes, on every node, that name the claim
 // "namespace/name".
-func claimInUse(nodes []*framework.NodeInfo, key string) bool {
+func claimUses(nodes []*framework.NodeInfo, key string) int {
+	n := 0
 	for _, ni := range nodes {
-		if ni.PVCRefCounts[key] > 0 {
-			return true
-		}
+		n += ni.PVCRefCounts[key]
 	}
-	return false
+	return n
+}
+
+// AddPod counts the uses of the pod's ReadWriteOncePod claims by
+// podInfoToAdd in, in a state cloned for a what-if (preemption): evicting
+// the pod that holds such a claim frees it.
+func (pl *VolumeRestrictions) AddPod(_ context.Context, state *framework.CycleState, _ *v1.Pod, podInfoToAdd *framework.PodInfo, _ *framework.NodeInfo) *framework.Status {
+	return pl.update(state, podInfoToAdd, 1)
+}
+
+// RemovePod counts podInfoToRemove's uses out, as AddPod counts them in.
+func (pl *VolumeRestrictions) RemovePod(_ context.Context, state *framework.CycleState, _ *v1.Pod, podInfoToRemove *framework.PodInfo, _ *framework.NodeInfo) *framework.Status {
+	return pl.update(state, podInfoToRemove, -1)
+}
+
+func (pl *VolumeRestrictions) update(state *framework.CycleState, pi *framework.PodInfo, sign int) *framework.Status {
+	s, err := framework.ReadAs[*volumeRestrictionsState](state, volumeRestrictionsStateKey)
+	if err != nil {
+		return nil // PreFilter skipped: no claim of the pod is in use
+	}
+	s.conflicts += sign * s.uses(pi.Pod)
+	return nil
 }
 
 // Filter rejects a node where another pod mounts one of the pod's inline
@@ -121,7 +154,7 @@ func (pl *VolumeRestrictions) Filter(_ context.Context, state *framework.CycleSt
 	if s.checkDisks && hasDiskConflict(pod, nodeInfo) {
 		return statusDiskConflict
 	}
-	if s.rwopInUse {
+	if s.conflicts > 0 {
 		return statusReadWriteOncePodConflict
 	}
 	return nil

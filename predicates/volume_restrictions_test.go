@@ -7,8 +7,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 	"github.com/yardmaster-io/yardmaster/predicates"
+	"github.com/yardmaster-io/yardmaster/scheduler/cache"
 )
 
 func restrictionNodes() []*v1.Node {
@@ -90,4 +92,34 @@ func TestVolumeRestrictions(t *testing.T) {
 			want:    map[string]statusView{"n1": disk, "n2": rwop},
 		},
 	})
+}
+
+// Preemption's what-if: with the pod that holds a ReadWriteOncePod claim
+// taken away, the claim is free on every node; with it back, taken again.
+func TestVolumeRestrictionsExtensions(t *testing.T) {
+	claim := schedtest.MakePVC("default", "data").AccessModes(v1.ReadWriteOncePod).Bound("pv").Obj()
+	holder := schedtest.MakePod().Name("holder").Node("n2").PVC("data").Obj()
+	other := schedtest.MakePod().Name("other").Node("n1").Obj()
+	snap := cache.NewSnapshotFromNodes(restrictionNodes(), []*v1.Pod{holder, other})
+	pl := predicates.NewVolumeRestrictions(fakehandle.New(snap).AddObjects(claim))
+	pod := volumePod().PVC("data").Obj()
+
+	rejected, free := "n1:Unschedulable n2:Unschedulable ", "n1:Success n2:Success "
+	for _, tc := range []struct {
+		name  string
+		p     *v1.Pod
+		readd bool
+		want  string
+	}{
+		{"the holder evicted", holder, false, free},
+		{"the holder put back", holder, true, rejected},
+		{"another pod evicted", other, false, rejected},
+	} {
+		if got := whatIf(t, pl, pod, snap.List(), tc.p, tc.readd); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+	if got := decideOn(pl, pod, snap.List()); got != rejected {
+		t.Errorf("the cycle's own state changed: %s", got)
+	}
 }
