@@ -429,6 +429,18 @@ func (t *AffinityTerm) CountMatches(pods []*PodInfo) int32 {
 	return n
 }
 
+// NodeMatches is what node ni adds to the term's running total of matches
+// per domain (see SyncTotal): the pods there the term matches, in the
+// node's domain of the term's topology key; nothing when none matches or
+// the node lacks the key.
+func (t *AffinityTerm) NodeMatches(ni *NodeInfo) []DomainCount {
+	n := t.CountMatches(ni.Pods)
+	if n == 0 {
+		return nil
+	}
+	return AddDomainCount(nil, ni.Labels(), t.TopologyKey, int64(n))
+}
+
 // IncomingPodKey names what the existing pods' terms see of an incoming
 // pod: its namespace, its labels and its namespace's labels. It keys
 // per-node memos of which existing terms match the pod (NodeMemo).

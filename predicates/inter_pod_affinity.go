@@ -396,15 +396,8 @@ func (pl *InterPodAffinity) countIncoming(affinity, anti []framework.AffinityTer
 	var antiCounts []keyCounts
 	for j := range anti {
 		term := &anti[j]
-		count := func(ni *framework.NodeInfo) []framework.DomainCount {
-			n := term.CountMatches(ni.Pods)
-			if n == 0 {
-				return nil
-			}
-			return framework.AddDomainCount(nil, ni.Labels(), term.TopologyKey, int64(n))
-		}
 		key := "one:" + term.TopologyKey + "#" + term.MatchKey()
-		counts, own := framework.SyncTotal(pl.incomingMatches, key, nodes, pl.snapshot.Slots(), count, newDomainCounts, domainCounts.apply)
+		counts, own := framework.SyncTotal(pl.incomingMatches, key, nodes, pl.snapshot.Slots(), term.NodeMatches, newDomainCounts, domainCounts.apply)
 		kc := keyCounts{key: term.TopologyKey, values: counts[term.TopologyKey]}
 		if kc.key == v1.LabelHostname && hostnamesUnique {
 			kc.nodeDomains, kc.own = true, own

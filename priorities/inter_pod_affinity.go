@@ -198,15 +198,8 @@ func (t domainSums) addTo(scores *affinityDomainScores, scale int64) {
 func (pl *InterPodAffinity) addIncomingTerms(scores *affinityDomainScores, terms []framework.WeightedAffinityTerm, sign int64, nodes []*framework.NodeInfo) {
 	for i := range terms {
 		term := &terms[i]
-		count := func(ni *framework.NodeInfo) []framework.DomainCount {
-			n := term.CountMatches(ni.Pods)
-			if n == 0 {
-				return nil
-			}
-			return framework.AddDomainCount(nil, ni.Labels(), term.TopologyKey, int64(n))
-		}
 		key := "in:" + term.TopologyKey + "#" + term.MatchKey()
-		matches, _ := framework.SyncTotal(pl.matches, key, nodes, pl.snapshot.Slots(), count, newDomainSums, domainSums.apply)
+		matches, _ := framework.SyncTotal(pl.matches, key, nodes, pl.snapshot.Slots(), term.NodeMatches, newDomainSums, domainSums.apply)
 		matches.addTo(scores, sign*int64(term.Weight))
 	}
 }
