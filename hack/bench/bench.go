@@ -33,6 +33,9 @@ func run(ctx context.Context, o *options) (err error) {
 	}
 
 	o.yardmasterHTTP = supportsFlag(o.yardmasterBinary, "--http-bind-address", "run")
+	if o.baselineBinary != "" {
+		o.baselineHTTP = supportsFlag(o.baselineBinary, "--http-bind-address", "run")
+	}
 	if o.profile {
 		if err := os.MkdirAll(filepath.Join(out, "profiles"), 0o755); err != nil {
 			return err
@@ -84,6 +87,8 @@ func binariesNeeded(o *options) []string {
 		switch s {
 		case yardmasterName:
 			bins = append(bins, o.yardmasterBinary)
+		case baselineName:
+			bins = append(bins, o.baselineBinary)
 		case kubeSchedulerName:
 			bins = append(bins, o.kubeSchedulerBin)
 		}
@@ -235,7 +240,7 @@ func finish(r *Report, out string) error {
 		plotted[key] = true
 		var lines []series
 		pods := 0
-		for _, name := range []string{yardmasterName, kubeSchedulerName, ceilingName, ceilingEventsName} {
+		for _, name := range []string{yardmasterName, baselineName, kubeSchedulerName, ceilingName, ceilingEventsName} {
 			if o := find(all, s, name); o != nil && o.medianRun != nil && len(o.medianRun.Drain.Curve) > 0 {
 				lines = append(lines, series{name: name, color: contenderColors[name], points: o.medianRun.Drain.Curve})
 				pods = o.pods

@@ -69,6 +69,10 @@ const (
 	// a scheduler posts for every pod: the like-for-like ceiling when the
 	// API server shares the machine's cores. Opt-in.
 	ceilingEventsName = "ceiling-events"
+	// baselineName is a second yardmaster binary (-baseline-binary), say
+	// one built from an earlier commit: a change's effect on a drain,
+	// measured against the same API server in the same run. Opt-in.
+	baselineName = "baseline"
 )
 
 // isCeiling reports whether contender c is one of the ceilings, which bind
@@ -100,12 +104,14 @@ type options struct {
 
 	out                string
 	yardmasterBinary   string
+	baselineBinary     string
 	kubeSchedulerBin   string
 	binDir             string
 	yardmasterFlags    []string
 	kubeSchedulerFlags []string
-	// yardmasterHTTP records that the binary has --http-bind-address.
-	yardmasterHTTP bool
+	// yardmasterHTTP and baselineHTTP record that the binary has
+	// --http-bind-address.
+	yardmasterHTTP, baselineHTTP bool
 }
 
 func parseFlags(args []string) (*options, error) {
@@ -132,6 +138,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.out, "out", "_output/bench", "directory for results.json, results.md, PNGs and logs")
 	fs.StringVar(&o.binDir, "bin-dir", binDir, "directory with etcd and kube-apiserver (and the defaults below)")
 	fs.StringVar(&o.yardmasterBinary, "yardmaster-binary", envOr("YARDMASTER_BINARY", ""), "yardmaster binary (default <bin-dir>/yardmaster; build it with `make build`)")
+	fs.StringVar(&o.baselineBinary, "baseline-binary", "", "a second yardmaster binary, run as the contender \"baseline\" (add it to -schedulers), to compare two builds in one run")
 	fs.StringVar(&o.kubeSchedulerBin, "kube-scheduler-binary", "", "kube-scheduler binary (default <bin-dir>/kube-scheduler)")
 	fs.StringVar(&ymFlags, "yardmaster-flags", "", "extra flags for `yardmaster run`, space-separated")
 	fs.StringVar(&ksFlags, "kube-scheduler-flags", "", "extra flags for kube-scheduler, space-separated")
@@ -159,8 +166,12 @@ func parseFlags(args []string) (*options, error) {
 	for _, s := range o.schedulers {
 		switch s {
 		case yardmasterName, kubeSchedulerName, ceilingName, ceilingEventsName:
+		case baselineName:
+			if o.baselineBinary == "" {
+				return nil, errors.New("-schedulers: baseline needs -baseline-binary")
+			}
 		default:
-			return nil, fmt.Errorf("-schedulers: unknown scheduler %q (known: yardmaster,kube-scheduler,ceiling,ceiling-events)", s)
+			return nil, fmt.Errorf("-schedulers: unknown scheduler %q (known: yardmaster,kube-scheduler,ceiling,ceiling-events,baseline)", s)
 		}
 	}
 	switch {

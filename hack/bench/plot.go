@@ -23,6 +23,7 @@ var contenderColors = map[string]color.RGBA{
 	kubeSchedulerName: {R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}, // orange
 	ceilingName:       {R: 0x80, G: 0x80, B: 0x80, A: 0xff}, // grey
 	ceilingEventsName: {R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}, // green
+	baselineName:      {R: 0x94, G: 0x67, B: 0xbd, A: 0xff}, // purple
 }
 
 // Plot geometry in pixels.

@@ -33,6 +33,8 @@ type Machine struct {
 	GoVersion            string  `json:"go_version"`
 	YardmasterVersion    string  `json:"yardmaster_version"`
 	KubeSchedulerVersion string  `json:"kube_scheduler_version"`
+	// BaselineVersion is the version of -baseline-binary, if one ran.
+	BaselineVersion string `json:"baseline_version,omitempty"`
 	// Tree is `git describe` of the working tree the harness ran from.
 	Tree            string  `json:"tree"`
 	LoadAvg1AtStart float64 `json:"loadavg1_at_start"`
@@ -161,6 +163,9 @@ func describeMachine(o *options) Machine {
 		KubeSchedulerVersion: binaryVersion(o.kubeSchedulerBin),
 		LoadAvg1AtStart:      loadAvg(),
 		Tree:                 gitDescribe(),
+	}
+	if o.baselineBinary != "" {
+		m.BaselineVersion = binaryVersion(o.baselineBinary, "version")
 	}
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for line := range strings.SplitSeq(string(b), "\n") {
@@ -326,6 +331,9 @@ func writeMarkdown(w io.Writer, r *Report) {
 	m := r.Machine
 	fmt.Fprintf(w, "Machine: %s, %d cores, %.0f GiB; Linux %s; %s. yardmaster %s, kube-scheduler %s.\n",
 		m.CPUModel, m.Cores, m.MemoryGiB, m.Kernel, m.GoVersion, m.YardmasterVersion, m.KubeSchedulerVersion)
+	if m.BaselineVersion != "" {
+		fmt.Fprintf(w, "baseline: yardmaster %s.\n", m.BaselineVersion)
+	}
 	st := r.Settings
 	stream := "no stream phase"
 	if st.StreamCount > 0 {

@@ -75,16 +75,20 @@ func startScheduler(o *options, c, kubeconfig, dir, logPath string) (*process, e
 		pprofURL string
 	)
 	switch c {
-	case yardmasterName:
+	case yardmasterName, baselineName:
+		binary, http := o.yardmasterBinary, o.yardmasterHTTP
+		if c == baselineName {
+			binary, http = o.baselineBinary, o.baselineHTTP
+		}
 		args := []string{"run", "--config", cfgPath}
-		if o.yardmasterHTTP {
+		if http {
 			args = append(args, "--http-bind-address="+addr)
 			if o.profile {
 				args = append(args, "--enable-profiling")
 				pprofURL = "http://" + addr + "/debug/pprof/"
 			}
 		}
-		p, err = startProcess(c, o.yardmasterBinary, append(args, o.yardmasterFlags...), logPath)
+		p, err = startProcess(c, binary, append(args, o.yardmasterFlags...), logPath)
 	case kubeSchedulerName:
 		args := []string{"--config", cfgPath, "--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(port)}
 		if o.profile {
