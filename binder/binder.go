@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"net"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -55,10 +54,6 @@ type Binder struct {
 	// to widen the window between assume and bind; it is nil in production.
 	BeforeBind func(pod *v1.Pod, node string)
 
-	// binding counts the Bindings in flight; lastBinding is when the last
-	// one ended (Unix nanoseconds).
-	binding     atomic.Int64
-	lastBinding atomic.Int64
 	// inflight tracks status patches so Wait can drain them on shutdown.
 	inflight sync.WaitGroup
 	// lastMessage remembers the PodScheduled message last written per pod,
@@ -101,10 +96,7 @@ func (b *Binder) Bind(ctx context.Context, pod *v1.Pod, node string) error {
 		if cerr := ctx.Err(); cerr != nil {
 			return fmt.Errorf("bind %s/%s to %q: %w", pod.Namespace, pod.Name, node, cerr)
 		}
-		b.binding.Add(1)
 		err = b.client.CoreV1().Pods(pod.Namespace).Bind(ctx, binding, metav1.CreateOptions{})
-		b.binding.Add(-1)
-		b.lastBinding.Store(time.Now().UnixNano())
 		if err == nil {
 			b.forgetMessage(pod.UID)
 			return nil
@@ -120,16 +112,6 @@ func (b *Binder) Bind(ctx context.Context, pod *v1.Pod, node string) error {
 		backoff *= 2
 	}
 	return fmt.Errorf("bind %s/%s to %q: %w", pod.Namespace, pod.Name, node, err)
-}
-
-// bindingQuiet is how long after the last Binding ended Binding still
-// reports true: in a drain the count touches zero between Bindings.
-const bindingQuiet = 100 * time.Millisecond
-
-// Binding reports whether a Binding is in flight or one ended within the
-// last bindingQuiet.
-func (b *Binder) Binding() bool {
-	return b.binding.Load() > 0 || time.Now().UnixNano()-b.lastBinding.Load() < int64(bindingQuiet)
 }
 
 // IsTransient reports whether an API error is worth retrying.

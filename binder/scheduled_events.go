@@ -18,15 +18,17 @@ import (
 
 // Sizing of the Scheduled-event writer.
 const (
-	// eventWorkers is how many Scheduled events may be in flight while no
-	// Binding is, eventWorkersWhileBinding how many while one is: few, so
-	// that a drain's Bindings get the API server (see ScheduledEvents).
-	eventWorkers             = 16
-	eventWorkersWhileBinding = 2
+	// eventWorkers is how many Scheduled events may be in flight.
+	eventWorkers = 16
+	// eventMaxHold is how long an event may be held back while pods wait
+	// to be scheduled or bound (see ScheduledEvents); past it, it is
+	// written anyway.
+	eventMaxHold = 10 * time.Second
 	// eventQueue bounds the events waiting to be written (about 100 bytes
-	// each); beyond it new ones are dropped and counted.
+	// each); beyond it new ones are dropped and counted. It holds more
+	// than eventMaxHold of Bindings at the rates this scheduler reaches.
 	eventQueue = 16384
-	// eventBusyPoll is how often a worker held back by Bindings looks again.
+	// eventBusyPoll is how often a held event looks again.
 	eventBusyPoll = 10 * time.Millisecond
 
 	eventAttempts     = 3
@@ -44,27 +46,34 @@ const (
 // Binding before it (managed fields, storage, the response), and the
 // recorder posts every event from its own goroutine the moment it is made.
 // During a backlog drain that gives half of the API server to events while
-// pods wait for their Bindings. Here Bindings go first: while any is in
-// flight and events queue up, only two are posted at a time, and once none
-// is, sixteen; the backlog is normally written within seconds of a drain's
-// end. An event carries the
-// time of its binding (eventTime and its name), not the time it was
-// written, so `kubectl describe pod` reads the same either way.
+// pods wait for their Bindings. Here Bindings go first: while pods wait to
+// be scheduled or bound (the scheduler is behind), the next event waits,
+// until it is eventMaxHold (10 s) old; otherwise sixteen are posted at a
+// time. A scheduler that keeps up with its pods writes each event at once;
+// a drain of a few thousand pods is placed first and its events are
+// written in the seconds after it; in a longer one they trail the Bindings
+// by 10 s and keep pace with them. An event carries the time of its
+// binding (eventTime and its name), not the time it was written, so
+// `kubectl describe pod` reads the same either way.
 type ScheduledEvents struct {
 	create     func(context.Context, *eventsv1.Event) error
 	controller string // reportingController
 	instance   string // reportingInstance
 	logger     *zap.Logger
-	// binding reports whether a Binding is in flight.
-	binding func() bool
+	// busy reports whether pods wait to be scheduled or bound.
+	busy func() bool
 
-	workers, workersWhileBinding int
-	retryBackoff                 time.Duration
-	queue                        chan scheduledEvent
-	startOnce                    sync.Once
-	wg                           sync.WaitGroup
-	written                      atomic.Int64
-	dropped                      atomic.Int64
+	workers      int
+	maxHold      time.Duration
+	retryBackoff time.Duration
+	// holding is held by the one worker whose event is held back, so
+	// that one timer polls, not sixteen.
+	holding   sync.Mutex
+	queue     chan scheduledEvent
+	startOnce sync.Once
+	wg        sync.WaitGroup
+	written   atomic.Int64
+	dropped   atomic.Int64
 	// closing is closed by Stop: workers then drain the queue and return.
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -84,14 +93,14 @@ type scheduledEvent struct {
 
 // NewScheduledEvents returns a writer that posts through client as
 // reportingController controller and reportingInstance instance, holding
-// back while binding reports true (nil: never). Start it with Start and end
-// it with Stop.
-func NewScheduledEvents(client eventsclient.EventsV1Interface, controller, instance string, binding func() bool, logger *zap.Logger) *ScheduledEvents {
+// events back while busy reports true (nil: never). Start it with Start and
+// end it with Stop.
+func NewScheduledEvents(client eventsclient.EventsV1Interface, controller, instance string, busy func() bool, logger *zap.Logger) *ScheduledEvents {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	if binding == nil {
-		binding = func() bool { return false }
+	if busy == nil {
+		busy = func() bool { return false }
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &ScheduledEvents{
@@ -100,8 +109,8 @@ func NewScheduledEvents(client eventsclient.EventsV1Interface, controller, insta
 			return err
 		},
 		controller: controller, instance: instance, logger: logger,
-		binding: binding,
-		workers: eventWorkers, workersWhileBinding: eventWorkersWhileBinding,
+		busy:    busy,
+		workers: eventWorkers, maxHold: eventMaxHold,
 		retryBackoff: eventRetryBackoff,
 		queue:        make(chan scheduledEvent, eventQueue),
 		closing:      make(chan struct{}),
@@ -113,8 +122,8 @@ func NewScheduledEvents(client eventsclient.EventsV1Interface, controller, insta
 func (e *ScheduledEvents) Start() {
 	e.startOnce.Do(func() {
 		e.wg.Add(e.workers)
-		for i := range e.workers {
-			go e.work(i >= e.workersWhileBinding)
+		for range e.workers {
+			go e.work()
 		}
 	})
 }
@@ -178,34 +187,47 @@ func (e *ScheduledEvents) Stop(ctx context.Context) {
 	}
 }
 
-// work writes events until Stop. A worker that yields to Bindings takes
-// none while one is in flight and events are waiting; it looks again every
-// eventBusyPoll. With none waiting it blocks on the queue like the others,
-// so a scheduler that binds now and then never polls, and the few events
-// such a worker takes as a drain begins are all it adds to the drain.
-func (e *ScheduledEvents) work(yields bool) {
+// work writes events until Stop, each once the scheduler is not busy or
+// once it is maxHold old.
+func (e *ScheduledEvents) work() {
 	defer e.wg.Done()
-	var poll *time.Timer
 	for {
-		for yields && len(e.queue) > 0 && e.binding() {
-			if poll == nil {
-				poll = time.NewTimer(eventBusyPoll)
-			} else {
-				poll.Reset(eventBusyPoll)
-			}
-			select {
-			case <-e.closing:
-				e.drain()
-				return
-			case <-poll.C:
-			}
-		}
 		select {
 		case ev := <-e.queue:
+			e.hold(ev)
 			e.write(ev)
 		case <-e.closing:
 			e.drain()
 			return
+		}
+	}
+}
+
+// hold waits while the scheduler is busy, until ev is maxHold old or Stop
+// is called. The workers hold one at a time: the one holding has the
+// oldest event, and the others, whose events are younger, wait behind it.
+func (e *ScheduledEvents) hold(ev scheduledEvent) {
+	if !e.busy() {
+		return
+	}
+	e.holding.Lock()
+	defer e.holding.Unlock()
+	var poll *time.Timer
+	for e.busy() {
+		wait := e.maxHold - time.Since(ev.at)
+		if wait <= 0 {
+			return
+		}
+		wait = min(wait, eventBusyPoll)
+		if poll == nil {
+			poll = time.NewTimer(wait)
+		} else {
+			poll.Reset(wait)
+		}
+		select {
+		case <-e.closing:
+			return
+		case <-poll.C:
 		}
 	}
 }

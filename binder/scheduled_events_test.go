@@ -70,41 +70,77 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func newTestWriter(sink func(context.Context, *eventsv1.Event) error, binding func() bool) *ScheduledEvents {
-	e := NewScheduledEvents(fake.NewClientset().EventsV1(), "yardmaster", "yardmaster-host", binding, nil)
+func newTestWriter(sink func(context.Context, *eventsv1.Event) error, busy func() bool) *ScheduledEvents {
+	e := NewScheduledEvents(fake.NewClientset().EventsV1(), "yardmaster", "yardmaster-host", busy, nil)
 	e.create = sink
 	e.retryBackoff = time.Millisecond
 	return e
 }
 
-func TestScheduledEventsYieldToBindings(t *testing.T) {
+func TestScheduledEventsWaitWhileBusy(t *testing.T) {
 	sink := newGatedSink()
-	var binding atomic.Bool
-	binding.Store(true)
-	e := newTestWriter(sink.create, binding.Load)
+	close(sink.gate)
+	var busy atomic.Bool
+	busy.Store(true)
+	e := newTestWriter(sink.create, busy.Load)
+	e.maxHold = time.Hour
 	const n = 40
 	for i := range n {
 		e.Record(schedtest.MakePod().Namespace("ns").Name(fmt.Sprintf("p%d", i)).Obj(), "n1")
 	}
-	// Started with a backlog, as in a drain: a yielding worker that
-	// finds the queue empty takes the next event like any other.
 	e.Start()
 
-	// While a Binding is in flight only the workers that never yield post.
-	eventually(t, "the first events in flight", func() bool { return sink.inFlight.Load() == eventWorkersWhileBinding })
-	time.Sleep(5 * eventBusyPoll)
-	if got := sink.maxSeen.Load(); got != eventWorkersWhileBinding {
-		t.Fatalf("%d events in flight while binding, want %d", got, eventWorkersWhileBinding)
+	// While the scheduler is busy no event is posted.
+	time.Sleep(10 * eventBusyPoll)
+	if got := sink.maxSeen.Load(); got != 0 {
+		t.Fatalf("%d events posted while busy, want none", got)
 	}
 
-	// Once none is, all of them do.
-	binding.Store(false)
-	eventually(t, "every worker posting", func() bool { return sink.inFlight.Load() == eventWorkers })
-	close(sink.gate)
+	// Once none is, they all are.
+	busy.Store(false)
 	eventually(t, "every event written", func() bool { return e.Written() == n })
 	e.Stop(context.Background())
 	if e.Dropped() != 0 {
 		t.Errorf("dropped %d", e.Dropped())
+	}
+}
+
+func TestScheduledEventsHeldAtMost(t *testing.T) {
+	sink := newGatedSink()
+	close(sink.gate)
+	// The scheduler is always busy: events still go out once they are
+	// maxHold old.
+	e := newTestWriter(sink.create, func() bool { return true })
+	e.maxHold = 100 * time.Millisecond
+	e.Start()
+	start := time.Now()
+	const n = 20
+	for i := range n {
+		e.Record(schedtest.MakePod().Namespace("ns").Name(fmt.Sprintf("p%d", i)).Obj(), "n1")
+	}
+	eventually(t, "every event written", func() bool { return e.Written() == n })
+	if held := time.Since(start); held < e.maxHold {
+		t.Errorf("events written after %v while busy, want at least %v", held, e.maxHold)
+	}
+	e.Stop(context.Background())
+}
+
+func TestScheduledEventsStopWhileHeld(t *testing.T) {
+	sink := newGatedSink()
+	close(sink.gate)
+	e := newTestWriter(sink.create, func() bool { return true })
+	e.maxHold = time.Hour
+	e.Start()
+	const n = 30
+	for i := range n {
+		e.Record(schedtest.MakePod().Namespace("ns").Name(fmt.Sprintf("p%d", i)).Obj(), "n1")
+	}
+	// Stop writes what is queued or held, without waiting for the hold.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	e.Stop(ctx)
+	if e.Written() != n || e.Dropped() != 0 {
+		t.Errorf("written %d, dropped %d; want %d, 0", e.Written(), e.Dropped(), n)
 	}
 }
 
@@ -214,27 +250,5 @@ func TestScheduledEventsErrors(t *testing.T) {
 					calls.Load(), e.Written(), e.Dropped(), tc.calls, tc.written, tc.dropped)
 			}
 		})
-	}
-}
-
-func TestBinderReportsBinding(t *testing.T) {
-	client := fake.NewClientset()
-	b := New(client, nil, nil)
-	if b.Binding() {
-		t.Fatal("Binding before any binding")
-	}
-	pod := schedtest.MakePod().Namespace("ns").Name("p").Obj()
-	if _, err := client.CoreV1().Pods("ns").Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Bind(context.Background(), pod, "n1"); err != nil {
-		t.Fatal(err)
-	}
-	if !b.Binding() {
-		t.Error("Binding false right after a binding ended")
-	}
-	time.Sleep(bindingQuiet + 20*time.Millisecond)
-	if b.Binding() {
-		t.Errorf("Binding true %v after the last binding", bindingQuiet)
 	}
 }

@@ -233,3 +233,25 @@ func BenchmarkScheduleCycleMetrics(b *testing.B) {
 		b.Run(fmt.Sprintf("sampled=%v", sampled), func(b *testing.B) { benchCycles(b, 1000, sampled) })
 	}
 }
+
+// Backlogged says whether pods wait to be scheduled or bound: it holds the
+// Scheduled events back (binder.ScheduledEvents) only while they do.
+func TestBacklogged(t *testing.T) {
+	var bindings atomic.Int32
+	s := newRunnableScheduler(t, prometheus.NewRegistry(), &bindings,
+		schedtest.MakeNode().Name("a").Capacity("64", "64Gi", 1000).Obj())
+	if s.Backlogged() {
+		t.Fatal("backlogged with no pod")
+	}
+	const pods = 20
+	for i := range pods {
+		s.Queue.Add(podWithUID(fmt.Sprintf("p%d", i), "10m"))
+	}
+	if !s.Backlogged() {
+		t.Fatal("not backlogged with pods in the active queue")
+	}
+	stop := runScheduler(t, s)
+	defer stop()
+	poll(t, "all bound", func() bool { return bindings.Load() == pods })
+	poll(t, "no backlog", func() bool { return !s.Backlogged() })
+}

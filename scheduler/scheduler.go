@@ -236,6 +236,17 @@ func (s *Scheduler) Scheduled() int64 { return s.scheduled.Load() }
 // returns without waiting out the grace period. Abort cannot be undone.
 func (s *Scheduler) Abort() { s.abortBinds() }
 
+// Backlogged reports whether pods wait: in the active queue to be
+// scheduled, or for a bind worker. While they do, the scheduler is behind
+// and what it writes besides Bindings (the Scheduled events) can wait.
+func (s *Scheduler) Backlogged() bool {
+	if len(s.bindJobs) > 0 {
+		return true
+	}
+	active, _, _, _ := s.Queue.PendingPods()
+	return active > 0
+}
+
 // Run schedules pods until ctx is done, then waits up to the bind grace
 // period for in-flight bindings. Informer caches must be synced before.
 func (s *Scheduler) Run(ctx context.Context) {

@@ -238,11 +238,6 @@ func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
 	factory := scheduler.NewInformerFactory(client)
 	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: eventClient.EventsV1()})
 	b := binder.New(client, broadcaster.NewRecorder(scheme.Scheme, reportingController), logger)
-	host, _ := os.Hostname()
-	b.ScheduledEvents = binder.NewScheduledEvents(eventClient.EventsV1(), reportingController, reportingController+"-"+host, b.Binding, logger)
-	if err := metrics.RegisterScheduledEvents(reg, b.ScheduledEvents); err != nil {
-		return nil, fmt.Errorf("register event metrics: %w", err)
-	}
 	sched, err := scheduler.New(scheduler.Options{
 		Client:                   client,
 		InformerFactory:          factory,
@@ -258,6 +253,11 @@ func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	host, _ := os.Hostname()
+	b.ScheduledEvents = binder.NewScheduledEvents(eventClient.EventsV1(), reportingController, reportingController+"-"+host, sched.Backlogged, logger)
+	if err := metrics.RegisterScheduledEvents(reg, b.ScheduledEvents); err != nil {
+		return nil, fmt.Errorf("register event metrics: %w", err)
 	}
 	d := &Daemon{
 		Config: cfg, Scheduler: sched, Binder: b, Client: client, Metrics: reg, logger: logger,
