@@ -57,6 +57,30 @@ type FilterPlugin interface {
 	Filter(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) *Status
 }
 
+// PodSigner is implemented by a Filter or Score plugin whose answer for a
+// node (Filter's status, Score's raw score) is a function of the node's
+// NodeInfo, the plugin's configuration and what SignPod writes out (the
+// parts of the pod the plugin reads, and anything else it reads, such as
+// the number of nodes), and of nothing else: not the other nodes' pods or
+// labels, not other objects of the cluster, not the time.
+//
+// Pods in a backlog are mostly alike (the replicas of one workload), and
+// a cycle asks every node the same questions the last cycle asked. For a
+// pod whose signers all sign, the scheduler keeps each signer's answer per
+// node under the pod's signature, and gives it again to a pod with the
+// same signature while the node's NodeInfo has the same Generation,
+// without calling the plugin. A signature that leaves out something the
+// plugin reads would give a pod another pod's answer: sign everything the
+// plugin reads of the pod, PreFilter and PreScore included.
+type PodSigner interface {
+	Plugin
+	// SignPod appends to sig an encoding of what the plugin reads of pod
+	// and returns it, or returns false when the plugin's answer for this
+	// pod must not be reused. It runs after PreFilter (a filter) or
+	// PreScore (a scorer) and may read what those stored in state.
+	SignPod(state *CycleState, pod *v1.Pod, sig []byte) ([]byte, bool)
+}
+
 // PreScorePlugin runs once per cycle over the feasible nodes, before Score.
 type PreScorePlugin interface {
 	Plugin

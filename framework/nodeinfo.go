@@ -61,7 +61,24 @@ type ImageStateSummary struct {
 // assigned or assumed on it, and aggregates over them. The cache owns the
 // NodeInfos it mutates; a Snapshot holds clones that plugins only read.
 type NodeInfo struct {
+	// node, name, Generation and Slot come first, in one cache line: a
+	// cycle reads them for thousands of NodeInfos spread over the heap,
+	// often nothing else (see scheduler/signatures.go).
 	node *v1.Node
+	// name is node's name, kept here so that reading it costs no visit to
+	// the Node object.
+	name string
+
+	// Generation is set by the cache on every change; the snapshot copies a
+	// NodeInfo only when its generation moved. The cache never gives the
+	// same generation twice, so two NodeInfos with one non-zero generation
+	// hold the same node and pods.
+	Generation int64
+	// Slot is a small number the cache gives the node, from 1 up, unique
+	// among the nodes it holds and given to another node once this one is
+	// gone; NodeMemo files per-node values under it. 0 in NodeInfos the
+	// cache did not make.
+	Slot int
 
 	// Pods are every pod on the node, assumed pods included.
 	Pods []*PodInfo
@@ -82,17 +99,6 @@ type NodeInfo struct {
 	ImageStates map[string]*ImageStateSummary
 	// PVCRefCounts counts, per "namespace/claim", the pods here that use it.
 	PVCRefCounts map[string]int
-
-	// Generation is set by the cache on every change; the snapshot copies a
-	// NodeInfo only when its generation moved. The cache never gives the
-	// same generation twice, so two NodeInfos with one non-zero generation
-	// hold the same node and pods.
-	Generation int64
-	// Slot is a small number the cache gives the node, from 1 up, unique
-	// among the nodes it holds and given to another node once this one is
-	// gone; NodeMemo files per-node values under it. 0 in NodeInfos the
-	// cache did not make.
-	Slot int
 }
 
 // NewNodeInfo returns a NodeInfo holding the given pods and no node.
@@ -113,6 +119,15 @@ func (n *NodeInfo) Node() *v1.Node {
 	return n.node
 }
 
+// NodeName returns the node's name, "" when the node is gone. It reads
+// only the NodeInfo: cheaper than Node().Name in a per-node loop.
+func (n *NodeInfo) NodeName() string {
+	if n == nil {
+		return ""
+	}
+	return n.name
+}
+
 // Labels returns the node's labels, nil when the node is gone.
 func (n *NodeInfo) Labels() map[string]string {
 	if node := n.Node(); node != nil {
@@ -123,13 +138,13 @@ func (n *NodeInfo) Labels() map[string]string {
 
 // SetNode sets the Node object and its allocatable resources.
 func (n *NodeInfo) SetNode(node *v1.Node) {
-	n.node = node
+	n.node, n.name = node, node.Name
 	n.Allocatable = *NewResource(node.Status.Allocatable)
 }
 
 // RemoveNode clears the Node object, keeping the pods.
 func (n *NodeInfo) RemoveNode() {
-	n.node = nil
+	n.node, n.name = nil, ""
 	n.Allocatable = Resource{}
 }
 
@@ -215,6 +230,7 @@ func (n *NodeInfo) update(pi *PodInfo, sign int64) {
 func (n *NodeInfo) Clone() *NodeInfo {
 	c := &NodeInfo{
 		node:             n.node,
+		name:             n.name,
 		Pods:             append([]*PodInfo(nil), n.Pods...),
 		Allocatable:      *n.Allocatable.Clone(),
 		Requested:        *n.Requested.Clone(),

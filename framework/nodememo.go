@@ -298,12 +298,17 @@ func SyncTotal[T, S any](m *NodeMemo[T], key string, nodes []*NodeInfo, slots No
 }
 
 // NodeSlots are a snapshot's nodes by NodeInfo.Slot: Nodes[s] is the node
-// with slot s and Gens[s] its generation; both are zero for a slot no node
-// has. List is the snapshot's list of the same nodes.
+// with slot s, Gens[s] its generation and Names[s] its name; all are zero
+// for a slot no node has. List is the snapshot's list of the same nodes
+// and ListSlots their slots, in List's order. A loop over every node that
+// needs only these reads contiguous arrays, not thousands of NodeInfos
+// spread over the heap.
 type NodeSlots struct {
-	List  []*NodeInfo
-	Nodes []*NodeInfo
-	Gens  []int64
+	List      []*NodeInfo
+	ListSlots []int
+	Nodes     []*NodeInfo
+	Gens      []int64
+	Names     []string
 }
 
 // Lists reports whether nodes is the list of the snapshot the slots are

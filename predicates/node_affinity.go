@@ -43,6 +43,7 @@ type NodeAffinity struct{}
 var (
 	_ framework.PreFilterPlugin = &NodeAffinity{}
 	_ framework.FilterPlugin    = &NodeAffinity{}
+	_ framework.PodSigner       = &NodeAffinity{}
 )
 
 // NewNodeAffinity returns the filter.
@@ -93,6 +94,16 @@ func (*NodeAffinity) Filter(_ context.Context, state *framework.CycleState, pod 
 		return statusNodeAffinity
 	}
 	return nil
+}
+
+// SignPod signs the pod's nodeSelector and required node affinity, all
+// that PreFilter and Filter read of it.
+func (*NodeAffinity) SignPod(_ *framework.CycleState, pod *v1.Pod, sig []byte) ([]byte, bool) {
+	spec := v1.PodSpec{NodeSelector: pod.Spec.NodeSelector}
+	if required := requiredNodeSelector(pod); required != nil {
+		spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: required}}
+	}
+	return framework.SignSpec(sig, &spec)
 }
 
 // requiredNodeSelector returns the pod's required node affinity, or nil.

@@ -21,6 +21,7 @@ type NodeName struct{}
 var (
 	_ framework.PreFilterPlugin = &NodeName{}
 	_ framework.FilterPlugin    = &NodeName{}
+	_ framework.PodSigner       = &NodeName{}
 )
 
 // NewNodeName returns the filter.
@@ -52,4 +53,9 @@ func (*NodeName) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod,
 		return statusNodeName
 	}
 	return nil
+}
+
+// SignPod signs spec.nodeName, all that Filter reads of the pod.
+func (*NodeName) SignPod(_ *framework.CycleState, pod *v1.Pod, sig []byte) ([]byte, bool) {
+	return framework.SignString(sig, pod.Spec.NodeName), true
 }

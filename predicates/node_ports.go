@@ -31,6 +31,7 @@ type NodePorts struct{}
 var (
 	_ framework.PreFilterPlugin = &NodePorts{}
 	_ framework.FilterPlugin    = &NodePorts{}
+	_ framework.PodSigner       = &NodePorts{}
 )
 
 // NewNodePorts returns the filter.
@@ -64,4 +65,19 @@ func (*NodePorts) Filter(_ context.Context, state *framework.CycleState, _ *v1.P
 		}
 	}
 	return nil
+}
+
+// SignPod signs the host ports PreFilter collected, all that Filter reads.
+func (*NodePorts) SignPod(state *framework.CycleState, _ *v1.Pod, sig []byte) ([]byte, bool) {
+	ports, err := framework.ReadAs[nodePortsState](state, nodePortsStateKey)
+	if err != nil {
+		return sig, false
+	}
+	sig = framework.SignInts(sig, int64(len(ports)))
+	for _, hp := range ports {
+		sig = framework.SignString(sig, hp.IP)
+		sig = framework.SignString(sig, string(hp.Protocol))
+		sig = framework.SignInts(sig, int64(hp.Port))
+	}
+	return sig, true
 }

@@ -70,6 +70,7 @@ type Fit struct {
 var (
 	_ framework.PreFilterPlugin = &Fit{}
 	_ framework.FilterPlugin    = &Fit{}
+	_ framework.PodSigner       = &Fit{}
 )
 
 // NewFit returns the filter configured by args; nil args mean the defaults
@@ -181,6 +182,20 @@ func (f *Fit) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, 
 		}
 	}
 	return framework.NewStatus(code, reasons...)
+}
+
+// SignPod signs the requests PreFilter computed, all that Filter reads.
+func (f *Fit) SignPod(state *framework.CycleState, _ *v1.Pod, sig []byte) ([]byte, bool) {
+	s, err := framework.ReadAs[*fitState](state, fitStateKey)
+	if err != nil {
+		return sig, false
+	}
+	sig = framework.SignInts(sig, s.milliCPU, s.memory, s.ephemeralStorage, int64(len(s.scalars)))
+	for _, r := range s.scalars {
+		sig = framework.SignString(sig, string(r.name))
+		sig = framework.SignInts(sig, r.quantity)
+	}
+	return sig, true
 }
 
 // InsufficientResources returns what nodeInfo lacks to run pod, in the order

@@ -25,7 +25,10 @@ var unschedulableTaint = v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.Tai
 // node.kubernetes.io/unschedulable:NoSchedule.
 type NodeUnschedulable struct{}
 
-var _ framework.FilterPlugin = &NodeUnschedulable{}
+var (
+	_ framework.FilterPlugin = &NodeUnschedulable{}
+	_ framework.PodSigner    = &NodeUnschedulable{}
+)
 
 // NewNodeUnschedulable returns the filter.
 func NewNodeUnschedulable() *NodeUnschedulable { return &NodeUnschedulable{} }
@@ -44,4 +47,9 @@ func (*NodeUnschedulable) Filter(_ context.Context, _ *framework.CycleState, pod
 		return nil
 	}
 	return statusNodeUnschedulable
+}
+
+// SignPod signs the pod's tolerations, all that Filter reads of it.
+func (*NodeUnschedulable) SignPod(_ *framework.CycleState, pod *v1.Pod, sig []byte) ([]byte, bool) {
+	return framework.SignTolerations(sig, pod)
 }

@@ -43,6 +43,7 @@ type taintKV struct{ key, value string }
 const maxTaintStatuses = 1024
 
 var _ framework.FilterPlugin = &TaintToleration{}
+var _ framework.PodSigner = &TaintToleration{}
 
 // NewTaintToleration returns the filter.
 func NewTaintToleration() *TaintToleration { return &TaintToleration{} }
@@ -61,6 +62,11 @@ func (pl *TaintToleration) Filter(_ context.Context, _ *framework.CycleState, po
 		return pl.rejection(taint)
 	}
 	return nil
+}
+
+// SignPod signs the pod's tolerations, all that Filter reads of it.
+func (*TaintToleration) SignPod(_ *framework.CycleState, pod *v1.Pod, sig []byte) ([]byte, bool) {
+	return framework.SignTolerations(sig, pod)
 }
 
 // rejection returns the status naming taint.

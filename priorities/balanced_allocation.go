@@ -40,6 +40,7 @@ type BalancedAllocation struct {
 var (
 	_ framework.PreScorePlugin = &BalancedAllocation{}
 	_ framework.ScorePlugin    = &BalancedAllocation{}
+	_ framework.PodSigner      = &BalancedAllocation{}
 )
 
 // NewBalancedAllocation returns the scorer configured by args. nil args and
@@ -81,6 +82,11 @@ func (ba *BalancedAllocation) Score(_ context.Context, state *framework.CycleSta
 		return 0, nil
 	}
 	return balancedAllocation(nodeUsage{vec: &ba.vec, podRequests: reqs, node: nodeInfo}), nil
+}
+
+// SignPod signs the pod's request vector, all that Score reads of it.
+func (ba *BalancedAllocation) SignPod(state *framework.CycleState, pod *v1.Pod, sig []byte) ([]byte, bool) {
+	return framework.SignInts(sig, ba.vec.readPodRequests(state, balancedStateKey, pod)...), true
 }
 
 // ScoreExtensions returns nil: scores need no normalization.

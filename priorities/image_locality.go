@@ -50,6 +50,7 @@ type ImageLocality struct {
 var (
 	_ framework.PreScorePlugin = &ImageLocality{}
 	_ framework.ScorePlugin    = &ImageLocality{}
+	_ framework.PodSigner      = &ImageLocality{}
 )
 
 // NewImageLocality returns the scorer; it reads the node count from h's
@@ -109,6 +110,22 @@ func (pl *ImageLocality) Score(_ context.Context, state *framework.CycleState, p
 		}
 	}
 	return imageScore(sum, s.numContainers), nil
+}
+
+// SignPod signs what Score reads besides the node: the pod's image names,
+// its number of containers and the number of nodes in the cluster. (The
+// node's images, and how many nodes have each, are the node's NodeInfo
+// as of its generation.)
+func (pl *ImageLocality) SignPod(state *framework.CycleState, pod *v1.Pod, sig []byte) ([]byte, bool) {
+	s, err := framework.ReadAs[*imageLocalityState](state, imageLocalityStateKey)
+	if err != nil {
+		s = pl.newState(pod)
+	}
+	sig = framework.SignInts(sig, int64(s.numContainers), int64(s.totalNodes), int64(len(s.images)))
+	for _, name := range s.images {
+		sig = framework.SignString(sig, name)
+	}
+	return sig, true
 }
 
 // ScoreExtensions returns nil: Score is already in [0, MaxNodeScore].

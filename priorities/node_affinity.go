@@ -34,6 +34,7 @@ var (
 	_ framework.PreScorePlugin  = &NodeAffinity{}
 	_ framework.ScorePlugin     = &NodeAffinity{}
 	_ framework.ScoreExtensions = &NodeAffinity{}
+	_ framework.PodSigner       = &NodeAffinity{}
 )
 
 // NewNodeAffinity returns the scorer.
@@ -81,6 +82,18 @@ func (*NodeAffinity) Score(_ context.Context, state *framework.CycleState, pod *
 		s = &nodeAffinityState{preferred: preferred}
 	}
 	return s.preferred.Score(node), nil
+}
+
+// SignPod signs the pod's preferred node affinity, all that PreScore and
+// Score read of it.
+func (*NodeAffinity) SignPod(_ *framework.CycleState, pod *v1.Pod, sig []byte) ([]byte, bool) {
+	var spec v1.PodSpec
+	if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil {
+		spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{
+			PreferredDuringSchedulingIgnoredDuringExecution: a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution,
+		}}
+	}
+	return framework.SignSpec(sig, &spec)
 }
 
 // ScoreExtensions returns the scorer itself: raw sums of weights need

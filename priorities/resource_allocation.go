@@ -69,6 +69,7 @@ type Fit struct {
 var (
 	_ framework.PreScorePlugin = &Fit{}
 	_ framework.ScorePlugin    = &Fit{}
+	_ framework.PodSigner      = &Fit{}
 )
 
 // NewFit returns the scorer configured by args. nil args, a nil strategy,
@@ -108,6 +109,11 @@ func (f *Fit) PreScore(_ context.Context, state *framework.CycleState, pod *v1.P
 func (f *Fit) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
 	reqs := f.vec.readPodRequests(state, fitStateKey, pod)
 	return f.score(nodeUsage{vec: &f.vec, podRequests: reqs, node: nodeInfo}), nil
+}
+
+// SignPod signs the pod's request vector, all that Score reads of it.
+func (f *Fit) SignPod(state *framework.CycleState, pod *v1.Pod, sig []byte) ([]byte, bool) {
+	return framework.SignInts(sig, f.vec.readPodRequests(state, fitStateKey, pod)...), true
 }
 
 // ScoreExtensions returns nil: scores need no normalization.

@@ -36,6 +36,7 @@ var (
 	_ framework.PreScorePlugin  = &TaintToleration{}
 	_ framework.ScorePlugin     = &TaintToleration{}
 	_ framework.ScoreExtensions = &TaintToleration{}
+	_ framework.PodSigner       = &TaintToleration{}
 )
 
 // NewTaintToleration returns the scorer.
@@ -77,6 +78,12 @@ func (*TaintToleration) Score(_ context.Context, state *framework.CycleState, _ 
 		}
 	}
 	return intolerable, nil
+}
+
+// SignPod signs the pod's tolerations, all that PreScore and Score read
+// of it.
+func (*TaintToleration) SignPod(_ *framework.CycleState, pod *v1.Pod, sig []byte) ([]byte, bool) {
+	return framework.SignTolerations(sig, pod)
 }
 
 // ScoreExtensions returns the scorer itself: raw counts need normalizing.

@@ -26,6 +26,9 @@ type profile struct {
 	preemption *framework.DefaultPreemptionArgs
 	// metrics records the profile's cycles (metrics.go).
 	metrics *profileMetrics
+	// signatures keeps signing plugins' answers across cycles
+	// (signatures.go).
+	signatures signatures
 }
 
 // preFilterExtension is a PreFilter plugin's AddPod and RemovePod.

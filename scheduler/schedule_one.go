@@ -34,7 +34,8 @@ func (s *Scheduler) schedulePod(ctx context.Context, prof *profile, state *frame
 	if len(feasible) == 1 {
 		return scheduleResult{node: feasible[0].Node().Name, evaluated: evaluated, feasible: 1}, nil
 	}
-	totals, err := s.prioritize(ctx, prof, state, pod, feasible)
+	// findFeasible left the nodes' slots beside them.
+	totals, err := s.prioritize(ctx, prof, state, pod, feasible, s.feasibleSlotsBuf[:len(feasible)])
 	if err != nil {
 		return scheduleResult{}, err
 	}
@@ -160,6 +161,19 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	// Pods that preempted for a node keep their room there (see
 	// nominatedFor); nil in nearly every cycle.
 	nominated := s.nominatedFor(pod)
+	answers, signed := s.filterAnswers(prof, state, pod, active)
+	// The nodes' slots and generations, from the snapshot's arrays when
+	// nodes is its list: a node whose kept answer rejects it is then
+	// decided without reading its NodeInfo.
+	slots := s.snapshot.Slots()
+	var listSlots []int
+	if slots.Lists(nodes) && len(slots.ListSlots) == len(nodes) {
+		listSlots = slots.ListSlots
+	}
+	if cap(s.feasibleSlotsBuf) < numToFind {
+		s.feasibleSlotsBuf = make([]int, numToFind)
+	}
+	feasibleSlots := s.feasibleSlotsBuf[:numToFind]
 	s.parallelizer.Until(filterCtx, len(nodes), func(i int) {
 		if filterCtx.Err() != nil {
 			return // enough nodes found: the rest of the chunk is not looked at
@@ -172,10 +186,25 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 		}
 		var st *framework.Status
 		var by string
-		if nominated == nil {
-			st, by = runFilters(filterCtx, prof, active, state, pod, ni, timers)
+		var slot int
+		var gen int64
+		if listSlots != nil {
+			slot = listSlots[idx]
+			gen = slots.Gens[slot]
 		} else {
-			st, by = runFiltersWithNominated(filterCtx, prof, active, state, pod, ni, nominated[ni.Node().Name], timers)
+			slot, gen = ni.Slot, ni.Generation
+		}
+		var nom []*framework.PodInfo
+		if nominated != nil {
+			nom = nominated[ni.NodeName()]
+		}
+		switch {
+		case len(nom) > 0:
+			st, by = runFiltersWithNominated(filterCtx, prof, active, state, pod, ni, nom, timers)
+		case answers != nil:
+			st, by = runFiltersSigned(filterCtx, prof, active, signed, answers, slot, gen, state, pod, ni, timers)
+		default:
+			st, by = runFilters(filterCtx, prof, active, state, pod, ni, timers)
 		}
 		if st.IsSuccess() {
 			n := found.Add(1)
@@ -184,6 +213,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 				return
 			}
 			feasible[n-1] = ni
+			feasibleSlots[n-1] = slot
 			if int(n) == numToFind {
 				cancel()
 			}
@@ -271,7 +301,9 @@ func intersect(a, b map[string]struct{}) map[string]struct{} {
 
 // prioritize runs PreScore, then every scorer on every feasible node in
 // parallel, normalizes each scorer's list and returns the weighted sums.
-func (s *Scheduler) prioritize(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, feasible []*framework.NodeInfo) ([]int64, error) {
+// slots, when not nil, are the feasible nodes' slots in the snapshot: their
+// names and generations are then read from its arrays.
+func (s *Scheduler) prioritize(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, feasible []*framework.NodeInfo, slots []int) ([]int64, error) {
 	preScoreStart := time.Now()
 	preScoreTimers := prof.metrics.timers(s.recordPluginMetrics, metrics.PreScore)
 	t0 := startPlugin(preScoreTimers)
@@ -327,16 +359,37 @@ func (s *Scheduler) prioritize(ctx context.Context, prof *profile, state *framew
 		lists = append(lists, s.scoreBuf[i*len(feasible):(i+1)*len(feasible):(i+1)*len(feasible)])
 	}
 	s.scoreListsBuf = lists
+	answers, columns := s.scoreAnswers(prof, state, pod, scorers, s.scoreColumnsBuf)
+	s.scoreColumnsBuf = columns
+	bySlot := s.snapshot.Slots()
 	// firstErr is the first Score failure, with its plugin's name.
 	var firstErr atomic.Pointer[error]
 	s.parallelizer.Until(ctx, len(feasible), func(n int) {
 		ni := feasible[n]
+		var name string
+		var slot int
+		var gen int64
+		if slots != nil {
+			slot = slots[n]
+			name, gen = bySlot.Names[slot], bySlot.Gens[slot]
+		} else {
+			name, slot, gen = ni.NodeName(), ni.Slot, ni.Generation
+		}
 		timers := scoreTimers
 		if n%metrics.NodeSampleStride != 0 {
 			timers = nil
 		}
+		// Kept raw scores of the signing scorers, or where to keep them.
+		kept, hit := answers.get(slot, gen)
+		if !hit {
+			kept = answers.put(slot, gen)
+		}
 		t0 := startPlugin(timers)
 		for i, sc := range scorers {
+			if c := columns[i]; c >= 0 && hit {
+				lists[i][n] = framework.NodeScore{Name: name, Score: kept[c]}
+				continue
+			}
 			v, st := sc.Score(ctx, state, pod, ni)
 			t0 = endPlugin(timers, i, st.Code(), t0)
 			if !st.IsSuccess() {
@@ -344,7 +397,13 @@ func (s *Scheduler) prioritize(ctx context.Context, prof *profile, state *framew
 				firstErr.CompareAndSwap(nil, &err)
 				return
 			}
-			lists[i][n] = framework.NodeScore{Name: ni.Node().Name, Score: v}
+			lists[i][n] = framework.NodeScore{Name: name, Score: v}
+			if c := columns[i]; c >= 0 && kept != nil {
+				kept[c] = v
+			}
+		}
+		if !hit && kept != nil {
+			answers.done(slot, gen)
 		}
 	})
 	if err := firstErr.Load(); err != nil {
@@ -389,5 +448,5 @@ func (s *Scheduler) selectHost(feasible []*framework.NodeInfo, totals []int64) s
 			}
 		}
 	}
-	return feasible[best].Node().Name
+	return feasible[best].NodeName()
 }

@@ -130,6 +130,13 @@ type Scheduler struct {
 	pdbLister policylisters.PodDisruptionBudgetLister
 
 	bindWG sync.WaitGroup
+	// feasibleSlotsBuf holds the slots of the nodes in feasibleBuf.
+	feasibleSlotsBuf []int
+	// scoreColumnsBuf is reused by scoreAnswers, cycle after cycle.
+	scoreColumnsBuf []int
+	// noSignatures turns off the answers kept per pod signature
+	// (signatures.go), for tests that compare with and without.
+	noSignatures bool
 	// bindJobs feeds the bind workers; see bindWorker.
 	bindJobs chan bindJob
 	// scheduled counts pods bound, for tests and metrics.

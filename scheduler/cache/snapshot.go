@@ -27,10 +27,15 @@ type Snapshot struct {
 	// sharedHostnames is how many values more than one node carries.
 	hostnames       map[string]int32
 	sharedHostnames int
-	// slotNodes and slotGens are the nodes and their generations by slot
-	// (framework.NodeSlots).
-	slotNodes []*framework.NodeInfo
-	slotGens  []int64
+	// slotNodes, slotGens and slotNames are the nodes, their generations
+	// and their names by slot, listSlots the slots of nodeInfoList
+	// (framework.NodeSlots); listSlotsStale says a node's slot changed
+	// since listSlots was made.
+	slotNodes      []*framework.NodeInfo
+	slotGens       []int64
+	slotNames      []string
+	listSlots      []int
+	listSlotsStale bool
 
 	generation     int64
 	nodeSetVersion int64
@@ -125,7 +130,7 @@ func (s *Snapshot) HostnamesUnique() bool { return s.sharedHostnames == 0 }
 
 // Slots returns the nodes by slot.
 func (s *Snapshot) Slots() framework.NodeSlots {
-	return framework.NodeSlots{List: s.nodeInfoList, Nodes: s.slotNodes, Gens: s.slotGens}
+	return framework.NodeSlots{List: s.nodeInfoList, ListSlots: s.listSlots, Nodes: s.slotNodes, Gens: s.slotGens, Names: s.slotNames}
 }
 
 // fileSlot files ni under its slot, and takes it out of oldSlot when it
@@ -134,6 +139,7 @@ func (s *Snapshot) Slots() framework.NodeSlots {
 func (s *Snapshot) fileSlot(ni *framework.NodeInfo, oldSlot int) {
 	if oldSlot != ni.Slot {
 		s.unfileSlot(ni, oldSlot)
+		s.listSlotsStale = true
 	}
 	if ni.Slot <= 0 {
 		return
@@ -142,14 +148,15 @@ func (s *Snapshot) fileSlot(ni *framework.NodeInfo, oldSlot int) {
 		n := max(2*len(s.slotNodes), ni.Slot+1, 64)
 		s.slotNodes = append(s.slotNodes, make([]*framework.NodeInfo, n-len(s.slotNodes))...)
 		s.slotGens = append(s.slotGens, make([]int64, n-len(s.slotGens))...)
+		s.slotNames = append(s.slotNames, make([]string, n-len(s.slotNames))...)
 	}
-	s.slotNodes[ni.Slot], s.slotGens[ni.Slot] = ni, ni.Generation
+	s.slotNodes[ni.Slot], s.slotGens[ni.Slot], s.slotNames[ni.Slot] = ni, ni.Generation, ni.NodeName()
 }
 
 // unfileSlot empties slot when ni holds it.
 func (s *Snapshot) unfileSlot(ni *framework.NodeInfo, slot int) {
 	if slot > 0 && slot < len(s.slotNodes) && s.slotNodes[slot] == ni {
-		s.slotNodes[slot], s.slotGens[slot] = nil, 0
+		s.slotNodes[slot], s.slotGens[slot], s.slotNames[slot] = nil, 0, ""
 	}
 }
 
@@ -223,6 +230,13 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 		s.nodeSetVersion = c.nodeSetVersion
 		s.rebuildList()
 	}
+	if s.listSlotsStale || len(s.listSlots) != len(s.nodeInfoList) {
+		s.listSlots = s.listSlots[:0]
+		for _, ni := range s.nodeInfoList {
+			s.listSlots = append(s.listSlots, ni.Slot)
+		}
+		s.listSlotsStale = false
+	}
 }
 
 // rebuildList orders nodes round-robin across zones, so that a scan that
@@ -245,6 +259,7 @@ func (s *Snapshot) rebuildList() {
 		})
 	}
 	s.nodeInfoList = s.nodeInfoList[:0]
+	s.listSlotsStale = true
 	for i := 0; len(s.nodeInfoList) < len(s.nodeInfoMap); i++ {
 		for _, z := range zoneOrder {
 			if i < len(zones[z]) {

@@ -1,0 +1,80 @@
+package predicates
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/internal/signtest"
+)
+
+// The filters that sign must sign everything they read of a pod, and only
+// that: see framework.PodSigner.
+func TestFiltersSignWhatTheyRead(t *testing.T) {
+	base := func() *schedtest.PodWrapper {
+		return schedtest.MakePod().Name("a").Label("app", "web").Req("500m", "1Gi").HostPort(80, v1.ProtocolTCP, "")
+	}
+	// Another replica: a different name, labels and image, nothing else.
+	replica := base().Name("b").Label("pod-template-hash", "x").Obj()
+	replica.Spec.Containers[0].Image = "web:2"
+	tolerating := func(key string, effect v1.TaintEffect) *v1.Pod {
+		return base().Toleration(key, v1.TolerationOpExists, "", effect).Obj()
+	}
+	cases := map[framework.PodSigner][]signtest.Case{
+		NewNodeUnschedulable(): {
+			{Name: "replica", A: base().Obj(), B: replica, Same: true},
+			{Name: "toleration", A: base().Obj(), B: tolerating(v1.TaintNodeUnschedulable, v1.TaintEffectNoSchedule)},
+		},
+		NewNodeName(): {
+			{Name: "replica", A: base().Obj(), B: replica, Same: true},
+			{Name: "nodeName", A: base().Obj(), B: base().Node("n1").Obj()},
+		},
+		NewTaintToleration(): {
+			{Name: "replica", A: base().Obj(), B: replica, Same: true},
+			{Name: "toleration", A: base().Obj(), B: tolerating("dedicated", v1.TaintEffectNoSchedule)},
+			{Name: "effect", A: tolerating("dedicated", v1.TaintEffectNoSchedule), B: tolerating("dedicated", v1.TaintEffectNoExecute)},
+		},
+		NewNodeAffinity(): {
+			{Name: "replica", A: base().NodeSelector(map[string]string{"disk": "ssd"}).Obj(), B: base().Name("b").NodeSelector(map[string]string{"disk": "ssd"}).Obj(), Same: true},
+			{Name: "nodeSelector", A: base().NodeSelector(map[string]string{"disk": "ssd"}).Obj(), B: base().NodeSelector(map[string]string{"disk": "hdd"}).Obj()},
+			{
+				Name: "required affinity",
+				A:    base().NodeSelector(map[string]string{"disk": "ssd"}).Obj(),
+				B: base().NodeSelector(map[string]string{"disk": "ssd"}).
+					RequiredNodeAffinity(schedtest.MakeNodeSelectorTerm().In("zone", "a").Obj()).Obj(),
+			},
+			{
+				Name: "preferred affinity is the scorer's",
+				A:    base().NodeSelector(map[string]string{"disk": "ssd"}).Obj(),
+				B: base().NodeSelector(map[string]string{"disk": "ssd"}).
+					PreferredNodeAffinity(5, schedtest.MakeNodeSelectorTerm().In("zone", "a").Obj()).Obj(),
+				Same: true,
+			},
+		},
+		NewNodePorts(): {
+			{Name: "replica", A: base().Obj(), B: replica, Same: true},
+			{Name: "port", A: base().Obj(), B: schedtest.MakePod().Req("500m", "1Gi").HostPort(81, v1.ProtocolTCP, "").Obj()},
+			{Name: "protocol", A: base().Obj(), B: schedtest.MakePod().Req("500m", "1Gi").HostPort(80, v1.ProtocolUDP, "").Obj()},
+			{Name: "host IP", A: base().Obj(), B: schedtest.MakePod().Req("500m", "1Gi").HostPort(80, v1.ProtocolTCP, "10.0.0.1").Obj()},
+		},
+		NewFit(nil): {
+			{Name: "replica", A: base().Obj(), B: replica, Same: true},
+			{Name: "cpu", A: base().Obj(), B: base().Req("600m", "1Gi").Obj()},
+			{Name: "memory", A: base().Obj(), B: base().Req("500m", "2Gi").Obj()},
+			{Name: "ephemeral storage", A: base().Obj(), B: base().Res(map[v1.ResourceName]string{v1.ResourceEphemeralStorage: "1Gi"}).Obj()},
+			{Name: "extended resource", A: base().Obj(), B: base().Res(map[v1.ResourceName]string{"example.com/gpu": "1"}).Obj()},
+			{
+				Name: "extended resource quantity",
+				A:    base().Res(map[v1.ResourceName]string{"example.com/gpu": "1"}).Obj(),
+				B:    base().Res(map[v1.ResourceName]string{"example.com/gpu": "2"}).Obj(),
+			},
+			{Name: "init container", A: base().Obj(), B: base().InitReq("2", "1Gi").Obj()},
+			{Name: "overhead", A: base().Obj(), B: base().Overhead("100m", "").Obj()},
+		},
+	}
+	for pl, cs := range cases {
+		signtest.Run(t, pl, cs)
+	}
+}
