@@ -104,9 +104,12 @@ func NewScheduledEvents(client eventsclient.EventsV1Interface, controller, insta
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &ScheduledEvents{
+		// Posted through the REST client rather than Events().Create,
+		// which encodes empty CreateOptions into the URL and decodes the
+		// Event the API server returns, for nobody to read: a third of the
+		// client's CPU per event in a drain's profile.
 		create: func(ctx context.Context, ev *eventsv1.Event) error {
-			_, err := client.Events(ev.Namespace).Create(ctx, ev, metav1.CreateOptions{})
-			return err
+			return client.RESTClient().Post().Namespace(ev.Namespace).Resource("events").Body(ev).Do(ctx).Error()
 		},
 		controller: controller, instance: instance, logger: logger,
 		busy:    busy,
