@@ -81,6 +81,17 @@ type PodSigner interface {
 	SignPod(state *CycleState, pod *v1.Pod, sig []byte) ([]byte, bool)
 }
 
+// SlotFilter is implemented by a FilterPlugin that can often decide a node
+// from what it keeps by node slot (NodeSlots, NodeValues), without reading
+// the node's NodeInfo: in a drain, most NodeInfos are not in the CPU's
+// caches, and reading one costs more than the check.
+type SlotFilter interface {
+	// FilterSlot returns what Filter would for the node in slot with
+	// generation gen, and true; or false when it cannot tell without the
+	// NodeInfo, and the scheduler then calls Filter.
+	FilterSlot(ctx context.Context, state *CycleState, pod *v1.Pod, slot int, gen int64) (*Status, bool)
+}
+
 // PreScorePlugin runs once per cycle over the feasible nodes, before Score.
 type PreScorePlugin interface {
 	Plugin

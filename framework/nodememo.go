@@ -71,12 +71,18 @@ type NodeValues[T any] struct {
 // none (ni is not the cache's, or not in the last call's nodes): the
 // caller then computes what it needs another way.
 func (v NodeValues[T]) Get(ni *NodeInfo) (T, bool) {
+	return v.GetSlot(ni.Slot, ni.Generation)
+}
+
+// GetSlot is Get for the node in slot with generation gen, read from the
+// snapshot's arrays (NodeSlots) rather than from its NodeInfo.
+func (v NodeValues[T]) GetSlot(slot int, gen int64) (T, bool) {
 	var zero T
 	e := v.entry
-	if e == nil || e.epoch != v.epoch || ni.Generation == 0 || ni.Slot <= 0 || ni.Slot >= len(e.gens) || e.gens[ni.Slot] != ni.Generation {
+	if e == nil || e.epoch != v.epoch || gen == 0 || slot <= 0 || slot >= len(e.gens) || e.gens[slot] != gen {
 		return zero, false
 	}
-	return e.values[ni.Slot], true
+	return e.values[slot], true
 }
 
 // NewNodeMemo returns an empty memo that computes on p's workers when many

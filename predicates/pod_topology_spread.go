@@ -120,6 +120,7 @@ var (
 	_ framework.PreFilterPlugin     = &PodTopologySpread{}
 	_ framework.PreFilterExtensions = &PodTopologySpread{}
 	_ framework.FilterPlugin        = &PodTopologySpread{}
+	_ framework.SlotFilter          = &PodTopologySpread{}
 )
 
 // NewPodTopologySpread returns the filter. spread is shared with the scorer.
@@ -202,6 +203,27 @@ func (pl *PodTopologySpread) PreFilter(_ context.Context, state *framework.Cycle
 	}
 	state.Write(spreadFilterStateKey, s)
 	return nil, nil
+}
+
+// FilterSlot is Filter for a node whose every constraint has its domain
+// in the running totals' shares (constraints that count every node): the
+// node's NodeInfo is not read. Otherwise it leaves the node to Filter.
+func (pl *PodTopologySpread) FilterSlot(_ context.Context, state *framework.CycleState, _ *v1.Pod, slot int, gen int64) (*framework.Status, bool) {
+	s, err := framework.ReadAs[*spreadFilterState](state, spreadFilterStateKey)
+	if err != nil {
+		return nil, false
+	}
+	for i := range s.constraints {
+		c := &s.constraints[i]
+		share, filed := c.shares.GetSlot(slot, gen)
+		if !filed || !share.In {
+			return nil, false
+		}
+		if skew := c.counts[share.Domain] + c.selfMatch - c.globalMin; skew > c.maxSkew {
+			return statusSpreadConstraintsNotMatch, true
+		}
+	}
+	return nil, true
 }
 
 // AddPod counts podInfoToAdd in, on nodeInfo's domains, in a state cloned

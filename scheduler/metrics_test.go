@@ -176,7 +176,7 @@ func TestPluginMetricsSampled(t *testing.T) {
 	)
 	// Alike pods would get NodeResourcesFit's answers kept from earlier
 	// cycles (signatures.go), which no plugin call makes or times.
-	s.noSignatures = true
+	s.noShortcuts = true
 	const pods = 400
 	for i := range pods {
 		s.Queue.Add(podWithUID(fmt.Sprintf("p%d", i), "10m"))

@@ -15,9 +15,11 @@ type profile struct {
 	percentageOfNodesToScore *int32
 	preFilter                []framework.PreFilterPlugin
 	filter                   []framework.FilterPlugin
-	preScore                 []framework.PreScorePlugin
-	score                    []weightedScorer
-	background               []framework.BackgroundPlugin
+	// slotFilter is parallel to filter: the plugin as a SlotFilter, or nil.
+	slotFilter []framework.SlotFilter
+	preScore   []framework.PreScorePlugin
+	score      []weightedScorer
+	background []framework.BackgroundPlugin
 	// preFilterExt are the PreFilter plugins whose state preemption can
 	// ask "what if" (see framework.PreFilterExtensions).
 	preFilterExt []preFilterExtension
@@ -93,6 +95,8 @@ func newProfile(reg registry.Registry, p registry.Profile, h framework.Handle) (
 		for _, pl := range parts[name] {
 			if x, ok := pl.(framework.FilterPlugin); ok {
 				prof.filter = append(prof.filter, x)
+				sf, _ := pl.(framework.SlotFilter)
+				prof.slotFilter = append(prof.slotFilter, sf)
 			}
 		}
 	}

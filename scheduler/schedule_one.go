@@ -203,8 +203,10 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 			st, by = runFiltersWithNominated(filterCtx, prof, active, state, pod, ni, nom, timers)
 		case answers != nil:
 			st, by = runFiltersSigned(filterCtx, prof, active, signed, answers, slot, gen, state, pod, ni, timers)
-		default:
+		case s.noShortcuts:
 			st, by = runFilters(filterCtx, prof, active, state, pod, ni, timers)
+		default:
+			st, by = runFiltersAt(filterCtx, prof, active, state, pod, ni, slot, gen, timers)
 		}
 		if st.IsSuccess() {
 			n := found.Add(1)
@@ -269,18 +271,31 @@ type rejection struct {
 // status for a fixed reason, which keeps the per-node loop from allocating
 // on nodes that do not fit.
 func runFilters(ctx context.Context, prof *profile, active []int, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, timers []*metrics.PluginTimer) (*framework.Status, string) {
+	return runFiltersAt(ctx, prof, active, state, pod, ni, 0, 0, timers)
+}
+
+// runFiltersAt is runFilters for a snapshot node in slot with generation
+// gen (0 for any other NodeInfo): a plugin that is a SlotFilter decides
+// from slot and gen when it can, without reading the NodeInfo.
+func runFiltersAt(ctx context.Context, prof *profile, active []int, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, slot int, gen int64, timers []*metrics.PluginTimer) (*framework.Status, string) {
 	t0 := startPlugin(timers)
 	for _, i := range active {
-		pl := prof.filter[i]
-		st := pl.Filter(ctx, state, pod, ni)
+		var st *framework.Status
+		decided := false
+		if sf := prof.slotFilter[i]; sf != nil && slot > 0 {
+			st, decided = sf.FilterSlot(ctx, state, pod, slot, gen)
+		}
+		if !decided {
+			st = prof.filter[i].Filter(ctx, state, pod, ni)
+		}
 		t0 = endPlugin(timers, i, st.Code(), t0)
 		if !st.IsSuccess() {
 			if st.Code() == framework.Error {
 				// A plugin error on one node rejects that node; the reason
 				// is shown to the user like any other.
-				return framework.NewStatus(framework.Unschedulable, st.Message()), pl.Name()
+				return framework.NewStatus(framework.Unschedulable, st.Message()), prof.filter[i].Name()
 			}
-			return st, pl.Name()
+			return st, prof.filter[i].Name()
 		}
 	}
 	return nil, ""

@@ -134,9 +134,10 @@ type Scheduler struct {
 	feasibleSlotsBuf []int
 	// scoreColumnsBuf is reused by scoreAnswers, cycle after cycle.
 	scoreColumnsBuf []int
-	// noSignatures turns off the answers kept per pod signature
-	// (signatures.go), for tests that compare with and without.
-	noSignatures bool
+	// noShortcuts turns off the answers kept per pod signature
+	// (signatures.go) and the filters' slot path (runFiltersAt), for tests
+	// that compare cycles with and without them.
+	noShortcuts bool
 	// bindJobs feeds the bind workers; see bindWorker.
 	bindJobs chan bindJob
 	// scheduled counts pods bound, for tests and metrics.

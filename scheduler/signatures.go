@@ -49,7 +49,7 @@ func (a *slotAnswers[T]) fit(slots int) {
 // get returns the answers of the node in slot, if they were recorded for
 // its generation gen.
 func (a *slotAnswers[T]) get(slot int, gen int64) ([]T, bool) {
-	if a == nil || slot <= 0 || slot >= len(a.gens) || a.gens[slot] != gen {
+	if a == nil || slot <= 0 || slot >= len(a.gens) || gen == 0 || a.gens[slot] != gen {
 		return nil, false
 	}
 	return a.vals[slot*a.width : (slot+1)*a.width], true
@@ -130,7 +130,7 @@ type signatures struct {
 // filter does not sign. The answer kept per node is the run's verdict: the
 // first rejection, or none.
 func (s *Scheduler) filterAnswers(prof *profile, state *framework.CycleState, pod *v1.Pod, active []int) (*slotAnswers[rejection], int) {
-	if s.noSignatures {
+	if s.noShortcuts {
 		return nil, 0
 	}
 	sig := prof.signatures.buf[:0]
@@ -140,8 +140,10 @@ func (s *Scheduler) filterAnswers(prof *profile, state *framework.CycleState, po
 		if !ok {
 			break
 		}
+		before := len(sig)
 		sig = binary.AppendUvarint(sig, uint64(i))
 		if sig, ok = signer.SignPod(state, pod, sig); !ok {
+			sig = sig[:before] // the run ends before this plugin
 			break
 		}
 		n++
@@ -176,7 +178,7 @@ func runFiltersSigned(ctx context.Context, prof *profile, active []int, n int, a
 	if n == len(active) {
 		return nil, ""
 	}
-	return runFilters(ctx, prof, active[n:], state, pod, ni, timers)
+	return runFiltersAt(ctx, prof, active[n:], state, pod, ni, slot, gen, timers)
 }
 
 // scoreAnswers signs pod for the scorers that sign (scorers are the
@@ -188,7 +190,7 @@ func (s *Scheduler) scoreAnswers(prof *profile, state *framework.CycleState, pod
 	width := 0
 	for _, sc := range scorers {
 		column := -1
-		if signer, ok := sc.ScorePlugin.(framework.PodSigner); ok && !s.noSignatures {
+		if signer, ok := sc.ScorePlugin.(framework.PodSigner); ok && !s.noShortcuts {
 			before := len(sig)
 			sig = framework.SignString(sig, sc.Name())
 			if sig, ok = signer.SignPod(state, pod, sig); ok {

@@ -151,7 +151,7 @@ func signaturesDifferential(t *testing.T, seed uint64) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.noSignatures = !signatures
+		s.noShortcuts = !signatures
 		for _, n := range nodes {
 			s.Cache.AddNode(n)
 		}
