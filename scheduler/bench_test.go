@@ -120,7 +120,7 @@ func BenchmarkScheduleCycleConstraints(b *testing.B) {
 	for _, kind := range []struct {
 		name string
 		make func(int) *v1.Pod
-	}{{"ZoneSpread", spread}, {"HostnameAntiAffinity", anti}, {"SoftSpread", soft}} {
+	}{{"ZoneSpread", zoneSpreadPod}, {"HostnameAntiAffinity", anti}, {"SoftSpread", soft}} {
 		for _, n := range []int{1000, 5000} {
 			b.Run(fmt.Sprintf("%s/%dNodes", kind.name, n), func(b *testing.B) {
 				s := newTestScheduler(b, 0, benchNodes(n)...)
@@ -161,15 +161,19 @@ func runCycles(b *testing.B, s *Scheduler, pods []*v1.Pod) {
 // empty cluster, each pod assumed before the next cycle, so that later
 // cycles search an ever fuller cluster. One op is the whole backlog; the
 // figure to compare is ns/pod.
+// zoneSpreadPod is pod i of a backlog of app=web pods spread by zone
+// (DoNotSchedule, maxSkew 1), as hack/bench's spread workload.
+func zoneSpreadPod(i int) *v1.Pod {
+	p := schedtest.MakePod().Name(fmt.Sprintf("spread-%d", i)).Label("app", "web").Req("100m", "128Mi").Obj()
+	p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{
+		MaxSkew: 1, TopologyKey: v1.LabelTopologyZone, WhenUnsatisfiable: v1.DoNotSchedule,
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+	}}
+	return p
+}
+
 func BenchmarkScheduleBacklog(b *testing.B) {
 	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
-	spread := func(i int) *v1.Pod {
-		p := schedtest.MakePod().Name(fmt.Sprintf("spread-%d", i)).Label("app", "web").Req("100m", "128Mi").Obj()
-		p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{
-			MaxSkew: 1, TopologyKey: v1.LabelTopologyZone, WhenUnsatisfiable: v1.DoNotSchedule, LabelSelector: sel,
-		}}
-		return p
-	}
 	anti := func(i int) *v1.Pod {
 		p := schedtest.MakePod().Name(fmt.Sprintf("anti-%d", i)).Label("app", "web").Req("100m", "128Mi").Obj()
 		p.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{
@@ -190,7 +194,7 @@ func BenchmarkScheduleBacklog(b *testing.B) {
 	for _, kind := range []struct {
 		name string
 		make func(int) *v1.Pod
-	}{{"ZoneSpread", spread}, {"HostnameAntiAffinity", anti}, {"SoftSpread", soft}} {
+	}{{"ZoneSpread", zoneSpreadPod}, {"HostnameAntiAffinity", anti}, {"SoftSpread", soft}} {
 		for _, n := range []int{1000, 5000} {
 			b.Run(fmt.Sprintf("%s/%dNodes", kind.name, n), func(b *testing.B) {
 				nodes := make([]*v1.Node, n)
@@ -231,14 +235,6 @@ func BenchmarkScheduleBacklog(b *testing.B) {
 // Fewer pods per op than the warm benchmark: emptying the caches takes
 // milliseconds.
 func BenchmarkScheduleBacklogColdCache(b *testing.B) {
-	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
-	spread := func(i int) *v1.Pod {
-		p := schedtest.MakePod().Name(fmt.Sprintf("spread-%d", i)).Label("app", "web").Req("100m", "128Mi").Obj()
-		p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{
-			MaxSkew: 1, TopologyKey: v1.LabelTopologyZone, WhenUnsatisfiable: v1.DoNotSchedule, LabelSelector: sel,
-		}}
-		return p
-	}
 	basic := func(i int) *v1.Pod {
 		return schedtest.MakePod().Name(fmt.Sprintf("basic-%d", i)).Label("app", "web").Req("100m", "128Mi").Obj()
 	}
@@ -253,7 +249,7 @@ func BenchmarkScheduleBacklogColdCache(b *testing.B) {
 	for _, kind := range []struct {
 		name string
 		make func(int) *v1.Pod
-	}{{"Basic", basic}, {"ZoneSpread", spread}} {
+	}{{"Basic", basic}, {"ZoneSpread", zoneSpreadPod}} {
 		b.Run(fmt.Sprintf("%s/%dNodes", kind.name, nodes), func(b *testing.B) {
 			ns := benchNodes(nodes)
 			// Added in random order, with garbage in between, so that

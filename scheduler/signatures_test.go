@@ -162,6 +162,26 @@ func signaturesDifferential(t *testing.T, seed uint64) {
 
 	var placed []*v1.Pod
 	nextNode := initialNodes
+	addNode := func() {
+		n := makeNode(nextNode)
+		nextNode++
+		nodes = append(nodes, n)
+		both(func(s *Scheduler) { s.Cache.AddNode(n) })
+	}
+	// removeNode removes a random node and the pods placed on it.
+	removeNode := func() {
+		i := rng.IntN(len(nodes))
+		gone := nodes[i]
+		nodes = slices.Delete(nodes, i, i+1)
+		placed = slices.DeleteFunc(placed, func(p *v1.Pod) bool {
+			if p.Spec.NodeName == gone.Name {
+				both(func(s *Scheduler) { s.Cache.ForgetPod(p) })
+				return true
+			}
+			return false
+		})
+		both(func(s *Scheduler) { s.Cache.RemoveNode(gone) })
+	}
 	for cycle := range 1500 {
 		pod := templates[rng.IntN(len(templates))]().Name(fmt.Sprintf("p%d", cycle)).Obj()
 		pod.UID = types.UID(pod.Name)
@@ -204,39 +224,13 @@ func signaturesDifferential(t *testing.T, seed uint64) {
 		case r == 5:
 			// A node goes, with its pods, and another comes: it may take
 			// the freed slot.
-			i := rng.IntN(len(nodes))
-			gone := nodes[i]
-			nodes = slices.Delete(nodes, i, i+1)
-			placed = slices.DeleteFunc(placed, func(p *v1.Pod) bool {
-				if p.Spec.NodeName == gone.Name {
-					both(func(s *Scheduler) { s.Cache.ForgetPod(p) })
-					return true
-				}
-				return false
-			})
-			both(func(s *Scheduler) { s.Cache.RemoveNode(gone) })
-			n := makeNode(nextNode)
-			nextNode++
-			nodes = append(nodes, n)
-			both(func(s *Scheduler) { s.Cache.AddNode(n) })
+			removeNode()
+			addNode()
 		case r == 6:
 			// One node more: the node count ImageLocality scales by moves.
-			n := makeNode(nextNode)
-			nextNode++
-			nodes = append(nodes, n)
-			both(func(s *Scheduler) { s.Cache.AddNode(n) })
+			addNode()
 		case r == 7 && len(nodes) > 120:
-			i := rng.IntN(len(nodes))
-			gone := nodes[i]
-			nodes = slices.Delete(nodes, i, i+1)
-			placed = slices.DeleteFunc(placed, func(p *v1.Pod) bool {
-				if p.Spec.NodeName == gone.Name {
-					both(func(s *Scheduler) { s.Cache.ForgetPod(p) })
-					return true
-				}
-				return false
-			})
-			both(func(s *Scheduler) { s.Cache.RemoveNode(gone) })
+			removeNode()
 		}
 	}
 }
