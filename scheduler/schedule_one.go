@@ -384,7 +384,7 @@ func (s *Scheduler) prioritize(ctx context.Context, prof *profile, state *framew
 		var name string
 		var slot int
 		var gen int64
-		if slots != nil {
+		if slots != nil && slots[n] > 0 && slots[n] < len(bySlot.Names) {
 			slot = slots[n]
 			name, gen = bySlot.Names[slot], bySlot.Gens[slot]
 		} else {
