@@ -108,6 +108,31 @@ func (kc *keyCounts) inDomain(ni *framework.NodeInfo, nodeLabels map[string]stri
 	return ok && kc.values[v] > 0
 }
 
+// inDomainSlot is inDomain for the node in slot with generation gen, from
+// the node's own share alone; ok is false when that does not tell (the
+// key's domains are not nodes, or the node has no share filed).
+func (kc *keyCounts) inDomainSlot(slot int, gen int64) (in, ok bool) {
+	if len(kc.values) == 0 {
+		return false, true
+	}
+	if !kc.nodeDomains {
+		return false, false
+	}
+	own, filed := kc.own.GetSlot(slot, gen)
+	if !filed {
+		return false, false
+	}
+	if !kc.existing {
+		return len(own) > 0, true
+	}
+	for _, d := range own {
+		if d.Domain.Key == kc.key && d.N > 0 {
+			return true, true
+		}
+	}
+	return false, true
+}
+
 // interPodAffinityState is what Filter needs, computed once per cycle so
 // that Filter is a few map lookups per node, whatever the number of pods.
 type interPodAffinityState struct {
@@ -249,6 +274,7 @@ var (
 	_ framework.PreFilterPlugin     = &InterPodAffinity{}
 	_ framework.PreFilterExtensions = &InterPodAffinity{}
 	_ framework.FilterPlugin        = &InterPodAffinity{}
+	_ framework.SlotFilter          = &InterPodAffinity{}
 )
 
 // NewInterPodAffinity returns the filter. It reads the cycle's snapshot and
@@ -453,6 +479,36 @@ func (pl *InterPodAffinity) Filter(_ context.Context, state *framework.CycleStat
 		return statusExistingAntiAffinityRulesNotMatch
 	}
 	return nil
+}
+
+// FilterSlot is Filter for a pod without required affinity terms whose
+// anti-affinity terms, and the existing pods' ones, are by hostname (each
+// node its own domain): the node's own shares, by slot, decide without
+// reading its NodeInfo. Otherwise it leaves the node to Filter.
+func (pl *InterPodAffinity) FilterSlot(_ context.Context, state *framework.CycleState, _ *v1.Pod, slot int, gen int64) (*framework.Status, bool) {
+	s, err := framework.ReadAs[*interPodAffinityState](state, interPodAffinityStateKey)
+	if err != nil || len(s.affinityTerms) > 0 {
+		return nil, false
+	}
+	for i := range s.antiAffinityCounts {
+		in, ok := s.antiAffinityCounts[i].inDomainSlot(slot, gen)
+		if !ok {
+			return nil, false
+		}
+		if in {
+			return statusPodAntiAffinityRulesNotMatch, true
+		}
+	}
+	for i := range s.existingAntiAffinity {
+		in, ok := s.existingAntiAffinity[i].inDomainSlot(slot, gen)
+		if !ok {
+			return nil, false
+		}
+		if in {
+			return statusExistingAntiAffinityRulesNotMatch, true
+		}
+	}
+	return nil, true
 }
 
 // satisfiesAffinity reports whether a node with nodeLabels carries every
