@@ -51,6 +51,7 @@ func run(ctx context.Context, o *options) (err error) {
 			Pods: o.pods, Workloads: o.workloads, Schedulers: o.schedulers, Runs: o.runs,
 			QPS: o.qps, Burst: o.burst, StreamRate: o.streamRate, StreamCount: o.streamCount, Workers: o.workers,
 			Profiled: o.profile,
+			Quiesced: o.quiesce,
 		},
 	}
 	logf("machine: %s, %d cores, load %.2f; results in %s", r.Machine.CPUModel, r.Machine.Cores, r.Machine.LoadAvg1AtStart, out)
@@ -71,14 +72,13 @@ func run(ctx context.Context, o *options) (err error) {
 }
 
 // apiserverFlags are added to internal/controlplane's defaults.
-func apiserverFlags(o *options) []string {
+func apiserverFlags() []string {
 	// Pods are cleared between runs with DeleteCollection, which the API
 	// server otherwise works through one object at a time.
-	flags := []string{"--delete-collection-workers=16"}
-	if o.profile {
-		flags = append(flags, "--profiling=true")
-	}
-	return flags
+	// Profiling serves CPU profiles with -profile, and the heap endpoint
+	// that quiesce uses to collect the API server's garbage before every
+	// drain.
+	return []string{"--delete-collection-workers=16", "--profiling=true"}
 }
 
 func binariesNeeded(o *options) []string {
@@ -104,7 +104,7 @@ func runCluster(ctx context.Context, o *options, r *Report, n int, out, logDir s
 	cp, err := controlplane.Start(ctx, controlplane.Options{
 		BinDir:              o.binDir,
 		LogDir:              logDir,
-		ExtraAPIServerFlags: apiserverFlags(o),
+		ExtraAPIServerFlags: apiserverFlags(),
 	})
 	if err != nil {
 		return err

@@ -87,6 +87,9 @@ type options struct {
 	schedulers []string
 	runs       int
 	warmUp     bool
+	// quiesce starts every drain from a quiet API server whose garbage
+	// has been collected.
+	quiesce bool
 	// profile saves a CPU profile of every scheduler drain.
 	profile bool
 
@@ -134,6 +137,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.IntVar(&o.streamCount, "stream-count", 1000, "pods in the stream phase (antiaffinity: at most one per node); 0 skips it")
 	fs.IntVar(&o.workers, "workers", 32, "parallel clients creating objects and, in the ceiling, binding")
 	fs.DurationVar(&o.stall, "stall", 60*time.Second, "give up on a phase after this long without a new binding")
+	fs.BoolVar(&o.quiesce, "quiesce", true, "before every drain's clock starts, have kube-apiserver collect its garbage and wait until it and etcd are idle, so no contender pays for the garbage of the run before it")
 	fs.BoolVar(&o.profile, "profile", false, "save CPU profiles of each drain (scheduler and kube-apiserver) and a heap profile of the scheduler into <out>/profiles; the profiled runs pay for it, do not quote them")
 	fs.StringVar(&o.out, "out", "_output/bench", "directory for results.json, results.md, PNGs and logs")
 	fs.StringVar(&o.binDir, "bin-dir", binDir, "directory with etcd and kube-apiserver (and the defaults below)")

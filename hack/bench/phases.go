@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -44,6 +45,12 @@ const (
 	settleMax       = 5 * time.Second
 	settleWindow    = 500 * time.Millisecond
 	settleThreshold = 10 * time.Millisecond // CPU per window: ~2% of a core
+
+	// quiesce waits at most quiesceMax for the API server and etcd to use
+	// less than quiesceThreshold together in a settleWindow: idle, but
+	// for their own housekeeping.
+	quiesceMax       = 10 * time.Second
+	quiesceThreshold = 25 * time.Millisecond // ~5% of a core
 )
 
 // namespace creates a fresh namespace for one phase.
@@ -96,6 +103,11 @@ func (c *cluster) drain(ctx context.Context, w workload, contender string, count
 		return nil, fmt.Errorf("watch saw %d of %d pods in %q", seen, count, ns)
 	}
 
+	if c.opts.quiesce {
+		if err := c.quiesce(ctx); err != nil {
+			return nil, err
+		}
+	}
 	res := &DrainResult{Pods: count, Namespace: ns}
 	res.LoadAvg1 = loadAvg()
 	meter := newCPUMeter(c.meterPIDs())
@@ -436,6 +448,45 @@ func (s *cpuSampler) at(t time.Time) time.Duration {
 	}
 	frac := float64(t.Sub(s.ts[i-1])) / float64(s.ts[i].Sub(s.ts[i-1]))
 	return s.cpu[i-1] + time.Duration(frac*float64(s.cpu[i]-s.cpu[i-1]))
+}
+
+// quiesce has kube-apiserver collect its garbage and then waits until it
+// and etcd are idle, so that every drain's clock starts on the same
+// footing. Without it a drain pays for the garbage of the pods created
+// just before it and of the run before it, whichever contender made it:
+// one collection of a heap of some hundred MB takes the API server
+// seconds on two cores, and falls at random into a drain of one second or
+// five.
+func (c *cluster) quiesce(ctx context.Context) error {
+	if err := fetchPprof(ctx, c.cp.APIServerURL+"/debug/pprof/heap?gc=1", c.cp.AdminToken, io.Discard); err != nil {
+		return fmt.Errorf("collecting the API server's garbage: %w", err)
+	}
+	var samplers []*cpuSampler
+	for _, pid := range c.cp.PIDs() {
+		s := startCPUSampler(pid)
+		defer s.stop()
+		samplers = append(samplers, s)
+	}
+	if len(samplers) == 0 {
+		return nil
+	}
+	deadline := time.Now().Add(quiesceMax)
+	for time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		var used time.Duration
+		for _, s := range samplers {
+			used += s.now() - s.at(time.Now().Add(-settleWindow))
+		}
+		if samplers[0].span() >= settleWindow && used < quiesceThreshold {
+			return nil
+		}
+	}
+	logf("  the API server and etcd were still busy %s after collecting garbage; starting anyway", quiesceMax)
+	return nil
 }
 
 // settle waits until the process used less than settleThreshold of CPU in

@@ -55,6 +55,8 @@ type Settings struct {
 	Workers     int      `json:"workers"`
 	// Profiled runs carry the cost of CPU profiling.
 	Profiled bool `json:"profiled,omitempty"`
+	// Quiesced drains started from a collected, idle API server.
+	Quiesced bool `json:"quiesced,omitempty"`
 }
 
 // Run is one contender on one workload once.
@@ -341,6 +343,9 @@ func writeMarkdown(w io.Writer, r *Report) {
 	}
 	fmt.Fprintf(w, "Nodes: %s each; clientConnection qps/burst %g/%d for both; %d run(s) each, medians shown; %s.\n\n",
 		st.NodeShape, st.QPS, st.Burst, st.Runs, stream)
+	if st.Quiesced {
+		fmt.Fprintf(w, "Every drain started after kube-apiserver had collected its garbage and it and etcd were idle (-quiesce).\n\n")
+	}
 	if st.Profiled {
 		fmt.Fprintf(w, "**Profiled run: both schedulers served CPU profiles during their drains; the figures carry that cost.**\n\n")
 	}

@@ -121,6 +121,19 @@ func supportsFlag(binary, flag string, args ...string) bool {
 // ?seconds=) into path, authenticating with token if it is set. The
 // endpoints are on loopback; kube-scheduler's certificate is self-signed.
 func fetchProfile(ctx context.Context, url, token, path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := fetchPprof(ctx, url, token, f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// fetchPprof copies what a pprof endpoint at url serves into w.
+func fetchPprof(ctx context.Context, url, token string, w io.Writer) error {
 	// Not verifying is fine for a self-signed certificate on loopback.
 	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	defer hc.CloseIdleConnections()
@@ -152,15 +165,10 @@ func fetchProfile(ctx context.Context, url, token, path string) error {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return fmt.Errorf("fetching profile: %s: %s", resp.Status, strings.TrimSpace(string(b)))
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, resp.Body); err != nil {
-		f.Close()
+	if _, err := io.Copy(w, resp.Body); err != nil {
 		return fmt.Errorf("saving profile: %w", err)
 	}
-	return f.Close()
+	return nil
 }
 
 // bindRoundRobin is the ceiling: workers post the Binding of pod i to node
