@@ -490,25 +490,36 @@ func (pl *InterPodAffinity) FilterSlot(_ context.Context, state *framework.Cycle
 	if err != nil || len(s.affinityTerms) > 0 {
 		return nil, false
 	}
-	for i := range s.antiAffinityCounts {
-		in, ok := s.antiAffinityCounts[i].inDomainSlot(slot, gen)
-		if !ok {
-			return nil, false
-		}
-		if in {
-			return statusPodAntiAffinityRulesNotMatch, true
-		}
+	// Filter's order: the pod's own terms, then the existing pods'.
+	if in, ok := anyInDomainSlot(s.antiAffinityCounts, slot, gen); !ok || in {
+		return slotVerdict(in, ok, statusPodAntiAffinityRulesNotMatch)
 	}
-	for i := range s.existingAntiAffinity {
-		in, ok := s.existingAntiAffinity[i].inDomainSlot(slot, gen)
-		if !ok {
-			return nil, false
-		}
-		if in {
-			return statusExistingAntiAffinityRulesNotMatch, true
-		}
+	in, ok := anyInDomainSlot(s.existingAntiAffinity, slot, gen)
+	return slotVerdict(in, ok, statusExistingAntiAffinityRulesNotMatch)
+}
+
+// slotVerdict is FilterSlot's answer for one kind of term: undecided
+// unless ok, reject if in, else pass.
+func slotVerdict(in, ok bool, reject *framework.Status) (*framework.Status, bool) {
+	switch {
+	case !ok:
+		return nil, false
+	case in:
+		return reject, true
 	}
 	return nil, true
+}
+
+// anyInDomainSlot reports whether the node in slot (generation gen) is in a
+// domain that one of counts has a match in; ok is false when one of them
+// cannot tell by slot.
+func anyInDomainSlot(counts []keyCounts, slot int, gen int64) (in, ok bool) {
+	for i := range counts {
+		if in, ok := counts[i].inDomainSlot(slot, gen); !ok || in {
+			return in, ok
+		}
+	}
+	return false, true
 }
 
 // satisfiesAffinity reports whether a node with nodeLabels carries every

@@ -219,7 +219,10 @@ func TestNewBalancedAllocation(t *testing.T) {
 	}
 }
 
-func TestResourcePluginNames(t *testing.T) {
+// newResourceScorers returns NodeResourcesFit and
+// NodeResourcesBalancedAllocation with their default arguments.
+func newResourceScorers(t *testing.T) (*Fit, *BalancedAllocation) {
+	t.Helper()
 	fit, err := NewFit(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -228,6 +231,11 @@ func TestResourcePluginNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return fit, ba
+}
+
+func TestResourcePluginNames(t *testing.T) {
+	fit, ba := newResourceScorers(t)
 	got := []string{fit.Name(), ba.Name()}
 	want := []string{"NodeResourcesFit", "NodeResourcesBalancedAllocation"}
 	if diff := cmp.Diff(want, got); diff != "" {

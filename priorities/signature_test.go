@@ -23,14 +23,7 @@ func TestScorersSignWhatTheyRead(t *testing.T) {
 	// Another replica: a different name, labels and image, nothing else.
 	replica := base().Name("b").Label("pod-template-hash", "x").Obj()
 	replica.Spec.Containers[0].Image = "web:2"
-	fit, err := NewFit(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ba, err := NewBalancedAllocation(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fit, ba := newResourceScorers(t)
 	requests := []signtest.Case{
 		{Name: "replica", A: base().Obj(), B: replica, Same: true},
 		{Name: "cpu", A: base().Obj(), B: base().Req("600m", "1Gi").Obj()},
