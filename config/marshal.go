@@ -130,7 +130,11 @@ func profileFile(prof registry.Profile) fileProfile {
 		Filter:     enabled(prof.Filter...),
 		PreScore:   enabled(prof.PreScore...),
 		PostFilter: enabled(prof.PostFilter...),
+		Reserve:    enabled(prof.Reserve...),
+		Permit:     enabled(prof.Permit...),
+		PreBind:    enabled(prof.PreBind...),
 		Bind:       enabled(registry.DefaultBinderName),
+		PostBind:   enabled(prof.PostBind...),
 		MultiPoint: pluginSet{Disabled: []filePlugin{{Name: wildcard}}},
 	}
 	for _, w := range prof.Score {

@@ -195,6 +195,9 @@ func resolvePlugins(cat *catalog, plugins *filePlugins, path string, p *problems
 				out = append(out, n)
 			}
 		}
+		if len(out) == 0 {
+			return nil // as registry.ExpandMultiPoint leaves a point nobody implements
+		}
 		return out
 	}
 
@@ -218,6 +221,10 @@ func resolvePlugins(cat *catalog, plugins *filePlugins, path string, p *problems
 	prof.Filter = expand(registry.Filter)
 	prof.PreScore = expand(registry.PreScore)
 	prof.PostFilter = expand(registry.PostFilter)
+	prof.Reserve = expand(registry.Reserve)
+	prof.Permit = expand(registry.Permit)
+	prof.PreBind = expand(registry.PreBind)
+	prof.PostBind = expand(registry.PostBind)
 	names := expand(registry.Score)
 	weights := make([]int64, len(names))
 	paths := make([]string, len(names))

@@ -2,11 +2,14 @@ package framework
 
 import (
 	"context"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 )
 
 // MaxNodeScore is the highest score a Score plugin may give after
@@ -117,6 +120,83 @@ type ScoreExtensions interface {
 	NormalizeScore(ctx context.Context, state *CycleState, pod *v1.Pod, scores NodeScoreList) *Status
 }
 
+// ReservePlugin keeps what a plugin decided for a pod (a volume, a
+// device) from being given to another pod, from the moment the node is
+// chosen until the pod is bound or given up.
+//
+// Reserve runs in the scheduling cycle, right after the pod is assumed on
+// its node, in configured order; it must not call the API (a write goes in
+// PreBind). If it fails, or anything after it fails (Permit, PreBind, the
+// Binding), Unreserve runs on every reserve plugin of the profile, in
+// reverse order, whether or not its Reserve ran: it must give back what
+// its own Reserve took for this pod, and nothing when it took nothing.
+// Unreserve may run on a bind worker, concurrently with other pods'
+// scheduling cycles.
+type ReservePlugin interface {
+	Plugin
+	// Reserve reserves what the plugin needs for pod on nodeName. A
+	// rejected status makes the pod unschedulable on that node for this
+	// attempt; an Error is retried with backoff.
+	Reserve(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status
+	// Unreserve gives back what Reserve took. It cannot fail.
+	Unreserve(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string)
+}
+
+// PermitPlugin approves, rejects or delays a pod's binding. Permit runs in
+// the scheduling cycle after Reserve and must not block: a plugin that
+// needs to wait returns Wait with a timeout, and the pod, keeping its
+// reservation, waits outside the cycle until the plugin (or another, or
+// the timeout) decides through WaitingPod.
+type PermitPlugin interface {
+	Plugin
+	// Permit returns Success, a rejection, an Error, or Wait with how long
+	// to wait at most (capped at MaxPermitWait).
+	Permit(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) (*Status, time.Duration)
+}
+
+// MaxPermitWait caps a Permit plugin's timeout, as in kube-scheduler.
+const MaxPermitWait = 15 * time.Minute
+
+// PreBindPlugin makes the API writes a pod needs before its Binding (a
+// volume bound, a claim allocated). PreBind runs on a bind worker, never
+// in the scheduling cycle, and may block on the API.
+type PreBindPlugin interface {
+	Plugin
+	// PreBindPreFlight says, cheaply and without calling the API, whether
+	// PreBind has anything to do for this pod: Skip when not (PreBind is
+	// then not called), Success when it has, Error when it cannot tell. It
+	// runs at the end of the scheduling cycle, so the scheduler can keep
+	// pods whose PreBind waits on the API from holding up plain Bindings.
+	PreBindPreFlight(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status
+	// PreBind makes the writes. A rejected status makes the attempt
+	// unschedulable, an Error retries it with backoff; either way every
+	// reserve plugin's Unreserve runs.
+	PreBind(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status
+}
+
+// PostBindPlugin is told that a pod was bound, for clean-up. It cannot
+// fail the binding.
+type PostBindPlugin interface {
+	Plugin
+	PostBind(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string)
+}
+
+// WaitingPod is a pod whose Permit returned Wait: it holds its
+// reservation on its node until every plugin it waits for allows it, or
+// one rejects it, or a plugin's timeout runs out (a rejection).
+type WaitingPod interface {
+	// GetPod returns the assumed pod (spec.nodeName set).
+	GetPod() *v1.Pod
+	// GetPendingPlugins names the plugins it still waits for.
+	GetPendingPlugins() []string
+	// Allow is plugin's approval; the pod goes on once every plugin it
+	// waits for has allowed it.
+	Allow(plugin string)
+	// Reject ends the wait with an Unschedulable status from plugin
+	// saying msg. It reports false when the wait had already ended.
+	Reject(plugin, msg string) bool
+}
+
 // NodeScore is one node's score from one plugin.
 type NodeScore struct {
 	Name  string
@@ -150,10 +230,19 @@ type NodeInfoLister interface {
 // Handle is what a plugin may use beyond its arguments: the snapshot of the
 // running cycle, the shared informers (for objects other than pods and
 // nodes, read through listers, never through API calls while scheduling),
-// the metrics registry and the logger.
+// the API client (for PreBind's writes only), the waiting pods, the
+// metrics registry and the logger.
 type Handle interface {
 	SnapshotSharedLister() NodeInfoLister
 	SharedInformerFactory() informers.SharedInformerFactory
+	// ClientSet is the scheduler's API client. Only PreBind and background
+	// work may call it: the scheduling cycle never waits on the API.
+	// Nil when the scheduler runs without one (some tests).
+	ClientSet() kubernetes.Interface
+	// IterateOverWaitingPods calls f for each pod waiting on Permit.
+	IterateOverWaitingPods(f func(WaitingPod))
+	// GetWaitingPod returns the waiting pod with uid, or nil.
+	GetWaitingPod(uid types.UID) WaitingPod
 	// MetricsRegisterer registers the plugin's own metrics; never nil.
 	MetricsRegisterer() prometheus.Registerer
 	// Logger is the process logger; never nil.

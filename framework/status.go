@@ -21,10 +21,15 @@ const (
 	Error
 	// Skip, returned by PreFilter or PreScore, means the plugin has nothing to
 	// do for this pod: its Filter or Score is not called in this cycle.
+	// Returned by PreBindPreFlight, it means PreBind has nothing to do.
 	Skip
+	// Wait, returned by Permit, means the pod keeps its reservation and
+	// waits until every plugin that asked it to wait allows it, one
+	// rejects it, or a plugin's timeout runs out.
+	Wait
 )
 
-var codeNames = [...]string{"Success", "Unschedulable", "UnschedulableAndUnresolvable", "Error", "Skip"}
+var codeNames = [...]string{"Success", "Unschedulable", "UnschedulableAndUnresolvable", "Error", "Skip", "Wait"}
 
 // String returns the code's name.
 func (c Code) String() string {
@@ -81,6 +86,9 @@ func (s *Status) IsSuccess() bool { return s.Code() == Success }
 
 // IsSkip reports whether the status is Skip.
 func (s *Status) IsSkip() bool { return s.Code() == Skip }
+
+// IsWait reports whether the status is Wait.
+func (s *Status) IsWait() bool { return s.Code() == Wait }
 
 // IsRejected reports whether the pod was found not to fit.
 func (s *Status) IsRejected() bool {

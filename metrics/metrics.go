@@ -67,6 +67,12 @@ const (
 	Score
 	ScoreExtensionNormalize
 	Bind
+	Reserve
+	Unreserve
+	Permit
+	PreBindPreFlight
+	PreBind
+	PostBind
 	numExtensionPoints
 )
 
@@ -77,6 +83,12 @@ var extensionPointNames = [numExtensionPoints]string{
 	Score:                   "Score",
 	ScoreExtensionNormalize: "ScoreExtensionNormalize",
 	Bind:                    "Bind",
+	Reserve:                 "Reserve",
+	Unreserve:               "Unreserve",
+	Permit:                  "Permit",
+	PreBindPreFlight:        "PreBindPreFlight",
+	PreBind:                 "PreBind",
+	PostBind:                "PostBind",
 }
 
 // String returns the label value.
@@ -106,6 +118,7 @@ type Metrics struct {
 	bindingDuration        *prometheus.HistogramVec
 	preemptionAttempts     prometheus.Counter
 	preemptionVictims      prometheus.Histogram
+	permitWaitDuration     *prometheus.HistogramVec
 
 	bindingGoroutines prometheus.Gauge
 	bindingSuccess    prometheus.Observer
@@ -205,6 +218,12 @@ func New() *Metrics {
 			Help:      "Number of selected preemption victims",
 			Buckets:   prometheus.ExponentialBuckets(1, 2, 7),
 		}),
+		permitWaitDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Subsystem: SchedulerSubsystem,
+			Name:      "permit_wait_duration_seconds",
+			Help:      "Duration of waiting on permit.",
+			Buckets:   prometheus.ExponentialBuckets(0.001, 2, 15),
+		}, []string{"result"}),
 	}
 	m.bindingGoroutines = m.goroutines.WithLabelValues("binding")
 	m.bindingSuccess = m.bindingDuration.WithLabelValues("success")
@@ -224,7 +243,7 @@ func (m *Metrics) Register(reg prometheus.Registerer, pending PendingPodsFunc) e
 		m.podSchedulingSLI, m.podSchedulingAttempts,
 		m.extensionPointDuration, m.pluginDuration,
 		m.queueIncomingPods, m.goroutines, m.bindingDuration,
-		m.preemptionAttempts, m.preemptionVictims,
+		m.preemptionAttempts, m.preemptionVictims, m.permitWaitDuration,
 	}
 	if pending != nil {
 		cs = append(cs, newPendingPodsCollector(pending))
@@ -288,6 +307,12 @@ func (m *Metrics) PodBound(attempts int, sinceFirst time.Duration) {
 		o = m.sli[a].store(m.podSchedulingSLI.WithLabelValues(label))
 	}
 	o.Observe(sinceFirst.Seconds())
+}
+
+// PermitWaited records how long a pod waited on Permit and how the wait
+// ended (scheduler_permit_wait_duration_seconds, result = the status code).
+func (m *Metrics) PermitWaited(code framework.Code, d time.Duration) {
+	m.permitWaitDuration.WithLabelValues(code.String()).Observe(d.Seconds())
 }
 
 // BindingStarted counts a binding goroutine (scheduler_goroutines

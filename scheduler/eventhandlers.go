@@ -143,7 +143,9 @@ func (s *Scheduler) deletePod(obj any) {
 		return
 	}
 	// A pending pod was deleted. If we had assumed it, its binding has not
-	// succeeded (the API would show the node), so the capacity goes back.
+	// succeeded (the API would show the node), so the capacity goes back;
+	// a binding cycle still waiting on Permit or in PreBind ends.
+	s.abandonBinding(pod.UID)
 	s.Queue.Delete(pod)
 	s.forgetPreemption(pod.UID)
 	if s.binder != nil {

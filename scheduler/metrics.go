@@ -17,6 +17,11 @@ type profileMetrics struct {
 	preFilter, filter, preScore []*metrics.PluginTimer
 	// score and normalize are parallel to prof.score.
 	score, normalize []*metrics.PluginTimer
+	// reserve and unreserve are parallel to prof.reserve, and so on for
+	// the binding cycle's other points.
+	reserve, unreserve, permit []*metrics.PluginTimer
+	preBindPreFlight, preBind  []*metrics.PluginTimer
+	postBind                   []*metrics.PluginTimer
 }
 
 // instrumentProfile resolves everything prof's cycles record.
@@ -34,6 +39,20 @@ func instrumentProfile(m *metrics.Metrics, prof *profile) *profileMetrics {
 	for _, sc := range prof.score {
 		pm.score = append(pm.score, m.PluginTimer(sc.Name(), metrics.Score))
 		pm.normalize = append(pm.normalize, m.PluginTimer(sc.Name(), metrics.ScoreExtensionNormalize))
+	}
+	for _, pl := range prof.reserve {
+		pm.reserve = append(pm.reserve, m.PluginTimer(pl.Name(), metrics.Reserve))
+		pm.unreserve = append(pm.unreserve, m.PluginTimer(pl.Name(), metrics.Unreserve))
+	}
+	for _, pl := range prof.permit {
+		pm.permit = append(pm.permit, m.PluginTimer(pl.Name(), metrics.Permit))
+	}
+	for _, pl := range prof.preBind {
+		pm.preBindPreFlight = append(pm.preBindPreFlight, m.PluginTimer(pl.Name(), metrics.PreBindPreFlight))
+		pm.preBind = append(pm.preBind, m.PluginTimer(pl.Name(), metrics.PreBind))
+	}
+	for _, pl := range prof.postBind {
+		pm.postBind = append(pm.postBind, m.PluginTimer(pl.Name(), metrics.PostBind))
 	}
 	return pm
 }
@@ -55,6 +74,18 @@ func (pm *profileMetrics) timers(sampled bool, point metrics.ExtensionPoint) []*
 		return pm.score
 	case metrics.ScoreExtensionNormalize:
 		return pm.normalize
+	case metrics.Reserve:
+		return pm.reserve
+	case metrics.Unreserve:
+		return pm.unreserve
+	case metrics.Permit:
+		return pm.permit
+	case metrics.PreBindPreFlight:
+		return pm.preBindPreFlight
+	case metrics.PreBind:
+		return pm.preBind
+	case metrics.PostBind:
+		return pm.postBind
 	}
 	return nil
 }

@@ -19,6 +19,11 @@ type profile struct {
 	slotFilter []framework.SlotFilter
 	preScore   []framework.PreScorePlugin
 	score      []weightedScorer
+	// The binding cycle's plugins (binding_cycle.go).
+	reserve    []framework.ReservePlugin
+	permit     []framework.PermitPlugin
+	preBind    []framework.PreBindPlugin
+	postBind   []framework.PostBindPlugin
 	background []framework.BackgroundPlugin
 	// preFilterExt are the PreFilter plugins whose state preemption can
 	// ask "what if" (see framework.PreFilterExtensions).
@@ -114,5 +119,23 @@ func newProfile(reg registry.Registry, p registry.Profile, h framework.Handle) (
 			}
 		}
 	}
+	prof.reserve = pluginsAt[framework.ReservePlugin](p.Reserve, parts)
+	prof.permit = pluginsAt[framework.PermitPlugin](p.Permit, parts)
+	prof.preBind = pluginsAt[framework.PreBindPlugin](p.PreBind, parts)
+	prof.postBind = pluginsAt[framework.PostBindPlugin](p.PostBind, parts)
 	return prof, nil
+}
+
+// pluginsAt returns, in the order of names, the parts of those plugins
+// that implement T: one extension point's plugins.
+func pluginsAt[T framework.Plugin](names []string, parts map[string][]framework.Plugin) []T {
+	var out []T
+	for _, name := range names {
+		for _, pl := range parts[name] {
+			if x, ok := pl.(T); ok {
+				out = append(out, x)
+			}
+		}
+	}
+	return out
 }

@@ -26,7 +26,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -140,6 +139,12 @@ type Scheduler struct {
 	noShortcuts bool
 	// bindJobs feeds the bind workers; see bindWorker.
 	bindJobs chan bindJob
+	// waiting are the pods waiting on Permit.
+	waiting *waitingPods
+	// binding holds the cancel of each binding cycle that waits on Permit
+	// or runs PreBind, so that the pod's deletion ends it.
+	bindingMu sync.Mutex
+	binding   map[types.UID]context.CancelCauseFunc
 	// scheduled counts pods bound, for tests and metrics.
 	scheduled atomic.Int64
 }
@@ -153,6 +158,16 @@ func (h handle) SharedInformerFactory() informers.SharedInformerFactory {
 }
 func (h handle) MetricsRegisterer() prometheus.Registerer { return h.s.registerer }
 func (h handle) Logger() *zap.Logger                      { return h.s.logger }
+func (h handle) ClientSet() kubernetes.Interface          { return h.s.client }
+func (h handle) IterateOverWaitingPods(f func(framework.WaitingPod)) {
+	h.s.waiting.iterate(f)
+}
+func (h handle) GetWaitingPod(uid types.UID) framework.WaitingPod {
+	if wp := h.s.waiting.get(uid); wp != nil {
+		return wp
+	}
+	return nil
+}
 
 // New builds a Scheduler and registers its informer event handlers. The
 // caller starts the informer factory and then calls Run.
@@ -194,6 +209,8 @@ func New(opts Options) (*Scheduler, error) {
 		abortBinds:               abortBinds,
 		profiles:                 map[string]*profile{},
 		preempting:               map[types.UID]*inFlightPreemption{},
+		waiting:                  newWaitingPods(),
+		binding:                  map[types.UID]context.CancelCauseFunc{},
 		rng:                      rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 	}
 	s.Queue = queue.New(queue.Options{
@@ -349,12 +366,16 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 		s.handleFailure(ctx, qpi, cycle, err, start)
 		return
 	}
+	j := bindJob{prof: prof, qpi: qpi, state: state, assumed: assumed, res: res, start: start, sampled: s.recordPluginMetrics}
+	if err := s.prepareBinding(ctx, &j); err != nil {
+		s.unreserveAndForget(ctx, &j)
+		s.handleFailure(ctx, qpi, cycle, err, start)
+		return
+	}
 	// Placed: the room its preemption made is taken, by the pod itself.
 	s.forgetPreemption(pod.UID)
 	s.logger.Debug("pod assumed", zap.String("pod", pod.Namespace+"/"+pod.Name), zap.String("node", res.node))
-
-	s.bindWG.Add(1)
-	s.bindJobs <- bindJob{prof: prof, qpi: qpi, assumed: assumed, res: res, start: start}
+	s.startBinding(j)
 }
 
 // Bindings are posted by a fixed pool of workers fed by a queue. The cycle
@@ -362,85 +383,13 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 // already waiting, which means the API server is the bottleneck anyway.
 // A goroutine per Binding would let a backlog put thousands of requests in
 // flight at once, each holding its buffers: more memory and no more
-// throughput, since the API server serves them no faster.
+// throughput, since the API server serves them no faster. Pods whose
+// binding cycle waits (on Permit, or in PreBind) are the exception; see
+// binding_cycle.go.
 const (
 	bindWorkers   = 64
 	bindQueueSize = 1024
 )
-
-type bindJob struct {
-	prof    *profile
-	qpi     *queue.QueuedPodInfo
-	assumed *v1.Pod
-	res     scheduleResult
-	start   time.Time
-}
-
-// bindWorker posts Bindings until the job queue is closed.
-func (s *Scheduler) bindWorker() {
-	for j := range s.bindJobs {
-		s.bind(j.prof, j.qpi, j.assumed, j.res, j.start)
-	}
-}
-
-// bind posts the Binding and settles the assumption either way. It runs on
-// its own goroutine with a context that outlives the scheduling loop, so a
-// shutdown lets in-flight bindings finish; only Abort cancels it.
-func (s *Scheduler) bind(prof *profile, qpi *queue.QueuedPodInfo, assumed *v1.Pod, res scheduleResult, start time.Time) {
-	defer s.bindWG.Done()
-	defer s.Queue.Done(qpi)
-	ctx, cancel := context.WithTimeout(s.bindCtx, s.bindGracePeriod+30*time.Second)
-	defer cancel()
-
-	s.metrics.BindingStarted()
-	bindStart := time.Now()
-	err := s.binder.Bind(ctx, assumed, res.node)
-	s.metrics.BindingDone(time.Since(bindStart), err)
-	if err != nil {
-		prof.observe(metrics.Bind, framework.Error, bindStart)
-		prof.metrics.PodScheduleError(s.clock.Since(start))
-		s.Cache.ForgetPod(assumed)
-		// The capacity the pod held is free again.
-		s.Queue.MoveAllToActiveOrBackoff(queue.AssignedPodDelete)
-		if s.bindCtx.Err() != nil {
-			// Aborted: this replica lost its lease and tells nobody.
-			s.logger.Info("binding aborted", zap.String("pod", assumed.Namespace+"/"+assumed.Name),
-				zap.String("node", res.node), zap.Error(err))
-			_ = s.Queue.AddUnschedulable(qpi, s.Queue.SchedulingCycle(), false)
-			return
-		}
-		if apierrors.IsNotFound(err) {
-			s.logger.Info("pod deleted before it was bound", zap.String("pod", assumed.Namespace+"/"+assumed.Name))
-			return
-		}
-		s.logger.Warn("binding failed", zap.String("pod", assumed.Namespace+"/"+assumed.Name),
-			zap.String("node", res.node), zap.Error(err))
-		s.binder.RecordFailure(ctx, qpi.Pod, "SchedulerError", fmt.Sprintf("Binding rejected: %v", err), false)
-		if err := s.Queue.AddUnschedulable(qpi, s.Queue.SchedulingCycle(), false); err != nil {
-			s.logger.Debug("pod not requeued", zap.String("pod", assumed.Namespace+"/"+assumed.Name), zap.Error(err))
-		}
-		return
-	}
-	s.Cache.FinishBinding(assumed)
-	s.forgetPreemption(assumed.UID)
-	s.scheduled.Add(1)
-	prof.observe(metrics.Bind, framework.Success, bindStart)
-	took := s.clock.Since(start)
-	prof.metrics.PodScheduled(took)
-	var sinceFirst time.Duration
-	if !qpi.InitialAttemptTimestamp.IsZero() {
-		sinceFirst = s.clock.Since(qpi.InitialAttemptTimestamp)
-	}
-	s.metrics.PodBound(qpi.Attempts, sinceFirst)
-	s.binder.RecordScheduled(qpi.Pod, res.node)
-	s.logger.Info("pod bound",
-		zap.String("pod", assumed.Namespace+"/"+assumed.Name),
-		zap.String("node", res.node),
-		zap.Int("evaluatedNodes", res.evaluated),
-		zap.Int("feasibleNodes", res.feasible),
-		zap.Int("attempts", qpi.Attempts),
-		zap.Duration("duration", took))
-}
 
 // handleFailure requeues a pod that found no node (unschedulable pool) or
 // whose cycle failed (backoff), and tells the user why. start is when the

@@ -10,7 +10,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/yardmaster-io/yardmaster/framework"
@@ -49,6 +51,15 @@ func (h *Handle) SnapshotSharedLister() framework.NodeInfoLister { return h.List
 
 // SharedInformerFactory returns the informer factory.
 func (h *Handle) SharedInformerFactory() informers.SharedInformerFactory { return h.Factory }
+
+// ClientSet returns the fake clientset.
+func (h *Handle) ClientSet() kubernetes.Interface { return h.Clientset }
+
+// IterateOverWaitingPods calls nothing: no pod waits in a plugin test.
+func (h *Handle) IterateOverWaitingPods(func(framework.WaitingPod)) {}
+
+// GetWaitingPod returns nil.
+func (h *Handle) GetWaitingPod(types.UID) framework.WaitingPod { return nil }
 
 // MetricsRegisterer returns a private registry.
 func (h *Handle) MetricsRegisterer() prometheus.Registerer { return h.Registry }

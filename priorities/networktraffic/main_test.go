@@ -17,10 +17,10 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/informers"
 	testclock "k8s.io/utils/clock/testing"
 
 	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 )
 
@@ -124,17 +124,6 @@ func respond(code int, body string) http.HandlerFunc {
 // hang answers only when the client gives up.
 func hang(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }
 
-// fakeHandle gives plugins a registry and a logger.
-type fakeHandle struct {
-	reg    prometheus.Registerer
-	logger *zap.Logger
-}
-
-func (fakeHandle) SnapshotSharedLister() framework.NodeInfoLister         { return nil }
-func (fakeHandle) SharedInformerFactory() informers.SharedInformerFactory { return nil }
-func (h fakeHandle) MetricsRegisterer() prometheus.Registerer             { return h.reg }
-func (h fakeHandle) Logger() *zap.Logger                                  { return h.logger }
-
 // testPlugin is a plugin with a fake clock, its own registry and an
 // observed logger.
 type testPlugin struct {
@@ -158,7 +147,7 @@ func newTestPlugin(t *testing.T, address string, mutate func(*framework.NetworkT
 	core, logs := observer.New(zapcore.DebugLevel)
 	reg := prometheus.NewRegistry()
 	clk := testclock.NewFakeClock(t0)
-	pl, err := New(args, fakeHandle{reg: reg, logger: zap.New(core)}, WithClock(clk))
+	pl, err := New(args, &fakehandle.Handle{Registry: reg, Log: zap.New(core)}, WithClock(clk))
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

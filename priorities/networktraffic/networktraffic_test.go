@@ -17,6 +17,7 @@ import (
 	testclock "k8s.io/utils/clock/testing"
 
 	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
 )
 
 const mb = 1e6 // bytes/s
@@ -441,7 +442,7 @@ func TestRun(t *testing.T) {
 // Two profiles with NetworkTraffic share one registry.
 func TestTwoInstancesShareMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	h := fakeHandle{reg: reg, logger: zap.NewNop()}
+	h := &fakehandle.Handle{Registry: reg, Log: zap.NewNop()}
 	var pls []*NetworkTraffic
 	for range 2 {
 		pl, err := New(&framework.NetworkTrafficArgs{PrometheusAddress: "http://127.0.0.1:1"}, h, WithClock(testclock.NewFakeClock(t0)))

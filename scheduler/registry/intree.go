@@ -73,6 +73,18 @@ func ExpandMultiPoint(reg Registry, schedulerName string, plugins []WeightedPlug
 		if r.Implements(PostFilter) {
 			p.PostFilter = append(p.PostFilter, wp.Name)
 		}
+		if r.Implements(Reserve) {
+			p.Reserve = append(p.Reserve, wp.Name)
+		}
+		if r.Implements(Permit) {
+			p.Permit = append(p.Permit, wp.Name)
+		}
+		if r.Implements(PreBind) {
+			p.PreBind = append(p.PreBind, wp.Name)
+		}
+		if r.Implements(PostBind) {
+			p.PostBind = append(p.PostBind, wp.Name)
+		}
 		if r.Implements(Score) {
 			w := wp.Weight
 			if w == 0 {

@@ -6,13 +6,26 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/priorities/networktraffic"
 )
 
-type fakeHandle struct{ reg prometheus.Registerer }
+type fakeHandle struct {
+	noBindingCycle
+	reg prometheus.Registerer
+}
+
+// noBindingCycle gives a test handle what the binding cycle offers
+// plugins: no client and no waiting pods.
+type noBindingCycle struct{}
+
+func (noBindingCycle) ClientSet() kubernetes.Interface                   { return nil }
+func (noBindingCycle) IterateOverWaitingPods(func(framework.WaitingPod)) {}
+func (noBindingCycle) GetWaitingPod(types.UID) framework.WaitingPod      { return nil }
 
 func (fakeHandle) SnapshotSharedLister() framework.NodeInfoLister         { return nil }
 func (fakeHandle) SharedInformerFactory() informers.SharedInformerFactory { return nil }

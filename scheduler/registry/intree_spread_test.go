@@ -17,7 +17,10 @@ import (
 
 // noInformers is a handle without an informer factory, as the scheduler's
 // own unit tests build it.
-type noInformers struct{ snapshot *cache.Snapshot }
+type noInformers struct {
+	noBindingCycle
+	snapshot *cache.Snapshot
+}
 
 func (h noInformers) SnapshotSharedLister() framework.NodeInfoLister       { return h.snapshot }
 func (noInformers) SharedInformerFactory() informers.SharedInformerFactory { return nil }
@@ -45,6 +48,18 @@ func pointsOf(parts []framework.Plugin) []string {
 		if _, ok := p.(framework.ScorePlugin); ok {
 			add(Score)
 		}
+		if _, ok := p.(framework.ReservePlugin); ok {
+			add(Reserve)
+		}
+		if _, ok := p.(framework.PermitPlugin); ok {
+			add(Permit)
+		}
+		if _, ok := p.(framework.PreBindPlugin); ok {
+			add(PreBind)
+		}
+		if _, ok := p.(framework.PostBindPlugin); ok {
+			add(PostBind)
+		}
 	}
 	return out
 }
@@ -54,7 +69,7 @@ func pointsOf(parts []framework.Plugin) []string {
 func TestSpreadRegistrations(t *testing.T) {
 	handles := map[string]framework.Handle{
 		"informers":    fakehandle.New(cache.NewSnapshot()),
-		"no informers": noInformers{cache.NewSnapshot()},
+		"no informers": noInformers{snapshot: cache.NewSnapshot()},
 	}
 	for _, r := range spreadRegistrations() {
 		for hname, h := range handles {

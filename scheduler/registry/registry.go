@@ -89,6 +89,12 @@ type Profile struct {
 	Score                    []WeightedPlugin
 	// PostFilter runs when a pod fits nowhere: DefaultPreemption or none.
 	PostFilter []string
+	// Reserve, Permit, PreBind and PostBind are the binding cycle's
+	// plugins, in order (see framework.ReservePlugin and the others).
+	Reserve  []string
+	Permit   []string
+	PreBind  []string
+	PostBind []string
 	// Args holds each plugin's arguments, of the type its NewArgs returns.
 	Args map[string]any
 }
@@ -110,8 +116,10 @@ func (p *Profile) Plugins() []string {
 	for _, w := range p.Score {
 		add(w.Name)
 	}
-	for _, n := range p.PostFilter {
-		add(n)
+	for _, list := range [][]string{p.PostFilter, p.Reserve, p.Permit, p.PreBind, p.PostBind} {
+		for _, n := range list {
+			add(n)
+		}
 	}
 	return names
 }

@@ -1,0 +1,424 @@
+package scheduler
+
+// The binding cycle: what happens to a pod between the choice of its node
+// and its Binding, with kube-scheduler's meaning for each extension point.
+//
+//	scheduling cycle (one goroutine)     binding cycle (a bind worker, or a
+//	                                     goroutine of its own, see startBinding)
+//	assume → Reserve → Permit            → wait on Permit → PreBind → Bind
+//	       → PreBindPreFlight                                      → PostBind
+//
+// Reserve and Permit run in the scheduling cycle, so the next cycle sees
+// what they reserved; neither may call the API. PreBind makes the writes
+// a plugin needs before the Binding (a volume bound, a claim allocated)
+// and may wait on the API for as long as its plugin allows, so it runs
+// outside the scheduling cycle. PreBindPreFlight, which only reads the
+// cycle's state, tells the scheduling cycle whether PreBind has work: a
+// pod with none goes to the fixed pool of bind workers, whose Bindings
+// take milliseconds; a pod that waits on Permit or has PreBind work gets a
+// goroutine of its own, as every pod does in kube-scheduler, so a slow
+// volume or a group waiting for its last member never holds up the
+// Bindings of other pods.
+//
+// Every failure after Reserve ends the same way (bindingFailed, or
+// unreserve + handleFailure in the scheduling cycle): Unreserve on every
+// reserve plugin in reverse order, the assumed pod forgotten, the pod
+// requeued (unschedulable when a plugin rejected it, with backoff after
+// an error) and a FailedScheduling event that says why.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/metrics"
+	"github.com/yardmaster-io/yardmaster/queue"
+)
+
+// bindJob is one pod's binding cycle: what its scheduling cycle decided
+// and reserved.
+type bindJob struct {
+	prof    *profile
+	qpi     *queue.QueuedPodInfo
+	state   *framework.CycleState
+	assumed *v1.Pod
+	res     scheduleResult
+	start   time.Time
+	// sampled says whether the scheduling cycle timed each plugin; the
+	// binding cycle times its plugins likewise.
+	sampled bool
+	// waiting is set when Permit said Wait.
+	waiting *waitingPod
+	// preBind are the indexes in prof.preBind of the plugins whose
+	// PreBindPreFlight did not Skip.
+	preBind []int
+}
+
+// errPodDeleted is the cause that cancels the binding cycle of a pod
+// deleted meanwhile.
+var errPodDeleted = errors.New("pod deleted")
+
+// prepareBinding runs the scheduling cycle's part of the binding cycle on
+// j's assumed pod: Reserve, Permit and PreBindPreFlight. On failure it
+// returns a *FitError when a plugin rejected the pod on its node, any
+// other error otherwise; the caller then unreserves and forgets.
+func (s *Scheduler) prepareBinding(ctx context.Context, j *bindJob) error {
+	if st, by := s.runReserve(ctx, j); !st.IsSuccess() {
+		return pluginFailure("Reserve", st, by, j.res.node)
+	}
+	st, by, timeouts := s.runPermit(ctx, j)
+	switch {
+	case st.IsWait():
+		j.waiting = newWaitingPod(s.clock, j.assumed, timeouts)
+		s.waiting.add(j.waiting)
+	case !st.IsSuccess():
+		return pluginFailure("Permit", st, by, j.res.node)
+	}
+	st, by = s.runPreBindPreFlights(ctx, j)
+	if !st.IsSuccess() {
+		return pluginFailure("PreBindPreFlight", st, by, j.res.node)
+	}
+	return nil
+}
+
+// pluginFailure turns a failed status of plugin at a point of the binding
+// cycle into the error handleFailure reports: kube-scheduler's message
+// for one node ("0/1 nodes are available: ...") when the plugin rejected
+// the pod, the plugin's error otherwise.
+func pluginFailure(point string, st *framework.Status, plugin, node string) error {
+	if st.IsRejected() {
+		fe := &FitError{NumAllNodes: 1, ReasonCounts: map[string]int{}, Unresolvable: st.Code() == framework.UnschedulableAndUnresolvable}
+		fe.addStatus(st, plugin)
+		return fe
+	}
+	return fmt.Errorf("running %s plugin %q: %w", point, plugin, st.Err())
+}
+
+// startBinding hands j to its binding cycle: a bind worker when the pod
+// neither waits on Permit nor has PreBind work, else a goroutine of its
+// own (see the file comment).
+func (s *Scheduler) startBinding(j bindJob) {
+	s.bindWG.Add(1)
+	if j.waiting == nil && len(j.preBind) == 0 {
+		s.bindJobs <- j
+		return
+	}
+	go s.bindingCycle(j)
+}
+
+// unreserveAndForget undoes what the scheduling cycle did for j's pod:
+// every reserve plugin's Unreserve (in reverse order), the wait on Permit
+// if it began, and the assumption.
+func (s *Scheduler) unreserveAndForget(ctx context.Context, j *bindJob) {
+	if j.waiting != nil {
+		j.waiting.Reject("", "the binding cycle ended")
+		s.waiting.remove(j.assumed.UID)
+	}
+	s.runUnreserve(ctx, j)
+	s.Cache.ForgetPod(j.assumed)
+}
+
+// runReserve runs Reserve in order and returns the first failure and its
+// plugin.
+func (s *Scheduler) runReserve(ctx context.Context, j *bindJob) (*framework.Status, string) {
+	if len(j.prof.reserve) == 0 {
+		return nil, ""
+	}
+	start := time.Now()
+	timers := j.prof.metrics.timers(j.sampled, metrics.Reserve)
+	t0 := startPlugin(timers)
+	for i, pl := range j.prof.reserve {
+		st := pl.Reserve(ctx, j.state, j.assumed, j.res.node)
+		t0 = endPlugin(timers, i, st.Code(), t0)
+		if !st.IsSuccess() {
+			j.prof.observe(metrics.Reserve, st.Code(), start)
+			return st, pl.Name()
+		}
+	}
+	j.prof.observe(metrics.Reserve, framework.Success, start)
+	return nil, ""
+}
+
+// runUnreserve runs Unreserve on every reserve plugin, in reverse order.
+func (s *Scheduler) runUnreserve(ctx context.Context, j *bindJob) {
+	if len(j.prof.reserve) == 0 {
+		return
+	}
+	start := time.Now()
+	timers := j.prof.metrics.timers(j.sampled, metrics.Unreserve)
+	for i := len(j.prof.reserve) - 1; i >= 0; i-- {
+		t0 := startPlugin(timers)
+		j.prof.reserve[i].Unreserve(ctx, j.state, j.assumed, j.res.node)
+		endPlugin(timers, i, framework.Success, t0)
+	}
+	j.prof.observe(metrics.Unreserve, framework.Success, start)
+}
+
+// runPermit runs Permit in order. A rejection or an error ends it at
+// once, with the plugin that made it; otherwise the status is Wait when
+// any plugin asked to wait, with each such plugin's timeout.
+func (s *Scheduler) runPermit(ctx context.Context, j *bindJob) (*framework.Status, string, map[string]time.Duration) {
+	if len(j.prof.permit) == 0 {
+		return nil, "", nil
+	}
+	start := time.Now()
+	timers := j.prof.metrics.timers(j.sampled, metrics.Permit)
+	var timeouts map[string]time.Duration
+	t0 := startPlugin(timers)
+	for i, pl := range j.prof.permit {
+		st, timeout := pl.Permit(ctx, j.state, j.assumed, j.res.node)
+		t0 = endPlugin(timers, i, st.Code(), t0)
+		switch {
+		case st.IsSuccess():
+		case st.IsWait():
+			if timeouts == nil {
+				timeouts = map[string]time.Duration{}
+			}
+			timeouts[pl.Name()] = min(timeout, framework.MaxPermitWait)
+		default:
+			j.prof.observe(metrics.Permit, st.Code(), start)
+			return st, pl.Name(), nil
+		}
+	}
+	if timeouts != nil {
+		j.prof.observe(metrics.Permit, framework.Wait, start)
+		return framework.NewStatus(framework.Wait), "", timeouts
+	}
+	j.prof.observe(metrics.Permit, framework.Success, start)
+	return nil, "", nil
+}
+
+// runPreBindPreFlights asks every PreBind plugin whether it has work for
+// the pod and records in j those that have. Only Success, Skip and Error
+// are allowed.
+func (s *Scheduler) runPreBindPreFlights(ctx context.Context, j *bindJob) (*framework.Status, string) {
+	if len(j.prof.preBind) == 0 {
+		return nil, ""
+	}
+	start := time.Now()
+	timers := j.prof.metrics.timers(j.sampled, metrics.PreBindPreFlight)
+	t0 := startPlugin(timers)
+	for i, pl := range j.prof.preBind {
+		st := pl.PreBindPreFlight(ctx, j.state, j.assumed, j.res.node)
+		t0 = endPlugin(timers, i, st.Code(), t0)
+		switch {
+		case st.IsSkip():
+		case st.IsSuccess():
+			j.preBind = append(j.preBind, i)
+		case st.Code() == framework.Error:
+			j.prof.observe(metrics.PreBindPreFlight, framework.Error, start)
+			return st, pl.Name()
+		default:
+			j.prof.observe(metrics.PreBindPreFlight, framework.Error, start)
+			return framework.AsStatus(fmt.Errorf("PreBindPreFlight returned %s; only Success, Skip or Error are allowed", st.Code())), pl.Name()
+		}
+	}
+	code := framework.Skip
+	if len(j.preBind) > 0 {
+		code = framework.Success
+	}
+	j.prof.observe(metrics.PreBindPreFlight, code, start)
+	return nil, ""
+}
+
+// bindWorker runs the binding cycles of pods with nothing to wait for
+// until the job queue is closed.
+func (s *Scheduler) bindWorker() {
+	for j := range s.bindJobs {
+		s.bindingCycle(j)
+	}
+}
+
+// bindingCycle waits on Permit, runs PreBind, posts the Binding and runs
+// PostBind, and settles the assumption either way. Its context outlives
+// the scheduling loop, so a shutdown lets in-flight bindings finish; only
+// Abort, or the pod's deletion, cancels it.
+func (s *Scheduler) bindingCycle(j bindJob) {
+	defer s.bindWG.Done()
+	defer s.Queue.Done(j.qpi)
+	ctx, cancel := context.WithCancelCause(s.bindCtx)
+	defer cancel(nil)
+	pod, node := j.assumed, j.res.node
+	if j.waiting != nil || len(j.preBind) > 0 {
+		// The pod's deletion cancels the wait and PreBind.
+		s.trackBinding(pod.UID, cancel)
+		defer s.untrackBinding(pod.UID)
+	}
+
+	if j.waiting != nil {
+		if st, by := s.waitOnPermit(ctx, j); !st.IsSuccess() {
+			s.bindingFailed(ctx, j, "Permit", st, by)
+			return
+		}
+	}
+	if len(j.preBind) > 0 {
+		if st, by := s.runPreBind(ctx, j); !st.IsSuccess() {
+			s.bindingFailed(ctx, j, "PreBind", st, by)
+			return
+		}
+	}
+
+	bindCtx, cancelBind := context.WithTimeout(ctx, s.bindGracePeriod+30*time.Second)
+	defer cancelBind()
+	s.metrics.BindingStarted()
+	bindStart := time.Now()
+	err := s.binder.Bind(bindCtx, pod, node)
+	s.metrics.BindingDone(time.Since(bindStart), err)
+	if err != nil {
+		j.prof.observe(metrics.Bind, framework.Error, bindStart)
+		st := framework.AsStatus(fmt.Errorf("binding rejected: %w", err))
+		if apierrors.IsNotFound(err) {
+			cancel(errPodDeleted)
+		}
+		s.bindingFailed(ctx, j, "Bind", st, "DefaultBinder")
+		return
+	}
+	s.Cache.FinishBinding(pod)
+	s.forgetPreemption(pod.UID)
+	s.scheduled.Add(1)
+	j.prof.observe(metrics.Bind, framework.Success, bindStart)
+	took := s.clock.Since(j.start)
+	j.prof.metrics.PodScheduled(took)
+	var sinceFirst time.Duration
+	if !j.qpi.InitialAttemptTimestamp.IsZero() {
+		sinceFirst = s.clock.Since(j.qpi.InitialAttemptTimestamp)
+	}
+	s.metrics.PodBound(j.qpi.Attempts, sinceFirst)
+	s.binder.RecordScheduled(j.qpi.Pod, node)
+	s.runPostBind(ctx, j)
+	s.logger.Info("pod bound",
+		zap.String("pod", pod.Namespace+"/"+pod.Name),
+		zap.String("node", node),
+		zap.Int("evaluatedNodes", j.res.evaluated),
+		zap.Int("feasibleNodes", j.res.feasible),
+		zap.Int("attempts", j.qpi.Attempts),
+		zap.Duration("duration", took))
+}
+
+// waitOnPermit blocks until the pod's wait on Permit ends, or ctx does.
+func (s *Scheduler) waitOnPermit(ctx context.Context, j bindJob) (*framework.Status, string) {
+	start := time.Now()
+	defer s.waiting.remove(j.assumed.UID)
+	select {
+	case v := <-j.waiting.verdict:
+		code := v.status.Code()
+		s.metrics.PermitWaited(code, time.Since(start))
+		return v.status, v.plugin
+	case <-ctx.Done():
+		j.waiting.Reject("", "the binding cycle was cancelled")
+		s.metrics.PermitWaited(framework.Error, time.Since(start))
+		return framework.AsStatus(fmt.Errorf("waiting on permit: %w", context.Cause(ctx))), ""
+	}
+}
+
+// runPreBind runs the PreBind plugins that have work, in order, and
+// returns the first failure and its plugin.
+func (s *Scheduler) runPreBind(ctx context.Context, j bindJob) (*framework.Status, string) {
+	start := time.Now()
+	timers := j.prof.metrics.timers(j.sampled, metrics.PreBind)
+	for _, i := range j.preBind {
+		pl := j.prof.preBind[i]
+		t0 := startPlugin(timers)
+		st := pl.PreBind(ctx, j.state, j.assumed, j.res.node)
+		endPlugin(timers, i, st.Code(), t0)
+		if !st.IsSuccess() {
+			j.prof.observe(metrics.PreBind, st.Code(), start)
+			return st, pl.Name()
+		}
+	}
+	j.prof.observe(metrics.PreBind, framework.Success, start)
+	return nil, ""
+}
+
+// runPostBind tells the PostBind plugins that the pod is bound.
+func (s *Scheduler) runPostBind(ctx context.Context, j bindJob) {
+	if len(j.prof.postBind) == 0 {
+		return
+	}
+	start := time.Now()
+	timers := j.prof.metrics.timers(j.sampled, metrics.PostBind)
+	for i, pl := range j.prof.postBind {
+		t0 := startPlugin(timers)
+		pl.PostBind(ctx, j.state, j.assumed, j.res.node)
+		endPlugin(timers, i, framework.Success, t0)
+	}
+	j.prof.observe(metrics.PostBind, framework.Success, start)
+}
+
+// bindingFailed ends a binding cycle that failed at point with st from
+// plugin: Unreserve, forget the assumption, wake the pods the freed room
+// may help, requeue the pod and tell the user, unless the pod is gone or
+// this replica aborted its bindings.
+func (s *Scheduler) bindingFailed(ctx context.Context, j bindJob, point string, st *framework.Status, plugin string) {
+	pod := j.assumed
+	// Unreserve must run even when ctx is cancelled: the plugins give
+	// back what they hold in memory, which takes no API call.
+	s.unreserveAndForget(context.WithoutCancel(ctx), &j)
+	j.prof.metrics.PodScheduleError(s.clock.Since(j.start))
+	others := func(qpi *queue.QueuedPodInfo) bool { return qpi.Pod.UID != pod.UID }
+	name := pod.Namespace + "/" + pod.Name
+
+	switch {
+	case s.bindCtx.Err() != nil:
+		// Aborted: this replica lost its lease, or its shutdown grace
+		// ran out, and tells nobody.
+		s.logger.Info("binding aborted", zap.String("pod", name), zap.String("node", j.res.node), zap.String("at", point), zap.Error(st.Err()))
+		_ = s.Queue.AddUnschedulable(j.qpi, s.Queue.SchedulingCycle(), false)
+		return
+	case errors.Is(context.Cause(ctx), errPodDeleted):
+		s.logger.Info("pod deleted before it was bound", zap.String("pod", name), zap.String("at", point))
+		s.Queue.MoveToActiveOrBackoff(queue.AssignedPodDelete, others)
+		return
+	}
+
+	err := pluginFailure(point, st, plugin, j.res.node)
+	unschedulable := st.IsRejected()
+	reason := "SchedulerError"
+	if unschedulable {
+		reason = v1.PodReasonUnschedulable
+		j.qpi.UnschedulablePlugins = sets.New(plugin)
+	}
+	s.logger.Warn("binding cycle failed", zap.String("pod", name), zap.String("node", j.res.node),
+		zap.String("at", point), zap.String("plugin", plugin), zap.Error(err))
+	if err := s.Queue.AddUnschedulable(j.qpi, s.Queue.SchedulingCycle(), unschedulable); err != nil {
+		s.logger.Debug("pod not requeued", zap.String("pod", name), zap.Error(err))
+	}
+	// The room the pod held is free again: wake the pods it may help,
+	// after the pod itself is queued, so that a rejected pod waits for
+	// an event of its own.
+	s.Queue.MoveToActiveOrBackoff(queue.AssignedPodDelete, others)
+	s.binder.RecordFailure(ctx, j.qpi.Pod, reason, err.Error(), true)
+}
+
+// trackBinding lets the pod's deletion cancel its binding cycle.
+func (s *Scheduler) trackBinding(uid types.UID, cancel context.CancelCauseFunc) {
+	s.bindingMu.Lock()
+	s.binding[uid] = cancel
+	s.bindingMu.Unlock()
+}
+
+func (s *Scheduler) untrackBinding(uid types.UID) {
+	s.bindingMu.Lock()
+	delete(s.binding, uid)
+	s.bindingMu.Unlock()
+}
+
+// abandonBinding cancels the binding cycle of a pod deleted while it
+// waits on Permit or runs PreBind. A pod with neither is left to its
+// Binding, which the API server refuses.
+func (s *Scheduler) abandonBinding(uid types.UID) {
+	s.bindingMu.Lock()
+	cancel := s.binding[uid]
+	s.bindingMu.Unlock()
+	if cancel != nil {
+		cancel(errPodDeleted)
+	}
+}
