@@ -110,16 +110,17 @@ func ValidatePodTopologySpreadArgs(args *PodTopologySpreadArgs) error {
 	return errs.ToAggregate()
 }
 
-// VolumeBindingArgs are the arguments of VolumeBinding, accepted so that a
-// kube-scheduler configuration loads unchanged. yardmaster binds no
-// volumes, so it has no bind to time out and no provisioned capacity to
-// score: the values are checked and otherwise unused.
+// VolumeBindingArgs are the arguments of VolumeBinding.
 type VolumeBindingArgs struct {
-	// BindTimeoutSeconds is kube-scheduler's wait for volume binding; nil
-	// means 600.
+	// BindTimeoutSeconds bounds PreBind's wait for the PV controller (and
+	// a provisioner) to bind the claims it wrote; nil means 600.
 	BindTimeoutSeconds *int64 `json:"bindTimeoutSeconds,omitempty"`
-	// Shape is the capacity scoring curve of kube-scheduler's alpha
-	// StorageCapacityScoring gate, off in v1.36: it must be left out.
+	// Shape scores nodes by how full the volumes a pod would get there
+	// are: utilization (requested over capacity, per storage class) maps
+	// to a score. kube-scheduler v1.36 accepts it only with its alpha
+	// StorageCapacityScoring gate on, and then scores with it; yardmaster
+	// scores with it whenever it is set, and not at all without it, which
+	// is kube-scheduler's default.
 	Shape []UtilizationShapePoint `json:"shape,omitempty"`
 }
 
@@ -142,14 +143,15 @@ func (a *VolumeBindingArgs) SetDefaults() {
 }
 
 // ValidateVolumeBindingArgs checks args as kube-scheduler v1.36 does with
-// its default feature gates: a non-negative timeout, and no shape.
+// its StorageCapacityScoring gate on: a non-negative timeout, and a valid
+// shape when one is given.
 func ValidateVolumeBindingArgs(args *VolumeBindingArgs) error {
 	var errs field.ErrorList
 	if t := args.BindTimeoutSeconds; t != nil && *t < 0 {
 		errs = append(errs, field.Invalid(field.NewPath("bindTimeoutSeconds"), *t, "invalid BindTimeoutSeconds, should not be a negative value"))
 	}
 	if args.Shape != nil {
-		errs = append(errs, field.Invalid(field.NewPath("shape"), args.Shape, "unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring"))
+		errs = append(errs, ValidateShape(args.Shape, field.NewPath("shape"))...)
 	}
 	return errs.ToAggregate()
 }

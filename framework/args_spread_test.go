@@ -82,8 +82,11 @@ func TestValidateVolumeBindingArgs(t *testing.T) {
 		{name: "defaults", args: *DefaultVolumeBindingArgs()},
 		{name: "negative timeout", args: VolumeBindingArgs{BindTimeoutSeconds: &neg},
 			want: `bindTimeoutSeconds: Invalid value: -1: invalid BindTimeoutSeconds, should not be a negative value`},
-		{name: "shape", args: VolumeBindingArgs{Shape: []UtilizationShapePoint{{Utilization: 0, Score: 10}}},
-			want: `shape: Invalid value: [{"utilization":0,"score":10}]: unexpected field ` + "`shape`" + `, remove it or turn on the feature gate StorageCapacityScoring`},
+		{name: "shape", args: VolumeBindingArgs{Shape: []UtilizationShapePoint{{Utilization: 0, Score: 10}, {Utilization: 100, Score: 0}}}},
+		{name: "empty shape", args: VolumeBindingArgs{Shape: []UtilizationShapePoint{}},
+			want: `shape: Required value: at least one point must be specified`},
+		{name: "shape out of order and range", args: VolumeBindingArgs{Shape: []UtilizationShapePoint{{Utilization: 50, Score: 11}, {Utilization: 40, Score: 0}}},
+			want: `[shape[1].utilization: Invalid value: 40: values must be sorted in strictly increasing order, shape[0].score: Invalid value: 11: not in range [0, 10]]`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

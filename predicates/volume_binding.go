@@ -3,9 +3,14 @@ package predicates
 import (
 	"context"
 	"fmt"
+	"slices"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	storagehelpers "k8s.io/component-helpers/storage/volume"
 
 	"github.com/yardmaster-io/yardmaster/framework"
 )
@@ -13,8 +18,7 @@ import (
 // VolumeBindingName is the name of the VolumeBinding plugin.
 const VolumeBindingName = "VolumeBinding"
 
-// The reasons VolumeBinding rejects with. The first three are
-// kube-scheduler v1.36's; the last is yardmaster's own (docs/volumes.md).
+// The reasons VolumeBinding rejects with, kube-scheduler v1.36's.
 const (
 	// ReasonUnboundImmediateClaims is given by PreFilter when a claim that
 	// binds immediately (no StorageClass, an Immediate one, or a claim
@@ -24,65 +28,140 @@ const (
 	// ReasonVolumeNodeAffinityConflict is given for a node that a bound
 	// PersistentVolume's spec.nodeAffinity excludes.
 	ReasonVolumeNodeAffinityConflict = "node(s) didn't match PersistentVolume's node affinity"
+	// ReasonVolumeBindConflict is given for a node where an unbound
+	// WaitForFirstConsumer claim finds no available volume and cannot be
+	// provisioned either.
+	ReasonVolumeBindConflict = "node(s) didn't find available persistent volumes to bind"
+	// ReasonNotEnoughStorage is given for a node where a claim would be
+	// provisioned but no CSIStorageCapacity the node can reach has room.
+	ReasonNotEnoughStorage = "node(s) did not have enough free storage"
 	// ReasonBoundVolumeMissing is given when a bound claim's volume does
 	// not exist.
 	ReasonBoundVolumeMissing = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
-	// ReasonUnboundDelayedClaims is given by PreFilter when a claim of a
-	// WaitForFirstConsumer StorageClass is not bound. kube-scheduler would
-	// pick a volume or a node to provision on and bind the claim before
-	// binding the pod; yardmaster binds nothing but pods, and a pod placed
-	// with an unbound claim would wait on its node forever.
-	ReasonUnboundDelayedClaims = "pod has unbound WaitForFirstConsumer PersistentVolumeClaims: yardmaster does not bind or provision volumes"
 )
 
-// volumeBindingStateKey is where PreFilter leaves the bound volumes.
+// volumeBindingStateKey is where PreFilter leaves the pod's claims.
 const volumeBindingStateKey framework.StateKey = "PreFilter" + VolumeBindingName
 
-// boundVolume is the PersistentVolume of one bound claim.
-type boundVolume struct {
-	// missing is set when the volume does not exist.
-	missing bool
-	// affinity is the volume's required node affinity; nil when it has
-	// none.
-	affinity *framework.NodeSelector
-}
-
-// volumeBindingState holds the pod's bound volumes, in volume order.
-type volumeBindingState struct {
-	volumes []boundVolume
-}
-
-// Clone returns s: it is never mutated after PreFilter.
-func (s *volumeBindingState) Clone() framework.StateData { return s }
-
-// VolumeBinding is the filter for a pod's PersistentVolumeClaims, as far as
-// a scheduler that does not bind volumes can take them: every claim must
-// exist and be bound, and a node must satisfy the node affinity of every
-// bound PersistentVolume. Claims that are not bound yet leave the pod
-// pending, with a reason that says which kind they are.
+// VolumeBinding places pods with PersistentVolumeClaims and binds their
+// volumes, as kube-scheduler's plugin does:
+//
+//   - PreFilter reads the pod's claims: each must exist (and a generic
+//     ephemeral volume's be the pod's), and an unbound one must be of a
+//     WaitForFirstConsumer class; an unbound Immediate claim leaves the pod
+//     pending until the PV controller binds it.
+//   - Filter admits a node when every bound claim's volume allows it by
+//     its node affinity, and every unbound claim either finds an available
+//     volume there (the smallest that fits; no volume twice for one pod)
+//     or can be provisioned there (the class's allowedTopologies and, when
+//     its CSI driver publishes it, CSIStorageCapacity).
+//   - Reserve assumes the chosen volumes bound to their claims, and the
+//     claims to provision annotated with the node, in the volume cache:
+//     later cycles see them taken. Unreserve takes that back.
+//   - PreBind writes them (the volume's claimRef; the claim's
+//     volume.kubernetes.io/selected-node annotation, which the
+//     provisioner acts on) and waits until the PV controller reports every
+//     claim bound, or BindTimeoutSeconds runs out.
+//   - Score, when VolumeBindingArgs.Shape is set, prefers nodes whose
+//     volumes the pod's claims would fill best.
 type VolumeBinding struct {
 	listers storageListers
+	cache   *volumeCache
+	nodes   corelisters.NodeLister
+	client  kubernetes.Interface
+	handle  framework.Handle
+	// bindTimeout bounds PreBind's wait.
+	bindTimeout time.Duration
+	// shape scores nodes; nil when scoring is off.
+	shape framework.Shape
 }
 
 var (
 	_ framework.PreFilterPlugin = &VolumeBinding{}
 	_ framework.FilterPlugin    = &VolumeBinding{}
+	_ framework.PreScorePlugin  = &VolumeBinding{}
+	_ framework.ScorePlugin     = &VolumeBinding{}
+	_ framework.ReservePlugin   = &VolumeBinding{}
+	_ framework.PreBindPlugin   = &VolumeBinding{}
 )
 
-// NewVolumeBinding returns the filter, reading claims, volumes and classes
-// through h's informers.
-func NewVolumeBinding(h framework.Handle) *VolumeBinding {
-	return &VolumeBinding{listers: newStorageListers(h)}
+// NewVolumeBinding returns the plugin, reading claims, volumes, classes,
+// CSI drivers and capacities through h's informers (it registers its
+// handlers on the PV and PVC informers, so call it before the factory
+// starts) and writing through h's client.
+func NewVolumeBinding(args *framework.VolumeBindingArgs, h framework.Handle) (*VolumeBinding, error) {
+	if err := framework.ValidateVolumeBindingArgs(args); err != nil {
+		return nil, err
+	}
+	timeout := int64(600)
+	if args.BindTimeoutSeconds != nil {
+		timeout = *args.BindTimeoutSeconds
+	}
+	pl := &VolumeBinding{
+		listers:     newStorageListers(h),
+		handle:      h,
+		bindTimeout: time.Duration(timeout) * time.Second,
+	}
+	if args.Shape != nil {
+		pl.shape = framework.NewShape(args.Shape)
+	}
+	pl.cache = newVolumeCache(pl.listers)
+	if h != nil {
+		pl.client = h.ClientSet()
+		if f := h.SharedInformerFactory(); f != nil {
+			pl.nodes = f.Core().V1().Nodes().Lister()
+			if _, err := f.Core().V1().PersistentVolumes().Informer().AddEventHandler(pl.cache.handlers(pl.cache.volumeChanged)); err != nil {
+				return nil, fmt.Errorf("watch persistentvolumes: %w", err)
+			}
+			if _, err := f.Core().V1().PersistentVolumeClaims().Informer().AddEventHandler(pl.cache.handlers(pl.cache.claimChanged)); err != nil {
+				return nil, fmt.Errorf("watch persistentvolumeclaims: %w", err)
+			}
+		}
+	}
+	return pl, nil
 }
 
 // Name returns VolumeBindingName.
 func (*VolumeBinding) Name() string { return VolumeBindingName }
 
-// PreFilter looks up the pod's claims and their volumes. It returns Skip for
-// a pod without claims, and rejects the pod on every node,
+// volumeBindingState is what PreFilter found out about the pod's claims,
+// for Filter, Score and the binding cycle. Filter's workers only read it;
+// Reserve fills in what it assumed, which the binding cycle reads after.
+type volumeBindingState struct {
+	// bound are the fully bound claims, in volume order.
+	bound []boundClaim
+	// delayed are the unbound claims of WaitForFirstConsumer classes, in
+	// volume order.
+	delayed []*delayedClaim
+	// toMatch are the delayed claims without a selected node, smallest
+	// request first (keeping volume order among equals): kube-scheduler
+	// looks for volumes for the smaller claims first.
+	toMatch []*delayedClaim
+
+	// Set by Reserve: the node and what was assumed for it. allBound
+	// means nothing had to be bound.
+	node     string
+	reserved *podVolumes
+	allBound bool
+}
+
+// Clone returns s: Filter never changes it, and preemption's what-if
+// copies only run Filter.
+func (s *volumeBindingState) Clone() framework.StateData { return s }
+
+// boundClaim is a fully bound claim and its volume.
+type boundClaim struct {
+	claim *v1.PersistentVolumeClaim
+	// pv is nil when the volume does not exist.
+	pv *pvEntry
+}
+
+// PreFilter looks up the pod's claims and their volumes, and for the
+// unbound ones the volumes and the provisioning they may get. It returns
+// Skip for a pod without claims, and rejects the pod on every node,
 // UnschedulableAndUnresolvable, when a claim is missing, lost, being
-// deleted, not owned by the pod (an ephemeral volume's), or not bound: the
-// PVC and PV informer events requeue it.
+// deleted, not owned by the pod (an ephemeral volume's), or an unbound
+// Immediate one: the PVC and PV informer events requeue it.
 func (pl *VolumeBinding) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	claims, st := pl.podClaims(pod)
 	if st != nil {
@@ -92,57 +171,77 @@ func (pl *VolumeBinding) PreFilter(_ context.Context, state *framework.CycleStat
 		return nil, framework.NewStatus(framework.Skip)
 	}
 
-	var bound []*v1.PersistentVolumeClaim
-	immediate, delayed := 0, 0
+	s := &volumeBindingState{}
+	immediate := false
 	for _, claim := range claims {
 		if isClaimFullyBound(claim) {
-			bound = append(bound, claim)
+			bc := boundClaim{claim: claim}
+			if pv, err := pl.cache.getPV(claim.Spec.VolumeName); err == nil {
+				bc.pv = newBoundEntry(pv)
+			} else if !isNotFound(err) {
+				return nil, framework.AsStatus(err)
+			}
+			s.bound = append(s.bound, bc)
 			continue
 		}
-		delay, err := isDelayBinding(claim, pl.listers.classes)
+		delay, err := storagehelpers.IsDelayBindingMode(claim, pl.listers.classes)
 		if err != nil {
 			return nil, framework.AsStatus(err)
 		}
 		// A claim pre-bound to a volume (spec.volumeName set by its author)
 		// waits for the PV controller whatever its class.
-		if delay && claim.Spec.VolumeName == "" {
-			delayed++
-		} else {
-			immediate++
-		}
-	}
-	if immediate > 0 {
-		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonUnboundImmediateClaims)
-	}
-	if delayed > 0 {
-		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonUnboundDelayedClaims)
-	}
-
-	s := &volumeBindingState{}
-	for _, claim := range bound {
-		pv, err := pl.listers.volumes.Get(claim.Spec.VolumeName)
-		switch {
-		case apierrors.IsNotFound(err):
-			s.volumes = append(s.volumes, boundVolume{missing: true})
+		if !delay || claim.Spec.VolumeName != "" {
+			immediate = true
 			continue
-		case err != nil:
+		}
+		dc, err := pl.newDelayedClaim(claim)
+		if err != nil {
 			return nil, framework.AsStatus(err)
 		}
-		if na := pv.Spec.NodeAffinity; na != nil && na.Required != nil {
-			// Invalid terms match no node, as in kube-scheduler.
-			s.volumes = append(s.volumes, boundVolume{affinity: framework.NewNodeSelector(na.Required)})
-		}
+		s.delayed = append(s.delayed, dc)
 	}
-	if len(s.volumes) == 0 {
-		// Every volume exists and fits every node.
+	if immediate {
+		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonUnboundImmediateClaims)
+	}
+	if len(s.delayed) == 0 && !s.constrained() {
+		// Every volume exists and fits every node: nothing to filter, and
+		// nothing to reserve or bind.
 		return nil, framework.NewStatus(framework.Skip)
 	}
+	for _, dc := range s.delayed {
+		if !dc.hasSelectedNode {
+			s.toMatch = append(s.toMatch, dc)
+		}
+	}
+	slices.SortStableFunc(s.toMatch, func(a, b *delayedClaim) int { return a.request.Cmp(b.request) })
 	state.Write(volumeBindingStateKey, s)
 	return nil, nil
 }
 
-// podClaims returns the pod's claims in volume order, or the status that
-// rejects the pod: kube-scheduler's checks, with its messages.
+// constrained reports whether a bound claim's volume is missing or has
+// node affinity.
+func (s *volumeBindingState) constrained() bool {
+	for _, b := range s.bound {
+		if b.pv == nil || b.pv.affinity != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// newBoundEntry describes a bound claim's volume for Filter, whatever its
+// phase or claimRef.
+func newBoundEntry(pv *v1.PersistentVolume) *pvEntry {
+	e := &pvEntry{pv: pv, class: storagehelpers.GetPersistentVolumeClass(pv), size: pv.Spec.Capacity[v1.ResourceStorage]}
+	if na := pv.Spec.NodeAffinity; na != nil && na.Required != nil {
+		e.affinity = framework.NewNodeSelector(na.Required)
+	}
+	return e
+}
+
+// podClaims returns the pod's claims in volume order, as the scheduler
+// sees them, or the status that rejects the pod: kube-scheduler's checks,
+// with its messages.
 func (pl *VolumeBinding) podClaims(pod *v1.Pod) ([]*v1.PersistentVolumeClaim, *framework.Status) {
 	var claims []*v1.PersistentVolumeClaim
 	for i := range pod.Spec.Volumes {
@@ -150,9 +249,9 @@ func (pl *VolumeBinding) podClaims(pod *v1.Pod) ([]*v1.PersistentVolumeClaim, *f
 		if !ok {
 			continue
 		}
-		claim, err := pl.listers.claims.PersistentVolumeClaims(pod.Namespace).Get(pc.name)
+		claim, err := pl.cache.getPVC(pod.Namespace, pc.name)
 		if err != nil {
-			if pc.ephemeral && apierrors.IsNotFound(err) {
+			if pc.ephemeral && isNotFound(err) {
 				// Normal right after the pod was created.
 				err = fmt.Errorf("waiting for ephemeral volume controller to create the persistentvolumeclaim %q", pc.name)
 			}
@@ -176,10 +275,8 @@ func (pl *VolumeBinding) podClaims(pod *v1.Pod) ([]*v1.PersistentVolumeClaim, *f
 	return claims, nil
 }
 
-// Filter rejects a node when a bound claim's volume is missing or the
-// volume's node affinity excludes the node; the first such volume, in the
-// pod's volume order, gives the reason. Both are
-// UnschedulableAndUnresolvable: evicting pods changes neither.
+// Filter admits the node when the pod's claims can all be had there; see
+// findPodVolumes.
 func (pl *VolumeBinding) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
 	node := nodeInfo.Node()
 	if node == nil {
@@ -189,14 +286,133 @@ func (pl *VolumeBinding) Filter(_ context.Context, state *framework.CycleState, 
 	if err != nil {
 		return framework.AsStatus(err)
 	}
-	for i := range s.volumes {
-		v := &s.volumes[i]
-		if v.missing {
-			return statusBoundVolumeMissing
+	_, conflicts, err := s.findPodVolumes(node, false)
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	return volumeConflictStatuses[conflicts]
+}
+
+// volumeConflicts are the reasons a node fails, as a bit set in
+// kube-scheduler's order of reporting them.
+type volumeConflicts uint8
+
+const (
+	conflictNodeAffinity volumeConflicts = 1 << iota
+	conflictBind
+	conflictStorage
+	conflictMissingVolume
+	numVolumeConflictSets = 1 << iota
+)
+
+// volumeConflictStatuses holds one shared status per set of reasons; the
+// empty set is nil (Success).
+var volumeConflictStatuses = func() [numVolumeConflictSets]*framework.Status {
+	var out [numVolumeConflictSets]*framework.Status
+	reasons := []string{ReasonVolumeNodeAffinityConflict, ReasonVolumeBindConflict, ReasonNotEnoughStorage, ReasonBoundVolumeMissing}
+	for set := 1; set < numVolumeConflictSets; set++ {
+		var rs []string
+		for i, r := range reasons {
+			if set&(1<<i) != 0 {
+				rs = append(rs, r)
+			}
 		}
-		if v.affinity != nil && !v.affinity.MatchNodeLabels(node.Labels) {
-			return statusVolumeNodeAffinityConflict
+		out[set] = framework.NewStatus(framework.UnschedulableAndUnresolvable, rs...)
+	}
+	return out
+}()
+
+// podVolumes is what a node gives the pod's unbound claims: volumes to
+// bind them to, and claims to provision there.
+type podVolumes struct {
+	static  []staticBinding
+	dynamic []dynamicProvision
+}
+
+// staticBinding is an available volume chosen for a claim.
+type staticBinding struct {
+	pv    *v1.PersistentVolume
+	claim *v1.PersistentVolumeClaim
+}
+
+// dynamicProvision is a claim to provision on the node, with the
+// CSIStorageCapacity that has room for it (nil when none was checked).
+type dynamicProvision struct {
+	claim    *v1.PersistentVolumeClaim
+	capacity *storageCapacity
+}
+
+// findPodVolumes decides a node as kube-scheduler's FindPodVolumes does,
+// and returns the volumes the pod would get there when keep is set (Filter
+// only needs the verdict). The reasons, in its order: a bound volume's
+// node affinity excludes the node; an unbound claim finds neither a volume
+// nor provisioning there (or is already being provisioned for another
+// node); the provisioner's storage has no room there; a bound claim's
+// volume is gone.
+func (s *volumeBindingState) findPodVolumes(node *v1.Node, keep bool) (*podVolumes, volumeConflicts, error) {
+	var conflicts volumeConflicts
+	for i := range s.bound {
+		pv := s.bound[i].pv
+		if pv == nil {
+			conflicts |= conflictMissingVolume
+			break
+		}
+		if !pv.fitsNode(node.Labels) {
+			conflicts |= conflictNodeAffinity
+			break
 		}
 	}
-	return nil
+	if len(s.delayed) == 0 {
+		return nil, conflicts, nil
+	}
+	var pvs *podVolumes
+	if keep {
+		pvs = &podVolumes{}
+	}
+	// Claims a provisioner already works on for a node go there or
+	// nowhere; the others look for a volume first, smallest claim first.
+	var toProvision []*delayedClaim
+	for _, dc := range s.delayed {
+		if dc.hasSelectedNode {
+			if dc.selectedNode != node.Name {
+				return pvs, conflicts | conflictBind, nil
+			}
+			toProvision = append(toProvision, dc)
+		}
+	}
+	var chosen []*v1.PersistentVolume
+	for _, dc := range s.toMatch {
+		e, err := dc.matchVolume(node.Labels, chosen)
+		if err != nil {
+			return nil, 0, err
+		}
+		if e == nil {
+			toProvision = append(toProvision, dc)
+			continue
+		}
+		chosen = append(chosen, e.pv)
+		if keep {
+			pvs.static = append(pvs.static, staticBinding{pv: e.pv, claim: dc.claim})
+		}
+	}
+	for _, dc := range toProvision {
+		ok, capacity, err := dc.provisioning.check(node)
+		switch {
+		case err != nil:
+			return nil, 0, err
+		case ok == provisionImpossible:
+			return pvs, conflicts | conflictBind, nil
+		case ok == provisionNoRoom:
+			return pvs, conflicts | conflictStorage, nil
+		}
+		if keep {
+			pvs.dynamic = append(pvs.dynamic, dynamicProvision{claim: dc.claim, capacity: capacity})
+		}
+	}
+	return pvs, conflicts, nil
+}
+
+// requestOf is a claim's storage request; zero when it has none.
+func requestOf(claim *v1.PersistentVolumeClaim) resource.Quantity {
+	return claim.Spec.Resources.Requests[v1.ResourceStorage]
 }

@@ -36,7 +36,7 @@ func TestVolumeBinding(t *testing.T) {
 	pod := volumePod().PVC("data").Obj()
 	claim := func() *schedtest.PVCWrapper { return schedtest.MakePVC("default", "data") }
 
-	checkVolumeCases(t, func(h framework.Handle) preFilterFilter { return predicates.NewVolumeBinding(h) }, volumeZoneNodes, []volumeCase{
+	checkVolumeCases(t, newVolumeBinding, volumeZoneNodes, []volumeCase{
 		{name: "no claims: skip", pod: volumePod().Obj(), wantPre: viewOf(framework.NewStatus(framework.Skip))},
 		{name: "missing claim", pod: pod, wantPre: unresolvable(`persistentvolumeclaim "data" not found`)},
 		{name: "missing ephemeral claim", pod: volumePod().EphemeralVolume("scratch").Obj(),
@@ -53,8 +53,7 @@ func TestVolumeBinding(t *testing.T) {
 		{name: "unbound with a class that does not exist", pod: pod, objects: []runtime.Object{claim().Class("gone").Obj()}, wantPre: immediate},
 		{name: "pre-bound to a volume, not yet bound", pod: pod,
 			objects: []runtime.Object{claim().Class("wffc").VolumeName("pv").Obj(), wffc}, wantPre: immediate},
-		{name: "unbound WaitForFirstConsumer", pod: pod, objects: []runtime.Object{claim().Class("wffc").Obj(), wffc},
-			wantPre: unresolvable("pod has unbound WaitForFirstConsumer PersistentVolumeClaims: yardmaster does not bind or provision volumes")},
+		{name: "unbound WaitForFirstConsumer, provisioned anywhere", pod: pod, objects: []runtime.Object{claim().Class("wffc").Obj(), wffc}},
 		{name: "immediate wins over WaitForFirstConsumer", pod: volumePod().PVC("data").PVC("later").Obj(),
 			objects: []runtime.Object{claim().Class("wffc").Obj(), schedtest.MakePVC("default", "later").Obj(), wffc},
 			wantPre: immediate},
@@ -111,6 +110,15 @@ func TestVolumeBinding(t *testing.T) {
 			},
 			want: map[string]statusView{"n-a": affinity}},
 	})
+}
+
+// newVolumeBinding builds VolumeBinding with the default arguments.
+func newVolumeBinding(h framework.Handle) preFilterFilter {
+	pl, err := predicates.NewVolumeBinding(framework.DefaultVolumeBindingArgs(), h)
+	if err != nil {
+		panic(err)
+	}
+	return pl
 }
 
 // errString is an error with a fixed message.

@@ -34,10 +34,12 @@ const (
 
 // storageListers read the storage objects from the informer cache.
 type storageListers struct {
-	claims   corelisters.PersistentVolumeClaimLister
-	volumes  corelisters.PersistentVolumeLister
-	classes  storagelisters.StorageClassLister
-	csiNodes storagelisters.CSINodeLister
+	claims     corelisters.PersistentVolumeClaimLister
+	volumes    corelisters.PersistentVolumeLister
+	classes    storagelisters.StorageClassLister
+	csiNodes   storagelisters.CSINodeLister
+	csiDrivers storagelisters.CSIDriverLister
+	capacities storagelisters.CSIStorageCapacityLister
 }
 
 // newStorageListers takes the listers from h's informer factory, which
@@ -49,10 +51,12 @@ func newStorageListers(h framework.Handle) storageListers {
 	if h != nil && h.SharedInformerFactory() != nil {
 		f := h.SharedInformerFactory()
 		return storageListers{
-			claims:   f.Core().V1().PersistentVolumeClaims().Lister(),
-			volumes:  f.Core().V1().PersistentVolumes().Lister(),
-			classes:  f.Storage().V1().StorageClasses().Lister(),
-			csiNodes: f.Storage().V1().CSINodes().Lister(),
+			claims:     f.Core().V1().PersistentVolumeClaims().Lister(),
+			volumes:    f.Core().V1().PersistentVolumes().Lister(),
+			classes:    f.Storage().V1().StorageClasses().Lister(),
+			csiNodes:   f.Storage().V1().CSINodes().Lister(),
+			csiDrivers: f.Storage().V1().CSIDrivers().Lister(),
+			capacities: f.Storage().V1().CSIStorageCapacities().Lister(),
 		}
 	}
 	namespaced := func() toolscache.Indexer {
@@ -63,10 +67,12 @@ func newStorageListers(h framework.Handle) storageListers {
 		return toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{})
 	}
 	return storageListers{
-		claims:   corelisters.NewPersistentVolumeClaimLister(namespaced()),
-		volumes:  corelisters.NewPersistentVolumeLister(cluster()),
-		classes:  storagelisters.NewStorageClassLister(cluster()),
-		csiNodes: storagelisters.NewCSINodeLister(cluster()),
+		claims:     corelisters.NewPersistentVolumeClaimLister(namespaced()),
+		volumes:    corelisters.NewPersistentVolumeLister(cluster()),
+		classes:    storagelisters.NewStorageClassLister(cluster()),
+		csiNodes:   storagelisters.NewCSINodeLister(cluster()),
+		csiDrivers: storagelisters.NewCSIDriverLister(cluster()),
+		capacities: storagelisters.NewCSIStorageCapacityLister(namespaced()),
 	}
 }
 

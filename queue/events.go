@@ -47,6 +47,19 @@ const (
 	PersistentVolumeClaimUpdate
 	// StorageClassAdd: a StorageClass was added.
 	StorageClassAdd
+	// StorageClassUpdate: a StorageClass's allowedTopologies changed.
+	StorageClassUpdate
+	// CSINodeAdd: a CSINode was added.
+	CSINodeAdd
+	// CSINodeUpdate: a CSINode's drivers or migrated plugins changed.
+	CSINodeUpdate
+	// CSIDriverUpdate: a CSIDriver changed (it stopped publishing storage
+	// capacity, say).
+	CSIDriverUpdate
+	// CSIStorageCapacityAdd: a CSIStorageCapacity was added.
+	CSIStorageCapacityAdd
+	// CSIStorageCapacityUpdate: a CSIStorageCapacity changed.
+	CSIStorageCapacityUpdate
 
 	numEvents // keep last
 )
@@ -68,6 +81,12 @@ var eventNames = [numEvents]string{
 	PersistentVolumeClaimAdd:    "PvcAdd",
 	PersistentVolumeClaimUpdate: "PvcUpdate",
 	StorageClassAdd:             "StorageClassAdd",
+	StorageClassUpdate:          "StorageClassUpdate",
+	CSINodeAdd:                  "CSINodeAdd",
+	CSINodeUpdate:               "CSINodeUpdate",
+	CSIDriverUpdate:             "CSIDriverUpdate",
+	CSIStorageCapacityAdd:       "CSIStorageCapacityAdd",
+	CSIStorageCapacityUpdate:    "CSIStorageCapacityUpdate",
 }
 
 // String returns the event's name, "Unknown" for values out of range.

@@ -6,18 +6,22 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/informers"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 
 	"github.com/yardmaster-io/yardmaster/queue"
 )
 
 // addStorageEventHandlers wakes unschedulable pods on the storage events
-// the volume filters wait for: a PersistentVolume or claim created or
+// the volume plugins wait for: a PersistentVolume or claim created or
 // changed (a claim bound, a volume's labels or node affinity fixed), a
-// StorageClass created or changed, and a CSINode created or changed (a
-// driver's attach limit raised). Deletions are not handled: no volume
-// filter passes a node it rejected before because an object went away.
+// StorageClass created or its allowedTopologies changed, a CSINode
+// created or changed (a driver's attach limit raised), a CSIDriver that
+// stops publishing storage capacity, and a CSIStorageCapacity created or
+// grown. Deletions are not handled: no volume plugin passes a node it
+// rejected before because an object went away.
 //
 // Registering the handlers also registers the informers, so the factory
 // must be started afterwards.
@@ -33,17 +37,22 @@ func (s *Scheduler) addStorageEventHandlers(f informers.SharedInformerFactory) e
 			queue.PersistentVolumeAdd, queue.PersistentVolumeUpdate, storageObjectChanged},
 		{"PersistentVolumeClaim", f.Core().V1().PersistentVolumeClaims().Informer(),
 			queue.PersistentVolumeClaimAdd, queue.PersistentVolumeClaimUpdate, storageObjectChanged},
-		// The queue has no StorageClassUpdate or CSINode events yet:
-		// StorageClassAdd and NodeUpdate are the nearest (a CSINode is the
-		// volume side of a node).
 		{"StorageClass", f.Storage().V1().StorageClasses().Informer(),
-			queue.StorageClassAdd, queue.StorageClassAdd, storageClassChanged},
+			queue.StorageClassAdd, queue.StorageClassUpdate, storageClassChanged},
 		{"CSINode", f.Storage().V1().CSINodes().Informer(),
-			queue.NodeUpdate, queue.NodeUpdate, csiNodeChanged},
+			queue.CSINodeAdd, queue.CSINodeUpdate, csiNodeChanged},
+		{"CSIDriver", f.Storage().V1().CSIDrivers().Informer(),
+			queue.EventUnknown, queue.CSIDriverUpdate, csiDriverChanged},
+		{"CSIStorageCapacity", f.Storage().V1().CSIStorageCapacities().Informer(),
+			queue.CSIStorageCapacityAdd, queue.CSIStorageCapacityUpdate, capacityGrew},
 	}
 	for _, h := range handlers {
 		reg, err := h.informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-			AddFunc: func(any) { s.Queue.MoveAllToActiveOrBackoff(h.add) },
+			AddFunc: func(any) {
+				if h.add != queue.EventUnknown {
+					s.Queue.MoveAllToActiveOrBackoff(h.add)
+				}
+			},
 			UpdateFunc: func(oldObj, newObj any) {
 				if h.changed(oldObj, newObj) {
 					s.Queue.MoveAllToActiveOrBackoff(h.update)
@@ -81,4 +90,33 @@ func csiNodeChanged(oldObj, newObj any) bool {
 	n, ok2 := newObj.(*storagev1.CSINode)
 	return !ok1 || !ok2 || !reflect.DeepEqual(o.Spec.Drivers, n.Spec.Drivers) ||
 		o.Annotations[v1.MigratedPluginsAnnotationKey] != n.Annotations[v1.MigratedPluginsAnnotationKey]
+}
+
+// csiDriverChanged reports a CSIDriver that stopped publishing storage
+// capacity: claims it provisions are no longer checked against capacity.
+func csiDriverChanged(oldObj, newObj any) bool {
+	o, ok1 := oldObj.(*storagev1.CSIDriver)
+	n, ok2 := newObj.(*storagev1.CSIDriver)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return ptr.Deref(o.Spec.StorageCapacity, false) && !ptr.Deref(n.Spec.StorageCapacity, false)
+}
+
+// capacityGrew reports a CSIStorageCapacity whose limit for one volume
+// (maximumVolumeSize, else capacity) rose, or appeared.
+func capacityGrew(oldObj, newObj any) bool {
+	o, ok1 := oldObj.(*storagev1.CSIStorageCapacity)
+	n, ok2 := newObj.(*storagev1.CSIStorageCapacity)
+	if !ok1 || !ok2 {
+		return true
+	}
+	limit := func(c *storagev1.CSIStorageCapacity) *resource.Quantity {
+		if c.MaximumVolumeSize != nil {
+			return c.MaximumVolumeSize
+		}
+		return c.Capacity
+	}
+	ol, nl := limit(o), limit(n)
+	return nl != nil && (ol == nil || nl.Cmp(*ol) > 0)
 }

@@ -9,6 +9,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
@@ -86,6 +87,8 @@ func TestStorageEventsWakeUnschedulablePods(t *testing.T) {
 	pvc := schedtest.MakePVC("default", "data").Obj()
 	sc := schedtest.MakeStorageClass("sc", "csi.example.com", storagev1.VolumeBindingImmediate)
 	cn := schedtest.MakeCSINode("n1", map[string]int32{"csi.example.com": 1})
+	capacity := schedtest.MakeCSIStorageCapacity("cap", "sc", v1.LabelTopologyZone, "a", "10Gi", "")
+	driver := schedtest.MakeCSIDriver("csi.example.com", true)
 	steps := []struct {
 		name string
 		do   func() error
@@ -109,7 +112,34 @@ func TestStorageEventsWakeUnschedulablePods(t *testing.T) {
 			return err
 		}, queue.PersistentVolumeClaimUpdate},
 		{"StorageClass added", func() error { _, err := storage.StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); return err }, queue.StorageClassAdd},
-		{"CSINode added", func() error { _, err := storage.CSINodes().Create(ctx, cn, metav1.CreateOptions{}); return err }, queue.NodeUpdate},
+		{"CSINode added", func() error { _, err := storage.CSINodes().Create(ctx, cn, metav1.CreateOptions{}); return err }, queue.CSINodeAdd},
+		{"StorageClass topologies changed", func() error {
+			schedtest.AllowedTopologies(sc, v1.LabelTopologyZone, "a")
+			sc.ResourceVersion = "2"
+			_, err := storage.StorageClasses().Update(ctx, sc, metav1.UpdateOptions{})
+			return err
+		}, queue.StorageClassUpdate},
+		{"CSIStorageCapacity added", func() error {
+			_, err := storage.CSIStorageCapacities("kube-system").Create(ctx, capacity, metav1.CreateOptions{})
+			return err
+		}, queue.CSIStorageCapacityAdd},
+		{"CSIStorageCapacity grew", func() error {
+			more := resource.MustParse("20Gi")
+			capacity.Capacity = &more
+			capacity.ResourceVersion = "2"
+			_, err := storage.CSIStorageCapacities("kube-system").Update(ctx, capacity, metav1.UpdateOptions{})
+			return err
+		}, queue.CSIStorageCapacityUpdate},
+		{"CSIDriver stopped publishing capacity", func() error {
+			if _, err := storage.CSIDrivers().Create(ctx, driver, metav1.CreateOptions{}); err != nil {
+				return err
+			}
+			off := false
+			driver.Spec.StorageCapacity = &off
+			driver.ResourceVersion = "2"
+			_, err := storage.CSIDrivers().Update(ctx, driver, metav1.UpdateOptions{})
+			return err
+		}, queue.CSIDriverUpdate},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
@@ -159,6 +189,11 @@ func TestStorageUpdatesThatCouldHelp(t *testing.T) {
 		{"CSINode unchanged", csiNodeChanged, csiNode(count(1), ""), csiNode(count(1), ""), false},
 		{"CSINode limit raised", csiNodeChanged, csiNode(count(1), ""), csiNode(count(2), ""), true},
 		{"CSINode migrated plugins", csiNodeChanged, csiNode(nil, ""), csiNode(nil, "kubernetes.io/gce-pd"), true},
+		{"CSIDriver stops publishing capacity", csiDriverChanged, schedtest.MakeCSIDriver("d", true), schedtest.MakeCSIDriver("d", false), true},
+		{"CSIDriver starts publishing capacity", csiDriverChanged, schedtest.MakeCSIDriver("d", false), schedtest.MakeCSIDriver("d", true), false},
+		{"capacity grew", capacityGrew, schedtest.MakeCSIStorageCapacity("c", "sc", "k", "v", "1Gi", ""), schedtest.MakeCSIStorageCapacity("c", "sc", "k", "v", "2Gi", ""), true},
+		{"capacity shrank", capacityGrew, schedtest.MakeCSIStorageCapacity("c", "sc", "k", "v", "2Gi", ""), schedtest.MakeCSIStorageCapacity("c", "sc", "k", "v", "1Gi", ""), false},
+		{"maximum volume size grew", capacityGrew, schedtest.MakeCSIStorageCapacity("c", "sc", "k", "v", "9Gi", "1Gi"), schedtest.MakeCSIStorageCapacity("c", "sc", "k", "v", "1Gi", "2Gi"), true},
 	}
 	for _, tc := range tests {
 		if got := tc.changed(tc.old, tc.new); got != tc.want {

@@ -46,6 +46,12 @@ func (h *Handle) indexerFor(o runtime.Object) toolscache.Indexer {
 		inf = f.Storage().V1().CSINodes().Informer()
 	case *storagev1.VolumeAttachment:
 		inf = f.Storage().V1().VolumeAttachments().Informer()
+	case *storagev1.CSIDriver:
+		inf = f.Storage().V1().CSIDrivers().Informer()
+	case *storagev1.CSIStorageCapacity:
+		inf = f.Storage().V1().CSIStorageCapacities().Informer()
+	case *v1.Node:
+		inf = f.Core().V1().Nodes().Informer()
 	default:
 		panic(fmt.Sprintf("fakehandle: no informer for %T", o))
 	}

@@ -5,6 +5,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // PVC appends a volume named after claim and backed by it.
@@ -67,6 +68,46 @@ func (w *PVCWrapper) Bound(pv string) *PVCWrapper {
 	return w
 }
 
+// Request sets the claim's storage request ("5Gi").
+func (w *PVCWrapper) Request(size string) *PVCWrapper {
+	w.Spec.Resources.Requests = v1.ResourceList{v1.ResourceStorage: resource.MustParse(size)}
+	return w
+}
+
+// Annotation sets an annotation.
+func (w *PVCWrapper) Annotation(k, v string) *PVCWrapper {
+	if w.Annotations == nil {
+		w.Annotations = map[string]string{}
+	}
+	w.Annotations[k] = v
+	return w
+}
+
+// Selector sets the claim's volume selector to match labels.
+func (w *PVCWrapper) Selector(matchLabels map[string]string) *PVCWrapper {
+	w.Spec.Selector = &metav1.LabelSelector{MatchLabels: matchLabels}
+	return w
+}
+
+// Block asks for a raw block volume.
+func (w *PVCWrapper) Block() *PVCWrapper {
+	m := v1.PersistentVolumeBlock
+	w.Spec.VolumeMode = &m
+	return w
+}
+
+// UID sets the claim's UID.
+func (w *PVCWrapper) UID(uid string) *PVCWrapper {
+	w.ObjectMeta.UID = types.UID(uid)
+	return w
+}
+
+// Version sets the resourceVersion.
+func (w *PVCWrapper) Version(rv string) *PVCWrapper {
+	w.ResourceVersion = rv
+	return w
+}
+
 // AccessModes sets spec.accessModes.
 func (w *PVCWrapper) AccessModes(modes ...v1.PersistentVolumeAccessMode) *PVCWrapper {
 	w.Spec.AccessModes = modes
@@ -114,6 +155,58 @@ func MakePV(name string) *PVWrapper {
 // Obj returns the volume.
 func (w *PVWrapper) Obj() *v1.PersistentVolume { return &w.PersistentVolume }
 
+// Capacity sets the volume's storage capacity ("5Gi").
+func (w *PVWrapper) Capacity(size string) *PVWrapper {
+	w.Spec.Capacity = v1.ResourceList{v1.ResourceStorage: resource.MustParse(size)}
+	return w
+}
+
+// Class sets spec.storageClassName.
+func (w *PVWrapper) Class(name string) *PVWrapper {
+	w.Spec.StorageClassName = name
+	return w
+}
+
+// Block makes the volume a raw block volume.
+func (w *PVWrapper) Block() *PVWrapper {
+	m := v1.PersistentVolumeBlock
+	w.Spec.VolumeMode = &m
+	return w
+}
+
+// AccessModes sets spec.accessModes.
+func (w *PVWrapper) AccessModes(modes ...v1.PersistentVolumeAccessMode) *PVWrapper {
+	w.Spec.AccessModes = modes
+	return w
+}
+
+// Phase sets status.phase.
+func (w *PVWrapper) Phase(p v1.PersistentVolumePhase) *PVWrapper {
+	w.Status.Phase = p
+	return w
+}
+
+// Terminating sets a deletion timestamp.
+func (w *PVWrapper) Terminating() *PVWrapper {
+	now := metav1.Now()
+	w.DeletionTimestamp = &now
+	return w
+}
+
+// Version sets the resourceVersion.
+func (w *PVWrapper) Version(rv string) *PVWrapper {
+	w.ResourceVersion = rv
+	return w
+}
+
+// OnNode pins the volume to the node whose hostname label is host, as a
+// local volume is.
+func (w *PVWrapper) OnNode(host string) *PVWrapper {
+	return w.NodeAffinity(v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{{
+		Key: v1.LabelHostname, Operator: v1.NodeSelectorOpIn, Values: []string{host},
+	}}})
+}
+
 // CSI sets a CSI source.
 func (w *PVWrapper) CSI(driver, handle string) *PVWrapper {
 	w.Spec.CSI = &v1.CSIPersistentVolumeSource{Driver: driver, VolumeHandle: handle}
@@ -159,6 +252,40 @@ func MakeStorageClass(name, provisioner string, mode storagev1.VolumeBindingMode
 		sc.VolumeBindingMode = &mode
 	}
 	return sc
+}
+
+// AllowedTopologies restricts where class provisions to nodes whose key
+// label is one of values.
+func AllowedTopologies(class *storagev1.StorageClass, key string, values ...string) *storagev1.StorageClass {
+	class.AllowedTopologies = append(class.AllowedTopologies, v1.TopologySelectorTerm{
+		MatchLabelExpressions: []v1.TopologySelectorLabelRequirement{{Key: key, Values: values}},
+	})
+	return class
+}
+
+// MakeCSIDriver returns a CSIDriver that says whether it publishes
+// storage capacity.
+func MakeCSIDriver(name string, storageCapacity bool) *storagev1.CSIDriver {
+	return &storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: storagev1.CSIDriverSpec{StorageCapacity: &storageCapacity}}
+}
+
+// MakeCSIStorageCapacity returns the capacity of class on the nodes whose
+// key label is value; maxVolume, when not empty, sets maximumVolumeSize.
+func MakeCSIStorageCapacity(name, class, key, value, capacity, maxVolume string) *storagev1.CSIStorageCapacity {
+	c := &storagev1.CSIStorageCapacity{
+		ObjectMeta:       metav1.ObjectMeta{Namespace: "kube-system", Name: name},
+		StorageClassName: class,
+		NodeTopology:     &metav1.LabelSelector{MatchLabels: map[string]string{key: value}},
+	}
+	if capacity != "" {
+		q := resource.MustParse(capacity)
+		c.Capacity = &q
+	}
+	if maxVolume != "" {
+		q := resource.MustParse(maxVolume)
+		c.MaximumVolumeSize = &q
+	}
+	return c
 }
 
 // MakeCSINode returns the CSINode of node with the given drivers and their

@@ -54,11 +54,8 @@ func spreadRegistrations() []Registration {
 			},
 		},
 		{
-			// kube-scheduler's VolumeBinding also reserves, pre-binds and
-			// scores the volumes it binds; yardmaster binds none
-			// (docs/volumes.md), so its arguments are only checked.
 			Name:    predicates.VolumeBindingName,
-			Points:  []string{PreFilter, Filter},
+			Points:  []string{PreFilter, Filter, PreScore, Score, Reserve, PreBind},
 			NewArgs: func() any { return framework.DefaultVolumeBindingArgs() },
 			ValidateArgs: func(a any) error {
 				args, ok := a.(*framework.VolumeBindingArgs)
@@ -67,8 +64,16 @@ func spreadRegistrations() []Registration {
 				}
 				return framework.ValidateVolumeBindingArgs(args)
 			},
-			New: func(_ any, h framework.Handle) ([]framework.Plugin, error) {
-				return []framework.Plugin{predicates.NewVolumeBinding(h)}, nil
+			New: func(a any, h framework.Handle) ([]framework.Plugin, error) {
+				args, ok := a.(*framework.VolumeBindingArgs)
+				if !ok {
+					return nil, fmt.Errorf("args of type %T, want VolumeBindingArgs", a)
+				}
+				pl, err := predicates.NewVolumeBinding(args, h)
+				if err != nil {
+					return nil, err
+				}
+				return []framework.Plugin{pl}, nil
 			},
 		},
 		{

@@ -1,0 +1,383 @@
+package predicates
+
+// VolumeBinding's binding cycle: Reserve assumes what Filter found on the
+// chosen node, PreBind writes it and waits for the PV controller, and the
+// capacity score.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	storagehelpers "k8s.io/component-helpers/storage/volume"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+)
+
+// bindingRecheck is how often PreBind looks at its claims even when no
+// informer event woke it: a backstop, since a node's labels, which the
+// check reads too, are not watched here.
+const bindingRecheck = 2 * time.Second
+
+// Reserve assumes, in the volume cache, the volumes chosen on nodeName
+// bound to their claims and the claims to provision there annotated with
+// it, so that the next cycles see them taken.
+func (pl *VolumeBinding) Reserve(_ context.Context, cs *framework.CycleState, pod *v1.Pod, nodeName string) *framework.Status {
+	s, err := framework.ReadAs[*volumeBindingState](cs, volumeBindingStateKey)
+	if err != nil {
+		return nil // no claims: nothing to reserve
+	}
+	s.node = nodeName
+	if pl.delayedClaimsBound(s) {
+		s.allBound = true
+		return nil
+	}
+	var node *v1.Node
+	if h := pl.handle; h != nil && h.SnapshotSharedLister() != nil {
+		if ni, err := h.SnapshotSharedLister().Get(nodeName); err == nil {
+			node = ni.Node()
+		}
+	}
+	if node == nil {
+		return framework.AsStatus(fmt.Errorf("node %q is not in the snapshot", nodeName))
+	}
+	found, conflicts, err := s.findPodVolumes(node, true)
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	if conflicts != 0 {
+		// Filter admitted the node against the same cache, in this cycle.
+		return framework.AsStatus(fmt.Errorf("the volumes for node %q changed since Filter", nodeName))
+	}
+	reserved := &podVolumes{}
+	undo := func() {
+		for _, b := range reserved.static {
+			pl.cache.restorePV(b.pv)
+		}
+		for _, d := range reserved.dynamic {
+			pl.cache.restorePVC(d.claim)
+		}
+	}
+	for _, b := range found.static {
+		pv, dirty, err := storagehelpers.GetBindVolumeToClaim(b.pv, b.claim)
+		if err != nil {
+			undo()
+			return framework.AsStatus(err)
+		}
+		if dirty {
+			if err := pl.cache.assumePV(pv); err != nil {
+				undo()
+				return framework.AsStatus(err)
+			}
+		}
+		reserved.static = append(reserved.static, staticBinding{pv: pv, claim: b.claim})
+	}
+	for _, d := range found.dynamic {
+		claim := d.claim.DeepCopy()
+		metav1.SetMetaDataAnnotation(&claim.ObjectMeta, storagehelpers.AnnSelectedNode, nodeName)
+		if err := pl.cache.assumePVC(claim); err != nil {
+			undo()
+			return framework.AsStatus(err)
+		}
+		reserved.dynamic = append(reserved.dynamic, dynamicProvision{claim: claim, capacity: d.capacity})
+	}
+	s.reserved = reserved
+	return nil
+}
+
+// delayedClaimsBound reports whether every claim PreFilter found unbound
+// is bound by now (kube-scheduler's arePodVolumesBound, at Reserve).
+func (pl *VolumeBinding) delayedClaimsBound(s *volumeBindingState) bool {
+	for _, dc := range s.delayed {
+		claim, err := pl.cache.getPVC(dc.claim.Namespace, dc.claim.Name)
+		if err != nil || !isClaimFullyBound(claim) {
+			return false
+		}
+	}
+	return true
+}
+
+// Unreserve takes back what Reserve assumed. A volume or claim whose write
+// PreBind already made is the informer's to refresh.
+func (pl *VolumeBinding) Unreserve(_ context.Context, cs *framework.CycleState, _ *v1.Pod, _ string) {
+	s, err := framework.ReadAs[*volumeBindingState](cs, volumeBindingStateKey)
+	if err != nil || s.reserved == nil {
+		return
+	}
+	for _, b := range s.reserved.static {
+		pl.cache.restorePV(b.pv)
+	}
+	for _, d := range s.reserved.dynamic {
+		pl.cache.restorePVC(d.claim)
+	}
+}
+
+// PreBindPreFlight says whether PreBind has claims to bind.
+func (pl *VolumeBinding) PreBindPreFlight(_ context.Context, cs *framework.CycleState, _ *v1.Pod, nodeName string) *framework.Status {
+	s, err := framework.ReadAs[*volumeBindingState](cs, volumeBindingStateKey)
+	if err != nil || s.allBound {
+		return framework.NewStatus(framework.Skip)
+	}
+	if s.reserved == nil || s.node != nodeName {
+		return framework.AsStatus(fmt.Errorf("no pod volume found for node %q", nodeName))
+	}
+	return nil
+}
+
+// PreBind writes what Reserve assumed (each volume's claimRef, each claim
+// to provision's selected node) and waits until the PV controller reports
+// every claim bound to a volume on the node.
+func (pl *VolumeBinding) PreBind(ctx context.Context, cs *framework.CycleState, pod *v1.Pod, nodeName string) *framework.Status {
+	s, err := framework.ReadAs[*volumeBindingState](cs, volumeBindingStateKey)
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	if s.allBound {
+		return nil
+	}
+	if s.reserved == nil || s.node != nodeName {
+		return framework.AsStatus(fmt.Errorf("no pod volume found for node %q", nodeName))
+	}
+	if pl.client == nil {
+		return framework.AsStatus(errors.New("no API client to bind volumes with"))
+	}
+	if err := pl.writeBindings(ctx, s.reserved); err != nil {
+		return framework.AsStatus(err)
+	}
+	if err := pl.waitForBindings(ctx, nodeName, s.reserved); err != nil {
+		return framework.AsStatus(fmt.Errorf("binding volumes: %w", err))
+	}
+	return nil
+}
+
+// writeBindings updates each chosen volume with its claimRef and each
+// claim to provision with its selected node, and keeps the objects the
+// API server returned. A conflict (someone changed the object since the
+// informer saw it) fails the attempt, which is then retried.
+func (pl *VolumeBinding) writeBindings(ctx context.Context, pvs *podVolumes) error {
+	for i := range pvs.static {
+		b := &pvs.static[i]
+		pv, err := pl.client.CoreV1().PersistentVolumes().Update(ctx, b.pv, metav1.UpdateOptions{})
+		if err != nil {
+			return fmt.Errorf("binding persistentvolume %q to claim %s/%s: %w", b.pv.Name, b.claim.Namespace, b.claim.Name, err)
+		}
+		b.pv = pv
+	}
+	for i := range pvs.dynamic {
+		d := &pvs.dynamic[i]
+		claim, err := pl.client.CoreV1().PersistentVolumeClaims(d.claim.Namespace).Update(ctx, d.claim, metav1.UpdateOptions{})
+		if err != nil {
+			return fmt.Errorf("selecting node for claim %s/%s to be provisioned: %w", d.claim.Namespace, d.claim.Name, err)
+		}
+		d.claim = claim
+	}
+	return nil
+}
+
+// waitForBindings waits, woken by the informers' events on the claims and
+// volumes concerned (and every bindingRecheck), until checkBindings says
+// every claim is bound, or it fails, or bindTimeout runs out.
+func (pl *VolumeBinding) waitForBindings(ctx context.Context, nodeName string, pvs *podVolumes) error {
+	ctx, cancel := context.WithTimeout(ctx, pl.bindTimeout)
+	defer cancel()
+	var keys []string
+	for {
+		w, stop := pl.cache.watch(keys)
+		done, pending, watched, err := pl.checkBindings(nodeName, pvs)
+		if err != nil || done {
+			stop()
+			return err
+		}
+		if !slices.Equal(watched, keys) {
+			// A claim named its volume: watch that too, and look again.
+			stop()
+			keys = watched
+			continue
+		}
+		t := time.NewTimer(bindingRecheck)
+		select {
+		case <-w.ch:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			stop()
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return fmt.Errorf("timed out after %v waiting for %s", pl.bindTimeout, pending)
+			}
+			return context.Cause(ctx)
+		}
+		t.Stop()
+		stop()
+	}
+}
+
+// checkBindings is kube-scheduler's checkBindings on the informers'
+// objects: done when every claim is fully bound to a volume whose node
+// affinity admits the node. It fails when a volume's claimRef or a
+// claim's selected node was reset (the PV controller or the provisioner
+// gave up) or a volume is gone. pending says what is still awaited, and
+// watched lists the keys of the objects to wait on.
+func (pl *VolumeBinding) checkBindings(nodeName string, pvs *podVolumes) (done bool, pending string, watched []string, err error) {
+	if pl.nodes == nil {
+		return false, "", nil, errors.New("no node lister")
+	}
+	node, err := pl.nodes.Get(nodeName)
+	if err != nil {
+		return false, "", nil, fmt.Errorf("failed to get node %q: %w", nodeName, err)
+	}
+	done = true
+	wait := func(what string) {
+		if done {
+			pending = what
+		}
+		done = false
+	}
+	for _, b := range pvs.static {
+		watched = append(watched, pvKey(b.pv.Name), pvcKey(b.claim.Namespace, b.claim.Name))
+		pv, err := pl.listers.volumes.Get(b.pv.Name)
+		if err != nil {
+			return false, "", nil, fmt.Errorf("failed to check binding: %w", err)
+		}
+		claim, err := pl.listers.claims.PersistentVolumeClaims(b.claim.Namespace).Get(b.claim.Name)
+		if err != nil {
+			return false, "", nil, fmt.Errorf("failed to check binding: %w", err)
+		}
+		if compareVersions(b.pv.ResourceVersion, pv.ResourceVersion) > 0 {
+			wait(fmt.Sprintf("the informer to see persistentvolume %q bound to claim %s/%s", pv.Name, claim.Namespace, claim.Name))
+			continue
+		}
+		if err := storagehelpers.CheckNodeAffinity(pv, node.Labels); err != nil {
+			return false, "", nil, fmt.Errorf("pv %q node affinity doesn't match node %q: %w", pv.Name, nodeName, err)
+		}
+		if pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.UID == "" {
+			return false, "", nil, fmt.Errorf("ClaimRef got reset for pv %q", pv.Name)
+		}
+		if !isClaimFullyBound(claim) {
+			wait(fmt.Sprintf("the PV controller to bind claim %s/%s to persistentvolume %q", claim.Namespace, claim.Name, pv.Name))
+		}
+	}
+	for _, d := range pvs.dynamic {
+		watched = append(watched, pvcKey(d.claim.Namespace, d.claim.Name))
+		claim, err := pl.listers.claims.PersistentVolumeClaims(d.claim.Namespace).Get(d.claim.Name)
+		if err != nil {
+			return false, "", nil, fmt.Errorf("failed to check provisioning pvc: %w", err)
+		}
+		if compareVersions(d.claim.ResourceVersion, claim.ResourceVersion) > 0 {
+			wait(fmt.Sprintf("the informer to see claim %s/%s's selected node", claim.Namespace, claim.Name))
+			continue
+		}
+		selected, ok := claim.Annotations[storagehelpers.AnnSelectedNode]
+		if !ok {
+			return false, "", nil, fmt.Errorf("selectedNode annotation reset for PVC %q", claim.Name)
+		}
+		if selected != nodeName {
+			return false, "", nil, fmt.Errorf("provisioning failed for PVC %q", claim.Name)
+		}
+		if claim.Spec.VolumeName == "" {
+			wait(fmt.Sprintf("a volume to be provisioned for claim %s/%s", claim.Namespace, claim.Name))
+			continue
+		}
+		watched = append(watched, pvKey(claim.Spec.VolumeName))
+		pv, err := pl.listers.volumes.Get(claim.Spec.VolumeName)
+		if err != nil {
+			if isNotFound(err) {
+				wait(fmt.Sprintf("persistentvolume %q provisioned for claim %s/%s", claim.Spec.VolumeName, claim.Namespace, claim.Name))
+				continue
+			}
+			return false, "", nil, fmt.Errorf("failed to get pv %q from cache: %w", claim.Spec.VolumeName, err)
+		}
+		if err := storagehelpers.CheckNodeAffinity(pv, node.Labels); err != nil {
+			return false, "", nil, fmt.Errorf("pv %q node affinity doesn't match node %q: %w", pv.Name, nodeName, err)
+		}
+		if !isClaimFullyBound(claim) {
+			wait(fmt.Sprintf("the PV controller to bind claim %s/%s to persistentvolume %q", claim.Namespace, claim.Name, pv.Name))
+		}
+	}
+	return done, pending, watched, nil
+}
+
+// PreScore skips scoring unless a shape is configured and the pod has
+// claims to bind: a pod whose claims are all bound scores 0 everywhere.
+func (pl *VolumeBinding) PreScore(_ context.Context, cs *framework.CycleState, _ *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
+	if pl.shape == nil {
+		return framework.NewStatus(framework.Skip)
+	}
+	if s, err := framework.ReadAs[*volumeBindingState](cs, volumeBindingStateKey); err != nil || len(s.delayed) == 0 {
+		return framework.NewStatus(framework.Skip)
+	}
+	return nil
+}
+
+// Score rates how full the volumes the pod would get on the node are, per
+// storage class, through the shape, averaged over the classes (kube-
+// scheduler's StorageCapacityScoring): the volumes chosen when there are
+// any, else the capacity the claims would be provisioned from.
+func (pl *VolumeBinding) Score(_ context.Context, cs *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
+	s, err := framework.ReadAs[*volumeBindingState](cs, volumeBindingStateKey)
+	if err != nil {
+		return 0, framework.AsStatus(err)
+	}
+	node := nodeInfo.Node()
+	if node == nil || pl.shape == nil {
+		return 0, nil
+	}
+	pvs, _, err := s.findPodVolumes(node, true)
+	if err != nil || pvs == nil {
+		return 0, framework.AsStatus(err)
+	}
+	type usage struct{ requested, capacity int64 }
+	var classes []string
+	byClass := map[string]*usage{}
+	use := func(class string) *usage {
+		u, ok := byClass[class]
+		if !ok {
+			u = &usage{}
+			byClass[class] = u
+			classes = append(classes, class)
+		}
+		return u
+	}
+	if len(pvs.static) > 0 {
+		for _, b := range pvs.static {
+			u := use(b.pv.Spec.StorageClassName)
+			req := requestOf(b.claim)
+			u.requested += req.Value()
+			capacity := b.pv.Spec.Capacity[v1.ResourceStorage]
+			u.capacity += capacity.Value()
+		}
+	} else {
+		for _, d := range pvs.dynamic {
+			if d.capacity == nil {
+				continue
+			}
+			u := use(storagehelpers.GetPersistentVolumeClaimClass(d.claim))
+			u.capacity = 0
+			if c := d.capacity.obj.Capacity; c != nil {
+				u.capacity = c.Value()
+			}
+			req := requestOf(d.claim)
+			u.requested += req.Value()
+		}
+	}
+	if len(classes) == 0 {
+		return 0, nil
+	}
+	var sum int64
+	for _, class := range classes {
+		u := byClass[class]
+		utilization := int64(framework.MaxShapeUtilization)
+		if u.capacity != 0 && u.requested <= u.capacity {
+			utilization = u.requested * framework.MaxShapeUtilization / u.capacity
+		}
+		sum += pl.shape.At(utilization)
+	}
+	return int64(math.Round(float64(sum) / float64(len(classes)))), nil
+}
+
+// ScoreExtensions returns nil: scores are already in [0, 100].
+func (*VolumeBinding) ScoreExtensions() framework.ScoreExtensions { return nil }
