@@ -53,6 +53,17 @@ func (b *Binder) Preempt(ctx context.Context, preemptor *v1.Pod, node string, vi
 	return first
 }
 
+// Nominate sets the pod's status.nominatedNodeName to node; a pod gone is
+// no error. The scheduler nominates a pod's node before a binding cycle
+// that waits (on Permit, or in PreBind), as kube-scheduler does, so that
+// others (a cluster autoscaler, a new leader) know where it is going.
+func (b *Binder) Nominate(ctx context.Context, pod *v1.Pod, node string) error {
+	if err := b.patchNominatedNode(ctx, pod, node); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	return nil
+}
+
 // ClearNomination clears the pod's status.nominatedNodeName; a pod gone
 // is no error.
 func (b *Binder) ClearNomination(ctx context.Context, pod *v1.Pod) error {

@@ -60,6 +60,9 @@ type bindJob struct {
 	// preBind are the indexes in prof.preBind of the plugins whose
 	// PreBindPreFlight did not Skip.
 	preBind []int
+	// nominated is set once the binding cycle wrote the node as the pod's
+	// status.nominatedNodeName; a failure clears it again.
+	nominated bool
 }
 
 // errPodDeleted is the cause that cancels the binding cycle of a pod
@@ -251,6 +254,17 @@ func (s *Scheduler) bindingCycle(j bindJob) {
 		// The pod's deletion cancels the wait and PreBind.
 		s.trackBinding(pod.UID, cancel)
 		defer s.untrackBinding(pod.UID)
+		// Say where the pod is going while it waits, as kube-scheduler
+		// does (NominatedNodeNameForExpectation); the API server clears
+		// the nomination when it binds the pod.
+		if j.qpi.Pod.Status.NominatedNodeName != node {
+			if err := s.binder.Nominate(ctx, j.qpi.Pod, node); err != nil {
+				s.logger.Warn("could not nominate the node of a pod in its binding cycle",
+					zap.String("pod", pod.Namespace+"/"+pod.Name), zap.String("node", node), zap.Error(err))
+			} else {
+				j.nominated = true
+			}
+		}
 	}
 
 	if j.waiting != nil {
@@ -388,6 +402,11 @@ func (s *Scheduler) bindingFailed(ctx context.Context, j bindJob, point string, 
 	}
 	s.logger.Warn("binding cycle failed", zap.String("pod", name), zap.String("node", j.res.node),
 		zap.String("at", point), zap.String("plugin", plugin), zap.Error(err))
+	if j.nominated {
+		if err := s.binder.ClearNomination(context.WithoutCancel(ctx), j.qpi.Pod); err != nil {
+			s.logger.Warn("could not clear a nomination", zap.String("pod", name), zap.Error(err))
+		}
+	}
 	if err := s.Queue.AddUnschedulable(j.qpi, s.Queue.SchedulingCycle(), unschedulable); err != nil {
 		s.logger.Debug("pod not requeued", zap.String("pod", name), zap.Error(err))
 	}

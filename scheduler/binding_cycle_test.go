@@ -240,6 +240,26 @@ func TestBindingCycleSuccess(t *testing.T) {
 	if _, _, assumed := bt.s.Cache.Counts(); assumed != 1 {
 		t.Errorf("%d assumed pods, want the bound pod assumed until the informer confirms it", assumed)
 	}
+	// A has PreBind work: the node was nominated before it ran.
+	p, err := bt.client.CoreV1().Pods("ns").Get(context.Background(), "p", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Status.NominatedNodeName != "n1" {
+		t.Errorf("nominatedNodeName %q, want n1 written before PreBind", p.Status.NominatedNodeName)
+	}
+}
+
+// A pod without PreBind work or a wait is bound without a nomination
+// written first: one request, the Binding.
+func TestBindingCycleWithoutWorkNominatesNothing(t *testing.T) {
+	bt := newBindingTest(t, func(a, b *stepPlugin) { a.preBindSkip, b.preBindSkip = true, true })
+	bt.run(nil)
+	for _, a := range bt.client.Actions() {
+		if a.GetVerb() == "patch" {
+			t.Errorf("unexpected %s of %s/%s", a.GetVerb(), a.GetResource().Resource, a.GetSubresource())
+		}
+	}
 }
 
 // Every failure after Reserve runs every Unreserve in reverse order,

@@ -84,6 +84,11 @@ type inFlightPreemption struct {
 // meanwhile.
 func (s *Scheduler) syncNomination(pod *v1.Pod) {
 	node := pod.Status.NominatedNodeName
+	if node != "" && s.Cache.IsAssumed(pod.UID) {
+		// The binding cycle's own nomination: the pod already holds its
+		// room as an assumed pod.
+		return
+	}
 	s.preemptMu.Lock()
 	defer s.preemptMu.Unlock()
 	p, ok := s.preempting[pod.UID]
