@@ -1,8 +1,9 @@
 # yardmaster — build, test and run.
 #
 # `make test` needs nothing but Go: it builds the local control plane
-# (etcd, kube-apiserver) from their Go modules into bin/ on first use and
-# reuses them afterwards.
+# (etcd, kube-apiserver, kube-controller-manager; kube-scheduler for the
+# comparisons) from their Go modules into bin/ on first use and reuses them
+# afterwards.
 
 SHELL := /bin/bash
 BIN   := $(CURDIR)/bin
@@ -16,7 +17,7 @@ IMAGE ?= yardmaster:dev
 
 # Control-plane binaries, built from hack/tools (k8s.io/kubernetes v1.36.3
 # and etcd v3.6.8 as Go modules).
-CONTROL_PLANE := $(BIN)/etcd $(BIN)/kube-apiserver $(BIN)/kube-scheduler
+CONTROL_PLANE := $(BIN)/etcd $(BIN)/kube-apiserver $(BIN)/kube-controller-manager $(BIN)/kube-scheduler
 
 export YARDMASTER_BIN_DIR := $(BIN)
 
@@ -27,11 +28,11 @@ all: build
 build: ## Build bin/yardmaster.
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/yardmaster ./cmd/yardmaster
 
-control-plane: $(CONTROL_PLANE) ## Build etcd, kube-apiserver and kube-scheduler into bin/.
+control-plane: $(CONTROL_PLANE) ## Build etcd, kube-apiserver, kube-controller-manager and kube-scheduler into bin/.
 
 $(CONTROL_PLANE) &: hack/tools/go.mod hack/tools/go.sum
 	@mkdir -p $(BIN)
-	cd hack/tools && $(GO) build -o $(BIN)/ k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-scheduler
+	cd hack/tools && $(GO) build -o $(BIN)/ k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler
 	cd hack/tools && $(GO) build -o $(BIN)/etcd go.etcd.io/etcd/server/v3
 	@touch $(CONTROL_PLANE)
 

@@ -9,8 +9,9 @@ import (
 	"strings"
 )
 
-// ErrBinaryNotFound is wrapped by Start's error when etcd or kube-apiserver
-// cannot be found, so tests can tell "not built" from "broken".
+// ErrBinaryNotFound is wrapped by Start's error when etcd, kube-apiserver
+// or (with Options.Controllers) kube-controller-manager cannot be found, so
+// tests can tell "not built" from "broken".
 var ErrBinaryNotFound = errors.New("control plane binary not found")
 
 // BinDirEnv names the environment variable that overrides the default BinDir.
@@ -22,35 +23,49 @@ const modulePath = "github.com/yardmaster-io/yardmaster"
 // `go build go.etcd.io/etcd/server/v3` names the binary after its package.
 var etcdNames = []string{"etcd", "server"}
 
-// binaries resolves the paths of etcd and kube-apiserver.
-func (o Options) binaries() (etcd, apiserver string, err error) {
-	etcd, apiserver = o.EtcdPath, o.APIServerPath
-	if etcd == "" || apiserver == "" {
+// binaryPaths are the resolved paths of the components Start runs;
+// controllerManager is empty when Options.Controllers is.
+type binaryPaths struct {
+	etcd, apiserver, controllerManager string
+}
+
+// binaries resolves the paths of etcd, kube-apiserver and, when controllers
+// are asked for, kube-controller-manager.
+func (o Options) binaries() (binaryPaths, error) {
+	b := binaryPaths{etcd: o.EtcdPath, apiserver: o.APIServerPath}
+	wantCM := len(o.Controllers) > 0
+	if wantCM {
+		b.controllerManager = o.ControllerManagerPath
+	}
+	if b.etcd == "" || b.apiserver == "" || (wantCM && b.controllerManager == "") {
 		dir, err := o.binDir()
 		if err != nil {
-			return "", "", err
+			return binaryPaths{}, err
 		}
-		if etcd == "" {
+		if b.etcd == "" {
 			for _, name := range etcdNames {
 				if p := filepath.Join(dir, name); isExecutable(p) {
-					etcd = p
+					b.etcd = p
 					break
 				}
 			}
-			if etcd == "" {
-				return "", "", fmt.Errorf("%w: none of %q in %q", ErrBinaryNotFound, etcdNames, dir)
+			if b.etcd == "" {
+				return binaryPaths{}, fmt.Errorf("%w: none of %q in %q", ErrBinaryNotFound, etcdNames, dir)
 			}
 		}
-		if apiserver == "" {
-			apiserver = filepath.Join(dir, "kube-apiserver")
+		if b.apiserver == "" {
+			b.apiserver = filepath.Join(dir, "kube-apiserver")
+		}
+		if wantCM && b.controllerManager == "" {
+			b.controllerManager = filepath.Join(dir, "kube-controller-manager")
 		}
 	}
-	for _, p := range []string{etcd, apiserver} {
-		if !isExecutable(p) {
-			return "", "", fmt.Errorf("%w: %q", ErrBinaryNotFound, p)
+	for _, p := range []string{b.etcd, b.apiserver, b.controllerManager} {
+		if p != "" && !isExecutable(p) {
+			return binaryPaths{}, fmt.Errorf("%w: %q", ErrBinaryNotFound, p)
 		}
 	}
-	return etcd, apiserver, nil
+	return b, nil
 }
 
 func (o Options) binDir() (string, error) {

@@ -200,23 +200,30 @@ func poll(ctx context.Context, p *procgroup.Process, interval time.Duration, che
 
 // getOK returns nil if GET url answers 200.
 func getOK(ctx context.Context, hc *http.Client, url, token string) error {
+	_, err := getBody(ctx, hc, url, token)
+	return err
+}
+
+// getBody returns the body (up to 64 KiB) of GET url if it answers 200,
+// else an error that quotes up to 4 KiB of it.
+func getBody(ctx context.Context, hc *http.Client, url, token string) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s: %s", redact(url), resp.Status, strings.TrimSpace(string(body)))
+		return "", fmt.Errorf("GET %s: %s: %s", redact(url), resp.Status, strings.TrimSpace(string(body[:min(len(body), 4<<10)])))
 	}
-	return nil
+	return string(body), nil
 }
 
 func redact(u string) string {

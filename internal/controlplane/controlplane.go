@@ -1,19 +1,26 @@
 // Package controlplane starts and stops a real local Kubernetes control plane
-// (etcd and kube-apiserver, no controller-manager, no kubelet) for e2e tests,
-// the demo and benchmarks.
+// (etcd, kube-apiserver and, when asked for, kube-controller-manager with a
+// chosen few controllers; no kubelet) for e2e tests, the demo and
+// benchmarks.
 //
-// The model: Start owns two child processes, each in its own process group,
-// on loopback ports chosen at run time, with all state (etcd data, serving
-// certificates, keys, token file, kubeconfig) in one temporary directory.
-// Stop kills both process groups and removes that directory. Nothing is tied
-// to the context passed to Start beyond the wait for readiness: a test's
-// context ending must not kill a control plane that a later cleanup stops.
+// The model: Start owns two or three child processes, each in its own
+// process group, on loopback ports chosen at run time, with all state (etcd
+// data, serving certificates, keys, token file, kubeconfig) in one
+// temporary directory. Stop kills the process groups, kube-controller-manager
+// first, and removes that directory. Nothing is tied to the context passed
+// to Start beyond the wait for readiness: a test's context ending must not
+// kill a control plane that a later cleanup stops.
 //
 // Identities are static bearer tokens (--token-auth-file). An admin token in
-// group system:masters is always created; Options.Tokens adds more. Since no
-// controllers run, the ServiceAccount admission plugin is disabled (there is
-// no token controller to create default ServiceAccounts), nodes must be made
-// ready by hand (CreateReadyNode) and namespaces are never finalized.
+// group system:masters is always created; Options.Tokens adds more.
+//
+// By default no controller runs. Options.Controllers starts
+// kube-controller-manager with exactly those controllers, as the admin
+// user; StorageControllers and DRAControllers are the sets tests share.
+// Whatever it does not run stays undone: the ServiceAccount admission plugin
+// is disabled (no token controller creates default ServiceAccounts), nodes
+// must be made ready by hand (CreateReadyNode), and namespaces are never
+// finalized unless namespace-controller is asked for.
 //
 // The package needs Unix process groups and is meant for Linux, where a
 // child also receives SIGKILL if the process that started it dies; package
@@ -61,7 +68,8 @@ const (
 const (
 	defaultReadyTimeout = 90 * time.Second
 	// startAttempts bounds retries when a port picked as free was taken by
-	// someone else before etcd or kube-apiserver bound it.
+	// someone else before etcd, kube-apiserver or kube-controller-manager
+	// bound it.
 	startAttempts = 3
 )
 
@@ -72,20 +80,29 @@ type Options struct {
 	// github.com/yardmaster-io/yardmaster module found by walking up from
 	// the working directory.
 	BinDir string
-	// EtcdPath and APIServerPath name the binaries explicitly; each
-	// overrides what BinDir would give.
-	EtcdPath      string
-	APIServerPath string
+	// EtcdPath, APIServerPath and ControllerManagerPath name the binaries
+	// explicitly; each overrides what BinDir would give.
+	EtcdPath              string
+	APIServerPath         string
+	ControllerManagerPath string
+	// Controllers, when not empty, starts kube-controller-manager with
+	// exactly these controllers (its --controllers), each named
+	// explicitly, e.g. append(StorageControllers(), DRAControllers()...).
+	// Empty: kube-controller-manager is not started.
+	Controllers []string
 	// Tokens are extra static-token identities. They get no RBAC bindings.
 	Tokens []Token
-	// LogDir receives etcd's and kube-apiserver's logs. Default: the
-	// control plane's temporary directory, removed by Stop.
+	// LogDir receives the components' logs. Default: the control plane's
+	// temporary directory, removed by Stop.
 	LogDir string
 	// ExtraAPIServerFlags are appended after the defaults, so a flag given
 	// here overrides the default of the same name.
 	ExtraAPIServerFlags []string
+	// ExtraControllerManagerFlags are appended after kube-controller-manager's
+	// defaults in the same way; unused without Controllers.
+	ExtraControllerManagerFlags []string
 	// ReadyTimeout bounds the whole start. Default: 90s (a 2-core machine
-	// takes about 10-20s).
+	// takes about 10-20s; kube-controller-manager adds a second or two).
 	ReadyTimeout time.Duration
 }
 
@@ -97,8 +114,9 @@ type Token struct {
 	Groups []string
 }
 
-// ControlPlane is a running etcd and kube-apiserver. Its exported fields are
-// set by Start and must not be changed.
+// ControlPlane is a running etcd, kube-apiserver and, with
+// Options.Controllers, kube-controller-manager. Its exported fields are set
+// by Start and must not be changed.
 type ControlPlane struct {
 	// Dir is the temporary directory holding all state; Stop removes it.
 	Dir string
@@ -113,11 +131,17 @@ type ControlPlane struct {
 	// EtcdLog and APIServerLog are the paths of the components' logs.
 	EtcdLog      string
 	APIServerLog string
+	// ControllerManagerLog is the path of kube-controller-manager's log;
+	// empty when it does not run.
+	ControllerManagerLog string
+	// Controllers are the controllers kube-controller-manager runs;
+	// empty when it does not run.
+	Controllers []string
 
 	caData []byte  // PEM of the apiserver's self-signed serving cert and its CA
 	tokens []Token // admin first, then Options.Tokens
 
-	etcd, apiserver *procgroup.Process
+	etcd, apiserver, controllerManager *procgroup.Process
 
 	adminClient kubernetes.Interface
 	adminHTTP   *http.Client
@@ -128,13 +152,19 @@ type ControlPlane struct {
 
 // Start starts etcd and kube-apiserver and returns when the API server is
 // ready: /readyz answers 200, the "default" namespace and the bootstrap
-// RBAC roles exist. ctx bounds only that wait; the processes live until
-// Stop. If the binaries cannot be found the error wraps ErrBinaryNotFound.
+// RBAC roles exist. With opts.Controllers it then starts
+// kube-controller-manager and also waits until its /healthz passes a check
+// for each of those controllers, which it adds once it has built them. ctx
+// bounds only these waits; the processes live until Stop. If a binary
+// cannot be found the error wraps ErrBinaryNotFound.
 func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	if err := validateTokens(opts.Tokens); err != nil {
 		return nil, err
 	}
-	etcdPath, apiserverPath, err := opts.binaries()
+	if err := validateControllers(opts.Controllers); err != nil {
+		return nil, err
+	}
+	bins, err := opts.binaries()
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +176,7 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 
 	var errs []error
 	for range startAttempts {
-		cp, err := start(ctx, opts, etcdPath, apiserverPath)
+		cp, err := start(ctx, opts, bins)
 		if err == nil {
 			return cp, nil
 		}
@@ -160,7 +190,7 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 
 // start makes one attempt; on failure it leaves nothing running and no
 // temporary directory behind.
-func start(ctx context.Context, opts Options, etcdPath, apiserverPath string) (_ *ControlPlane, err error) {
+func start(ctx context.Context, opts Options, bins binaryPaths) (_ *ControlPlane, err error) {
 	dir, err := os.MkdirTemp("", "yardmaster-cp-")
 	if err != nil {
 		return nil, fmt.Errorf("creating control plane dir: %w", err)
@@ -182,6 +212,10 @@ func start(ctx context.Context, opts Options, etcdPath, apiserverPath string) (_
 	// sharing one LogDir apart.
 	c.EtcdLog = filepath.Join(logDir, filepath.Base(dir)+"-etcd.log")
 	c.APIServerLog = filepath.Join(logDir, filepath.Base(dir)+"-kube-apiserver.log")
+	if len(opts.Controllers) > 0 {
+		c.ControllerManagerLog = filepath.Join(logDir, filepath.Base(dir)+"-kube-controller-manager.log")
+		c.Controllers = append([]string(nil), opts.Controllers...)
+	}
 
 	adminToken, err := randomToken()
 	if err != nil {
@@ -196,10 +230,10 @@ func start(ctx context.Context, opts Options, etcdPath, apiserverPath string) (_
 	}
 	etcdClientPort, etcdPeerPort, securePort := ports[0], ports[1], ports[2]
 
-	if err := c.startEtcd(ctx, etcdPath, etcdClientPort, etcdPeerPort); err != nil {
+	if err := c.startEtcd(ctx, bins.etcd, etcdClientPort, etcdPeerPort); err != nil {
 		return nil, err
 	}
-	if err := c.startAPIServer(ctx, apiserverPath, securePort, opts.ExtraAPIServerFlags); err != nil {
+	if err := c.startAPIServer(ctx, bins.apiserver, securePort, opts.ExtraAPIServerFlags); err != nil {
 		return nil, err
 	}
 
@@ -219,11 +253,17 @@ func start(ctx context.Context, opts Options, etcdPath, apiserverPath string) (_
 	if err := c.WriteKubeconfig(c.AdminKubeconfig, c.AdminToken); err != nil {
 		return nil, err
 	}
+	if len(c.Controllers) > 0 {
+		if err := c.startControllerManager(ctx, bins.controllerManager, c.Controllers, opts.ExtraControllerManagerFlags); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
 }
 
-// Stop kills kube-apiserver and etcd with their process groups (SIGTERM,
-// then SIGKILL after a grace period), waits for them and removes Dir.
+// Stop kills kube-controller-manager (if it runs), kube-apiserver and etcd,
+// in that order, with their process groups (SIGTERM, then SIGKILL after a
+// grace period), waits for each and removes Dir.
 // It is idempotent and safe for concurrent use; later calls return the
 // first call's result.
 func (c *ControlPlane) Stop() error {
@@ -232,9 +272,10 @@ func (c *ControlPlane) Stop() error {
 		if c.adminHTTP != nil {
 			c.adminHTTP.CloseIdleConnections()
 		}
-		// The API server first: stopping etcd under it only makes it log
-		// connection errors while it shuts down.
-		for _, p := range []*procgroup.Process{c.apiserver, c.etcd} {
+		// Each component before the one it talks to: stopping a server
+		// under its client only makes the client log connection errors
+		// (or, for controllers, retry writes) while it shuts down.
+		for _, p := range []*procgroup.Process{c.controllerManager, c.apiserver, c.etcd} {
 			if p != nil {
 				errs = append(errs, p.Stop(stopGracePeriod))
 			}
@@ -249,11 +290,12 @@ func (c *ControlPlane) Stop() error {
 	return c.stopErr
 }
 
-// PIDs returns the process ids of etcd and kube-apiserver (each also the id
-// of its process group), for diagnostics and for tests that check Stop.
+// PIDs returns the process ids of etcd, kube-apiserver and
+// kube-controller-manager when it runs (each also the id of its process
+// group), for diagnostics and for tests that check Stop.
 func (c *ControlPlane) PIDs() []int {
 	var pids []int
-	for _, p := range []*procgroup.Process{c.etcd, c.apiserver} {
+	for _, p := range []*procgroup.Process{c.etcd, c.apiserver, c.controllerManager} {
 		if p != nil {
 			pids = append(pids, p.Pid())
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -65,12 +66,14 @@ func startAll(t *testing.T, opts ...controlplane.Options) []*controlplane.Contro
 	return cps
 }
 
-// TestControlPlane runs two control planes at once, checks what tests of
-// the scheduler rely on against the first, and that Stop leaves nothing.
+// TestControlPlane runs two control planes at once, the second with
+// kube-controller-manager, checks what tests of the scheduler rely on
+// against the first and what the controllers do against the second, and
+// that Stop leaves nothing.
 func TestControlPlane(t *testing.T) {
 	cps := startAll(t,
 		controlplane.Options{Tokens: []controlplane.Token{viewer}},
-		controlplane.Options{LogDir: t.TempDir()},
+		controlplane.Options{LogDir: t.TempDir(), Controllers: append(controlplane.StorageControllers(), controlplane.DRAControllers()...)},
 	)
 	a, b := cps[0], cps[1]
 	ctx := t.Context()
@@ -207,11 +210,22 @@ func TestControlPlane(t *testing.T) {
 		}
 	})
 
+	t.Run("controllers", func(t *testing.T) {
+		testControllers(t, b)
+	})
+
 	t.Run("stop", func(t *testing.T) {
-		for i, cp := range []*controlplane.ControlPlane{a, b} {
+		for i, tc := range []struct {
+			cp       *controlplane.ControlPlane
+			wantPIDs int
+		}{
+			{a, 2}, // etcd, kube-apiserver
+			{b, 3}, // and kube-controller-manager
+		} {
+			cp := tc.cp
 			pids := cp.PIDs()
-			if len(pids) != 2 {
-				t.Fatalf("control plane %d: PIDs() = %v, want etcd and kube-apiserver", i, pids)
+			if len(pids) != tc.wantPIDs {
+				t.Fatalf("control plane %d: PIDs() = %v, want %d", i, pids, tc.wantPIDs)
 			}
 			start := time.Now()
 			if err := cp.Stop(); err != nil {
@@ -233,8 +247,13 @@ func TestControlPlane(t *testing.T) {
 				t.Errorf("control plane %d: dir %q after Stop: %v, want not exist", i, cp.Dir, err)
 			}
 		}
-		if _, err := os.Stat(b.APIServerLog); err != nil {
-			t.Errorf("log in LogDir after Stop: %v", err)
+		for _, log := range []string{b.APIServerLog, b.ControllerManagerLog} {
+			if _, err := os.Stat(log); err != nil {
+				t.Errorf("log in LogDir after Stop: %v", err)
+			}
+		}
+		if a.ControllerManagerLog != "" || len(a.Controllers) != 0 {
+			t.Errorf("control plane without controllers: ControllerManagerLog %q, Controllers %q; want both empty", a.ControllerManagerLog, a.Controllers)
 		}
 	})
 }
@@ -243,6 +262,46 @@ func TestStartMissingBinaries(t *testing.T) {
 	_, err := controlplane.Start(t.Context(), controlplane.Options{BinDir: t.TempDir()})
 	if !errors.Is(err, controlplane.ErrBinaryNotFound) {
 		t.Errorf("Start with an empty BinDir: err = %v, want ErrBinaryNotFound", err)
+	}
+}
+
+// TestStartMissingControllerManager checks that kube-controller-manager is
+// looked up, before anything starts, only when controllers are asked for.
+func TestStartMissingControllerManager(t *testing.T) {
+	// Executables that are never run: resolution fails first.
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "kube-controller-manager")
+	_, err = controlplane.Start(t.Context(), controlplane.Options{
+		EtcdPath: exe, APIServerPath: exe, ControllerManagerPath: missing,
+		Controllers: controlplane.StorageControllers(),
+	})
+	if !errors.Is(err, controlplane.ErrBinaryNotFound) || !strings.Contains(err.Error(), missing) {
+		t.Errorf("Start with a missing kube-controller-manager: err = %v, want ErrBinaryNotFound naming %q", err, missing)
+	}
+}
+
+func TestStartInvalidControllers(t *testing.T) {
+	tests := []struct {
+		name        string
+		controllers []string
+	}{
+		{"empty name", []string{""}},
+		{"all", []string{"*"}},
+		{"disabled", []string{"-" + controlplane.ResourceClaimController}},
+		{"comma", []string{controlplane.PersistentVolumeBinderController + "," + controlplane.ResourceClaimController}},
+		{"twice", []string{controlplane.ResourceClaimController, controlplane.ResourceClaimController}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			// Controllers are checked before anything is started or looked up.
+			_, err := controlplane.Start(t.Context(), controlplane.Options{BinDir: t.TempDir(), Controllers: tc.controllers})
+			if err == nil || errors.Is(err, controlplane.ErrBinaryNotFound) {
+				t.Errorf("Start with controllers %q: err = %v, want a controller error", tc.controllers, err)
+			}
+		})
 	}
 }
 

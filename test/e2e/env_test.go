@@ -52,14 +52,24 @@ func newEnv(t *testing.T) *env {
 	return e
 }
 
-// cleanup removes what the test made. Without a kubelet or controllers a
-// pod only disappears with grace period 0, and a namespace is never emptied.
+// cleanup removes what the test made. Without a kubelet a pod only
+// disappears with grace period 0. Claims go after the pods: their
+// protection finalizers stay until the storage and DRA controllers see no
+// pod using them, and then they release their volumes and devices. Without
+// the namespace controller a namespace is never emptied, so what is left
+// stays in a Terminating namespace.
 func (e *env) cleanup() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	zero := int64(0)
 	if err := e.client.CoreV1().Pods(e.ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{}); err != nil {
 		e.t.Logf("cleanup pods: %v", err)
+	}
+	if err := e.client.CoreV1().PersistentVolumeClaims(e.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		e.t.Logf("cleanup PersistentVolumeClaims: %v", err)
+	}
+	if err := e.client.ResourceV1().ResourceClaims(e.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		e.t.Logf("cleanup ResourceClaims: %v", err)
 	}
 	if err := e.client.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: testLabel + "=" + e.ns}); err != nil {
 		e.t.Logf("cleanup nodes: %v", err)

@@ -1,8 +1,12 @@
-// Package e2e tests yardmaster against a real local control plane: etcd and
-// kube-apiserver built from their Go modules (make control-plane), started
-// once for the package. Each test gets its own namespace, its own nodes and
-// its own scheduler (a profile named after the namespace), so tests never
-// see each other's pods.
+// Package e2e tests yardmaster against a real local control plane: etcd,
+// kube-apiserver and kube-controller-manager built from their Go modules
+// (make control-plane), started once for the package. The controller
+// manager runs the storage and DRA controllers
+// (controlplane.StorageControllers and DRAControllers), so claims get bound
+// to volumes, protection finalizers are removed, and ResourceClaims are
+// made from templates and released when their pods go, as in a cluster.
+// Each test gets its own namespace, its own nodes and its own scheduler (a
+// profile named after the namespace), so tests never see each other's pods.
 package e2e
 
 import (
@@ -23,7 +27,10 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	var err error
-	cp, err = controlplane.Start(context.Background(), controlplane.Options{Tokens: identities()})
+	cp, err = controlplane.Start(context.Background(), controlplane.Options{
+		Tokens:      identities(),
+		Controllers: append(controlplane.StorageControllers(), controlplane.DRAControllers()...),
+	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: start control plane:", err)
 		return 1

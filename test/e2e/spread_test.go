@@ -11,6 +11,8 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 )
@@ -99,7 +101,8 @@ func TestVolumeNodeAffinityAndZone(t *testing.T) {
 }
 
 // Claims that nobody has bound leave their pods pending with the reason:
-// an immediate claim waits for the PV controller, a WaitForFirstConsumer
+// an immediate claim that no volume matches waits for the PV binder to find
+// one, a WaitForFirstConsumer
 // one for a scheduler that binds volumes, a missing one to be created.
 func TestVolumeUnboundClaimsStayPending(t *testing.T) {
 	e := newEnv(t)
@@ -149,26 +152,35 @@ func (e *env) persistentVolume(name string, mutate func(*v1.PersistentVolume)) *
 	return got
 }
 
-// deletePersistentVolume removes the protection finalizer, which only the
-// (absent) controller-manager would, and deletes the volume.
+// deletePersistentVolume deletes the volume and then removes its protection
+// finalizer: the PV-protection controller would keep a volume that is still
+// Bound (its claim outlives the test, until env.cleanup), and it re-adds the
+// finalizer to a volume that is not being deleted, so the order matters.
 func (e *env) deletePersistentVolume(name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	pvs := e.client.CoreV1().PersistentVolumes()
-	if pv, err := pvs.Get(ctx, name, metav1.GetOptions{}); err == nil && len(pv.Finalizers) > 0 {
-		pv.Finalizers = nil
-		if _, err := pvs.Update(ctx, pv, metav1.UpdateOptions{}); err != nil {
-			e.t.Logf("cleanup PersistentVolume %s: %v", name, err)
-		}
-	}
 	if err := ignoreNotFound(pvs.Delete(ctx, name, metav1.DeleteOptions{})); err != nil {
+		e.t.Logf("cleanup PersistentVolume %s: %v", name, err)
+		return
+	}
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		pv, err := pvs.Get(ctx, name, metav1.GetOptions{})
+		if err != nil || len(pv.Finalizers) == 0 {
+			return err
+		}
+		pv.Finalizers = nil
+		_, err = pvs.Update(ctx, pv, metav1.UpdateOptions{})
+		return err
+	})
+	if err := ignoreNotFound(err); err != nil {
 		e.t.Logf("cleanup PersistentVolume %s: %v", name, err)
 	}
 }
 
 // claim creates a 1Gi claim of class (empty for none, not the default) in
-// the test namespace, pre-bound to volume when that is set. Claims are left
-// in the namespace: their protection finalizers keep them there anyway.
+// the test namespace, pre-bound to volume when that is set. env.cleanup
+// deletes claims once the pods that use them are gone.
 func (e *env) claim(name, class, volume string) *v1.PersistentVolumeClaim {
 	e.t.Helper()
 	pvc := &v1.PersistentVolumeClaim{
@@ -187,32 +199,26 @@ func (e *env) claim(name, class, volume string) *v1.PersistentVolumeClaim {
 	return got
 }
 
-// boundClaim creates claim name bound to pv the way the PV controller
-// binds them: the volume's claimRef and phase Bound, the claim's
-// spec.volumeName, bind-completed annotation and phase Bound.
+// boundClaim creates claim name pre-bound to pv (spec.volumeName) and waits
+// for the PV binder to finish the binding: the volume's claimRef and phase
+// Bound, the claim's bind-completed annotation and phase Bound.
 func (e *env) boundClaim(name string, pv *v1.PersistentVolume) {
 	e.t.Helper()
 	pvc := e.claim(name, "", pv.Name)
-	pvc.Annotations = map[string]string{"pv.kubernetes.io/bind-completed": "yes"}
-	pvc, err := e.client.CoreV1().PersistentVolumeClaims(e.ns).Update(e.ctx, pvc, metav1.UpdateOptions{})
+	err := wait.PollUntilContextTimeout(e.ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		c, err := e.client.CoreV1().PersistentVolumeClaims(e.ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		v, err := e.client.CoreV1().PersistentVolumes().Get(ctx, pv.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return c.Status.Phase == v1.ClaimBound && c.Annotations["pv.kubernetes.io/bind-completed"] != "" &&
+			v.Status.Phase == v1.VolumeBound && v.Spec.ClaimRef != nil && v.Spec.ClaimRef.UID == pvc.UID, nil
+	})
 	if err != nil {
-		e.t.Fatalf("annotate PersistentVolumeClaim %s: %v", name, err)
-	}
-	pvc.Status.Phase = v1.ClaimBound
-	pvc.Status.AccessModes = pvc.Spec.AccessModes
-	pvc.Status.Capacity = pv.Spec.Capacity
-	if _, err := e.client.CoreV1().PersistentVolumeClaims(e.ns).UpdateStatus(e.ctx, pvc, metav1.UpdateOptions{}); err != nil {
-		e.t.Fatalf("bind PersistentVolumeClaim %s: %v", name, err)
-	}
-
-	pv.Spec.ClaimRef = &v1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: e.ns, Name: name, UID: pvc.UID}
-	pv, err = e.client.CoreV1().PersistentVolumes().Update(e.ctx, pv, metav1.UpdateOptions{})
-	if err != nil {
-		e.t.Fatalf("bind PersistentVolume %s: %v", pv.Name, err)
-	}
-	pv.Status.Phase = v1.VolumeBound
-	if _, err := e.client.CoreV1().PersistentVolumes().UpdateStatus(e.ctx, pv, metav1.UpdateOptions{}); err != nil {
-		e.t.Fatalf("bind PersistentVolume %s: %v", pv.Name, err)
+		e.t.Fatalf("waiting for the PV binder to bind claim %s to volume %s: %v", name, pv.Name, err)
 	}
 }
 

@@ -1,0 +1,197 @@
+package controlplane
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/yardmaster-io/yardmaster/internal/procgroup"
+)
+
+// Names of kube-controller-manager v1.36 controllers, as its --controllers
+// flag and its /healthz checks spell them (`kube-controller-manager --help`
+// lists all of them).
+const (
+	// PersistentVolumeBinderController binds PersistentVolumeClaims to
+	// PersistentVolumes and sets both to phase Bound; a claim of a
+	// WaitForFirstConsumer class waits for a scheduler to pick a node.
+	PersistentVolumeBinderController = "persistentvolume-binder-controller"
+	// PersistentVolumeProtectionController removes the
+	// kubernetes.io/pv-protection finalizer from a deleted volume once it
+	// is no longer Bound.
+	PersistentVolumeProtectionController = "persistentvolume-protection-controller"
+	// PersistentVolumeClaimProtectionController removes the
+	// kubernetes.io/pvc-protection finalizer from a deleted claim once no
+	// pod uses it.
+	PersistentVolumeClaimProtectionController = "persistentvolumeclaim-protection-controller"
+	// EphemeralVolumeController creates the claim "<pod>-<volume>" of each
+	// generic ephemeral volume of a pod.
+	EphemeralVolumeController = "ephemeral-volume-controller"
+	// ResourceClaimController creates the ResourceClaims of a pod's
+	// ResourceClaimTemplates and records them in the pod's
+	// status.resourceClaimStatuses; it drops deleted and finished pods from
+	// a claim's status.reservedFor and deallocates a claim that nobody uses
+	// any more.
+	ResourceClaimController = "resourceclaim-controller"
+)
+
+// StorageControllers returns the controllers that make PersistentVolumes
+// and their claims behave as in a cluster: claims get bound, generic
+// ephemeral volumes get their claims, and the protection finalizers that
+// kube-apiserver's admission adds are removed when the objects are
+// deleted. Dynamic provisioning needs an external provisioner and is not
+// among them.
+func StorageControllers() []string {
+	return []string{
+		PersistentVolumeBinderController,
+		PersistentVolumeProtectionController,
+		PersistentVolumeClaimProtectionController,
+		EphemeralVolumeController,
+	}
+}
+
+// DRAControllers returns the controllers that dynamic resource allocation
+// needs beside a scheduler: only ResourceClaimController. The
+// DynamicResourceAllocation feature is GA and on in v1.36, so no feature
+// gate is needed. device-taint-eviction-controller is left out: it evicts
+// pods from tainted devices, which a control plane without kubelets and
+// drivers has no use for.
+//
+// Without garbage-collector-controller a claim generated for a pod that is
+// deleted stays behind, deallocated and no longer reserved: the
+// ResourceClaim controller deletes generated claims only of pods that it
+// still sees as done, and leaves those of vanished pods to the garbage
+// collector.
+func DRAControllers() []string {
+	return []string{ResourceClaimController}
+}
+
+// controllerManagerPollInterval paces the readiness wait of
+// kube-controller-manager, which is up within a few seconds of starting.
+const controllerManagerPollInterval = 100 * time.Millisecond
+
+// pvClaimBinderSyncPeriod replaces the PV binder's 15s default resync. The
+// binder looks for a volume for a pending claim only when the claim
+// changes or at a resync, so a test that creates a claim before its volume
+// would otherwise wait up to 15s; on the few objects of a local control
+// plane a resync is cheap.
+const pvClaimBinderSyncPeriod = 2 * time.Second
+
+// validateControllers rejects controller lists that kube-controller-manager
+// would misread or that the readiness wait could not check: it waits for
+// each named controller, so names must be explicit, without "*" or "-name".
+func validateControllers(controllers []string) error {
+	seen := map[string]bool{}
+	for _, c := range controllers {
+		switch {
+		case c == "" || c == "*" || strings.HasPrefix(c, "-"):
+			return fmt.Errorf("controller %q: name each controller to run explicitly", c)
+		case strings.ContainsAny(c, ", \t\r\n"):
+			return fmt.Errorf("controller %q: name must not contain commas or spaces", c)
+		case seen[c]:
+			return fmt.Errorf("controller %q: listed twice", c)
+		}
+		seen[c] = true
+	}
+	return nil
+}
+
+// startControllerManager starts kube-controller-manager with the given
+// controllers against the API server, as the admin user, serving on a
+// loopback port, and waits until every one of them has been built.
+func (c *ControlPlane) startControllerManager(ctx context.Context, path string, controllers, extraFlags []string) error {
+	// Picked now rather than with the other ports: a port held back through
+	// the API server's start would be open to others that much longer.
+	port, err := procgroup.FreePort()
+	if err != nil {
+		return err
+	}
+	certDir := filepath.Join(c.Dir, "controller-manager-certs")
+	args := []string{
+		"--kubeconfig=" + c.AdminKubeconfig,
+		"--controllers=" + strings.Join(controllers, ","),
+		"--leader-elect=false",
+		// One identity for every controller: the admin's. Per-controller
+		// service accounts would need the token controller, which needs
+		// the service-account signing key and a kubelet-less cluster
+		// gains nothing from it.
+		"--use-service-account-credentials=false",
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(port),
+		"--cert-dir=" + certDir,
+		// The controllers share one client; at the default 20 QPS a test
+		// creating a few hundred claims would measure the limiter.
+		"--kube-api-qps=" + strconv.Itoa(clientQPS),
+		"--kube-api-burst=" + strconv.Itoa(clientBurst),
+		"--pvclaimbinder-sync-period=" + pvClaimBinderSyncPeriod.String(),
+		"--profiling=false",
+		"-v=1",
+	}
+	args = append(args, extraFlags...)
+	p, err := procgroup.Start("kube-controller-manager", path, args, c.ControllerManagerLog)
+	if err != nil {
+		return err
+	}
+	c.controllerManager = p
+
+	// Like kube-apiserver, it writes its self-signed serving cert (and
+	// the CA after it) into --cert-dir before it listens.
+	certFile := filepath.Join(certDir, "kube-controller-manager.crt")
+	healthz := "https://127.0.0.1:" + strconv.Itoa(port) + "/healthz?verbose"
+	var hc *http.Client
+	defer func() {
+		if hc != nil {
+			hc.CloseIdleConnections()
+		}
+	}()
+	return poll(ctx, p, controllerManagerPollInterval, func(ctx context.Context) error {
+		if hc == nil {
+			ca, err := os.ReadFile(certFile)
+			if err != nil {
+				return fmt.Errorf("reading serving cert: %w", err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(ca) {
+				return fmt.Errorf("no certificate in %q yet", certFile)
+			}
+			hc = &http.Client{
+				Transport: &http.Transport{DisableKeepAlives: true, TLSClientConfig: &tls.Config{RootCAs: pool}},
+				Timeout:   5 * time.Second,
+			}
+		}
+		return controllersBuilt(ctx, hc, healthz, controllers)
+	})
+}
+
+// controllersBuilt returns nil once /healthz answers 200 with a passing
+// check for each controller. /healthz alone answers 200 as soon as the
+// server listens, before any controller exists; kube-controller-manager
+// adds a check named after each controller once it has built them all,
+// just before it starts their informers, so an object created after that
+// is in the informers' first list or watch. (There is no endpoint that
+// says the informers have synced.) A controller that is listed but
+// disabled, say by a feature gate, never gets a check, and the wait times
+// out naming it.
+func controllersBuilt(ctx context.Context, hc *http.Client, url string, controllers []string) error {
+	body, err := getBody(ctx, hc, url, "")
+	if err != nil {
+		return err
+	}
+	var missing []string
+	for _, name := range controllers {
+		if !strings.Contains(body, "[+]"+name+" ok") {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("no passing health check yet for %q", missing)
+	}
+	return nil
+}
