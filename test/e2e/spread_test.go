@@ -100,10 +100,11 @@ func TestVolumeNodeAffinityAndZone(t *testing.T) {
 	}
 }
 
-// Claims that nobody has bound leave their pods pending with the reason:
-// an immediate claim that no volume matches waits for the PV binder to find
-// one, a WaitForFirstConsumer
-// one for a scheduler that binds volumes, a missing one to be created.
+// Claims that nobody can bind leave their pods pending: an immediate claim
+// that no volume matches waits for the PV binder to find one, with the
+// reason; a WaitForFirstConsumer one whose provisioner never answers gets
+// the chosen node (volume.kubernetes.io/selected-node) and its pod waits in
+// PreBind; a missing one waits to be created, with the reason.
 func TestVolumeUnboundClaimsStayPending(t *testing.T) {
 	e := newEnv(t)
 	for _, n := range []string{"a", "b"} {
@@ -121,8 +122,13 @@ func TestVolumeUnboundClaimsStayPending(t *testing.T) {
 
 	e.waitBound(30*time.Second, "free")
 	e.waitFailedScheduling("immediate", "0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims.")
-	e.waitFailedScheduling("later", "0/2 nodes are available: pod has unbound WaitForFirstConsumer PersistentVolumeClaims: yardmaster does not bind or provision volumes.")
 	e.waitFailedScheduling("missing", `0/2 nodes are available: persistentvolumeclaim "nope" not found.`)
+	if err := wait.PollUntilContextTimeout(e.ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		c, err := e.client.CoreV1().PersistentVolumeClaims(e.ns).Get(ctx, "later", metav1.GetOptions{})
+		return err == nil && strings.HasPrefix(c.Annotations["volume.kubernetes.io/selected-node"], e.ns+"-"), err
+	}); err != nil {
+		t.Fatalf("the WaitForFirstConsumer claim never got a selected node: %v", err)
+	}
 	for _, p := range []string{"immediate", "later", "missing"} {
 		e.expectPending(p, time.Second)
 	}

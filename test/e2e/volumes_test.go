@@ -334,14 +334,16 @@ func TestVolumeBindingMatchesKubeScheduler(t *testing.T) {
 		},
 		steps: [][]string{{"web-0:data-web-0"}, {"web-1:data-web-1"}, {"web-2:data-web-2"}},
 	}, {
-		name:  "two claims of one pod, and a volume shared with none",
+		// Only b has two volumes; the smaller claim picks first and takes
+		// the smaller volume.
+		name:  "two claims of one pod never share a volume",
 		nodes: map[string]string{"a": "z1", "b": "z1"},
 		storage: func(r *volumeRun) {
 			r.localClass("local")
-			r.localVolume("a-1", "local", "a", "10Gi")
-			r.localVolume("b-1", "local", "b", "10Gi")
-			r.localVolume("b-2", "local", "b", "10Gi")
-			r.volumeClaim("data", "local", "1Gi")
+			r.localVolume("a-1", "local", "a", "30Gi")
+			r.localVolume("b-1", "local", "b", "20Gi")
+			r.localVolume("b-2", "local", "b", "30Gi")
+			r.volumeClaim("data", "local", "15Gi")
 			r.volumeClaim("logs", "local", "1Gi")
 		},
 		steps: [][]string{{"p:data,logs"}},
