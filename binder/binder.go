@@ -213,5 +213,13 @@ func (b *Binder) patchCondition(ctx context.Context, pod *v1.Pod, reason, messag
 	return b.patchStatus(ctx, pod, patch)
 }
 
+// Recorder returns the event recorder; nil when events are not written.
+func (b *Binder) Recorder() events.EventRecorder {
+	if b == nil {
+		return nil
+	}
+	return b.recorder
+}
+
 // Wait blocks until background status patches have finished.
 func (b *Binder) Wait() { b.inflight.Wait() }

@@ -758,7 +758,7 @@ func TestDecodeErrors(t *testing.T) {
 		// Plugins.
 		{"unknown plugin", prof("    filter:\n      enabled: [{name: NodeResourceFit}]\n"), "profiles[0].plugins.filter.enabled[0].name", 7, `unknown plugin "NodeResourceFit" (did you mean "NodeResourcesFit"?)`},
 		{"unknown plugin disabled", prof("    score:\n      disabled: [{name: Nope}]\n"), "profiles[0].plugins.score.disabled[0].name", 7, `unknown plugin "Nope"`},
-		{"kube-scheduler plugin yardmaster lacks", prof("    multiPoint:\n      enabled: [{name: DynamicResources}]\n"), "profiles[0].plugins.multiPoint.enabled[0].name", 7, "does not implement"},
+		{"kube-scheduler plugin yardmaster lacks", prof("    multiPoint:\n      enabled: [{name: GangScheduling}]\n"), "profiles[0].plugins.multiPoint.enabled[0].name", 7, "does not implement"},
 		{"removed plugin", prof("    score:\n      enabled: [{name: NodeResourcesLeastAllocated, weight: 2}]\n"), "profiles[0].plugins.score.enabled[0].name", 7, "scoringStrategy: {type: LeastAllocated"},
 		{"plugin at a point it does not implement", prof("    score:\n      enabled: [{name: NodeUnschedulable}]\n"), "profiles[0].plugins.score.enabled[0].name", 7, `"NodeUnschedulable" does not implement score (it implements filter)`},
 		{"another queueSort", prof("    queueSort:\n      enabled: [{name: NodeResourcesFit}]\n"), "profiles[0].plugins.queueSort.enabled[0].name", 7, "yardmaster runs PrioritySort there"},

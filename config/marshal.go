@@ -124,7 +124,7 @@ func profileFile(prof registry.Profile) fileProfile {
 		return s
 	}
 	plugins := &filePlugins{
-		PreEnqueue: enabled(registry.SchedulingGatesName),
+		PreEnqueue: enabled(append([]string{registry.SchedulingGatesName}, prof.PreEnqueue...)...),
 		QueueSort:  enabled(registry.PrioritySortName),
 		PreFilter:  enabled(prof.PreFilter...),
 		Filter:     enabled(prof.Filter...),

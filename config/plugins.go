@@ -39,7 +39,7 @@ const wildcard = "*"
 // does not have (until a Registration adds them; the registry is asked
 // first). Disabling one is accepted: it is not running. Enabling one is an
 // error that says it is not implemented rather than "unknown".
-var kubeSchedulerPlugins = []string{"DynamicResources", "GangScheduling"}
+var kubeSchedulerPlugins = []string{"GangScheduling"}
 
 // removedPlugins are plugins kube-scheduler has removed, with what to do
 // instead. Disabling one is accepted; anything else is an error carrying
@@ -214,8 +214,13 @@ func resolvePlugins(cat *catalog, plugins *filePlugins, path string, p *problems
 	}
 	// preEnqueue: SchedulingGates is built into the queue and always on;
 	// disabling it is accepted and changes nothing (the API server refuses
-	// to bind a pod that still has scheduling gates). Nothing else can be
-	// enabled anywhere else: checkSet refused it.
+	// to bind a pod that still has scheduling gates). The other plugins
+	// there (DynamicResources) are the profile's.
+	for _, n := range expand(registry.PreEnqueue) {
+		if n != registry.SchedulingGatesName {
+			prof.PreEnqueue = append(prof.PreEnqueue, n)
+		}
+	}
 
 	prof.PreFilter = expand(registry.PreFilter)
 	prof.Filter = expand(registry.Filter)

@@ -7,9 +7,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/events"
 )
 
 // MaxNodeScore is the highest score a Score plugin may give after
@@ -23,6 +25,31 @@ const (
 type Plugin interface {
 	// Name is the plugin's name as written in the configuration file.
 	Name() string
+}
+
+// PreEnqueuePlugin decides whether a pod may enter the active queue at all.
+// It is asked when the pod is added or updated, and again on every cluster
+// event while it waits; until it says Success the pod waits with the
+// gated pods, without a scheduling attempt or an event (a pod whose
+// ResourceClaims do not exist yet, say).
+type PreEnqueuePlugin interface {
+	Plugin
+	// PreEnqueue returns Success when the pod may be scheduled, else why
+	// not. It runs under the queue's lock: it must be quick and must not
+	// call the queue.
+	PreEnqueue(ctx context.Context, pod *v1.Pod) *Status
+}
+
+// PostFilterPlugin runs, in configured order, when a pod fits no node, to
+// make room for it (DefaultPreemption, built in, is one). A plugin that
+// made room returns Success and ends the chain; Unschedulable passes on to
+// the next plugin, its reasons kept for the pod's FailedScheduling
+// message; UnschedulableAndUnresolvable or an Error ends the chain.
+type PostFilterPlugin interface {
+	Plugin
+	// PostFilter must not wait on the API: a write it decides on goes out
+	// in the background, and the event it causes requeues the pod.
+	PostFilter(ctx context.Context, state *CycleState, pod *v1.Pod) *Status
 }
 
 // PreFilterResult narrows the nodes a pod may go to. A nil result, or nil
@@ -243,6 +270,13 @@ type Handle interface {
 	IterateOverWaitingPods(f func(WaitingPod))
 	// GetWaitingPod returns the waiting pod with uid, or nil.
 	GetWaitingPod(uid types.UID) WaitingPod
+	// SharedDRAManager is the scheduler's state of dynamic resource
+	// allocation, shared by its profiles; nil without informers.
+	SharedDRAManager() SharedDRAManager
+	// EventRecorder writes events about pods (the scheduler's own, as
+	// kube-scheduler's plugins write through theirs); nil when the
+	// scheduler writes none.
+	EventRecorder() events.EventRecorder
 	// MetricsRegisterer registers the plugin's own metrics; never nil.
 	MetricsRegisterer() prometheus.Registerer
 	// Logger is the process logger; never nil.
@@ -255,4 +289,22 @@ type Handle interface {
 type BackgroundPlugin interface {
 	Plugin
 	Run(ctx context.Context)
+}
+
+// DeviceClassResolver tells which DeviceClass serves an extended resource
+// through dynamic resource allocation: the class whose
+// spec.extendedResourceName it is, or the class named in an implicit
+// deviceclass.resource.kubernetes.io/<class> name.
+type DeviceClassResolver interface {
+	// GetDeviceClass returns the class serving resourceName, or nil.
+	GetDeviceClass(resourceName v1.ResourceName) *resourceapi.DeviceClass
+}
+
+// SharedDRAManager is what the plugins share of dynamic resource
+// allocation (claims as the scheduler sees them, the devices allocated,
+// the classes): NodeResourcesFit leaves extended resources that a
+// DeviceClass serves to DynamicResources. The DynamicResources plugin
+// knows the concrete type.
+type SharedDRAManager interface {
+	DeviceClassResolver
 }

@@ -63,6 +63,7 @@ type ExtensionPoint int
 const (
 	PreFilter ExtensionPoint = iota
 	Filter
+	PostFilter
 	PreScore
 	Score
 	ScoreExtensionNormalize
@@ -79,6 +80,7 @@ const (
 var extensionPointNames = [numExtensionPoints]string{
 	PreFilter:               "PreFilter",
 	Filter:                  "Filter",
+	PostFilter:              "PostFilter",
 	PreScore:                "PreScore",
 	Score:                   "Score",
 	ScoreExtensionNormalize: "ScoreExtensionNormalize",

@@ -60,6 +60,20 @@ const (
 	CSIStorageCapacityAdd
 	// CSIStorageCapacityUpdate: a CSIStorageCapacity changed.
 	CSIStorageCapacityUpdate
+	// ResourceClaimAdd: a ResourceClaim was added.
+	ResourceClaimAdd
+	// ResourceClaimUpdate: a ResourceClaim changed as the scheduler sees it
+	// (allocated, reserved, deallocated), by the API or by the scheduler's
+	// own writes.
+	ResourceClaimUpdate
+	// ResourceSliceAdd: a ResourceSlice was added.
+	ResourceSliceAdd
+	// ResourceSliceUpdate: a ResourceSlice changed.
+	ResourceSliceUpdate
+	// DeviceClassAdd: a DeviceClass was added.
+	DeviceClassAdd
+	// DeviceClassUpdate: a DeviceClass changed.
+	DeviceClassUpdate
 
 	numEvents // keep last
 )
@@ -87,6 +101,12 @@ var eventNames = [numEvents]string{
 	CSIDriverUpdate:             "CSIDriverUpdate",
 	CSIStorageCapacityAdd:       "CSIStorageCapacityAdd",
 	CSIStorageCapacityUpdate:    "CSIStorageCapacityUpdate",
+	ResourceClaimAdd:            "ResourceClaimAdd",
+	ResourceClaimUpdate:         "ResourceClaimUpdate",
+	ResourceSliceAdd:            "ResourceSliceAdd",
+	ResourceSliceUpdate:         "ResourceSliceUpdate",
+	DeviceClassAdd:              "DeviceClassAdd",
+	DeviceClassUpdate:           "DeviceClassUpdate",
 }
 
 // String returns the event's name, "Unknown" for values out of range.

@@ -17,8 +17,11 @@
 //     event (MoveAllToActiveOrBackoff), for an update to their own spec or
 //     labels, or at most MaxUnschedulableStay; then they go to backoffQ if
 //     still backing off, else to activeQ.
-//   - gated pods: pods with spec.schedulingGates. They are not schedulable
-//     until an update removes the last gate; then they go to activeQ.
+//   - gated pods: pods with spec.schedulingGates, or that a PreEnqueue
+//     plugin turns away (Options.PreEnqueue: a pod whose ResourceClaims do
+//     not exist yet). A pod is only put in activeQ once neither holds it:
+//     an update that removes the last gate, or, for a pod a plugin turned
+//     away, an update or any cluster event, asks again.
 //   - in flight: popped, its scheduling cycle running. The cycle ends with
 //     AddUnschedulable (the attempt failed) or Done (the pod was bound).
 //
@@ -125,6 +128,12 @@ type Options struct {
 	MaxUnschedulableStay time.Duration
 	// Metrics receives transitions; nil records nothing.
 	Metrics Metrics
+	// PreEnqueue, when set, is asked whether a pod without scheduling
+	// gates may go to activeQ; a pod it refuses waits with the gated pods
+	// until an update of the pod or a cluster event, when it is asked
+	// again. It runs with the queue's lock held: it must be quick and must
+	// not call the queue.
+	PreEnqueue func(pod *v1.Pod) bool
 }
 
 // PriorityQueue is the scheduling queue. All methods are safe for concurrent
@@ -135,6 +144,7 @@ type PriorityQueue struct {
 	maxBackoff           time.Duration
 	maxUnschedulableStay time.Duration
 	metrics              Metrics
+	preEnqueue           func(pod *v1.Pod) bool
 
 	// mu guards every field below it. It is the queue's only lock and a leaf
 	// in yardmaster's lock order: callers may hold their own locks (the
@@ -192,6 +202,7 @@ func New(opts Options) *PriorityQueue {
 		maxBackoff:           orDefault(opts.MaxBackoff, DefaultMaxBackoff),
 		maxUnschedulableStay: orDefault(opts.MaxUnschedulableStay, DefaultMaxUnschedulableStay),
 		metrics:              opts.Metrics,
+		preEnqueue:           opts.PreEnqueue,
 		unschedulable:        make(map[types.UID]*QueuedPodInfo),
 		gated:                make(map[types.UID]*QueuedPodInfo),
 		inFlight:             make(map[types.UID]*inFlightPod),
@@ -255,12 +266,13 @@ func (q *PriorityQueue) addLocked(pod *v1.Pod, event Event) {
 		return
 	}
 	qpi := &QueuedPodInfo{PodInfo: framework.NewPodInfo(pod), Timestamp: q.clock.Now()}
-	if isGated(pod) {
-		q.gated[pod.UID] = qpi
-		q.metrics.PodQueued(GatedPods, event)
-		return
-	}
 	q.pushActive(qpi, event)
+}
+
+// gatedLocked reports whether the pod must wait with the gated pods: it
+// has scheduling gates, or the PreEnqueue plugins turn it away.
+func (q *PriorityQueue) gatedLocked(pod *v1.Pod) bool {
+	return isGated(pod) || (q.preEnqueue != nil && !q.preEnqueue(pod))
 }
 
 // Update replaces the stored object of the pod wherever the queue holds it.
@@ -311,7 +323,7 @@ func (q *PriorityQueue) updateLocked(newPod *v1.Pod) bool {
 	}
 	if qpi, ok := q.gated[uid]; ok {
 		refresh(qpi, newPod)
-		if !isGated(newPod) {
+		if !q.gatedLocked(newPod) {
 			delete(q.gated, uid)
 			q.pushActive(qpi, PodUpdate)
 		}
@@ -503,6 +515,16 @@ func (q *PriorityQueue) MoveToActiveOrBackoff(event Event, worth func(*QueuedPod
 		delete(q.unschedulable, uid)
 		q.activateOrBackoff(qpi, now, event)
 	}
+	// Pods a PreEnqueue plugin turned away are asked again: the event may
+	// be the one they wait for (their claim created, say).
+	if q.preEnqueue != nil {
+		for uid, qpi := range q.gated {
+			if !isGated(qpi.Pod) && q.preEnqueue(qpi.Pod) {
+				delete(q.gated, uid)
+				q.pushActive(qpi, event)
+			}
+		}
+	}
 	q.moveRequestCycle = q.schedulingCycle
 }
 
@@ -611,9 +633,15 @@ func (q *PriorityQueue) activateOrBackoff(qpi *QueuedPodInfo, now time.Time, eve
 	q.pushActive(qpi, event)
 }
 
-// pushActive adds qpi, which is in no queue, to activeQ and wakes Pop.
-// q.mu must be held.
+// pushActive adds qpi, which is in no queue, to activeQ and wakes Pop, or
+// to the gated pods when its scheduling gates or a PreEnqueue plugin hold
+// it back. q.mu must be held.
 func (q *PriorityQueue) pushActive(qpi *QueuedPodInfo, event Event) {
+	if q.gatedLocked(qpi.Pod) {
+		q.gated[qpi.Pod.UID] = qpi
+		q.metrics.PodQueued(GatedPods, event)
+		return
+	}
 	if qpi.InitialAttemptTimestamp.IsZero() {
 		qpi.InitialAttemptTimestamp = q.clock.Now()
 	}

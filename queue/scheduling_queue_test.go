@@ -539,6 +539,38 @@ func TestGatedPods(t *testing.T) {
 	}
 }
 
+// A pod the PreEnqueue plugins turn away waits with the gated pods, and is
+// asked again on an update of the pod and on every cluster event; one that
+// fails an attempt and is moved back is asked again too.
+func TestPreEnqueue(t *testing.T) {
+	ready := map[string]bool{}
+	q, clk := newTestQueue(Options{PreEnqueue: func(pod *v1.Pod) bool { return ready[pod.Name] }})
+	pod := makePod("p").Obj()
+	pod.ResourceVersion = "1"
+	q.Add(pod)
+	wantLocation(t, q, pod, GatedPods)
+	q.MoveAllToActiveOrBackoff(NodeAdd)
+	wantLocation(t, q, pod, GatedPods)
+
+	ready["p"] = true
+	q.MoveAllToActiveOrBackoff(PersistentVolumeClaimAdd)
+	wantLocation(t, q, pod, ActiveQ)
+
+	// Turned away again when it comes back from a failed attempt.
+	fail(t, q, true)
+	ready["p"] = false
+	clk.Step(time.Hour)
+	q.MoveAllToActiveOrBackoff(NodeAdd)
+	wantLocation(t, q, pod, GatedPods)
+
+	// An update of the pod asks again.
+	ready["p"] = true
+	updated := pod.DeepCopy()
+	updated.ResourceVersion = "2"
+	q.Update(pod, updated)
+	wantLocation(t, q, pod, ActiveQ)
+}
+
 func TestAddKnownPodIsUpdate(t *testing.T) {
 	q, _ := newTestQueue(Options{})
 	pod := makePod("p").Obj()

@@ -247,7 +247,7 @@ func (s *Scheduler) bindWorker() {
 func (s *Scheduler) bindingCycle(j bindJob) {
 	defer s.bindWG.Done()
 	defer s.Queue.Done(j.qpi)
-	ctx, cancel := context.WithCancelCause(s.bindCtx)
+	ctx, cancel := context.WithCancelCause(framework.WithBindingCycle(s.bindCtx))
 	defer cancel(nil)
 	pod, node := j.assumed, j.res.node
 	if j.waiting != nil || len(j.preBind) > 0 {

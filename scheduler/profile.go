@@ -31,6 +31,12 @@ type profile struct {
 	// preemption is DefaultPreemption's arguments, nil when the profile
 	// does not preempt.
 	preemption *framework.DefaultPreemptionArgs
+	// postFilter are the PostFilter steps in configured order; a nil
+	// plugin is DefaultPreemption, built in.
+	postFilter []framework.PostFilterPlugin
+	// preEnqueue are the PreEnqueue plugins (SchedulingGates is the
+	// queue's own).
+	preEnqueue []framework.PreEnqueuePlugin
 	// metrics records the profile's cycles (metrics.go).
 	metrics *profileMetrics
 	// signatures keeps signing plugins' answers across cycles
@@ -119,6 +125,14 @@ func newProfile(reg registry.Registry, p registry.Profile, h framework.Handle) (
 			}
 		}
 	}
+	for _, name := range p.PostFilter {
+		if name == registry.DefaultPreemptionName {
+			prof.postFilter = append(prof.postFilter, nil)
+			continue
+		}
+		prof.postFilter = append(prof.postFilter, pluginsAt[framework.PostFilterPlugin]([]string{name}, parts)...)
+	}
+	prof.preEnqueue = pluginsAt[framework.PreEnqueuePlugin](p.PreEnqueue, parts)
 	prof.reserve = pluginsAt[framework.ReservePlugin](p.Reserve, parts)
 	prof.permit = pluginsAt[framework.PermitPlugin](p.Permit, parts)
 	prof.preBind = pluginsAt[framework.PreBindPlugin](p.PreBind, parts)

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -83,6 +84,10 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	preFilterStart := time.Now()
 	preFilterTimers := prof.metrics.timers(s.recordPluginMetrics, metrics.PreFilter)
 	t0 := startPlugin(preFilterTimers)
+	// As in kube-scheduler, an Unschedulable PreFilter lets the others run
+	// (the last one's reason is the pod's), an UnschedulableAndUnresolvable
+	// one ends the step at once.
+	var rejected *framework.Status
 	for i, pl := range prof.preFilter {
 		res, st := pl.PreFilter(ctx, state, pod, all)
 		t0 = endPlugin(preFilterTimers, i, st.Code(), t0)
@@ -93,23 +98,37 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 			}
 			state.SkipFilterPlugins[pl.Name()] = struct{}{}
 			continue
+		case st.Code() == framework.Unschedulable:
+			rejected = st
+			continue
 		case st.IsRejected():
 			prof.observe(metrics.PreFilter, st.Code(), preFilterStart)
 			fitErr := newFitErr()
 			fitErr.PreFilterMessage = st.Message()
-			fitErr.Unresolvable = st.Code() == framework.UnschedulableAndUnresolvable
-			if !fitErr.Unresolvable {
-				fitErr.candidates = all
-			}
+			fitErr.Unresolvable = true
 			return nil, 0, fitErr, nil
 		case !st.IsSuccess():
 			prof.observe(metrics.PreFilter, framework.Error, preFilterStart)
-			return nil, 0, nil, st.Err()
+			return nil, 0, nil, fmt.Errorf("running PreFilter plugin %q: %w", pl.Name(), st.Err())
 		}
 		if res != nil && res.NodeNames != nil {
 			allowed = intersect(allowed, res.NodeNames)
 			narrowedBy = append(narrowedBy, pl.Name())
+			if len(allowed) == 0 {
+				prof.observe(metrics.PreFilter, framework.UnschedulableAndUnresolvable, preFilterStart)
+				fitErr := newFitErr()
+				fitErr.PreFilterMessage = notSatisfiedMessage(narrowedBy)
+				fitErr.Unresolvable = true
+				return nil, 0, fitErr, nil
+			}
 		}
+	}
+	if rejected != nil {
+		prof.observe(metrics.PreFilter, framework.Unschedulable, preFilterStart)
+		fitErr := newFitErr()
+		fitErr.PreFilterMessage = rejected.Message()
+		fitErr.candidates = all
+		return nil, 0, fitErr, nil
 	}
 	prof.observe(metrics.PreFilter, framework.Success, preFilterStart)
 	if allowed != nil {
@@ -120,9 +139,8 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 			}
 		}
 		if len(nodes) == 0 {
-			// kube-scheduler's wording for nodes ruled out by PreFilter results.
 			fitErr := newFitErr()
-			fitErr.ReasonCounts[fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", narrowedBy)] = len(all)
+			fitErr.ReasonCounts[notSatisfiedMessage(narrowedBy)] = len(all)
 			fitErr.Unresolvable = true
 			return nil, 0, fitErr, nil
 		}
@@ -254,6 +272,17 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	}
 	fitErr.Unresolvable = unresolvable
 	return nil, evaluated, fitErr, nil
+}
+
+// notSatisfiedMessage is kube-scheduler's reason for a pod whose PreFilter
+// results leave no node.
+func notSatisfiedMessage(plugins []string) string {
+	if len(plugins) == 1 {
+		return fmt.Sprintf("node(s) didn't satisfy plugin %s", plugins[0])
+	}
+	sorted := slices.Clone(plugins)
+	slices.Sort(sorted)
+	return fmt.Sprintf("node(s) didn't satisfy plugin(s) %v simultaneously", sorted)
 }
 
 // rejection is why a node was filtered out, and by which plugin.

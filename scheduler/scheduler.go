@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,6 +32,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	policylisters "k8s.io/client-go/listers/policy/v1"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 
 	"github.com/yardmaster-io/yardmaster/binder"
@@ -141,6 +143,9 @@ type Scheduler struct {
 	bindJobs chan bindJob
 	// waiting are the pods waiting on Permit.
 	waiting *waitingPods
+	// dra is the state of dynamic resource allocation the profiles'
+	// DynamicResources plugins share; nil without informers.
+	dra framework.SharedDRAManager
 	// binding holds the cancel of each binding cycle that waits on Permit
 	// or runs PreBind, so that the pod's deletion ends it.
 	bindingMu sync.Mutex
@@ -159,6 +164,18 @@ func (h handle) SharedInformerFactory() informers.SharedInformerFactory {
 func (h handle) MetricsRegisterer() prometheus.Registerer { return h.s.registerer }
 func (h handle) Logger() *zap.Logger                      { return h.s.logger }
 func (h handle) ClientSet() kubernetes.Interface          { return h.s.client }
+func (h handle) SharedDRAManager() framework.SharedDRAManager {
+	if h.s.dra == nil {
+		return nil
+	}
+	return h.s.dra
+}
+func (h handle) EventRecorder() events.EventRecorder {
+	if r := h.s.binder.Recorder(); r != nil {
+		return r
+	}
+	return nil
+}
 func (h handle) IterateOverWaitingPods(f func(framework.WaitingPod)) {
 	h.s.waiting.iterate(f)
 }
@@ -219,7 +236,17 @@ func New(opts Options) (*Scheduler, error) {
 		MaxBackoff:           opts.PodMaxBackoff,
 		MaxUnschedulableStay: opts.MaxUnschedulableStay,
 		Metrics:              s.metrics,
+		PreEnqueue:           s.preEnqueue,
 	})
+	if opts.InformerFactory != nil {
+		// Before the profiles: their DynamicResources plugins use it.
+		dra, regs, err := registry.NewDRAManager(opts.InformerFactory, s.claimChanged, s.deviceClassHandler())
+		if err != nil {
+			return nil, err
+		}
+		s.dra = dra
+		s.handlers = append(s.handlers, regs...)
+	}
 	if err := s.metrics.Register(opts.MetricsRegisterer, s.Queue.PendingPods); err != nil {
 		return nil, fmt.Errorf("register scheduler metrics: %w", err)
 	}
@@ -352,9 +379,8 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 	s.metrics.SchedulingAlgorithmDuration(s.clock.Since(start))
 	if err != nil {
 		var fitErr *FitError
-		if errors.As(err, &fitErr) && prof.preemption != nil && ctx.Err() == nil {
-			s.metrics.PreemptionAttempted()
-			_, fitErr.PostFilterMessage = s.preempt(ctx, prof, state, pod, fitErr)
+		if errors.As(err, &fitErr) && len(prof.postFilter) > 0 && ctx.Err() == nil {
+			fitErr.PostFilterMessage = s.runPostFilter(ctx, prof, state, pod, fitErr)
 		}
 		s.handleFailure(ctx, qpi, cycle, err, start)
 		return
@@ -390,6 +416,42 @@ const (
 	bindWorkers   = 64
 	bindQueueSize = 1024
 )
+
+// runPostFilter runs the profile's PostFilter steps for a pod that fits
+// nowhere, as kube-scheduler's framework does: a step that made room
+// (preemption nominated a node) ends the chain with no message; an
+// Unschedulable step passes on, its reasons kept; any other status ends
+// the chain with its message. It returns the message for the pod's
+// FailedScheduling event.
+func (s *Scheduler) runPostFilter(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, fitErr *FitError) string {
+	start := time.Now()
+	var reasons []string
+	for _, pl := range prof.postFilter {
+		if pl == nil {
+			s.metrics.PreemptionAttempted()
+			node, msg := s.preempt(ctx, prof, state, pod, fitErr)
+			if node != "" {
+				prof.observe(metrics.PostFilter, framework.Success, start)
+				return ""
+			}
+			reasons = append(reasons, msg)
+			continue
+		}
+		st := pl.PostFilter(ctx, state, pod)
+		switch {
+		case st.IsSuccess():
+			prof.observe(metrics.PostFilter, framework.Success, start)
+			return ""
+		case st.Code() == framework.Unschedulable:
+			reasons = append(reasons, st.Reasons()...)
+		default:
+			prof.observe(metrics.PostFilter, st.Code(), start)
+			return st.Message()
+		}
+	}
+	prof.observe(metrics.PostFilter, framework.Unschedulable, start)
+	return strings.Join(reasons, ", ")
+}
 
 // handleFailure requeues a pod that found no node (unschedulable pool) or
 // whose cycle failed (backoff), and tells the user why. start is when the

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/events"
 
 	"github.com/yardmaster-io/yardmaster/framework"
 )
@@ -29,6 +30,10 @@ type Handle struct {
 	Registry  *prometheus.Registry
 	Log       *zap.Logger
 	Clientset *fake.Clientset
+	// DRA is what SharedDRAManager returns; nil unless a test sets it.
+	DRA framework.SharedDRAManager
+	// Recorder is what EventRecorder returns; nil unless a test sets it.
+	Recorder events.EventRecorder
 }
 
 var _ framework.Handle = &Handle{}
@@ -57,6 +62,12 @@ func (h *Handle) ClientSet() kubernetes.Interface { return h.Clientset }
 
 // IterateOverWaitingPods calls nothing: no pod waits in a plugin test.
 func (h *Handle) IterateOverWaitingPods(func(framework.WaitingPod)) {}
+
+// EventRecorder returns Recorder, which tests may set.
+func (h *Handle) EventRecorder() events.EventRecorder { return h.Recorder }
+
+// SharedDRAManager returns DRA, which tests may set.
+func (h *Handle) SharedDRAManager() framework.SharedDRAManager { return h.DRA }
 
 // GetWaitingPod returns nil.
 func (h *Handle) GetWaitingPod(types.UID) framework.WaitingPod { return nil }

@@ -73,6 +73,9 @@ func ExpandMultiPoint(reg Registry, schedulerName string, plugins []WeightedPlug
 		if r.Implements(PostFilter) {
 			p.PostFilter = append(p.PostFilter, wp.Name)
 		}
+		if r.Implements(PreEnqueue) && wp.Name != SchedulingGatesName {
+			p.PreEnqueue = append(p.PreEnqueue, wp.Name)
+		}
 		if r.Implements(Reserve) {
 			p.Reserve = append(p.Reserve, wp.Name)
 		}
@@ -100,7 +103,7 @@ func ExpandMultiPoint(reg Registry, schedulerName string, plugins []WeightedPlug
 func NewInTree() Registry {
 	reg := Registry{}
 	for _, group := range [][]Registration{
-		coreRegistrations(), spreadRegistrations(), affinityRegistrations(), networkRegistrations(),
+		coreRegistrations(), spreadRegistrations(), affinityRegistrations(), networkRegistrations(), draRegistrations(),
 	} {
 		for _, r := range group {
 			if err := reg.Register(r); err != nil {

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/events"
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/priorities/networktraffic"
@@ -26,6 +27,8 @@ type noBindingCycle struct{}
 func (noBindingCycle) ClientSet() kubernetes.Interface                   { return nil }
 func (noBindingCycle) IterateOverWaitingPods(func(framework.WaitingPod)) {}
 func (noBindingCycle) GetWaitingPod(types.UID) framework.WaitingPod      { return nil }
+func (noBindingCycle) SharedDRAManager() framework.SharedDRAManager      { return nil }
+func (noBindingCycle) EventRecorder() events.EventRecorder               { return nil }
 
 func (fakeHandle) SnapshotSharedLister() framework.NodeInfoLister         { return nil }
 func (fakeHandle) SharedInformerFactory() informers.SharedInformerFactory { return nil }

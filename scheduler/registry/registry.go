@@ -87,8 +87,12 @@ type Profile struct {
 	Filter                   []string
 	PreScore                 []string
 	Score                    []WeightedPlugin
-	// PostFilter runs when a pod fits nowhere: DefaultPreemption or none.
+	// PostFilter runs, in order, when a pod fits nowhere: DefaultPreemption
+	// (built in) and the plugins that make room otherwise.
 	PostFilter []string
+	// PreEnqueue are the plugins that may hold a pod back from the active
+	// queue (SchedulingGates is built into the queue and not listed).
+	PreEnqueue []string
 	// Reserve, Permit, PreBind and PostBind are the binding cycle's
 	// plugins, in order (see framework.ReservePlugin and the others).
 	Reserve  []string
@@ -116,7 +120,7 @@ func (p *Profile) Plugins() []string {
 	for _, w := range p.Score {
 		add(w.Name)
 	}
-	for _, list := range [][]string{p.PostFilter, p.Reserve, p.Permit, p.PreBind, p.PostBind} {
+	for _, list := range [][]string{p.PreEnqueue, p.PostFilter, p.Reserve, p.Permit, p.PreBind, p.PostBind} {
 		for _, n := range list {
 			add(n)
 		}

@@ -1,0 +1,138 @@
+package dynamicresources
+
+import (
+	"fmt"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	resourcelisters "k8s.io/client-go/listers/resource/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/dynamic-resource-allocation/deviceclass/extendedresourcecache"
+	"k8s.io/klog/v2"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+)
+
+// Manager is the scheduler's state of dynamic resource allocation, shared
+// by every profile's DynamicResources plugin (kube-scheduler's
+// DefaultDRAManager): the claims as the scheduler sees them, the devices
+// they and the allocations in flight take, the ResourceSlices and
+// DeviceClasses, and which class serves which extended resource.
+type Manager struct {
+	claims    *claimCache
+	devices   *allocatedDevices
+	inFlight  *inFlightAllocations
+	slices    resourcelisters.ResourceSliceLister
+	classes   resourcelisters.DeviceClassLister
+	extended  *extendedresourcecache.ExtendedResourceCache
+	generated *generatedClaims
+
+	registrations []toolscache.ResourceEventHandlerRegistration
+}
+
+var _ framework.SharedDRAManager = &Manager{}
+
+// NewManager builds the manager over f's informers, registering its
+// handlers on the ResourceClaim and DeviceClass informers: call it before
+// the factory starts. onClaim is told of every claim change the scheduler
+// sees (its own writes and assumptions too); onClass of every DeviceClass
+// change, after the class is known to GetDeviceClass.
+func NewManager(f informers.SharedInformerFactory, onClaim func(oldClaim, newClaim *resourceapi.ResourceClaim), onClass toolscache.ResourceEventHandler) (*Manager, error) {
+	devices := newAllocatedDevices()
+	m := &Manager{
+		claims:    newClaimCache(),
+		devices:   devices,
+		inFlight:  &inFlightAllocations{claims: map[types.UID]*inFlightClaim{}, devices: devices},
+		slices:    f.Resource().V1().ResourceSlices().Lister(),
+		classes:   f.Resource().V1().DeviceClasses().Lister(),
+		generated: &generatedClaims{byPod: map[types.UID]string{}},
+	}
+	m.claims.addHandler(devices.claimChanged)
+	m.claims.addHandler(m.generated.claimChanged)
+	if onClaim != nil {
+		m.claims.addHandler(onClaim)
+	}
+	reg, err := f.Resource().V1().ResourceClaims().Informer().AddEventHandler(m.claims.informerHandlers())
+	if err != nil {
+		return nil, fmt.Errorf("watch resourceclaims: %w", err)
+	}
+	m.registrations = append(m.registrations, reg)
+
+	var handlers []toolscache.ResourceEventHandler
+	if onClass != nil {
+		handlers = append(handlers, onClass)
+	}
+	m.extended = extendedresourcecache.NewExtendedResourceCache(klog.Background(), handlers...)
+	reg, err = f.Resource().V1().DeviceClasses().Informer().AddEventHandler(m.extended)
+	if err != nil {
+		return nil, fmt.Errorf("watch deviceclasses: %w", err)
+	}
+	m.registrations = append(m.registrations, reg)
+	// Registered so the factory starts the slice informer.
+	f.Resource().V1().ResourceSlices().Informer()
+	return m, nil
+}
+
+// Registrations are the manager's informer handlers, for the scheduler to
+// wait until they have seen the initial lists.
+func (m *Manager) Registrations() []toolscache.ResourceEventHandlerRegistration {
+	return m.registrations
+}
+
+// GetDeviceClass returns the DeviceClass that serves resourceName as an
+// extended resource, or nil.
+func (m *Manager) GetDeviceClass(resourceName v1.ResourceName) *resourceapi.DeviceClass {
+	return m.extended.GetDeviceClass(resourceName)
+}
+
+// Claim returns the claim as the scheduler sees it.
+func (m *Manager) Claim(namespace, name string) (*resourceapi.ResourceClaim, error) {
+	return m.claims.get(namespace, name)
+}
+
+// deviceClassLister adapts the informer's lister to the allocator's.
+type deviceClassLister struct {
+	l resourcelisters.DeviceClassLister
+}
+
+func (d deviceClassLister) Get(name string) (*resourceapi.DeviceClass, error) { return d.l.Get(name) }
+
+func (d deviceClassLister) List() ([]*resourceapi.DeviceClass, error) {
+	return d.l.List(labels.Everything())
+}
+
+// generatedClaims indexes the claims the scheduler made for extended
+// resources by the pod that owns them, so PreFilter finds a pod's
+// leftover claim without listing every claim (kube-scheduler lists them).
+type generatedClaims struct {
+	mu    sync.Mutex
+	byPod map[types.UID]string
+}
+
+func (g *generatedClaims) claimChanged(oldClaim, newClaim *resourceapi.ResourceClaim) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if oldClaim != nil && isExtendedResourceClaim(oldClaim) {
+		if owner := podOwner(oldClaim); owner != "" && g.byPod[owner] == oldClaim.Name {
+			delete(g.byPod, owner)
+		}
+	}
+	if newClaim != nil && isExtendedResourceClaim(newClaim) {
+		if owner := podOwner(newClaim); owner != "" {
+			g.byPod[owner] = newClaim.Name
+		}
+	}
+}
+
+// forPod returns the name of the extended-resource claim owned by the
+// pod with uid, if any.
+func (g *generatedClaims) forPod(uid types.UID) (string, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	name, ok := g.byPod[uid]
+	return name, ok
+}

@@ -1,0 +1,113 @@
+package dynamicresources
+
+import (
+	"context"
+	"time"
+
+	"go.uber.org/zap"
+	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+)
+
+// backgroundWriteTimeout bounds one of PostFilter's writes.
+const backgroundWriteTimeout = 30 * time.Second
+
+// PostFilter runs when the pod fits nowhere, before preemption: a claim of
+// the pod that is allocated but could not be used on some node (its node
+// selector, or its devices' binding failed or timed out) and that no other
+// pod holds is deallocated, so that the next attempt allocates it anew;
+// else a claim the scheduler made for the pod's extended resources in an
+// earlier attempt is deleted. kube-scheduler writes in PostFilter; here the
+// write goes to the background (the scheduling cycle never waits on the
+// API) and its event brings the pod back. The messages are
+// kube-scheduler's.
+func (pl *DynamicResources) PostFilter(_ context.Context, cs *framework.CycleState, pod *v1.Pod) *framework.Status {
+	s, err := readState(cs)
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	if s.empty() {
+		return framework.NewStatus(framework.Unschedulable, "no new claims to deallocate")
+	}
+	ext := s.extendedClaim()
+	for i := range s.unavailable {
+		claim := s.claims[i]
+		if claim == ext {
+			if ext.Name != inMemoryClaimName {
+				break
+			}
+			continue
+		}
+		reserved := claim.Status.ReservedFor
+		if len(reserved) == 0 || len(reserved) == 1 && reserved[0].UID == pod.UID {
+			pl.deallocate(claim)
+			return framework.NewStatus(framework.Unschedulable, "deallocation of ResourceClaim completed")
+		}
+	}
+	if ext != nil && ext.Name != inMemoryClaimName {
+		claim := ext.DeepCopy()
+		pl.inBackground(claim.Namespace+"/"+claim.Name, func(ctx context.Context) error { return pl.deleteClaim(ctx, claim) })
+		return framework.NewStatus(framework.Unschedulable, "deletion of ResourceClaim completed")
+	}
+	return framework.NewStatus(framework.Unschedulable, "still not schedulable")
+}
+
+// deallocate clears the claim's allocation and reservations in the
+// background.
+func (pl *DynamicResources) deallocate(claim *resourceapi.ResourceClaim) {
+	claim = claim.DeepCopy()
+	claim.Status.ReservedFor = nil
+	claim.Status.Allocation = nil
+	claim.Status.Devices = nil
+	pl.inBackground(claim.Namespace+"/"+claim.Name, func(ctx context.Context) error {
+		_, err := pl.client.ResourceV1().ResourceClaims(claim.Namespace).UpdateStatus(ctx, claim, metav1.UpdateOptions{})
+		return err
+	})
+}
+
+// inBackground hands write to the background worker unless a write of
+// that claim is already under way. A write that fails is logged; the next
+// attempt of the pod decides again.
+func (pl *DynamicResources) inBackground(key string, write func(context.Context) error) {
+	pl.deallocMu.Lock()
+	if pl.deallocating.Has(key) {
+		pl.deallocMu.Unlock()
+		return
+	}
+	pl.deallocating.Insert(key)
+	pl.deallocMu.Unlock()
+	job := func(ctx context.Context) {
+		defer func() {
+			pl.deallocMu.Lock()
+			pl.deallocating.Delete(key)
+			pl.deallocMu.Unlock()
+		}()
+		ctx, cancel := context.WithTimeout(ctx, backgroundWriteTimeout)
+		defer cancel()
+		if err := write(ctx); err != nil {
+			pl.logger().Warn("could not free a ResourceClaim", zap.String("claim", key), zap.Error(err))
+		}
+	}
+	select {
+	case pl.background <- job:
+	default:
+		// The worker is behind: run it on a goroutine of its own rather
+		// than make the scheduling cycle wait.
+		go job(context.Background())
+	}
+}
+
+// Run writes what PostFilter decided, until ctx ends.
+func (pl *DynamicResources) Run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case job := <-pl.background:
+			job(context.WithoutCancel(ctx))
+		}
+	}
+}

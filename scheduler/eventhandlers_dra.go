@@ -1,0 +1,75 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/client-go/informers"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/yardmaster-io/yardmaster/queue"
+)
+
+// claimChanged wakes the pods waiting on a ResourceClaim: every change the
+// scheduler sees, its own writes included, as kube-scheduler's queue gets
+// them from its claim cache. A claim created or changed may be the one a
+// gated pod waits for, or free devices another pod needs.
+func (s *Scheduler) claimChanged(oldClaim, newClaim *resourceapi.ResourceClaim) {
+	switch {
+	case newClaim == nil:
+		// A deleted claim frees nothing its deallocation (an update)
+		// did not free already, as in kube-scheduler.
+	case oldClaim == nil:
+		s.Queue.MoveAllToActiveOrBackoff(queue.ResourceClaimAdd)
+	default:
+		s.Queue.MoveAllToActiveOrBackoff(queue.ResourceClaimUpdate)
+	}
+}
+
+// deviceClassHandler wakes the pods on a DeviceClass created or changed;
+// the DRA manager calls it after it has taken the class in.
+func (s *Scheduler) deviceClassHandler() toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(any) { s.Queue.MoveAllToActiveOrBackoff(queue.DeviceClassAdd) },
+		UpdateFunc: func(oldObj, newObj any) {
+			if storageObjectChanged(oldObj, newObj) {
+				s.Queue.MoveAllToActiveOrBackoff(queue.DeviceClassUpdate)
+			}
+		},
+	}
+}
+
+// addDRAEventHandlers wakes the pods on a ResourceSlice created or changed:
+// devices published, freed of a taint, or grown.
+func (s *Scheduler) addDRAEventHandlers(f informers.SharedInformerFactory) error {
+	reg, err := f.Resource().V1().ResourceSlices().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(any) { s.Queue.MoveAllToActiveOrBackoff(queue.ResourceSliceAdd) },
+		UpdateFunc: func(oldObj, newObj any) {
+			if storageObjectChanged(oldObj, newObj) {
+				s.Queue.MoveAllToActiveOrBackoff(queue.ResourceSliceUpdate)
+			}
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("add ResourceSlice handler: %w", err)
+	}
+	s.handlers = append(s.handlers, reg)
+	return nil
+}
+
+// preEnqueue asks the PreEnqueue plugins of the pod's profile whether the
+// pod may be scheduled; it is the queue's Options.PreEnqueue.
+func (s *Scheduler) preEnqueue(pod *v1.Pod) bool {
+	prof := s.profiles[pod.Spec.SchedulerName]
+	if prof == nil {
+		return true
+	}
+	for _, pl := range prof.preEnqueue {
+		if !pl.PreEnqueue(context.Background(), pod).IsSuccess() {
+			return false
+		}
+	}
+	return true
+}

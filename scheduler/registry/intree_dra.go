@@ -1,0 +1,50 @@
+package registry
+
+import (
+	"fmt"
+
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/client-go/informers"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/predicates/dynamicresources"
+)
+
+// draRegistrations is DynamicResources.
+func draRegistrations() []Registration {
+	return []Registration{{
+		Name:    dynamicresources.Name,
+		Points:  []string{PreEnqueue, PreFilter, Filter, PostFilter, Score, Reserve, PreBind},
+		NewArgs: func() any { return framework.DefaultDynamicResourcesArgs() },
+		ValidateArgs: func(a any) error {
+			args, ok := a.(*framework.DynamicResourcesArgs)
+			if !ok {
+				return fmt.Errorf("args of type %T, want DynamicResourcesArgs", a)
+			}
+			return framework.ValidateDynamicResourcesArgs(args)
+		},
+		New: func(a any, h framework.Handle) ([]framework.Plugin, error) {
+			args, ok := a.(*framework.DynamicResourcesArgs)
+			if !ok {
+				return nil, fmt.Errorf("args of type %T, want DynamicResourcesArgs", a)
+			}
+			pl, err := dynamicresources.New(args, h)
+			if err != nil {
+				return nil, err
+			}
+			return []framework.Plugin{pl}, nil
+		},
+	}}
+}
+
+// NewDRAManager builds the scheduler's state of dynamic resource
+// allocation over f's informers (see dynamicresources.NewManager), and
+// returns its informer registrations, for the scheduler's sync.
+func NewDRAManager(f informers.SharedInformerFactory, onClaim func(oldClaim, newClaim *resourceapi.ResourceClaim), onClass toolscache.ResourceEventHandler) (framework.SharedDRAManager, []toolscache.ResourceEventHandlerRegistration, error) {
+	m, err := dynamicresources.NewManager(f, onClaim, onClass)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, m.Registrations(), nil
+}
