@@ -2,6 +2,7 @@ package dynamicresources
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"go.uber.org/zap"
@@ -11,6 +12,10 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/framework"
 )
+
+// errStateNotFound is kube-scheduler's cycle state's error for a key
+// nobody wrote.
+var errStateNotFound = errors.New("not found")
 
 // backgroundWriteTimeout bounds one of PostFilter's writes.
 const backgroundWriteTimeout = 30 * time.Second
@@ -27,7 +32,11 @@ const backgroundWriteTimeout = 30 * time.Second
 func (pl *DynamicResources) PostFilter(_ context.Context, cs *framework.CycleState, pod *v1.Pod) *framework.Status {
 	s, err := readState(cs)
 	if err != nil {
-		return framework.AsStatus(err)
+		// PreFilter did not run: an earlier PreFilter turned the pod away
+		// for good. kube-scheduler's plugin then fails with its cycle
+		// state's "not found", which also ends the PostFilter chain (no
+		// preemption); the pod's message says so the same way.
+		return framework.AsStatus(errStateNotFound)
 	}
 	if s.empty() {
 		return framework.NewStatus(framework.Unschedulable, "no new claims to deallocate")
