@@ -36,7 +36,7 @@ func TestFiltersSignWhatTheyRead(t *testing.T) {
 			{Name: "toleration", A: base().Obj(), B: tolerating("dedicated", v1.TaintEffectNoSchedule)},
 			{Name: "effect", A: tolerating("dedicated", v1.TaintEffectNoSchedule), B: tolerating("dedicated", v1.TaintEffectNoExecute)},
 		},
-		NewNodeAffinity(): {
+		NewNodeAffinity(nil): {
 			{Name: "replica", A: base().NodeSelector(map[string]string{"disk": "ssd"}).Obj(), B: base().Name("b").NodeSelector(map[string]string{"disk": "ssd"}).Obj(), Same: true},
 			{Name: "nodeSelector", A: base().NodeSelector(map[string]string{"disk": "ssd"}).Obj(), B: base().NodeSelector(map[string]string{"disk": "hdd"}).Obj()},
 			{

@@ -12,6 +12,7 @@ var (
 	statusPodAntiAffinityRulesNotMatch      = framework.NewStatus(framework.Unschedulable, ReasonPodAntiAffinityRulesNotMatch)
 	statusExistingAntiAffinityRulesNotMatch = framework.NewStatus(framework.Unschedulable, ReasonExistingAntiAffinityRulesNotMatch)
 	statusNodeAffinity                      = framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonNodeAffinity)
+	statusNodeAffinityEnforced              = framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonNodeAffinityEnforced)
 	statusNodeName                          = framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonNodeName)
 	statusNodePorts                         = framework.NewStatus(framework.Unschedulable, ReasonNodePorts)
 	statusNodeUnschedulable                 = framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonNodeUnschedulable)

@@ -135,10 +135,29 @@ func coreRegistrations() []Registration {
 			},
 		},
 		{
-			Name:   predicates.NodeAffinityName,
-			Points: []string{PreFilter, Filter, PreScore, Score},
-			New: func(any, framework.Handle) ([]framework.Plugin, error) {
-				return []framework.Plugin{predicates.NewNodeAffinity(), priorities.NewNodeAffinity()}, nil
+			Name:    predicates.NodeAffinityName,
+			Points:  []string{PreFilter, Filter, PreScore, Score},
+			NewArgs: func() any { return &framework.NodeAffinityArgs{} },
+			ValidateArgs: func(a any) error {
+				args, ok := a.(*framework.NodeAffinityArgs)
+				if !ok {
+					return fmt.Errorf("args of type %T, want NodeAffinityArgs", a)
+				}
+				return framework.ValidateNodeAffinityArgs(args)
+			},
+			New: func(a any, _ framework.Handle) ([]framework.Plugin, error) {
+				args, ok := a.(*framework.NodeAffinityArgs)
+				if !ok {
+					return nil, fmt.Errorf("args of type %T, want NodeAffinityArgs", a)
+				}
+				if err := framework.ValidateNodeAffinityArgs(args); err != nil {
+					return nil, err
+				}
+				scorer, err := priorities.NewNodeAffinity(args)
+				if err != nil {
+					return nil, err
+				}
+				return []framework.Plugin{predicates.NewNodeAffinity(args), scorer}, nil
 			},
 		},
 		{
