@@ -5,6 +5,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	ndf "k8s.io/component-helpers/nodedeclaredfeatures"
 )
 
 // PodInfo is a pod with what the scheduler derives from its spec, computed
@@ -99,6 +100,11 @@ type NodeInfo struct {
 	ImageStates map[string]*ImageStateSummary
 	// PVCRefCounts counts, per "namespace/claim", the pods here that use it.
 	PVCRefCounts map[string]int
+	// DeclaredFeatures is the node's status.declaredFeatures as a set of
+	// the features component-helpers knows (unknown names dropped), made
+	// once per node update so that NodeDeclaredFeatures' Filter only
+	// compares bits. Never mutated once set: clones share it.
+	DeclaredFeatures ndf.FeatureSet
 }
 
 // NewNodeInfo returns a NodeInfo holding the given pods and no node.
@@ -136,16 +142,33 @@ func (n *NodeInfo) Labels() map[string]string {
 	return nil
 }
 
-// SetNode sets the Node object and its allocatable resources.
+// SetNode sets the Node object, its allocatable resources and its
+// declared features.
 func (n *NodeInfo) SetNode(node *v1.Node) {
 	n.node, n.name = node, node.Name
 	n.Allocatable = *NewResource(node.Status.Allocatable)
+	n.DeclaredFeatures = declaredFeatures(node.Status.DeclaredFeatures)
+}
+
+// noDeclaredFeatures is the set of a node that declares none (most nodes,
+// and every node before v1.35): one shared set, never mutated.
+var noDeclaredFeatures = ndf.DefaultFramework.NewFeatureSet()
+
+// declaredFeatures maps a node's status.declaredFeatures as kube-scheduler
+// v1.36 does (NodeInfo.SetNode): TryMap, which expects the list sorted, as
+// the kubelet writes it, and drops names it does not know.
+func declaredFeatures(names []string) ndf.FeatureSet {
+	if len(names) == 0 {
+		return noDeclaredFeatures
+	}
+	return ndf.DefaultFramework.TryMap(names)
 }
 
 // RemoveNode clears the Node object, keeping the pods.
 func (n *NodeInfo) RemoveNode() {
 	n.node, n.name = nil, ""
 	n.Allocatable = Resource{}
+	n.DeclaredFeatures = ndf.FeatureSet{}
 }
 
 // AddPodInfo adds a pod and its requests, ports and claims.
@@ -239,6 +262,7 @@ func (n *NodeInfo) Clone() *NodeInfo {
 		ImageStates:      n.ImageStates,
 		Generation:       n.Generation,
 		Slot:             n.Slot,
+		DeclaredFeatures: n.DeclaredFeatures,
 	}
 	if len(n.PodsWithAffinity) > 0 {
 		c.PodsWithAffinity = append([]*PodInfo(nil), n.PodsWithAffinity...)

@@ -14,6 +14,7 @@ var (
 	statusNodeAffinity                      = framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonNodeAffinity)
 	statusNodeAffinityEnforced              = framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonNodeAffinityEnforced)
 	statusNodeName                          = framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonNodeName)
+	statusNodeDeclaredFeatures              = framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonNodeDeclaredFeatures)
 	statusNodePorts                         = framework.NewStatus(framework.Unschedulable, ReasonNodePorts)
 	statusNodeUnschedulable                 = framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonNodeUnschedulable)
 	statusSpreadMissingLabel                = framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonSpreadMissingLabel)

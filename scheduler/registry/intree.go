@@ -40,10 +40,14 @@ func DefaultPlugins() []WeightedPlugin {
 		{Name: predicates.VolumeZoneName},
 		{Name: predicates.PodTopologySpreadName, Weight: 2},
 		{Name: predicates.InterPodAffinityName, Weight: 2},
+		{Name: DefaultPreemptionName},
 		{Name: priorities.BalancedAllocationName, Weight: 1},
 		{Name: priorities.ImageLocalityName, Weight: 1},
-		{Name: DefaultPreemptionName},
 		{Name: DefaultBinderName},
+		// Appended by kube-scheduler v1.36 while its feature gate
+		// NodeDeclaredFeatures (beta, on by default) is on: its filter
+		// runs last.
+		{Name: predicates.NodeDeclaredFeaturesName},
 	}
 }
 
@@ -159,6 +163,11 @@ func coreRegistrations() []Registration {
 				}
 				return []framework.Plugin{predicates.NewNodeAffinity(args), scorer}, nil
 			},
+		},
+		{
+			Name:   predicates.NodeDeclaredFeaturesName,
+			Points: []string{PreFilter, Filter},
+			New:    noArgs(func() framework.Plugin { return predicates.NewNodeDeclaredFeatures() }),
 		},
 		{
 			Name:   predicates.NodePortsName,
