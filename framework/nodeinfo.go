@@ -13,10 +13,12 @@ import (
 // scorer recomputes it per node. A PodInfo is never mutated after creation.
 type PodInfo struct {
 	Pod *v1.Pod
-	// Requests is what the pod reserves (see PodRequests).
+	// Requests is what the pod takes on its node, as kube-scheduler counts
+	// it (see podRequestsOnNode): with pod-level requests and, for a pod
+	// being resized, what the kubelet allocated and actuated.
 	Requests Resource
 	// NonZeroRequests counts request-less containers at the defaults; only
-	// MilliCPU and Memory differ from Requests.
+	// MilliCPU and Memory are set.
 	NonZeroRequests Resource
 	// HostPorts are the host ports the pod binds.
 	HostPorts []HostPort
@@ -28,10 +30,11 @@ type PodInfo struct {
 // NewPodInfo derives a PodInfo from pod. The pod is not copied: callers hand
 // over an object nobody mutates.
 func NewPodInfo(pod *v1.Pod) *PodInfo {
+	requests, nonZero := podRequestsOnNode(pod)
 	return &PodInfo{
 		Pod:             pod,
-		Requests:        PodRequests(pod, false),
-		NonZeroRequests: PodRequests(pod, true),
+		Requests:        requests,
+		NonZeroRequests: nonZero,
 		HostPorts:       PodHostPorts(pod),
 		Affinity:        NewPodAffinityTerms(pod),
 	}
