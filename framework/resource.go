@@ -217,13 +217,13 @@ func podRequests(pod *v1.Pod, opts resourcehelper.PodResourcesOptions, nonZero b
 // memory request counts at the defaults, except that a pod with pod-level
 // requests gets a default only for a resource requested nowhere, neither
 // by the pod nor by any container.
-func podRequestsOnNode(pod *v1.Pod) (requests, nonZero Resource) {
+func podRequestsOnNode(pod *v1.Pod) (requests Resource, nonZero NonZeroResource) {
 	if !resourcehelper.IsPodLevelRequestsSet(pod) {
 		requests = podRequests(pod, onNodeRequests, false)
 		opts := onNodeRequests
 		opts.NonMissingContainerRequests = defaultRequests
 		non0 := podRequests(pod, opts, true)
-		return requests, Resource{MilliCPU: non0.MilliCPU, Memory: non0.Memory}
+		return requests, NonZeroResource{MilliCPU: non0.MilliCPU, Memory: non0.Memory}
 	}
 	reqs := resourcehelper.PodRequests(pod, onNodeRequests)
 	requests.Add(reqs)

@@ -32,74 +32,74 @@ func TestNewPodInfoRequests(t *testing.T) {
 		name        string
 		pod         *v1.Pod
 		want        Resource
-		wantNonZero Resource
+		wantNonZero NonZeroResource
 	}{
 		{name: "one container", pod: pod().Req("500m", "1Gi").Obj(),
-			want: Resource{MilliCPU: 500, Memory: gi}, wantNonZero: Resource{MilliCPU: 500, Memory: gi}},
+			want: Resource{MilliCPU: 500, Memory: gi}, wantNonZero: NonZeroResource{MilliCPU: 500, Memory: gi}},
 		{name: "no requests: the defaults, non-zero only", pod: pod().Obj(),
-			want: Resource{}, wantNonZero: Resource{MilliCPU: 100, Memory: defMem}},
+			want: Resource{}, wantNonZero: NonZeroResource{MilliCPU: 100, Memory: defMem}},
 		{name: "a container without requests counts at the defaults", pod: pod().Req("500m", "1Gi").Container("", "").Obj(),
-			want: Resource{MilliCPU: 500, Memory: gi}, wantNonZero: Resource{MilliCPU: 500 + 100, Memory: gi + defMem}},
+			want: Resource{MilliCPU: 500, Memory: gi}, wantNonZero: NonZeroResource{MilliCPU: 500 + 100, Memory: gi + defMem}},
 		{
 			// Containers and the sidecar run together: 1000+200m,
 			// 1Gi+100Mi; the init container runs beside the sidecar:
 			// 2000+200m, 500Mi+100Mi. The larger of each.
 			name: "sidecar and init container",
 			pod:  pod().Req("1", "1Gi").SidecarReq("200m", "100Mi").InitReq("2", "500Mi").Obj(),
-			want: Resource{MilliCPU: 2200, Memory: gi + 100*mi}, wantNonZero: Resource{MilliCPU: 2200, Memory: gi + 100*mi},
+			want: Resource{MilliCPU: 2200, Memory: gi + 100*mi}, wantNonZero: NonZeroResource{MilliCPU: 2200, Memory: gi + 100*mi},
 		},
 		{name: "overhead on top", pod: pod().Req("500m", "1Gi").Overhead("100m", "10Mi").Obj(),
-			want: Resource{MilliCPU: 600, Memory: gi + 10*mi}, wantNonZero: Resource{MilliCPU: 600, Memory: gi + 10*mi}},
+			want: Resource{MilliCPU: 600, Memory: gi + 10*mi}, wantNonZero: NonZeroResource{MilliCPU: 600, Memory: gi + 10*mi}},
 		{name: "pod-level cpu and memory replace the containers' sum", pod: pod().Req("500m", "1Gi").Container("500m", "1Gi").PodReq(rl{"cpu": "3", "memory": "4Gi"}).Obj(),
-			want: Resource{MilliCPU: 3000, Memory: 4 * gi}, wantNonZero: Resource{MilliCPU: 3000, Memory: 4 * gi}},
+			want: Resource{MilliCPU: 3000, Memory: 4 * gi}, wantNonZero: NonZeroResource{MilliCPU: 3000, Memory: 4 * gi}},
 		{
 			// Pod-level requests are set and cpu is requested (200m, by
 			// a container): no default for the container without one.
 			name: "pod-level memory, a container without cpu: no cpu default",
 			pod:  pod().Req("200m", "").Container("", "").PodReq(rl{"memory": "2Gi"}).Obj(),
-			want: Resource{MilliCPU: 200, Memory: 2 * gi}, wantNonZero: Resource{MilliCPU: 200, Memory: 2 * gi},
+			want: Resource{MilliCPU: 200, Memory: 2 * gi}, wantNonZero: NonZeroResource{MilliCPU: 200, Memory: 2 * gi},
 		},
 		{
 			// cpu is requested nowhere: each of the two containers counts
 			// at 100m.
 			name: "pod-level memory, no cpu anywhere: cpu defaults per container",
 			pod:  pod().Container("", "").PodReq(rl{"memory": "2Gi"}).Obj(),
-			want: Resource{Memory: 2 * gi}, wantNonZero: Resource{MilliCPU: 2 * 100, Memory: 2 * gi},
+			want: Resource{Memory: 2 * gi}, wantNonZero: NonZeroResource{MilliCPU: 2 * 100, Memory: 2 * gi},
 		},
 		{
 			name:        "pod-level hugepages replace the containers'",
 			pod:         pod().Req("500m", "1Gi").Res(rl{"hugepages-2Mi": "20Mi"}).PodReq(rl{"cpu": "1", "hugepages-2Mi": "100Mi"}).Obj(),
 			want:        Resource{MilliCPU: 1000, Memory: gi, ScalarResources: map[v1.ResourceName]int64{"hugepages-2Mi": 100 * mi}},
-			wantNonZero: Resource{MilliCPU: 1000, Memory: gi},
+			wantNonZero: NonZeroResource{MilliCPU: 1000, Memory: gi},
 		},
 		{
 			name: "pod-level hugepages alone set pod-level requests",
 			pod:  pod().Req("500m", "").PodReq(rl{"hugepages-1Gi": "2Gi"}).Obj(),
 			want: Resource{MilliCPU: 500, ScalarResources: map[v1.ResourceName]int64{"hugepages-1Gi": 2 * gi}},
 			// memory is requested nowhere: the default, for the one container.
-			wantNonZero: Resource{MilliCPU: 500, Memory: defMem},
+			wantNonZero: NonZeroResource{MilliCPU: 500, Memory: defMem},
 		},
 		{
 			name: "a pod being resized counts the largest of spec, allocated and actuated",
 			pod:  pod().Req("500m", "1Gi").Resized(rl{"cpu": "1", "memory": "1Gi"}, rl{"cpu": "800m", "memory": "2Gi"}).Obj(),
-			want: Resource{MilliCPU: 1000, Memory: 2 * gi}, wantNonZero: Resource{MilliCPU: 1000, Memory: 2 * gi},
+			want: Resource{MilliCPU: 1000, Memory: 2 * gi}, wantNonZero: NonZeroResource{MilliCPU: 1000, Memory: 2 * gi},
 		},
 		{
 			name: "an infeasible resize counts what was allocated and actuated, not the spec",
 			pod:  pod().Req("4", "1Gi").Resized(rl{"cpu": "1", "memory": "1Gi"}, rl{"cpu": "1", "memory": "1Gi"}).ResizeInfeasible().Obj(),
-			want: Resource{MilliCPU: 1000, Memory: gi}, wantNonZero: Resource{MilliCPU: 1000, Memory: gi},
+			want: Resource{MilliCPU: 1000, Memory: gi}, wantNonZero: NonZeroResource{MilliCPU: 1000, Memory: gi},
 		},
 		{
 			name: "a pod-level resize",
 			pod:  pod().Req("500m", "1Gi").PodReq(rl{"cpu": "2", "memory": "2Gi"}).PodResized(rl{"cpu": "2", "memory": "2Gi"}, rl{"cpu": "3", "memory": "2Gi"}).Obj(),
-			want: Resource{MilliCPU: 3000, Memory: 2 * gi}, wantNonZero: Resource{MilliCPU: 3000, Memory: 2 * gi},
+			want: Resource{MilliCPU: 3000, Memory: 2 * gi}, wantNonZero: NonZeroResource{MilliCPU: 3000, Memory: 2 * gi},
 		},
 		{
 			// kube-scheduler's Resource keeps only the names it knows.
 			name:        "a resource name that is not scalar is dropped",
 			pod:         pod().Req("500m", "1Gi").Res(rl{"storage": "1Gi", "example.com/gpu": "1"}).Obj(),
 			want:        Resource{MilliCPU: 500, Memory: gi, ScalarResources: map[v1.ResourceName]int64{"example.com/gpu": 1}},
-			wantNonZero: Resource{MilliCPU: 500, Memory: gi},
+			wantNonZero: NonZeroResource{MilliCPU: 500, Memory: gi},
 		},
 	}
 	for _, tc := range tests {

@@ -92,7 +92,7 @@ func (*NodeDeclaredFeatures) Filter(_ context.Context, state *framework.CycleSta
 	if err != nil {
 		return framework.AsStatus(fmt.Errorf("%s: %w", NodeDeclaredFeaturesName, err))
 	}
-	ok, err := s.required.IsSubset(nodeInfo.DeclaredFeatures)
+	ok, err := s.required.IsSubset(nodeInfo.DeclaredFeatures())
 	if err != nil {
 		return framework.AsStatus(err)
 	}

@@ -308,16 +308,18 @@ func (v *resourceVector) readPodRequests(state *framework.CycleState, key framew
 // the node has none of it, or it is a scalar resource the pod does not
 // request.
 func (v *resourceVector) usage(node *framework.NodeInfo, i int, podRequest int64) (requested, allocated, allocatable int64) {
-	nodeRequested := &node.Requested
-	if v.nonZero {
-		nodeRequested = &node.NonZeroRequested
-	}
 	r := &v.resources[i]
 	switch r.kind {
 	case kindCPU:
-		allocatable, allocated = node.Allocatable.MilliCPU, nodeRequested.MilliCPU
+		allocatable, allocated = node.Allocatable.MilliCPU, node.Requested.MilliCPU
+		if v.nonZero {
+			allocated = node.NonZeroRequested.MilliCPU
+		}
 	case kindMemory:
-		allocatable, allocated = node.Allocatable.Memory, nodeRequested.Memory
+		allocatable, allocated = node.Allocatable.Memory, node.Requested.Memory
+		if v.nonZero {
+			allocated = node.NonZeroRequested.Memory
+		}
 	case kindEphemeralStorage:
 		allocatable, allocated = node.Allocatable.EphemeralStorage, node.Requested.EphemeralStorage
 	case kindScalar:
