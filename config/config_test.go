@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	v1 "k8s.io/api/core/v1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
@@ -632,6 +633,36 @@ profiles:
 			}
 		},
 	}, {
+		name: "NodeAffinity addedAffinity",
+		file: header + `
+profiles:
+- schedulerName: a
+  pluginConfig:
+  - name: NodeAffinity
+    args:
+      addedAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms:
+          - matchExpressions: [{key: pool, operator: In, values: [batch]}]
+        preferredDuringSchedulingIgnoredDuringExecution:
+        - weight: 5
+          preference:
+            matchExpressions: [{key: zone, operator: In, values: [a]}]
+`,
+		check: func(t *testing.T, c *Config) {
+			want := &framework.NodeAffinityArgs{AddedAffinity: &v1.NodeAffinity{
+				RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
+					MatchExpressions: []v1.NodeSelectorRequirement{{Key: "pool", Operator: v1.NodeSelectorOpIn, Values: []string{"batch"}}},
+				}}},
+				PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{{Weight: 5, Preference: v1.NodeSelectorTerm{
+					MatchExpressions: []v1.NodeSelectorRequirement{{Key: "zone", Operator: v1.NodeSelectorOpIn, Values: []string{"a"}}},
+				}}},
+			}}
+			if diff := cmp.Diff(want, c.Profiles[0].Args["NodeAffinity"]); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		},
+	}, {
 		name: "scoringStrategy given without resources: cpu and memory, as kube-scheduler defaults",
 		file: header + "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args: {scoringStrategy: {type: MostAllocated}}\n",
 		check: func(t *testing.T, c *Config) {
@@ -779,7 +810,10 @@ func TestDecodeErrors(t *testing.T) {
 		// pluginConfig.
 		{"pluginConfig for an unknown plugin", pc("Coscheduling", "{}"), "profiles[0].pluginConfig[0].name", 6, `unknown plugin "Coscheduling"`},
 		{"pluginConfig twice", header + "profiles:\n- schedulerName: s\n  pluginConfig:\n  - name: NodeResourcesFit\n  - name: NodeResourcesFit\n", "profiles[0].pluginConfig[1].name", 7, "configured twice"},
-		{"args for a plugin without args", pc("NodeAffinity", "{addedAffinity: {}}"), "profiles[0].pluginConfig[0].args", 7, "takes no arguments"},
+		{"args for a plugin without args", pc("TaintToleration", "{addedAffinity: {}}"), "profiles[0].pluginConfig[0].args", 7, "takes no arguments"},
+		{"addedAffinity term that does not parse", pc("NodeAffinity", "{addedAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: cores, operator: Gt, values: [many]}]}]}}}"),
+			"profiles[0].pluginConfig[0].args.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values[0]", 7, `Invalid value: "many": for 'Gt', 'Lt' operators, the value must be an integer`},
+		{"addedAffinity unknown field", pc("NodeAffinity", "{addedAffinity: {required: {}}}"), "profiles[0].pluginConfig[0].args.addedAffinity.required", 7, "unknown field"},
 		{"args of another kind", pc("NodeResourcesFit", "{kind: NodeAffinityArgs}"), "profiles[0].pluginConfig[0].args.kind", 7, `must be "NodeResourcesFitArgs"`},
 		{"args of another group", pc("NodeResourcesFit", "{apiVersion: v1}"), "profiles[0].pluginConfig[0].args.apiVersion", 7, `must be "kubescheduler.config.k8s.io/v1"`},
 		{"args not an object", pc("NodeResourcesFit", "[1]"), "profiles[0].pluginConfig[0].args", 7, "expected an object"},

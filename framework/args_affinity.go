@@ -3,7 +3,10 @@ package framework
 import (
 	"fmt"
 
+	v1 "k8s.io/api/core/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 )
 
 // The bounds of InterPodAffinityArgs.HardPodAffinityWeight, kube-scheduler's.
@@ -64,4 +67,36 @@ func ValidateInterPodAffinityArgs(args *InterPodAffinityArgs) error {
 			fmt.Sprintf("not in valid range [%d, %d]", MinHardPodAffinityWeight, MaxHardPodAffinityWeight))
 	}
 	return nil
+}
+
+// NodeAffinityArgs are the arguments of NodeAffinity, with kube-scheduler's
+// field names.
+type NodeAffinityArgs struct {
+	// AddedAffinity is node affinity the profile adds to every pod it
+	// schedules: its required terms are ANDed with the pod's (a node must
+	// match both), its preferred terms score beside the pod's.
+	AddedAffinity *v1.NodeAffinity `json:"addedAffinity,omitempty"`
+}
+
+// ValidateNodeAffinityArgs checks args as kube-scheduler does, with
+// component-helpers' node selector parser: every required term and every
+// preferred term of non-zero weight must parse. The errors are
+// field.Errors under "addedAffinity".
+func ValidateNodeAffinityArgs(args *NodeAffinityArgs) error {
+	if args == nil || args.AddedAffinity == nil {
+		return nil
+	}
+	a := args.AddedAffinity
+	var errs []error
+	if ns := a.RequiredDuringSchedulingIgnoredDuringExecution; ns != nil {
+		if _, err := nodeaffinity.NewNodeSelector(ns, field.WithPath(field.NewPath("addedAffinity", "requiredDuringSchedulingIgnoredDuringExecution"))); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if terms := a.PreferredDuringSchedulingIgnoredDuringExecution; len(terms) != 0 {
+		if _, err := nodeaffinity.NewPreferredSchedulingTerms(terms, field.WithPath(field.NewPath("addedAffinity", "preferredDuringSchedulingIgnoredDuringExecution"))); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return utilerrors.Flatten(utilerrors.NewAggregate(errs))
 }

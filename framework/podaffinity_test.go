@@ -201,7 +201,7 @@ func TestNewPodAffinityTermsInvalid(t *testing.T) {
 
 func TestResolveNamespaceSelectors(t *testing.T) {
 	lister := namespaceLister(t, namespace("prod-a", "env", "prod"), namespace("prod-b", "env", "prod"),
-		namespace("dev", "env", "dev"), namespace("bare"))
+		namespace("dev", "env", "dev", "tier", "fe"), namespace("bare"))
 	compile := func(ts ...v1.PodAffinityTerm) []AffinityTerm {
 		w := schedtest.MakePod().Namespace("own").Name("p")
 		for _, x := range ts {
@@ -212,10 +212,14 @@ func TestResolveNamespaceSelectors(t *testing.T) {
 	sel := func(op metav1.LabelSelectorOperator, values ...string) *metav1.LabelSelector {
 		return &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: op, Values: values}}}
 	}
+	// A resolved term is matched as the incoming pod's terms are: with no
+	// namespace labels. probes are the namespaces of the pods it is asked
+	// about; "ghost" is in no lister.
+	probes := []string{"bare", "dev", "ghost", "own", "prod-a", "prod-b", "x"}
 	tests := []struct {
 		name  string
 		terms []AffinityTerm
-		// want is each term's namespaces after resolution.
+		// want is, per term, the probe namespaces whose pod it matches.
 		want [][]string
 		// same is set when nothing needs resolving: the input comes back.
 		same bool
@@ -223,17 +227,35 @@ func TestResolveNamespaceSelectors(t *testing.T) {
 		{name: "no selectors: the same slice", terms: compile(podTerm("z").EmptySelector().Obj(), podTerm("z").EmptySelector().Namespaces("x").Obj()),
 			want: [][]string{{"own"}, {"x"}}, same: true},
 		{name: "empty selector (all namespaces) is left alone", terms: compile(podTerm("z").EmptySelector().NamespaceSelector(&metav1.LabelSelector{}).Obj()),
-			want: [][]string{{}}, same: true},
+			want: [][]string{probes}, same: true},
 		{name: "selector unions with named namespaces", terms: compile(
 			podTerm("z").EmptySelector().Obj(),
 			podTerm("z").EmptySelector().Namespaces("x").NamespaceSelector(sel(metav1.LabelSelectorOpIn, "prod")).Obj()),
 			want: [][]string{{"own"}, {"prod-a", "prod-b", "x"}}},
+		{name: "Exists selects the labelled namespaces", terms: compile(podTerm("z").EmptySelector().NamespaceSelector(sel(metav1.LabelSelectorOpExists)).Obj()),
+			want: [][]string{{"dev", "prod-a", "prod-b"}}},
 		{
-			// kube-scheduler keeps the NotIn selector on a copy and so
-			// matches every namespace; yardmaster only the selected ones.
-			name:  "NotIn selects namespaces without that value, labelless ones included",
+			// kube-scheduler keeps the selector on the term and matches it
+			// against no labels, which NotIn and DoesNotExist accept: the
+			// term matches the pods of every namespace, listed or not.
+			name:  "NotIn matches every namespace, as in kube-scheduler",
 			terms: compile(podTerm("z").EmptySelector().NamespaceSelector(sel(metav1.LabelSelectorOpNotIn, "prod")).Obj()),
-			want:  [][]string{{"bare", "dev"}},
+			want:  [][]string{probes},
+		},
+		{
+			name:  "DoesNotExist matches every namespace, as in kube-scheduler",
+			terms: compile(podTerm("z").EmptySelector().Namespaces("x").NamespaceSelector(sel(metav1.LabelSelectorOpDoesNotExist)).Obj()),
+			want:  [][]string{probes},
+		},
+		{
+			// matchLabels does not accept an empty label set, so the
+			// NotIn beside it changes nothing: only what the lister found.
+			name: "NotIn beside matchLabels selects only the listed namespaces",
+			terms: compile(podTerm("z").EmptySelector().NamespaceSelector(&metav1.LabelSelector{
+				MatchLabels:      map[string]string{"env": "dev"},
+				MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"be"}}},
+			}).Obj()),
+			want: [][]string{{"dev"}},
 		},
 	}
 	for _, tc := range tests {
@@ -248,13 +270,16 @@ func TestResolveNamespaceSelectors(t *testing.T) {
 			}
 			var gotNS [][]string
 			for i := range got {
-				gotNS = append(gotNS, sets.List(got[i].Namespaces))
-				if !got[i].NamespaceSelector.Empty() && !labels.MatchesNothing(got[i].NamespaceSelector) {
-					t.Errorf("term %d keeps selector %q", i, got[i].NamespaceSelector)
+				matched := []string{}
+				for _, ns := range probes {
+					if got[i].Matches(schedtest.MakePod().Namespace(ns).Name("e").Obj(), nil) {
+						matched = append(matched, ns)
+					}
 				}
+				gotNS = append(gotNS, matched)
 			}
 			if diff := cmp.Diff(tc.want, gotNS); diff != "" {
-				t.Errorf("namespaces (-want +got):\n%s", diff)
+				t.Errorf("namespaces matched (-want +got):\n%s", diff)
 			}
 			if same := len(got) > 0 && &got[0] == &tc.terms[0]; same != tc.same {
 				t.Errorf("returned the input slice = %v, want %v", same, tc.same)

@@ -1,7 +1,12 @@
 package framework
 
 import (
+	"strings"
+
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+	resourcehelper "k8s.io/component-helpers/resource"
 )
 
 // Defaults the scorers assume for a container that sets no cpu or memory
@@ -24,14 +29,16 @@ type Resource struct {
 	ScalarResources map[v1.ResourceName]int64
 }
 
-// NewResource converts a ResourceList.
+// NewResource converts a ResourceList (see Add).
 func NewResource(rl v1.ResourceList) *Resource {
 	r := &Resource{}
 	r.Add(rl)
 	return r
 }
 
-// Add adds every quantity of rl.
+// Add adds every quantity of rl that kube-scheduler's Resource keeps: cpu,
+// memory, ephemeral-storage, pods and the scalar resources
+// (IsScalarResourceName); any other name is dropped.
 func (r *Resource) Add(rl v1.ResourceList) {
 	for name, q := range rl {
 		switch name {
@@ -44,7 +51,9 @@ func (r *Resource) Add(rl v1.ResourceList) {
 		case v1.ResourcePods:
 			r.AllowedPodNumber += q.Value()
 		default:
-			r.AddScalar(name, q.Value())
+			if IsScalarResourceName(name) {
+				r.AddScalar(name, q.Value())
+			}
 		}
 	}
 }
@@ -68,14 +77,16 @@ func (r *Resource) AddResource(other *Resource, sign int64) {
 	}
 }
 
-// SetMax raises every quantity of r to at least other's.
+// SetMax raises every quantity of r to at least other's. A scalar
+// resource of other that r lacks is set even when 0, as the library's
+// maximum of two ResourceLists keeps every name.
 func (r *Resource) SetMax(other *Resource) {
 	r.MilliCPU = max(r.MilliCPU, other.MilliCPU)
 	r.Memory = max(r.Memory, other.Memory)
 	r.EphemeralStorage = max(r.EphemeralStorage, other.EphemeralStorage)
 	r.AllowedPodNumber = max(r.AllowedPodNumber, other.AllowedPodNumber)
 	for name, v := range other.ScalarResources {
-		if v > r.ScalarResources[name] {
+		if cur, ok := r.ScalarResources[name]; !ok || v > cur {
 			if r.ScalarResources == nil {
 				r.ScalarResources = make(map[v1.ResourceName]int64, 1)
 			}
@@ -125,32 +136,158 @@ func (r *Resource) IsZero() bool {
 	return true
 }
 
-// PodRequests returns what a pod reserves on its node, counted the way the
-// kubelet admits it:
+// A pod's requests as kube-scheduler v1.36 counts them, each where it
+// counts them, with the feature gates it has on by default:
+// PodLevelResources (beta: spec.resources replaces the containers' sum for
+// cpu, memory and hugepages), InPlacePodVerticalScaling (GA: a running pod
+// being resized counts the larger of its spec, what the kubelet allocated
+// and what it actuated) and InPlacePodLevelResourcesVerticalScaling (beta:
+// the same for spec.resources). The arithmetic is component-helpers'
+// resource.PodRequests, the kubelet's and kube-scheduler's own (sidecars,
+// init containers, overhead), called with kube-scheduler's options.
 //
-//   - regular containers run together, so their requests add up;
-//   - restartable (sidecar) init containers keep running, so they add to the
-//     regular containers and to every init container started after them;
-//   - other init containers run one at a time, so the pod needs the largest
-//     of them (plus the sidecars already running) or the sum above, whichever
-//     is larger;
-//   - pod-level requests (spec.resources), where set, replace the container
-//     sum for cpu and memory;
-//   - the RuntimeClass overhead is added on top.
-//
-// With nonZero, a container that omits a cpu or memory request counts as
-// DefaultMilliCPURequest / DefaultMemoryRequest; the scorers use that view.
-func PodRequests(pod *v1.Pod, nonZero bool) Resource {
-	var reqs Resource
-	for i := range pod.Spec.Containers {
-		reqs.addContainer(pod.Spec.Containers[i].Resources.Requests, nonZero)
+// The library works on ResourceLists: a dozen maps and a few microseconds
+// per pod, three times per cycle and two or three times more per pod
+// placed (the queue's and the cache's PodInfo). Most pods need none of
+// what only the library can do, so podRequests first tries the sums on
+// int64s that the scheduler always did (containerRequests), and calls the
+// library only when that could differ from it: pod-level requests, a
+// resize in progress, a quantity finer than the scheduler's unit.
+// TestPodRequestsMatchesLibrary compares the two on random pods.
+var (
+	// onNodeRequests counts a pod on its node (NodeInfo.Requested, the
+	// filter's "used"): kube-scheduler's PodInfo.CalculateResource.
+	onNodeRequests = resourcehelper.PodResourcesOptions{
+		UseStatusResources: true,
+		InPlacePodLevelResourcesVerticalScalingEnabled: true,
+	}
+	// fitRequests counts the pod NodeResourcesFit's filter places
+	// (computePodResourceRequest): no status, the pod is not running.
+	fitRequests = resourcehelper.PodResourcesOptions{}
+	// fitScoreRequests counts the pod NodeResourcesFit's scorer places:
+	// kube-scheduler v1.36 builds that scorer without the feature gates
+	// (noderesources.NewFit gives them to the filter half only), so it
+	// ignores spec.resources and status, and it counts a container
+	// without a cpu or memory request at the defaults.
+	fitScoreRequests = resourcehelper.PodResourcesOptions{
+		SkipPodLevelResources:       true,
+		NonMissingContainerRequests: defaultRequests,
 	}
 
+	// defaultRequests are the cpu and memory a container that requests
+	// none is counted at where non-zero requests are wanted.
+	defaultRequests = v1.ResourceList{
+		v1.ResourceCPU:    *resource.NewMilliQuantity(DefaultMilliCPURequest, resource.DecimalSI),
+		v1.ResourceMemory: *resource.NewQuantity(DefaultMemoryRequest, resource.DecimalSI),
+	}
+)
+
+// FitRequests returns the pod's requests as NodeResourcesFit's filter
+// checks them: pod-level requests included.
+func FitRequests(pod *v1.Pod) Resource { return podRequests(pod, fitRequests, false) }
+
+// FitScoreRequests returns the pod's requests as NodeResourcesFit's scorer
+// counts them: the containers' only, cpu and memory non-zero.
+func FitScoreRequests(pod *v1.Pod) Resource { return podRequests(pod, fitScoreRequests, true) }
+
+// BalancedAllocationRequests returns the pod's requests as
+// NodeResourcesBalancedAllocation counts them: the plain requests,
+// pod-level included, as on a node.
+func BalancedAllocationRequests(pod *v1.Pod) Resource {
+	return podRequests(pod, onNodeRequests, false)
+}
+
+// podRequests returns the pod's requests counted with opts, in the
+// scheduler's units; resources that are not cpu, memory,
+// ephemeral-storage, pods or a scalar resource are dropped, as
+// kube-scheduler's Resource.Add drops them. nonZero says whether opts
+// count missing cpu and memory at defaultRequests (and nothing else).
+func podRequests(pod *v1.Pod, opts resourcehelper.PodResourcesOptions, nonZero bool) Resource {
+	if r, ok := containerRequests(pod, opts, nonZero); ok {
+		return r
+	}
+	var r Resource
+	r.Add(resourcehelper.PodRequests(pod, opts))
+	return r
+}
+
+// podRequestsOnNode returns what pod takes on its node and its cpu and
+// memory counted non-zero (NonZeroRequests), as kube-scheduler's
+// PodInfo.CalculateResource counts them. A container without a cpu or
+// memory request counts at the defaults, except that a pod with pod-level
+// requests gets a default only for a resource requested nowhere, neither
+// by the pod nor by any container.
+func podRequestsOnNode(pod *v1.Pod) (requests Resource, nonZero NonZeroResource) {
+	if !resourcehelper.IsPodLevelRequestsSet(pod) {
+		requests = podRequests(pod, onNodeRequests, false)
+		opts := onNodeRequests
+		opts.NonMissingContainerRequests = defaultRequests
+		non0 := podRequests(pod, opts, true)
+		return requests, NonZeroResource{MilliCPU: non0.MilliCPU, Memory: non0.Memory}
+	}
+	reqs := resourcehelper.PodRequests(pod, onNodeRequests)
+	requests.Add(reqs)
+	var nonMissing v1.ResourceList
+	for name, q := range defaultRequests {
+		if _, ok := reqs[name]; !ok {
+			if nonMissing == nil {
+				nonMissing = v1.ResourceList{}
+			}
+			nonMissing[name] = q
+		}
+	}
+	nonZero.MilliCPU, nonZero.Memory = requests.MilliCPU, requests.Memory
+	if len(nonMissing) > 0 {
+		opts := onNodeRequests
+		opts.NonMissingContainerRequests = nonMissing
+		non0 := resourcehelper.PodRequests(pod, opts)
+		cpu, mem := non0[v1.ResourceCPU], non0[v1.ResourceMemory]
+		nonZero.MilliCPU, nonZero.Memory = cpu.MilliValue(), mem.Value()
+	}
+	return requests, nonZero
+}
+
+// containerRequests is resourcehelper.PodRequests(pod, opts) on int64s,
+// for the pods where that gives the library's result exactly, and false
+// for the others:
+//
+//   - spec.resources requests count (opts does not skip them) and are set;
+//   - opts read the status, and a container status has resources (a
+//     resize in progress: the library then takes the larger of spec,
+//     allocated and actuated);
+//   - a quantity is finer than the scheduler's unit (cpu below 1m, a
+//     fraction of a byte): the library rounds the sum up, this would round
+//     each term;
+//   - opts ask for anything else than the above and the defaults.
+//
+// The sums are the kubelet's: regular containers and restartable (sidecar)
+// init containers run together; other init containers one at a time, each
+// beside the sidecars started before it; the pod needs the larger of the
+// two, plus the overhead.
+func containerRequests(pod *v1.Pod, opts resourcehelper.PodResourcesOptions, nonZero bool) (Resource, bool) {
+	if opts.SkipContainerLevelResources || opts.UseDRANodeAllocatableResourceClaimStatus ||
+		opts.Reuse != nil || opts.ContainerFn != nil || nonZero != (len(opts.NonMissingContainerRequests) > 0) {
+		return Resource{}, false
+	}
+	if !opts.SkipPodLevelResources && resourcehelper.IsPodLevelRequestsSet(pod) {
+		return Resource{}, false
+	}
+	if opts.UseStatusResources && resizing(pod) {
+		return Resource{}, false
+	}
+	var reqs Resource
+	for i := range pod.Spec.Containers {
+		if !reqs.addExact(pod.Spec.Containers[i].Resources.Requests, nonZero) {
+			return Resource{}, false
+		}
+	}
 	var sidecars, initMax Resource
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
 		var cur Resource
-		cur.addContainer(c.Resources.Requests, nonZero)
+		if !cur.addExact(c.Resources.Requests, nonZero) {
+			return Resource{}, false
+		}
 		if c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways {
 			reqs.AddResource(&cur, 1)
 			sidecars.AddResource(&cur, 1)
@@ -161,30 +298,90 @@ func PodRequests(pod *v1.Pod, nonZero bool) Resource {
 		initMax.SetMax(&cur)
 	}
 	reqs.SetMax(&initMax)
-
-	if pr := pod.Spec.Resources; pr != nil {
-		if q, ok := pr.Requests[v1.ResourceCPU]; ok {
-			reqs.MilliCPU = q.MilliValue()
-		}
-		if q, ok := pr.Requests[v1.ResourceMemory]; ok {
-			reqs.Memory = q.Value()
-		}
+	if !reqs.addExact(pod.Spec.Overhead, false) {
+		return Resource{}, false
 	}
-	reqs.Add(pod.Spec.Overhead)
-	return reqs
+	return reqs, true
 }
 
-// addContainer adds one container's requests; with nonZero a missing cpu or
-// memory request counts as the default.
-func (r *Resource) addContainer(rl v1.ResourceList, nonZero bool) {
-	r.Add(rl)
-	if !nonZero {
-		return
+// resizing reports whether a container status carries resources, which
+// the library reads when it counts status (UseStatusResources).
+func resizing(pod *v1.Pod) bool {
+	for i := range pod.Status.ContainerStatuses {
+		if pod.Status.ContainerStatuses[i].Resources != nil {
+			return true
+		}
 	}
-	if _, ok := rl[v1.ResourceCPU]; !ok {
-		r.MilliCPU += DefaultMilliCPURequest
+	for i := range pod.Status.InitContainerStatuses {
+		if pod.Status.InitContainerStatuses[i].Resources != nil {
+			return true
+		}
 	}
-	if _, ok := rl[v1.ResourceMemory]; !ok {
-		r.Memory += DefaultMemoryRequest
+	return false
+}
+
+// addExact adds rl as Add does, and reports false when a quantity is not a
+// whole number of the scheduler's unit (millicores for cpu, units for the
+// rest), where summing rounded terms could differ from rounding the sum.
+// With nonZero a missing cpu or memory counts at the default.
+func (r *Resource) addExact(rl v1.ResourceList, nonZero bool) bool {
+	for name, q := range rl {
+		if name == v1.ResourceCPU {
+			m := q.MilliValue()
+			if q.Cmp(*resource.NewMilliQuantity(m, resource.DecimalSI)) != 0 {
+				return false
+			}
+			r.MilliCPU += m
+			continue
+		}
+		v, ok := q.AsInt64()
+		if !ok {
+			return false
+		}
+		switch name {
+		case v1.ResourceMemory:
+			r.Memory += v
+		case v1.ResourceEphemeralStorage:
+			r.EphemeralStorage += v
+		case v1.ResourcePods:
+			r.AllowedPodNumber += v
+		default:
+			if IsScalarResourceName(name) {
+				r.AddScalar(name, v)
+			}
+		}
 	}
+	if nonZero {
+		if _, ok := rl[v1.ResourceCPU]; !ok {
+			r.MilliCPU += DefaultMilliCPURequest
+		}
+		if _, ok := rl[v1.ResourceMemory]; !ok {
+			r.Memory += DefaultMemoryRequest
+		}
+	}
+	return true
+}
+
+// IsScalarResourceName reports whether name is a resource kube-scheduler
+// tracks besides cpu, memory, ephemeral-storage and pods: an extended
+// resource, hugepages, a kubernetes.io-prefixed resource or an attachable
+// volume count.
+func IsScalarResourceName(name v1.ResourceName) bool {
+	s := string(name)
+	return IsExtendedResourceName(name) ||
+		strings.HasPrefix(s, v1.ResourceHugePagesPrefix) ||
+		strings.Contains(s, v1.ResourceDefaultNamespacePrefix) ||
+		strings.HasPrefix(s, v1.ResourceAttachableVolumesPrefix)
+}
+
+// IsExtendedResourceName reports whether name is an extended resource: a
+// domain-qualified name outside kubernetes.io that, prefixed with
+// "requests.", is still a valid qualified name (so that quota can name it).
+func IsExtendedResourceName(name v1.ResourceName) bool {
+	s := string(name)
+	if !strings.Contains(s, "/") || strings.Contains(s, v1.ResourceDefaultNamespacePrefix) ||
+		strings.HasPrefix(s, v1.DefaultResourceRequestsPrefix) {
+		return false
+	}
+	return len(validation.IsQualifiedName(v1.DefaultResourceRequestsPrefix+s)) == 0
 }

@@ -257,6 +257,47 @@ func TestInterPodAffinityFilter(t *testing.T) {
 			wantNodes: nodes(anti, anti, pass, pass),
 		},
 		{
+			// kube-scheduler matches the incoming pod's namespaceSelector
+			// against no labels once it has listed the namespaces; "env
+			// notin (prod)" accepts that, so the term covers every
+			// namespace and prod-ns's web pod on n2 counts too.
+			name: "anti-affinity with a NotIn namespaceSelector: every namespace, as in kube-scheduler",
+			pod: schedtest.IncomingPod("default", "app", "web").
+				RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).MatchLabel("app", "web").NamespaceSelector(&metav1.LabelSelector{
+					MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"prod"}}},
+				}).Obj()).Obj(),
+			pods: []*v1.Pod{
+				schedtest.PodOn("n1", "dev-ns", "web", "app", "web").Obj(),
+				schedtest.PodOn("n2", "prod-ns", "web", "app", "web").Obj(),
+			},
+			wantNodes: nodes(anti, anti, pass, pass),
+		},
+		{
+			// The same for DoesNotExist, and for affinity: the db pod in
+			// prod-ns satisfies it although prod-ns has the env label.
+			name: "affinity with a DoesNotExist namespaceSelector: every namespace, as in kube-scheduler",
+			pod: schedtest.IncomingPod("default", "app", "web").
+				RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "db").NamespaceSelector(&metav1.LabelSelector{
+					MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: metav1.LabelSelectorOpDoesNotExist}},
+				}).Obj()).Obj(),
+			pods:      []*v1.Pod{schedtest.PodOn("n3", "prod-ns", "db", "app", "db").Obj()},
+			wantNodes: nodes(affinity, affinity, pass, affinity),
+		},
+		{
+			// An existing pod's namespaceSelector is matched against the
+			// incoming pod's real namespace labels: prod-ns has env=prod,
+			// so "env notin (prod)" does not select it.
+			name: "symmetry with a NotIn namespaceSelector: read against the incoming pod's namespace labels",
+			pod:  schedtest.IncomingPod("prod-ns", "app", "web").Obj(),
+			pods: []*v1.Pod{
+				schedtest.PodOn("n3", "default", "loner", "app", "loner").
+					RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).MatchLabel("app", "web").NamespaceSelector(&metav1.LabelSelector{
+						MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"prod"}}},
+					}).Obj()).Obj(),
+			},
+			wantPre: skip,
+		},
+		{
 			// matchLabelKeys [version] adds "version in (v2)": only the
 			// v2 pod in z2 counts.
 			name: "affinity with matchLabelKeys",

@@ -17,6 +17,9 @@ const (
 	// ReasonNodeAffinity is given for a node that lacks a spec.nodeSelector
 	// label or matches no required node affinity term.
 	ReasonNodeAffinity = "node(s) didn't match Pod's node affinity/selector"
+	// ReasonNodeAffinityEnforced is given for a node that matches none of
+	// the required terms of the profile's addedAffinity (NodeAffinityArgs).
+	ReasonNodeAffinityEnforced = "node(s) didn't match scheduler-enforced node affinity"
 	// ReasonNodeAffinityConflict is given by PreFilter when every required
 	// term pins metadata.name and no name satisfies a whole term (two
 	// matchFields In that share no name): no node can ever match.
@@ -38,7 +41,15 @@ func (s *nodeAffinityState) Clone() framework.StateData { return s }
 // spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution:
 // a node must carry every nodeSelector label and match one of the required
 // terms. Invalid required terms match no node, as in kube-scheduler.
-type NodeAffinity struct{}
+//
+// A profile may add required terms of its own (NodeAffinityArgs'
+// addedAffinity): a node must then match one of those too, checked first
+// and rejected with ReasonNodeAffinityEnforced.
+type NodeAffinity struct {
+	// added is the compiled addedAffinity required selector; nil when the
+	// profile adds none.
+	added *framework.NodeSelector
+}
 
 var (
 	_ framework.PreFilterPlugin = &NodeAffinity{}
@@ -46,21 +57,29 @@ var (
 	_ framework.PodSigner       = &NodeAffinity{}
 )
 
-// NewNodeAffinity returns the filter.
-func NewNodeAffinity() *NodeAffinity { return &NodeAffinity{} }
+// NewNodeAffinity returns the filter configured by args (nil: none added).
+// The args must have passed framework.ValidateNodeAffinityArgs.
+func NewNodeAffinity(args *framework.NodeAffinityArgs) *NodeAffinity {
+	pl := &NodeAffinity{}
+	if args != nil && args.AddedAffinity != nil && args.AddedAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		pl.added = framework.NewNodeSelector(args.AddedAffinity.RequiredDuringSchedulingIgnoredDuringExecution)
+	}
+	return pl
+}
 
 // Name returns NodeAffinityName.
 func (*NodeAffinity) Name() string { return NodeAffinityName }
 
 // PreFilter compiles the pod's nodeSelector and required node affinity into
-// the cycle state, or returns Skip when the pod has neither. When every
+// the cycle state, or returns Skip when the pod has neither and the profile
+// adds no required affinity. When every
 // required term pins metadata.name with matchFields In, it narrows the cycle
 // to those nodes (the union over terms of each term's intersection), the
 // way DaemonSet pods are placed; when those names cannot match at all, it
 // rejects the pod on every node.
-func (*NodeAffinity) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (pl *NodeAffinity) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	required := requiredNodeSelector(pod)
-	if required == nil && len(pod.Spec.NodeSelector) == 0 {
+	if required == nil && len(pod.Spec.NodeSelector) == 0 && pl.added == nil {
 		return nil, framework.NewStatus(framework.Skip)
 	}
 	state.Write(nodeAffinityStateKey, &nodeAffinityState{required: framework.NewRequiredNodeAffinity(pod)})
@@ -75,12 +94,17 @@ func (*NodeAffinity) PreFilter(_ context.Context, state *framework.CycleState, p
 	return &framework.PreFilterResult{NodeNames: names}, nil
 }
 
-// Filter rejects a node the pod's nodeSelector or required node affinity
-// excludes, UnschedulableAndUnresolvable: evicting pods changes no label.
-func (*NodeAffinity) Filter(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+// Filter rejects a node the profile's added affinity, or the pod's
+// nodeSelector or required node affinity, excludes (in that order, as
+// kube-scheduler checks them), UnschedulableAndUnresolvable: evicting pods
+// changes no label.
+func (pl *NodeAffinity) Filter(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
 	node := nodeInfo.Node()
 	if node == nil {
 		return framework.NewStatus(framework.Error, "node not found")
+	}
+	if pl.added != nil && !pl.added.Match(node) {
+		return statusNodeAffinityEnforced
 	}
 	var required *framework.RequiredNodeAffinity
 	if s, err := framework.ReadAs[*nodeAffinityState](state, nodeAffinityStateKey); err == nil {
@@ -97,7 +121,9 @@ func (*NodeAffinity) Filter(_ context.Context, state *framework.CycleState, pod 
 }
 
 // SignPod signs the pod's nodeSelector and required node affinity, all
-// that PreFilter and Filter read of it.
+// that PreFilter and Filter read of it. The added affinity is the
+// plugin's configuration, the same for every pod of the profile, whose
+// answers are kept apart from other profiles'.
 func (*NodeAffinity) SignPod(_ *framework.CycleState, pod *v1.Pod, sig []byte) ([]byte, bool) {
 	spec := v1.PodSpec{NodeSelector: pod.Spec.NodeSelector}
 	if required := requiredNodeSelector(pod); required != nil {

@@ -70,7 +70,7 @@ func TestNodeAffinityPreFilter(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			res, st := predicates.NewNodeAffinity().PreFilter(context.Background(), framework.NewCycleState(), tc.pod, nil)
+			res, st := predicates.NewNodeAffinity(nil).PreFilter(context.Background(), framework.NewCycleState(), tc.pod, nil)
 			if diff := cmp.Diff(viewOf(tc.wantStatus), viewOf(st)); diff != "" {
 				t.Errorf("status (-want +got):\n%s", diff)
 			}
@@ -111,7 +111,7 @@ func TestNodeAffinityFilter(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			pl := predicates.NewNodeAffinity()
+			pl := predicates.NewNodeAffinity(nil)
 			state := framework.NewCycleState()
 			if _, st := pl.PreFilter(context.Background(), state, tc.pod, nil); st.IsSkip() {
 				// A skipped filter is not called: the node passes.
@@ -130,6 +130,129 @@ func TestNodeAffinityFilter(t *testing.T) {
 			got = pl.Filter(context.Background(), framework.NewCycleState(), tc.pod, nodeInfoOf(node))
 			if diff := cmp.Diff(viewOf(tc.want), viewOf(got)); diff != "" {
 				t.Errorf("Filter without PreFilter (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// addedRequired is NodeAffinityArgs whose addedAffinity requires one of
+// terms.
+func addedRequired(terms ...v1.NodeSelectorTerm) *framework.NodeAffinityArgs {
+	return &framework.NodeAffinityArgs{AddedAffinity: &v1.NodeAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: terms},
+	}}
+}
+
+// The profile's addedAffinity: its required terms are ANDed with the
+// pod's, checked first, with kube-scheduler's own reason; its preferred
+// terms are the scorer's.
+func TestNodeAffinityFilterAddedAffinity(t *testing.T) {
+	enforced := reject(framework.UnschedulableAndUnresolvable, "node(s) didn't match scheduler-enforced node affinity")
+	podRejected := reject(framework.UnschedulableAndUnresolvable, "node(s) didn't match Pod's node affinity/selector")
+	node := schedtest.MakeNode().Name("n1").Label("zone", "a").Label("disk", "ssd").Obj()
+	tests := []struct {
+		name string
+		args *framework.NodeAffinityArgs
+		pod  *v1.Pod
+		// wantPre is PreFilter's status; want Filter's (when PreFilter
+		// did not skip).
+		wantPre *framework.Status
+		want    *framework.Status
+	}{
+		{name: "added term matches, pod has none: filtered, passes", args: addedRequired(nsTerm().In("zone", "a").Obj()), pod: schedtest.MakePod().Obj()},
+		{name: "added term fails, pod has none", args: addedRequired(nsTerm().In("zone", "b").Obj()), pod: schedtest.MakePod().Obj(), want: enforced},
+		{name: "added terms ORed", args: addedRequired(nsTerm().In("zone", "b").Obj(), nsTerm().Exists("disk").Obj()), pod: schedtest.MakePod().Obj()},
+		{name: "added without terms matches nothing", args: addedRequired(), pod: schedtest.MakePod().Obj(), want: enforced},
+		{
+			name: "added and pod's both fail: the added reason first",
+			args: addedRequired(nsTerm().In("zone", "b").Obj()),
+			pod:  schedtest.MakePod().NodeSelector(map[string]string{"disk": "hdd"}).Obj(),
+			want: enforced,
+		},
+		{
+			name: "added passes, pod's fails: the pod's reason",
+			args: addedRequired(nsTerm().In("zone", "a").Obj()),
+			pod:  schedtest.MakePod().RequiredNodeAffinity(nsTerm().In("disk", "hdd").Obj()).Obj(),
+			want: podRejected,
+		},
+		{
+			// The pod's matchFields still pin its nodes; the added terms
+			// do not take part.
+			name:    "pinning by the pod's name field is unchanged",
+			args:    addedRequired(nsTerm().Field(framework.NodeNameField, v1.NodeSelectorOpIn, "n2").Obj()),
+			pod:     schedtest.MakePod().RequiredNodeAffinity(nsTerm().Field(framework.NodeNameField, v1.NodeSelectorOpIn, "n1").Obj()).Obj(),
+			wantPre: nil,
+			want:    enforced,
+		},
+		{
+			name:    "only added preferred terms: skip",
+			args:    &framework.NodeAffinityArgs{AddedAffinity: &v1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{{Weight: 1, Preference: nsTerm().In("zone", "b").Obj()}}}},
+			pod:     schedtest.MakePod().Obj(),
+			wantPre: framework.NewStatus(framework.Skip),
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := framework.ValidateNodeAffinityArgs(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			pl := predicates.NewNodeAffinity(tc.args)
+			state := framework.NewCycleState()
+			_, st := pl.PreFilter(context.Background(), state, tc.pod, nil)
+			if diff := cmp.Diff(viewOf(tc.wantPre), viewOf(st)); diff != "" {
+				t.Fatalf("PreFilter (-want +got):\n%s", diff)
+			}
+			if !st.IsSuccess() {
+				return
+			}
+			got := pl.Filter(context.Background(), state, tc.pod, nodeInfoOf(node))
+			if diff := cmp.Diff(viewOf(tc.want), viewOf(got)); diff != "" {
+				t.Errorf("Filter (-want +got):\n%s", diff)
+			}
+			got = pl.Filter(context.Background(), framework.NewCycleState(), tc.pod, nodeInfoOf(node))
+			if diff := cmp.Diff(viewOf(tc.want), viewOf(got)); diff != "" {
+				t.Errorf("Filter without PreFilter (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestValidateNodeAffinityArgs(t *testing.T) {
+	tests := []struct {
+		name string
+		args *framework.NodeAffinityArgs
+		want string
+	}{
+		{name: "none", args: &framework.NodeAffinityArgs{}},
+		{name: "valid", args: addedRequired(nsTerm().In("zone", "a").Obj())},
+		{
+			name: "required term does not parse",
+			args: addedRequired(nsTerm().In("zone", "a").Obj(), nsTerm().Gt("cores", "many").Obj()),
+			want: `addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[1].matchExpressions[0].values[0]: Invalid value: "many": for 'Gt', 'Lt' operators, the value must be an integer`,
+		},
+		{
+			name: "preferred term does not parse",
+			args: &framework.NodeAffinityArgs{AddedAffinity: &v1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{
+				{Weight: 1, Preference: nsTerm().Field("metadata.name", v1.NodeSelectorOpIn, "a", "b").Obj()},
+			}}},
+			want: `addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].matchFields[0].values: Invalid value: ["a","b"]: must have one element`,
+		},
+		{
+			// kube-scheduler parses no preferred term of weight 0.
+			name: "preferred term of weight 0 is not parsed",
+			args: &framework.NodeAffinityArgs{AddedAffinity: &v1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{
+				{Weight: 0, Preference: nsTerm().Gt("cores", "many").Obj()},
+			}}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ""
+			if err := framework.ValidateNodeAffinityArgs(tc.args); err != nil {
+				got = err.Error()
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("error (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -155,7 +278,7 @@ func benchSelectivePod() *v1.Pod {
 
 func TestNodeAffinityFilterDoesNotAllocate(t *testing.T) {
 	nodes, pod := labelledCluster(100), benchSelectivePod()
-	pl, state := predicates.NewNodeAffinity(), framework.NewCycleState()
+	pl, state := predicates.NewNodeAffinity(nil), framework.NewCycleState()
 	if _, st := pl.PreFilter(context.Background(), state, pod, nodes); !st.IsSuccess() {
 		t.Fatalf("PreFilter: %v", st.Message())
 	}
@@ -173,7 +296,7 @@ func TestNodeAffinityFilterDoesNotAllocate(t *testing.T) {
 
 func BenchmarkNodeAffinityFilter(b *testing.B) {
 	nodes, pod := labelledCluster(5000), benchSelectivePod()
-	pl, state, ctx := predicates.NewNodeAffinity(), framework.NewCycleState(), context.Background()
+	pl, state, ctx := predicates.NewNodeAffinity(nil), framework.NewCycleState(), context.Background()
 	if _, st := pl.PreFilter(ctx, state, pod, nodes); !st.IsSuccess() {
 		b.Fatalf("PreFilter: %v", st.Message())
 	}

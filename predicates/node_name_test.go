@@ -105,7 +105,7 @@ func TestReasonsMatchKubeScheduler(t *testing.T) {
 	}
 	names := []string{
 		predicates.NewNodeUnschedulable().Name(), predicates.NewNodeName().Name(), predicates.NewTaintToleration().Name(),
-		predicates.NewNodeAffinity().Name(), predicates.NewNodePorts().Name(),
+		predicates.NewNodeAffinity(nil).Name(), predicates.NewNodePorts().Name(),
 	}
 	if diff := cmp.Diff([]string{"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts"}, names); diff != "" {
 		t.Errorf("names (-want +got):\n%s", diff)

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/yardmaster-io/yardmaster/framework"
 )
@@ -54,8 +53,9 @@ type InsufficientResource struct {
 // every other resource (hugepages, extended resources) the pod requests.
 //
 // It matches kube-scheduler v1.36: requests are counted the way the kubelet
-// admits the pod (framework.PodRequests); a resource the pod requests 0 of is
-// not checked; an extended resource the node does not advertise is lacking;
+// admits the pod (framework.FitRequests: pod-level requests included); a
+// resource the pod requests 0 of is not checked; an extended resource the
+// node does not advertise is lacking;
 // the status is UnschedulableAndUnresolvable when the pod alone exceeds the
 // node's allocatable of some resource (no preemption can help), Unschedulable
 // otherwise.
@@ -126,16 +126,14 @@ func (f *Fit) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.
 }
 
 func (f *Fit) newFitState(pod *v1.Pod) *fitState {
-	reqs := framework.PodRequests(pod, false)
+	reqs := framework.FitRequests(pod)
 	s := &fitState{
 		milliCPU:         reqs.MilliCPU,
 		memory:           reqs.Memory,
 		ephemeralStorage: reqs.EphemeralStorage,
 	}
 	for name, q := range reqs.ScalarResources {
-		// kube-scheduler's Resource keeps only scalar resource names, so a
-		// name like "foo" (which the API rejects anyway) is never checked.
-		if q == 0 || !isScalarResourceName(name) || f.ignores(name) {
+		if q == 0 || f.ignores(name) {
 			continue
 		}
 		s.scalars = append(s.scalars, scalarRequest{name: name, quantity: q, reason: InsufficientReason(name)})
@@ -148,7 +146,7 @@ func (f *Fit) newFitState(pod *v1.Pod) *fitState {
 // ignores, by name or by group. Hugepages and kubernetes.io resources are
 // never ignored.
 func (f *Fit) ignores(name v1.ResourceName) bool {
-	if !isExtendedResourceName(name) {
+	if !framework.IsExtendedResourceName(name) {
 		return false
 	}
 	if _, ok := f.ignoredResources[name]; ok {
@@ -243,27 +241,4 @@ func appendIfShort(out []InsufficientResource, name v1.ResourceName, reason stri
 		Requested: requested, Used: used, Capacity: capacity,
 		Unresolvable: requested > capacity,
 	})
-}
-
-// isScalarResourceName reports whether name is a resource kube-scheduler
-// tracks besides cpu, memory, ephemeral-storage and pods: an extended
-// resource, hugepages, a kubernetes.io-prefixed resource or an attachable
-// volume count. (priorities keeps a copy; both belong in framework.)
-func isScalarResourceName(name v1.ResourceName) bool {
-	return isExtendedResourceName(name) ||
-		strings.HasPrefix(string(name), v1.ResourceHugePagesPrefix) ||
-		strings.Contains(string(name), v1.ResourceDefaultNamespacePrefix) ||
-		strings.HasPrefix(string(name), v1.ResourceAttachableVolumesPrefix)
-}
-
-// isExtendedResourceName reports whether name is an extended resource: a
-// domain-qualified name outside kubernetes.io that, prefixed with
-// "requests.", is still a valid qualified name (so that quota can name it).
-func isExtendedResourceName(name v1.ResourceName) bool {
-	s := string(name)
-	if !strings.Contains(s, "/") || strings.Contains(s, v1.ResourceDefaultNamespacePrefix) ||
-		strings.HasPrefix(s, v1.DefaultResourceRequestsPrefix) {
-		return false
-	}
-	return len(validation.IsQualifiedName(v1.DefaultResourceRequestsPrefix+s)) == 0
 }

@@ -171,6 +171,39 @@ func TestFitFilter(t *testing.T) {
 			want: fitUnschedulable(ReasonInsufficientMemory),
 		},
 		{
+			// Pod-level hugepages-2Mi 800Mi replace the container's 100Mi:
+			// 800Mi > 1Gi-512Mi.
+			name: "pod-level hugepages replace the containers'",
+			pod: fitPodLevel(schedtest.MakePod().Req("1", "1Gi").Res(map[v1.ResourceName]string{"hugepages-2Mi": "100Mi"}).Obj(),
+				map[v1.ResourceName]string{"hugepages-2Mi": "800Mi"}),
+			node: fitNode(node().Allocatable(map[v1.ResourceName]string{"hugepages-2Mi": "1Gi"}).Obj(),
+				schedtest.MakePod().Name("huge").Node("n").Res(map[v1.ResourceName]string{"hugepages-2Mi": "512Mi"}).Obj()),
+			want: fitUnschedulable("Insufficient hugepages-2Mi"),
+			wantInsf: []InsufficientResource{
+				{ResourceName: "hugepages-2Mi", Reason: "Insufficient hugepages-2Mi", Requested: 800 << 20, Used: 512 << 20, Capacity: 1 << 30},
+			},
+		},
+		{
+			// The pod on the node counts with its pod-level hugepages
+			// (800Mi, not its container's 100Mi): 800Mi+300Mi > 1Gi.
+			name: "an existing pod's pod-level hugepages are what it uses",
+			pod:  schedtest.MakePod().Res(map[v1.ResourceName]string{"hugepages-2Mi": "300Mi"}).Obj(),
+			node: fitNode(node().Allocatable(map[v1.ResourceName]string{"hugepages-2Mi": "1Gi"}).Obj(),
+				fitPodLevel(schedtest.MakePod().Name("huge").Node("n").Res(map[v1.ResourceName]string{"hugepages-2Mi": "100Mi"}).Obj(),
+					map[v1.ResourceName]string{"hugepages-2Mi": "800Mi"})),
+			want: fitUnschedulable("Insufficient hugepages-2Mi"),
+		},
+		{
+			// A running pod resized to 3 cpu, allocated by the kubelet but
+			// not yet in its spec (1 cpu): it uses 3000, and 3000+1500 >
+			// 4000.
+			name: "an existing pod being resized uses what the kubelet allocated",
+			pod:  schedtest.MakePod().Req("1500m", "1Gi").Obj(),
+			node: fitNode(node().Obj(), schedtest.MakePod().Name("resized").Node("n").Req("1", "1Gi").
+				Resized(map[v1.ResourceName]string{v1.ResourceCPU: "3"}, map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()),
+			want: fitUnschedulable(ReasonInsufficientCPU),
+		},
+		{
 			// ephemeral-storage 8Gi+4Gi > 10Gi.
 			name: "insufficient ephemeral storage",
 			pod:  schedtest.MakePod().Res(map[v1.ResourceName]string{v1.ResourceEphemeralStorage: "4Gi"}).Obj(),

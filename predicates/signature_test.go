@@ -36,7 +36,7 @@ func TestFiltersSignWhatTheyRead(t *testing.T) {
 			{Name: "toleration", A: base().Obj(), B: tolerating("dedicated", v1.TaintEffectNoSchedule)},
 			{Name: "effect", A: tolerating("dedicated", v1.TaintEffectNoSchedule), B: tolerating("dedicated", v1.TaintEffectNoExecute)},
 		},
-		NewNodeAffinity(): {
+		NewNodeAffinity(nil): {
 			{Name: "replica", A: base().NodeSelector(map[string]string{"disk": "ssd"}).Obj(), B: base().Name("b").NodeSelector(map[string]string{"disk": "ssd"}).Obj(), Same: true},
 			{Name: "nodeSelector", A: base().NodeSelector(map[string]string{"disk": "ssd"}).Obj(), B: base().NodeSelector(map[string]string{"disk": "hdd"}).Obj()},
 			{
@@ -59,6 +59,14 @@ func TestFiltersSignWhatTheyRead(t *testing.T) {
 			{Name: "protocol", A: base().Obj(), B: schedtest.MakePod().Req("500m", "1Gi").HostPort(80, v1.ProtocolUDP, "").Obj()},
 			{Name: "host IP", A: base().Obj(), B: schedtest.MakePod().Req("500m", "1Gi").HostPort(80, v1.ProtocolTCP, "10.0.0.1").Obj()},
 		},
+		NewNodeDeclaredFeatures(): {
+			{Name: "replica", A: base().Obj(), B: replica, Same: true},
+			{Name: "restart-all rule", A: base().Obj(), B: restartAllRule(base().Obj())},
+			{Name: "user namespace on the host network", A: base().Obj(), B: hostNetwork(base().Obj(), false)},
+			{Name: "the two features", A: restartAllRule(base().Obj()), B: hostNetwork(base().Obj(), false)},
+			// What the inference ignores changes nothing it reads.
+			{Name: "host network with host users", A: base().Obj(), B: hostNetwork(base().Obj(), true), Same: true},
+		},
 		NewFit(nil): {
 			{Name: "replica", A: base().Obj(), B: replica, Same: true},
 			{Name: "cpu", A: base().Obj(), B: base().Req("600m", "1Gi").Obj()},
@@ -77,4 +85,19 @@ func TestFiltersSignWhatTheyRead(t *testing.T) {
 	for pl, cs := range cases {
 		signtest.Run(t, pl, cs)
 	}
+}
+
+// restartAllRule gives the pod's first container a rule that restarts every
+// container (feature RestartAllContainersOnContainerExits).
+func restartAllRule(p *v1.Pod) *v1.Pod {
+	p.Spec.Containers[0].RestartPolicyRules = []v1.ContainerRestartRule{{Action: v1.ContainerRestartRuleActionRestartAllContainers}}
+	return p
+}
+
+// hostNetwork puts the pod on the host network, in a user namespace unless
+// hostUsers (feature UserNamespacesHostNetworkSupport).
+func hostNetwork(p *v1.Pod, hostUsers bool) *v1.Pod {
+	p.Spec.HostNetwork = true
+	p.Spec.HostUsers = &hostUsers
+	return p
 }

@@ -58,7 +58,7 @@ func NewBalancedAllocation(args *framework.NodeResourcesBalancedAllocationArgs) 
 	if err := errs.ToAggregate(); err != nil {
 		return nil, fmt.Errorf("invalid %s args: %w", BalancedAllocationName, err)
 	}
-	return &BalancedAllocation{vec: newResourceVector(resources, false, true)}, nil
+	return &BalancedAllocation{vec: newResourceVector(resources, false, framework.BalancedAllocationRequests)}, nil
 }
 
 // Name returns BalancedAllocationName.

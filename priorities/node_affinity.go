@@ -28,7 +28,13 @@ func (s *nodeAffinityState) Clone() framework.StateData { return s }
 // spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution:
 // a node's raw score is the sum of the weights (1..100) of the preferred
 // terms it matches, normalized so that the best node gets MaxNodeScore.
-type NodeAffinity struct{}
+// The profile's addedAffinity (NodeAffinityArgs) adds its preferred terms
+// to every pod's.
+type NodeAffinity struct {
+	// added are the compiled addedAffinity preferred terms; nil when the
+	// profile adds none.
+	added *framework.PreferredSchedulingTerms
+}
 
 var (
 	_ framework.PreScorePlugin  = &NodeAffinity{}
@@ -37,33 +43,46 @@ var (
 	_ framework.PodSigner       = &NodeAffinity{}
 )
 
-// NewNodeAffinity returns the scorer.
-func NewNodeAffinity() *NodeAffinity { return &NodeAffinity{} }
+// NewNodeAffinity returns the scorer configured by args (nil: none added).
+// It fails when an added preferred term does not parse, which
+// framework.ValidateNodeAffinityArgs reports first.
+func NewNodeAffinity(args *framework.NodeAffinityArgs) (*NodeAffinity, error) {
+	pl := &NodeAffinity{}
+	if args == nil || args.AddedAffinity == nil || len(args.AddedAffinity.PreferredDuringSchedulingIgnoredDuringExecution) == 0 {
+		return pl, nil
+	}
+	added, err := framework.NewPreferredSchedulingTerms(args.AddedAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
+	if err != nil {
+		return nil, fmt.Errorf("parsing addedAffinity.preferredDuringSchedulingIgnoredDuringExecution: %w", err)
+	}
+	pl.added = added
+	return pl, nil
+}
 
 // Name returns NodeAffinityName.
 func (*NodeAffinity) Name() string { return NodeAffinityName }
 
-// PreScore compiles the pod's preferred terms, or returns Skip when the pod
-// has none that can score (terms of weight 0 or without requirements do not
-// count). An invalid preferred term (say Gt with a value that is not an
+// PreScore compiles the pod's preferred terms, or returns Skip when neither
+// the pod nor the profile's added affinity has any that can score (terms of
+// weight 0 or without requirements do not count). An invalid preferred term (say Gt with a value that is not an
 // integer, which the API server lets through) is an error, as in
 // kube-scheduler: the pod is retried with backoff rather than placed
 // without its preference.
-func (*NodeAffinity) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
+func (pl *NodeAffinity) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
 	preferred, err := preferredNodeAffinity(pod)
 	if err != nil {
 		return framework.AsStatus(err)
 	}
-	if preferred == nil || preferred.Len() == 0 {
+	if (preferred == nil || preferred.Len() == 0) && (pl.added == nil || pl.added.Len() == 0) {
 		return framework.NewStatus(framework.Skip)
 	}
 	state.Write(nodeAffinityStateKey, &nodeAffinityState{preferred: preferred})
 	return nil
 }
 
-// Score returns the sum of the weights of the preferred terms nodeInfo's
-// node matches.
-func (*NodeAffinity) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
+// Score returns the sum of the weights of the preferred terms, the
+// profile's and the pod's, that nodeInfo's node matches.
+func (pl *NodeAffinity) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
 	node := nodeInfo.Node()
 	if node == nil {
 		return 0, framework.NewStatus(framework.Error, "node not found")
@@ -76,16 +95,22 @@ func (*NodeAffinity) Score(_ context.Context, state *framework.CycleState, pod *
 		if err != nil {
 			return 0, framework.AsStatus(err)
 		}
-		if preferred == nil {
-			return 0, nil
-		}
 		s = &nodeAffinityState{preferred: preferred}
 	}
-	return s.preferred.Score(node), nil
+	var sum int64
+	if pl.added != nil {
+		sum = pl.added.Score(node)
+	}
+	if s.preferred != nil {
+		sum += s.preferred.Score(node)
+	}
+	return sum, nil
 }
 
 // SignPod signs the pod's preferred node affinity, all that PreScore and
-// Score read of it.
+// Score read of it. The added terms are the plugin's configuration, the
+// same for every pod of the profile, whose answers are kept apart from
+// other profiles'.
 func (*NodeAffinity) SignPod(_ *framework.CycleState, pod *v1.Pod, sig []byte) ([]byte, bool) {
 	var spec v1.PodSpec
 	if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil {

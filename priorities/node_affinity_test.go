@@ -58,6 +58,24 @@ func runScorer(t testing.TB, pl normalizingScorer, pod *v1.Pod, nodes []*v1.Node
 
 func nsTerm() *schedtest.NodeSelectorTermWrapper { return schedtest.MakeNodeSelectorTerm() }
 
+// newNodeAffinity returns the scorer with args (nil: no added affinity).
+func newNodeAffinity(t testing.TB, args *framework.NodeAffinityArgs) *priorities.NodeAffinity {
+	t.Helper()
+	pl, err := priorities.NewNodeAffinity(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pl
+}
+
+// addedPreferred is NodeAffinityArgs whose addedAffinity prefers nodes in
+// zone a with weight 3.
+func addedPreferred() *framework.NodeAffinityArgs {
+	return &framework.NodeAffinityArgs{AddedAffinity: &v1.NodeAffinity{
+		PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{{Weight: 3, Preference: nsTerm().In("zone", "a").Obj()}},
+	}}
+}
+
 func TestNodeAffinityScore(t *testing.T) {
 	nodes := []*v1.Node{
 		schedtest.MakeNode().Name("n1").Label("zone", "a").Label("disk", "ssd").Label("cores", "16").Obj(),
@@ -66,12 +84,41 @@ func TestNodeAffinityScore(t *testing.T) {
 		schedtest.MakeNode().Name("n4").Obj(),
 	}
 	tests := []struct {
-		name           string
+		name string
+		// args configure the plugin; nil adds nothing.
+		args           *framework.NodeAffinityArgs
 		pod            *v1.Pod
 		wantRaw        framework.NodeScoreList
 		wantNormalized framework.NodeScoreList
 	}{
 		{name: "no affinity: skipped", pod: schedtest.MakePod().Obj()},
+		{
+			// The profile's preferred term scores for a pod with none.
+			name:           "added preferred affinity only",
+			args:           addedPreferred(),
+			pod:            schedtest.MakePod().Obj(),
+			wantRaw:        framework.NodeScoreList{{Name: "n1", Score: 3}, {Name: "n2", Score: 3}, {Name: "n3"}, {Name: "n4"}},
+			wantNormalized: framework.NodeScoreList{{Name: "n1", Score: 100}, {Name: "n2", Score: 100}, {Name: "n3"}, {Name: "n4"}},
+		},
+		{
+			// n1: 3 (zone a) + 5 (ssd); n2: 3; n3: 5.
+			name:    "added preferred terms score beside the pod's",
+			args:    addedPreferred(),
+			pod:     schedtest.MakePod().PreferredNodeAffinity(5, nsTerm().In("disk", "ssd").Obj()).Obj(),
+			wantRaw: framework.NodeScoreList{{Name: "n1", Score: 3 + 5}, {Name: "n2", Score: 3}, {Name: "n3", Score: 5}, {Name: "n4"}},
+			wantNormalized: framework.NodeScoreList{
+				{Name: "n1", Score: 100 * 8 / 8}, {Name: "n2", Score: 100 * 3 / 8}, // 100, 37
+				{Name: "n3", Score: 100 * 5 / 8}, {Name: "n4"}, // 62, 0
+			},
+		},
+		{
+			// Required added terms are the filter's: the scorer skips.
+			name: "added required affinity only: skipped",
+			args: &framework.NodeAffinityArgs{AddedAffinity: &v1.NodeAffinity{
+				RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{nsTerm().In("zone", "a").Obj()}},
+			}},
+			pod: schedtest.MakePod().Obj(),
+		},
 		{name: "only required affinity: skipped", pod: schedtest.MakePod().RequiredNodeAffinity(nsTerm().In("zone", "a").Obj()).Obj()},
 		{name: "only empty preferred terms: skipped", pod: schedtest.MakePod().PreferredNodeAffinity(10, nsTerm().Obj()).Obj()},
 		{
@@ -111,7 +158,7 @@ func TestNodeAffinityScore(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			raw, normalized := runScorer(t, priorities.NewNodeAffinity(), tc.pod, nodes)
+			raw, normalized := runScorer(t, newNodeAffinity(t, tc.args), tc.pod, nodes)
 			if diff := cmp.Diff(tc.wantRaw, raw); diff != "" {
 				t.Errorf("raw scores (-want +got):\n%s", diff)
 			}
@@ -124,7 +171,7 @@ func TestNodeAffinityScore(t *testing.T) {
 
 func TestNodeAffinityScoreInvalidPreferredTermIsAnError(t *testing.T) {
 	pod := schedtest.MakePod().Name("p").PreferredNodeAffinity(10, nsTerm().Gt("cores", "many").Obj()).Obj()
-	st := priorities.NewNodeAffinity().PreScore(context.Background(), framework.NewCycleState(), pod, nil)
+	st := newNodeAffinity(t, nil).PreScore(context.Background(), framework.NewCycleState(), pod, nil)
 	if st.Code() != framework.Error {
 		t.Fatalf("PreScore code = %v, want Error", st.Code())
 	}
@@ -137,14 +184,30 @@ func TestNodeAffinityScoreInvalidPreferredTermIsAnError(t *testing.T) {
 func TestNodeAffinityScoreWithoutPreScore(t *testing.T) {
 	pod := schedtest.MakePod().PreferredNodeAffinity(7, nsTerm().In("zone", "a").Obj()).Obj()
 	ni := nodeInfoOf(schedtest.MakeNode().Name("n1").Label("zone", "a").Obj())
-	got, st := priorities.NewNodeAffinity().Score(context.Background(), framework.NewCycleState(), pod, ni)
+	got, st := newNodeAffinity(t, nil).Score(context.Background(), framework.NewCycleState(), pod, ni)
 	if !st.IsSuccess() || got != 7 {
 		t.Errorf("Score = %d, %v; want 7, success", got, st.Message())
+	}
+	// With the profile's term (weight 3, zone a) added: 7 + 3.
+	got, st = newNodeAffinity(t, addedPreferred()).Score(context.Background(), framework.NewCycleState(), pod, ni)
+	if !st.IsSuccess() || got != 7+3 {
+		t.Errorf("Score with added affinity = %d, %v; want 10, success", got, st.Message())
+	}
+}
+
+func TestNewNodeAffinityScorerInvalidAddedTerm(t *testing.T) {
+	args := &framework.NodeAffinityArgs{AddedAffinity: &v1.NodeAffinity{
+		PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{{Weight: 1, Preference: nsTerm().Gt("cores", "many").Obj()}},
+	}}
+	_, err := priorities.NewNodeAffinity(args)
+	want := `parsing addedAffinity.preferredDuringSchedulingIgnoredDuringExecution: [0].matchExpressions[0].values[0]: Invalid value: "many": for 'Gt', 'Lt' operators, the value must be an integer`
+	if err == nil || err.Error() != want {
+		t.Errorf("error = %v, want %q", err, want)
 	}
 }
 
 func TestNodeAffinityName(t *testing.T) {
-	if got := priorities.NewNodeAffinity().Name(); got != "NodeAffinity" {
+	if got := newNodeAffinity(t, nil).Name(); got != "NodeAffinity" {
 		t.Errorf("Name() = %q", got)
 	}
 	if got := priorities.NewTaintToleration().Name(); got != "TaintToleration" {
@@ -171,7 +234,7 @@ func affinityPod() *v1.Pod {
 
 func TestNodeAffinityScoreDoesNotAllocate(t *testing.T) {
 	nodes, pod := affinityCluster(100), affinityPod()
-	pl, state, ctx := priorities.NewNodeAffinity(), framework.NewCycleState(), context.Background()
+	pl, state, ctx := newNodeAffinity(t, nil), framework.NewCycleState(), context.Background()
 	if st := pl.PreScore(ctx, state, pod, nodes); !st.IsSuccess() {
 		t.Fatalf("PreScore: %v", st.Message())
 	}
@@ -187,7 +250,7 @@ func TestNodeAffinityScoreDoesNotAllocate(t *testing.T) {
 
 func BenchmarkNodeAffinityScore(b *testing.B) {
 	nodes, pod := affinityCluster(5000), affinityPod()
-	pl, state, ctx := priorities.NewNodeAffinity(), framework.NewCycleState(), context.Background()
+	pl, state, ctx := newNodeAffinity(b, nil), framework.NewCycleState(), context.Background()
 	if st := pl.PreScore(ctx, state, pod, nodes); !st.IsSuccess() {
 		b.Fatalf("PreScore: %v", st.Message())
 	}

@@ -9,7 +9,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/yardmaster-io/yardmaster/framework"
@@ -59,8 +58,9 @@ var strategyScorers = map[framework.ScoringStrategyType]func(*framework.ScoringS
 //
 // Cpu and memory count request-less containers at the non-zero defaults
 // (100m, 200Mi) on both sides. As in kube-scheduler v1.36, the pod's
-// pod-level requests (spec.resources) are not used for scoring, only its
-// containers' (see resourceVector.podLevel).
+// pod-level requests (spec.resources) are not used for the pod's side,
+// only its containers' (framework.FitScoreRequests); the node's side counts
+// its pods as the node accounts them, pod-level requests included.
 type Fit struct {
 	vec   resourceVector
 	score scorer
@@ -90,7 +90,7 @@ func NewFit(args *framework.NodeResourcesFitArgs) (*Fit, error) {
 		return nil, fmt.Errorf("invalid %s args: %w", FitName, err)
 	}
 	return &Fit{
-		vec:   newResourceVector(strategy.Resources, true, false),
+		vec:   newResourceVector(strategy.Resources, true, framework.FitScoreRequests),
 		score: strategyScorers[strategy.Type](&strategy),
 	}, nil
 }
@@ -240,22 +240,22 @@ type scoredResource struct {
 // by NodeResourcesFit and NodeResourcesBalancedAllocation.
 type resourceVector struct {
 	resources []scoredResource
-	// nonZero makes cpu and memory count request-less containers at
-	// framework.DefaultMilliCPURequest and DefaultMemoryRequest, for the pod
-	// and for the node (NonZeroRequested), so that request-less pods still
-	// spread. NodeResourcesFit scores that way; BalancedAllocation, like
-	// kube-scheduler's, uses the plain requests.
+	// nonZero makes the node's cpu and memory count request-less
+	// containers at framework.DefaultMilliCPURequest and
+	// DefaultMemoryRequest (NonZeroRequested), so that request-less pods
+	// still spread. NodeResourcesFit scores that way; BalancedAllocation,
+	// like kube-scheduler's, uses the plain requests.
 	nonZero bool
-	// podLevel makes the pod's pod-level requests (spec.resources) replace
-	// its containers' sum. kube-scheduler v1.36's NodeResourcesFit scorer
-	// ignores them — the PodLevelResources flag reaches its filter half but
-	// not the embedded scorer — so, for the same ranking, ours does too;
-	// BalancedAllocation honours them.
-	podLevel bool
+	// count is how the pod's side is counted: kube-scheduler v1.36's
+	// NodeResourcesFit scorer counts non-zero container requests and
+	// ignores pod-level ones (framework.FitScoreRequests);
+	// BalancedAllocation counts the plain requests, pod-level included
+	// (framework.BalancedAllocationRequests).
+	count func(*v1.Pod) framework.Resource
 }
 
-func newResourceVector(specs []framework.ResourceSpec, nonZero, podLevel bool) resourceVector {
-	v := resourceVector{resources: make([]scoredResource, len(specs)), nonZero: nonZero, podLevel: podLevel}
+func newResourceVector(specs []framework.ResourceSpec, nonZero bool, count func(*v1.Pod) framework.Resource) resourceVector {
+	v := resourceVector{resources: make([]scoredResource, len(specs)), nonZero: nonZero, count: count}
 	for i, s := range specs {
 		name := v1.ResourceName(s.Name)
 		kind := kindUnscored
@@ -266,7 +266,7 @@ func newResourceVector(specs []framework.ResourceSpec, nonZero, podLevel bool) r
 			kind = kindMemory
 		case name == v1.ResourceEphemeralStorage:
 			kind = kindEphemeralStorage
-		case isScalarResourceName(name):
+		case framework.IsScalarResourceName(name):
 			kind = kindScalar
 		}
 		v.resources[i] = scoredResource{name: name, weight: s.Weight, kind: kind}
@@ -276,12 +276,7 @@ func newResourceVector(specs []framework.ResourceSpec, nonZero, podLevel bool) r
 
 // podRequests returns the pod's request of each resource, in vector order.
 func (v *resourceVector) podRequests(pod *v1.Pod) []int64 {
-	if !v.podLevel && pod.Spec.Resources != nil {
-		containersOnly := *pod
-		containersOnly.Spec.Resources = nil
-		pod = &containersOnly
-	}
-	reqs := framework.PodRequests(pod, v.nonZero)
+	reqs := v.count(pod)
 	out := make([]int64, len(v.resources))
 	for i, r := range v.resources {
 		switch r.kind {
@@ -313,16 +308,18 @@ func (v *resourceVector) readPodRequests(state *framework.CycleState, key framew
 // the node has none of it, or it is a scalar resource the pod does not
 // request.
 func (v *resourceVector) usage(node *framework.NodeInfo, i int, podRequest int64) (requested, allocated, allocatable int64) {
-	nodeRequested := &node.Requested
-	if v.nonZero {
-		nodeRequested = &node.NonZeroRequested
-	}
 	r := &v.resources[i]
 	switch r.kind {
 	case kindCPU:
-		allocatable, allocated = node.Allocatable.MilliCPU, nodeRequested.MilliCPU
+		allocatable, allocated = node.Allocatable.MilliCPU, node.Requested.MilliCPU
+		if v.nonZero {
+			allocated = node.NonZeroRequested.MilliCPU
+		}
 	case kindMemory:
-		allocatable, allocated = node.Allocatable.Memory, nodeRequested.Memory
+		allocatable, allocated = node.Allocatable.Memory, node.Requested.Memory
+		if v.nonZero {
+			allocated = node.NonZeroRequested.Memory
+		}
 	case kindEphemeralStorage:
 		allocatable, allocated = node.Allocatable.EphemeralStorage, node.Requested.EphemeralStorage
 	case kindScalar:
@@ -474,26 +471,4 @@ func validateUniqueNames(specs []framework.ResourceSpec, p *field.Path) field.Er
 		seen.Insert(s.Name)
 	}
 	return errs
-}
-
-// isScalarResourceName reports whether name is a resource kube-scheduler
-// tracks besides cpu, memory, ephemeral-storage and pods: an extended
-// resource, hugepages, a kubernetes.io-prefixed resource or an attachable
-// volume count. (predicates keeps a copy; both belong in framework.)
-func isScalarResourceName(name v1.ResourceName) bool {
-	s := string(name)
-	return isExtendedResourceName(s) ||
-		strings.HasPrefix(s, v1.ResourceHugePagesPrefix) ||
-		strings.Contains(s, v1.ResourceDefaultNamespacePrefix) ||
-		strings.HasPrefix(s, v1.ResourceAttachableVolumesPrefix)
-}
-
-// isExtendedResourceName reports whether s is a domain-qualified name outside
-// kubernetes.io that quota can name ("requests."+s is a qualified name).
-func isExtendedResourceName(s string) bool {
-	if !strings.Contains(s, "/") || strings.Contains(s, v1.ResourceDefaultNamespacePrefix) ||
-		strings.HasPrefix(s, v1.DefaultResourceRequestsPrefix) {
-		return false
-	}
-	return len(validation.IsQualifiedName(v1.DefaultResourceRequestsPrefix+s)) == 0
 }

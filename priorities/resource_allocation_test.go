@@ -225,6 +225,19 @@ func TestFitScore(t *testing.T) {
 			nodes: []*framework.NodeInfo{scoreNode(makeNode("4", "8Gi").Obj())},
 			want:  []int64{62},
 		},
+		{
+			// The pod on the node has pod-level memory 1Gi and cpu 200m
+			// from one of its two containers: kube-scheduler counts it at
+			// cpu 200 (no default once cpu is requested anywhere), not
+			// 200+100. cpu 200+1000 -> (2000-1200)*100/2000 = 40; memory
+			// 1Gi+1Gi -> (4-2)*100/4 = 50 -> 45.
+			name: "least allocated: a pod-level pod on the node counts no cpu default",
+			pod:  schedtest.MakePod().Req("1", "1Gi").Obj(),
+			nodes: []*framework.NodeInfo{scoreNode(makeNode("2", "4Gi").Obj(),
+				withPodLevel(schedtest.MakePod().Name("pl").Node("n").Req("200m", "").Container("", "").Obj(),
+					map[v1.ResourceName]string{v1.ResourceMemory: "1Gi"}))},
+			want: []int64{45},
+		},
 
 		// MostAllocated.
 		{

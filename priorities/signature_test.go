@@ -40,7 +40,7 @@ func TestScorersSignWhatTheyRead(t *testing.T) {
 			{Name: "replica", A: base().Obj(), B: replica, Same: true},
 			{Name: "toleration", A: base().Obj(), B: base().Toleration("spot", v1.TolerationOpExists, "", v1.TaintEffectPreferNoSchedule).Obj()},
 		},
-		NewNodeAffinity(): {
+		mustNodeAffinity(t): {
 			{Name: "replica", A: zone(10, "a"), B: func() *v1.Pod { p := zone(10, "a"); p.Name = "b"; return p }(), Same: true},
 			{Name: "weight", A: zone(10, "a"), B: zone(20, "a")},
 			{Name: "term", A: zone(10, "a"), B: zone(10, "b")},
@@ -72,6 +72,15 @@ func newImageLocality(t *testing.T, nodes int) *ImageLocality {
 		ns = append(ns, schedtest.MakeNode().Name(fmt.Sprint("n", i)).Obj())
 	}
 	pl, err := NewImageLocality(fakehandle.New(cache.NewSnapshotFromNodes(ns, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pl
+}
+
+func mustNodeAffinity(t *testing.T) *NodeAffinity {
+	t.Helper()
+	pl, err := NewNodeAffinity(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

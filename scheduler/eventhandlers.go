@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -171,11 +172,14 @@ func (s *Scheduler) updateNode(oldObj, newObj any) {
 }
 
 // nodeChangeCouldHelp reports whether a node update can make a pending pod
-// fit: more allocatable, new labels, fewer taints, schedulable again, or a
-// changed condition. Heartbeat-only status updates do not qualify, which
-// keeps the unschedulable pool from churning every 10 seconds.
+// fit: more allocatable, new labels, fewer taints, schedulable again, new
+// images or other declared features (NodeDeclaredFeatures; kube-scheduler's
+// UpdateNodeDeclaredFeature event). Heartbeat-only status updates do not
+// qualify, which keeps the unschedulable pool from churning every 10
+// seconds.
 func nodeChangeCouldHelp(o, n *v1.Node) bool {
 	return o.Spec.Unschedulable != n.Spec.Unschedulable ||
+		!slices.Equal(o.Status.DeclaredFeatures, n.Status.DeclaredFeatures) ||
 		!reflect.DeepEqual(o.Labels, n.Labels) ||
 		!equality.Semantic.DeepEqual(o.Status.Allocatable, n.Status.Allocatable) ||
 		!reflect.DeepEqual(o.Spec.Taints, n.Spec.Taints) ||

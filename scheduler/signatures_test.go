@@ -13,6 +13,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/predicates"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
@@ -63,16 +64,31 @@ func (s *Scheduler) cycleForTest(t *testing.T, pod *v1.Pod) cycleOutcome {
 // totals, or the same reasons, in every cycle. The pods come from a few
 // templates, so that signatures repeat, and differ from each other in one
 // thing a signing plugin reads (requests, tolerations, selectors,
-// preferred affinity, host ports, images); between cycles, pods are placed
-// and removed and nodes change, come and go, so that kept answers go stale.
+// preferred affinity, host ports, images, required node features); between
+// cycles, pods are placed and removed and nodes change, come and go, so
+// that kept answers go stale. The last seeds run a profile whose
+// NodeAffinity adds affinity of its own (addedAffinity), which is the
+// plugin's configuration and so in no signature.
 func TestSignaturesGiveTheSameAnswers(t *testing.T) {
 	const seeds = 6
+	added := &framework.NodeAffinityArgs{AddedAffinity: &v1.NodeAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{
+			schedtest.MakeNodeSelectorTerm().In(v1.LabelTopologyZone, "zone-0", "zone-1").Obj(),
+		}},
+		PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{
+			{Weight: 20, Preference: schedtest.MakeNodeSelectorTerm().In("disk", "ssd").Obj()},
+		},
+	}}
 	for seed := range uint64(seeds) {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { signaturesDifferential(t, seed) })
+		var args *framework.NodeAffinityArgs
+		if seed >= seeds-2 {
+			args = added
+		}
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { signaturesDifferential(t, seed, args) })
 	}
 }
 
-func signaturesDifferential(t *testing.T, seed uint64) {
+func signaturesDifferential(t *testing.T, seed uint64, nodeAffinity *framework.NodeAffinityArgs) {
 	rng := rand.New(rand.NewPCG(seed, 42))
 	nodeName := func(i int) string { return fmt.Sprintf("n%03d", i) }
 	makeNode := func(i int) *v1.Node {
@@ -83,6 +99,9 @@ func signaturesDifferential(t *testing.T, seed uint64) {
 			Label("disk", []string{"ssd", "hdd"}[rng.IntN(2)])
 		if rng.IntN(3) == 0 {
 			nw = nw.Image(int64(100+rng.IntN(400))<<20, "registry.example/web:1")
+		}
+		if rng.IntN(2) == 0 {
+			nw.Status.DeclaredFeatures = []string{"RestartAllContainersOnContainerExits"}
 		}
 		switch rng.IntN(8) {
 		case 0:
@@ -122,6 +141,12 @@ func signaturesDifferential(t *testing.T, seed uint64) {
 		func() *schedtest.PodWrapper { return web().HostPort(8080, v1.ProtocolTCP, "") },
 		func() *schedtest.PodWrapper { return web().HostPort(8081, v1.ProtocolTCP, "") },
 		func() *schedtest.PodWrapper { return web().InitReq("3", "1Gi") },
+		func() *schedtest.PodWrapper { return web().PodReq(map[v1.ResourceName]string{v1.ResourceCPU: "3"}) },
+		func() *schedtest.PodWrapper {
+			w := web()
+			w.Spec.Containers[0].RestartPolicyRules = []v1.ContainerRestartRule{{Action: v1.ContainerRestartRuleActionRestartAllContainers}}
+			return w
+		},
 		func() *schedtest.PodWrapper {
 			w := web()
 			w.Spec.Containers[0].Image = "registry.example/web:1"
@@ -140,11 +165,15 @@ func signaturesDifferential(t *testing.T, seed uint64) {
 	for i := range initialNodes {
 		nodes = append(nodes, makeNode(i))
 	}
+	profile := registry.DefaultProfile("yardmaster")
+	if nodeAffinity != nil {
+		profile.Args[predicates.NodeAffinityName] = nodeAffinity
+	}
 	newSched := func(signatures bool) *Scheduler {
 		t.Helper()
 		s, err := New(Options{
 			Registry:                 registry.NewInTree(),
-			Profiles:                 []registry.Profile{registry.DefaultProfile("yardmaster")},
+			Profiles:                 []registry.Profile{profile},
 			PercentageOfNodesToScore: 10, // 100 of 150 nodes: scans stop early
 			Parallelism:              1,  // the same node order in both
 		})

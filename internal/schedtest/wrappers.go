@@ -318,3 +318,47 @@ func (p *PodWrapper) StartTime(t time.Time) *PodWrapper {
 	p.Status.StartTime = &metav1.Time{Time: t}
 	return p
 }
+
+// PodReq sets pod-level requests (spec.resources.requests).
+func (p *PodWrapper) PodReq(rl map[v1.ResourceName]string) *PodWrapper {
+	if p.Spec.Resources == nil {
+		p.Spec.Resources = &v1.ResourceRequirements{}
+	}
+	p.Spec.Resources.Requests = quantities(rl)
+	return p
+}
+
+// Resized gives the first container a status as the kubelet writes it
+// during an in-place resize: what it allocated and what it actuated.
+func (p *PodWrapper) Resized(allocated, actuated map[v1.ResourceName]string) *PodWrapper {
+	p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, v1.ContainerStatus{
+		Name:               p.Spec.Containers[0].Name,
+		AllocatedResources: quantities(allocated),
+		Resources:          &v1.ResourceRequirements{Requests: quantities(actuated)},
+	})
+	return p
+}
+
+// PodResized sets the pod-level status of an in-place resize: what the
+// kubelet allocated and actuated for spec.resources.
+func (p *PodWrapper) PodResized(allocated, actuated map[v1.ResourceName]string) *PodWrapper {
+	p.Status.AllocatedResources = quantities(allocated)
+	p.Status.Resources = &v1.ResourceRequirements{Requests: quantities(actuated)}
+	return p
+}
+
+// ResizeInfeasible marks the pod's resize as one the node cannot satisfy.
+func (p *PodWrapper) ResizeInfeasible() *PodWrapper {
+	p.Status.Conditions = append(p.Status.Conditions, v1.PodCondition{
+		Type: v1.PodResizePending, Status: v1.ConditionTrue, Reason: v1.PodReasonInfeasible,
+	})
+	return p
+}
+
+func quantities(rl map[v1.ResourceName]string) v1.ResourceList {
+	out := make(v1.ResourceList, len(rl))
+	for k, v := range rl {
+		out[k] = resource.MustParse(v)
+	}
+	return out
+}

@@ -40,10 +40,14 @@ func DefaultPlugins() []WeightedPlugin {
 		{Name: predicates.VolumeZoneName},
 		{Name: predicates.PodTopologySpreadName, Weight: 2},
 		{Name: predicates.InterPodAffinityName, Weight: 2},
+		{Name: DefaultPreemptionName},
 		{Name: priorities.BalancedAllocationName, Weight: 1},
 		{Name: priorities.ImageLocalityName, Weight: 1},
-		{Name: DefaultPreemptionName},
 		{Name: DefaultBinderName},
+		// Appended by kube-scheduler v1.36 while its feature gate
+		// NodeDeclaredFeatures (beta, on by default) is on: its filter
+		// runs last.
+		{Name: predicates.NodeDeclaredFeaturesName},
 	}
 }
 
@@ -150,11 +154,35 @@ func coreRegistrations() []Registration {
 			},
 		},
 		{
-			Name:   predicates.NodeAffinityName,
-			Points: []string{PreFilter, Filter, PreScore, Score},
-			New: func(any, framework.Handle) ([]framework.Plugin, error) {
-				return []framework.Plugin{predicates.NewNodeAffinity(), priorities.NewNodeAffinity()}, nil
+			Name:    predicates.NodeAffinityName,
+			Points:  []string{PreFilter, Filter, PreScore, Score},
+			NewArgs: func() any { return &framework.NodeAffinityArgs{} },
+			ValidateArgs: func(a any) error {
+				args, ok := a.(*framework.NodeAffinityArgs)
+				if !ok {
+					return fmt.Errorf("args of type %T, want NodeAffinityArgs", a)
+				}
+				return framework.ValidateNodeAffinityArgs(args)
 			},
+			New: func(a any, _ framework.Handle) ([]framework.Plugin, error) {
+				args, ok := a.(*framework.NodeAffinityArgs)
+				if !ok {
+					return nil, fmt.Errorf("args of type %T, want NodeAffinityArgs", a)
+				}
+				if err := framework.ValidateNodeAffinityArgs(args); err != nil {
+					return nil, err
+				}
+				scorer, err := priorities.NewNodeAffinity(args)
+				if err != nil {
+					return nil, err
+				}
+				return []framework.Plugin{predicates.NewNodeAffinity(args), scorer}, nil
+			},
+		},
+		{
+			Name:   predicates.NodeDeclaredFeaturesName,
+			Points: []string{PreFilter, Filter},
+			New:    noArgs(func() framework.Plugin { return predicates.NewNodeDeclaredFeatures() }),
 		},
 		{
 			Name:   predicates.NodePortsName,

@@ -306,7 +306,7 @@ func (e *env) nodeRequests() map[string]framework.Resource {
 			continue
 		}
 		r := out[p.Spec.NodeName]
-		req := framework.PodRequests(p, false)
+		req := framework.NewPodInfo(p).Requests
 		r.AddResource(&req, 1)
 		r.AllowedPodNumber++
 		out[p.Spec.NodeName] = r
