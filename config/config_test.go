@@ -452,13 +452,18 @@ func TestPluginResolution(t *testing.T) {
 		name: "kube-scheduler plugins yardmaster lacks may be disabled; DefaultPreemption is accepted",
 		plugins: `
     multiPoint:
-      disabled: [{name: DynamicResources}, {name: SelectorSpread}]
+      disabled: [{name: GangScheduling}, {name: SelectorSpread}]
     postFilter:
       enabled: [{name: DefaultPreemption}]
     preEnqueue:
       disabled: [{name: SchedulingGates}]`,
 		check: func(t *testing.T, p registry.Profile) {
-			if diff := cmp.Diff(dp, p, cmpopts.IgnoreFields(registry.Profile{}, "SchedulerName", "Args")); diff != "" {
+			// Enabled at postFilter and by multiPoint, DefaultPreemption
+			// moves ahead of the other multiPoint plugins there, as in
+			// kube-scheduler.
+			want := dp
+			want.PostFilter = []string{registry.DefaultPreemptionName, "DynamicResources"}
+			if diff := cmp.Diff(want, p, cmpopts.IgnoreFields(registry.Profile{}, "SchedulerName", "Args")); diff != "" {
 				t.Errorf("profile (-want +got):\n%s", diff)
 			}
 		},

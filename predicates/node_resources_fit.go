@@ -65,6 +65,18 @@ type Fit struct {
 	// ignoredGroups holds the part before "/".
 	ignoredResources map[v1.ResourceName]struct{}
 	ignoredGroups    map[string]struct{}
+	// deviceClasses tells which extended resources a DeviceClass serves;
+	// nil without DRA.
+	deviceClasses framework.DeviceClassResolver
+}
+
+// UseDeviceClasses makes the filter leave to DynamicResources the extended
+// resources that a DeviceClass serves, on the nodes that do not publish
+// them in their allocatable (a device plugin would), as kube-scheduler v1.36
+// does with its DRAExtendedResource gate on (beta, on by default).
+func (f *Fit) UseDeviceClasses(r framework.DeviceClassResolver) *Fit {
+	f.deviceClasses = r
+	return f
 }
 
 var (
@@ -114,6 +126,9 @@ type scalarRequest struct {
 	quantity int64
 	// reason is formatted here, once, so that Filter formats nothing.
 	reason string
+	// draServed is set when a DeviceClass serves the resource: a node
+	// without it in its allocatable leaves it to DynamicResources.
+	draServed bool
 }
 
 // Clone returns s: it is never mutated after PreFilter.
@@ -136,7 +151,8 @@ func (f *Fit) newFitState(pod *v1.Pod) *fitState {
 		if q == 0 || f.ignores(name) {
 			continue
 		}
-		s.scalars = append(s.scalars, scalarRequest{name: name, quantity: q, reason: InsufficientReason(name)})
+		served := f.deviceClasses != nil && f.deviceClasses.GetDeviceClass(name) != nil
+		s.scalars = append(s.scalars, scalarRequest{name: name, quantity: q, reason: InsufficientReason(name), draServed: served})
 	}
 	slices.SortFunc(s.scalars, func(a, b scalarRequest) int { return cmp.Compare(a.name, b.name) })
 	return s
@@ -190,6 +206,12 @@ func (f *Fit) SignPod(state *framework.CycleState, _ *v1.Pod, sig []byte) ([]byt
 	}
 	sig = framework.SignInts(sig, s.milliCPU, s.memory, s.ephemeralStorage, int64(len(s.scalars)))
 	for _, r := range s.scalars {
+		if r.draServed {
+			// Whether the node serves it depends on the DeviceClasses too,
+			// which a node's generation does not follow (kube-scheduler
+			// disables signatures for such pods too).
+			return sig, false
+		}
 		sig = framework.SignString(sig, string(r.name))
 		sig = framework.SignInts(sig, r.quantity)
 	}
@@ -224,8 +246,13 @@ func (s *fitState) insufficient(nodeInfo *framework.NodeInfo) []InsufficientReso
 		s.ephemeralStorage, used.EphemeralStorage, alloc.EphemeralStorage)
 	for i := range s.scalars {
 		r := &s.scalars[i]
-		// A missing entry reads as 0: a node without the resource lacks it.
-		out = appendIfShort(out, r.name, r.reason, r.quantity, used.ScalarResources[r.name], alloc.ScalarResources[r.name])
+		// A missing entry reads as 0: a node without the resource lacks it,
+		// unless a DeviceClass serves it there.
+		capacity := alloc.ScalarResources[r.name]
+		if r.draServed && capacity <= 0 {
+			continue
+		}
+		out = appendIfShort(out, r.name, r.reason, r.quantity, used.ScalarResources[r.name], capacity)
 	}
 	return out
 }

@@ -238,13 +238,19 @@ func New(opts Options) (*Scheduler, error) {
 		Metrics:              s.metrics,
 		PreEnqueue:           s.preEnqueue,
 	})
+	// Before the profiles: their DynamicResources plugins use it. Without
+	// informers (tests of the loop) it reads empty stores, so a pod with
+	// claims waits rather than being placed unchecked.
+	draInformers := opts.InformerFactory
+	if draInformers == nil {
+		draInformers = informers.NewSharedInformerFactory(nil, 0)
+	}
+	dra, regs, err := registry.NewDRAManager(draInformers, s.claimChanged, s.deviceClassHandler())
+	if err != nil {
+		return nil, err
+	}
+	s.dra = dra
 	if opts.InformerFactory != nil {
-		// Before the profiles: their DynamicResources plugins use it.
-		dra, regs, err := registry.NewDRAManager(opts.InformerFactory, s.claimChanged, s.deviceClassHandler())
-		if err != nil {
-			return nil, err
-		}
-		s.dra = dra
 		s.handlers = append(s.handlers, regs...)
 	}
 	if err := s.metrics.Register(opts.MetricsRegisterer, s.Queue.PendingPods); err != nil {

@@ -21,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/uuid"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/util/retry"
 	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/utils/ptr"
@@ -345,16 +344,5 @@ func (pl *DynamicResources) deleteClaim(ctx context.Context, claim *resourceapi.
 // isDRAExtendedResourceName reports whether name can be served by DRA: an
 // extended resource name, or a class's implicit name.
 func isDRAExtendedResourceName(name v1.ResourceName) bool {
-	return isExtendedResourceName(name) || strings.HasPrefix(string(name), implicitExtendedResourcePrefix)
-}
-
-// isExtendedResourceName is v1helper.IsExtendedResourceName: a
-// domain-qualified name outside kubernetes.io, without the requests.
-// prefix, that quota can name.
-func isExtendedResourceName(name v1.ResourceName) bool {
-	s := string(name)
-	if !strings.Contains(s, "/") || strings.Contains(s, v1.ResourceDefaultNamespacePrefix) || strings.HasPrefix(s, v1.DefaultResourceRequestsPrefix) {
-		return false
-	}
-	return len(validation.IsQualifiedName(v1.DefaultResourceRequestsPrefix+s)) == 0
+	return framework.IsExtendedResourceName(name) || strings.HasPrefix(string(name), implicitExtendedResourcePrefix)
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/predicates"
+	"github.com/yardmaster-io/yardmaster/predicates/dynamicresources"
 	"github.com/yardmaster-io/yardmaster/priorities"
 )
 
@@ -40,6 +41,9 @@ func DefaultPlugins() []WeightedPlugin {
 		{Name: predicates.VolumeZoneName},
 		{Name: predicates.PodTopologySpreadName, Weight: 2},
 		{Name: predicates.InterPodAffinityName, Weight: 2},
+		// kube-scheduler puts it before DefaultPreemption: deallocating
+		// an idle claim beats evicting a pod.
+		{Name: dynamicresources.Name, Weight: 2},
 		{Name: DefaultPreemptionName},
 		{Name: priorities.BalancedAllocationName, Weight: 1},
 		{Name: priorities.ImageLocalityName, Weight: 1},
@@ -194,7 +198,7 @@ func coreRegistrations() []Registration {
 			Points:       []string{PreFilter, Filter, PreScore, Score},
 			NewArgs:      func() any { return framework.DefaultNodeResourcesFitArgs() },
 			ValidateArgs: func(a any) error { _, err := priorities.NewFit(a.(*framework.NodeResourcesFitArgs)); return err },
-			New: func(a any, _ framework.Handle) ([]framework.Plugin, error) {
+			New: func(a any, h framework.Handle) ([]framework.Plugin, error) {
 				args, ok := a.(*framework.NodeResourcesFitArgs)
 				if !ok {
 					return nil, fmt.Errorf("args of type %T, want NodeResourcesFitArgs", a)
@@ -203,7 +207,11 @@ func coreRegistrations() []Registration {
 				if err != nil {
 					return nil, err
 				}
-				return []framework.Plugin{predicates.NewFit(args), scorer}, nil
+				fit := predicates.NewFit(args)
+				if h != nil && h.SharedDRAManager() != nil {
+					fit.UseDeviceClasses(h.SharedDRAManager())
+				}
+				return []framework.Plugin{fit, scorer}, nil
 			},
 		},
 		{
