@@ -199,19 +199,19 @@ func (sc draScenario) play(t *testing.T, kube bool) draOutcome {
 			}
 		}
 	}
-	// Pods deleted by a step are not looked at again.
+	// Where the pods are at the end: a step may have freed room for a
+	// pending one (which a later step then waited for), or deleted one.
 	pods, err := e.client.CoreV1().Pods(e.ns).List(e.ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	alive := map[string]bool{}
+	why := out.Pending
+	out.Pods, out.Pending = map[string]string{}, map[string]string{}
 	for _, p := range pods.Items {
-		alive[p.Name] = true
-	}
-	for name := range out.Pods {
-		if !alive[name] {
-			delete(out.Pods, name)
-			delete(out.Pending, name)
+		node := strings.TrimPrefix(p.Spec.NodeName, e.ns+"-")
+		out.Pods[p.Name] = node
+		if node == "" {
+			out.Pending[p.Name] = why[p.Name]
 		}
 	}
 	for name := range out.Pending {
@@ -241,7 +241,13 @@ func (r *draRun) podOf(p draPod) *schedtest.PodWrapper {
 		w.Spec.Containers[0].Resources.Claims = append(w.Spec.Containers[0].Resources.Claims, v1.ResourceClaim{Name: pc.Name})
 	}
 	for name, q := range p.extended {
+		// Extended resources cannot be overcommitted: limit = request.
 		w.Res(map[v1.ResourceName]string{name: q})
+		c := &w.Spec.Containers[0]
+		if c.Resources.Limits == nil {
+			c.Resources.Limits = v1.ResourceList{}
+		}
+		c.Resources.Limits[name] = c.Resources.Requests[name]
 	}
 	return w
 }
@@ -473,6 +479,7 @@ func TestDRAMatchesKubeScheduler(t *testing.T) {
 			if t.Failed() {
 				return
 			}
+			t.Logf("kube-scheduler: %+v", want)
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("yardmaster differs from kube-scheduler (-kube-scheduler +yardmaster):\n%s", diff)
 			}

@@ -397,6 +397,7 @@ func TestVolumeBindingMatchesKubeScheduler(t *testing.T) {
 			if t.Failed() {
 				return
 			}
+			t.Logf("kube-scheduler: %+v", want)
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("yardmaster differs from kube-scheduler (-kube-scheduler +yardmaster):\n%s", diff)
 			}
