@@ -164,6 +164,8 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	// cache line between the cores on every node. Rejections are counted
 	// from statuses afterwards.
 	var found atomic.Int32
+	// filterErr is the first Error a filter returned: it ends the attempt.
+	var filterErr atomic.Pointer[error]
 	start := s.nextStartNodeIndex % len(nodes)
 	filterStart := time.Now()
 	filterTimers := prof.metrics.timers(s.recordPluginMetrics, metrics.Filter)
@@ -226,6 +228,12 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 		default:
 			st, by = runFiltersAt(filterCtx, prof, active, state, pod, ni, slot, gen, timers)
 		}
+		if st.Code() == framework.Error {
+			err := fmt.Errorf("running %q filter plugin: %w", by, st.Err())
+			filterErr.CompareAndSwap(nil, &err)
+			cancel()
+			return
+		}
 		if st.IsSuccess() {
 			n := found.Add(1)
 			if int(n) > numToFind {
@@ -243,6 +251,10 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	})
 	if err := ctx.Err(); err != nil {
 		return nil, 0, nil, err
+	}
+	if err := filterErr.Load(); err != nil {
+		prof.observe(metrics.Filter, framework.Error, filterStart)
+		return nil, 0, nil, *err
 	}
 	// Once per cycle for all nodes, as kube-scheduler records Filter.
 	prof.observe(metrics.Filter, framework.Success, filterStart)
@@ -319,11 +331,8 @@ func runFiltersAt(ctx context.Context, prof *profile, active []int, state *frame
 		}
 		t0 = endPlugin(timers, i, st.Code(), t0)
 		if !st.IsSuccess() {
-			if st.Code() == framework.Error {
-				// A plugin error on one node rejects that node; the reason
-				// is shown to the user like any other.
-				return framework.NewStatus(framework.Unschedulable, st.Message()), prof.filter[i].Name()
-			}
+			// An Error is returned as it is: findFeasible ends the
+			// attempt with it, as kube-scheduler does.
 			return st, prof.filter[i].Name()
 		}
 	}

@@ -167,7 +167,8 @@ func runFiltersSigned(ctx context.Context, prof *profile, active []int, n int, a
 		}
 	} else {
 		st, by := runFilters(ctx, prof, active[:n], state, pod, ni, timers)
-		if kept := answers.put(slot, gen); kept != nil && ctx.Err() == nil {
+		// An error is no answer to keep: it ends the attempt.
+		if kept := answers.put(slot, gen); kept != nil && ctx.Err() == nil && st.Code() != framework.Error {
 			kept[0] = rejection{status: st, plugin: by}
 			answers.done(slot, gen)
 		}
