@@ -239,11 +239,11 @@ func (pl *VolumeBinding) checkBindings(nodeName string, pvs *podVolumes) (done b
 	}
 	for _, b := range pvs.static {
 		watched = append(watched, pvKey(b.pv.Name), pvcKey(b.claim.Namespace, b.claim.Name))
-		pv, err := pl.listers.volumes.Get(b.pv.Name)
+		pv, err := pl.cache.informerPV(b.pv.Name)
 		if err != nil {
 			return false, "", nil, fmt.Errorf("failed to check binding: %w", err)
 		}
-		claim, err := pl.listers.claims.PersistentVolumeClaims(b.claim.Namespace).Get(b.claim.Name)
+		claim, err := pl.cache.informerPVC(b.claim.Namespace, b.claim.Name)
 		if err != nil {
 			return false, "", nil, fmt.Errorf("failed to check binding: %w", err)
 		}
@@ -263,7 +263,7 @@ func (pl *VolumeBinding) checkBindings(nodeName string, pvs *podVolumes) (done b
 	}
 	for _, d := range pvs.dynamic {
 		watched = append(watched, pvcKey(d.claim.Namespace, d.claim.Name))
-		claim, err := pl.listers.claims.PersistentVolumeClaims(d.claim.Namespace).Get(d.claim.Name)
+		claim, err := pl.cache.informerPVC(d.claim.Namespace, d.claim.Name)
 		if err != nil {
 			return false, "", nil, fmt.Errorf("failed to check provisioning pvc: %w", err)
 		}
@@ -283,7 +283,7 @@ func (pl *VolumeBinding) checkBindings(nodeName string, pvs *podVolumes) (done b
 			continue
 		}
 		watched = append(watched, pvKey(claim.Spec.VolumeName))
-		pv, err := pl.listers.volumes.Get(claim.Spec.VolumeName)
+		pv, err := pl.cache.informerPV(claim.Spec.VolumeName)
 		if err != nil {
 			if isNotFound(err) {
 				wait(fmt.Sprintf("persistentvolume %q provisioned for claim %s/%s", claim.Spec.VolumeName, claim.Namespace, claim.Name))

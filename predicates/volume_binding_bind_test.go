@@ -228,7 +228,7 @@ func TestVolumeBindingPreBindFailures(t *testing.T) {
 		w.pl.cache.volumeChanged(pv)
 		select {
 		case st := <-done:
-			if want := `binding volumes: failed to check binding: persistentvolume "small" not found`; st.Message() != want {
+			if want := `binding volumes: failed to check binding: persistentvolumes "small" not found`; st.Message() != want {
 				t.Errorf("PreBind: %q, want %q", st.Message(), want)
 			}
 		case <-time.After(10 * time.Second):

@@ -31,6 +31,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
 	storagehelpers "k8s.io/component-helpers/storage/volume"
 
@@ -174,6 +175,26 @@ func (c *volumeCache) getPVC(namespace, name string) (*v1.PersistentVolumeClaim,
 		return a, nil
 	}
 	return pvc, nil
+}
+
+// informerPV returns the informer's version of the volume, with
+// kube-scheduler's assume cache's not-found error.
+func (c *volumeCache) informerPV(name string) (*v1.PersistentVolume, error) {
+	pv, err := c.listers.volumes.Get(name)
+	if isNotFound(err) {
+		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "persistentvolumes"}, name)
+	}
+	return pv, err
+}
+
+// informerPVC returns the informer's version of the claim, with
+// kube-scheduler's assume cache's not-found error.
+func (c *volumeCache) informerPVC(namespace, name string) (*v1.PersistentVolumeClaim, error) {
+	pvc, err := c.listers.claims.PersistentVolumeClaims(namespace).Get(name)
+	if isNotFound(err) {
+		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "persistentvolumeclaims"}, namespace+"/"+name)
+	}
+	return pvc, err
 }
 
 // assumePV lays pv over the informer's version, which must be the one pv

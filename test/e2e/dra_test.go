@@ -122,6 +122,30 @@ func (r *draRun) slice(node string, devices ...device) {
 	})
 }
 
+// duplicatedPool publishes on node a pool of two slices that both list
+// gpu-0: an invalid pool, which the allocator leaves out.
+func (r *draRun) duplicatedPool(node string) {
+	e := r.e
+	e.t.Helper()
+	for i := range 2 {
+		s := &resourceapi.ResourceSlice{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-dup-%d", r.name(node), i)},
+			Spec: resourceapi.ResourceSliceSpec{
+				Driver:   draDriver,
+				NodeName: ptr(r.name(node)),
+				Pool:     resourceapi.ResourcePool{Name: r.name(node), Generation: 1, ResourceSliceCount: 2},
+				Devices:  []resourceapi.Device{{Name: "gpu-0"}},
+			},
+		}
+		if _, err := e.client.ResourceV1().ResourceSlices().Create(e.ctx, s, metav1.CreateOptions{}); err != nil {
+			e.t.Fatalf("create ResourceSlice: %v", err)
+		}
+		e.t.Cleanup(func() {
+			_ = e.client.ResourceV1().ResourceSlices().Delete(context.Background(), s.Name, metav1.DeleteOptions{})
+		})
+	}
+}
+
 // request is one request of a claim of class.
 func (r *draRun) request(name, class string, count int64, cel string) resourceapi.DeviceRequest {
 	req := resourceapi.ExactDeviceRequest{DeviceClassName: r.name(class), AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: count}
@@ -470,6 +494,26 @@ func TestDRAMatchesKubeScheduler(t *testing.T) {
 			r.claim("lost", one("no-such-class", 1, "")(r))
 		},
 		steps: []draStep{{pods: []draPod{{name: "p", claims: []string{"lost"}}}}},
+	}, {
+		// Bad input: a selector that fails at run time on the devices it
+		// reads (a missing attribute) is an error for the pod, and a pool
+		// whose two slices list the same device is not used; a pod that
+		// asks for neither is placed.
+		name:  "a CEL runtime error and a pool that lists a device twice",
+		nodes: []string{"a", "b"},
+		setup: func(r *draRun) {
+			r.class("gpu", "")
+			r.slice("a", gpus(1)...)
+			r.duplicatedPool("b")
+			r.claim("bad-cel", one("gpu", 1, fmt.Sprintf(`device.attributes[%q].missing == "x"`, draDriver))(r))
+			r.claim("fine", one("gpu", 1, "")(r))
+			r.claim("more", one("gpu", 1, "")(r))
+		},
+		steps: []draStep{
+			{pods: []draPod{{name: "p-bad", claims: []string{"bad-cel"}}}},
+			{pods: []draPod{{name: "p-fine", claims: []string{"fine"}}}},
+			{pods: []draPod{{name: "p-more", claims: []string{"more"}}}},
+		},
 	}}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {

@@ -26,9 +26,11 @@ import (
 // testLabel marks the nodes a test created, for cleanup.
 const testLabel = "e2e.yardmaster.io/test"
 
-// env is one test's slice of the shared control plane.
+// env is one test's slice of the shared control plane (or of one of its
+// own, newEnvOn).
 type env struct {
 	t      *testing.T
+	plane  *controlplane.ControlPlane
 	ctx    context.Context
 	client kubernetes.Interface
 	ns     string
@@ -40,14 +42,20 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvOn(t, cp)
+}
+
+// newEnvOn is newEnv on plane.
+func newEnvOn(t *testing.T, plane *controlplane.ControlPlane) *env {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
-	client := cp.AdminClient()
+	client := plane.AdminClient()
 	ns, err := controlplane.CreateNamespace(ctx, client, "e2e")
 	if err != nil {
 		t.Fatalf("create namespace: %v", err)
 	}
-	e := &env{t: t, ctx: ctx, client: client, ns: ns, scheduler: ns}
+	e := &env{t: t, plane: plane, ctx: ctx, client: client, ns: ns, scheduler: ns}
 	t.Cleanup(e.cleanup)
 	return e
 }
@@ -100,7 +108,7 @@ func (e *env) runScheduler(mutate ...func(*app.Options)) (d *app.Daemon, stop fu
 	// Tests run one scheduler per test with no standby, on a client fast
 	// enough not to be the bottleneck.
 	o := app.Options{
-		RESTConfig: cp.RESTConfig(cp.AdminToken),
+		RESTConfig: e.plane.RESTConfig(e.plane.AdminToken),
 		Overrides: config.Overrides{
 			SchedulerName: ptr(e.scheduler),
 			LeaderElect:   ptr(false),

@@ -39,7 +39,7 @@ leaderElection:
   leaderElect: false
 profiles:
 - schedulerName: %s
-`, cp.AdminKubeconfig, e.scheduler)
+`, e.plane.AdminKubeconfig, e.scheduler)
 	if err := os.WriteFile(cfg, []byte(data), 0o600); err != nil {
 		e.t.Fatal(err)
 	}

@@ -240,7 +240,7 @@ func (e *env) settle(pod string) (node, why string) {
 			return false, err
 		}
 		if len(evs.Items) > 0 {
-			why = strings.ReplaceAll(evs.Items[0].Message, e.ns+"-", "")
+			why = strings.ReplaceAll(strings.ReplaceAll(evs.Items[0].Message, e.ns+"-", ""), e.ns+"/", "NS/")
 			return true, nil
 		}
 		return false, nil
