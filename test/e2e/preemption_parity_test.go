@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,8 +23,9 @@ import (
 // startKubeScheduler runs the upstream kube-scheduler (bin/kube-scheduler,
 // built by the Makefile from the same k8s.io/kubernetes module as the API
 // server) with one profile named after this test's scheduler, stopped
-// when the test ends.
-func (e *env) startKubeScheduler() {
+// when the test ends. profile, when given, is YAML appended to the
+// profile's entry (its pluginConfig, say), indented by four spaces.
+func (e *env) startKubeScheduler(profile ...string) {
 	e.t.Helper()
 	bin, err := controlplane.BinaryPath("kube-scheduler")
 	if err != nil {
@@ -39,7 +41,7 @@ leaderElection:
   leaderElect: false
 profiles:
 - schedulerName: %s
-`, e.plane.AdminKubeconfig, e.scheduler)
+%s`, e.plane.AdminKubeconfig, e.scheduler, strings.Join(profile, ""))
 	if err := os.WriteFile(cfg, []byte(data), 0o600); err != nil {
 		e.t.Fatal(err)
 	}
