@@ -16,6 +16,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	v1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -146,6 +147,31 @@ func TestRBACOfDeployIsEnoughToSchedule(t *testing.T) {
 	e.createPod(e.pod("high").PriorityClassName(e.ns+"-high").Req("1", "512Mi"))
 	e.waitBound(30*time.Second, "high")
 	e.waitGone("low")
+
+	// Volumes: a local volume bound (the volume's claimRef written), a
+	// claim provisioned (its selected node written), both waited for.
+	r := &volumeRun{e: e}
+	r.prov = e.startProvisioner(r.provisionerName())
+	r.localClass("local")
+	r.provisionedClass("dynamic")
+	e.addNode(e.node("b").Capacity("2", "4Gi", 110).Label(v1.LabelHostname, e.ns+"-b"))
+	r.localVolume("local-pv", "local", "b", "1Gi")
+	r.volumeClaim("local-data", "local", "1Gi")
+	r.volumeClaim("dynamic-data", "dynamic", "1Gi")
+	e.createPod(e.pod("with-volumes").Req("100m", "64Mi").PVC("local-data").PVC("dynamic-data"))
+	if node := e.waitBound(60*time.Second, "with-volumes")["with-volumes"]; node != e.ns+"-b" {
+		t.Errorf("with-volumes on %s, want b, where its local volume is", node)
+	}
+
+	// Devices: a claim allocated and reserved; an extended resource a
+	// DeviceClass serves, through a claim the scheduler creates.
+	dr := &draRun{e: e}
+	dr.class("gpu", "e2e.yardmaster.io/rbac-gpu")
+	dr.slice("b", gpus(2)...)
+	dr.claim("gpu", resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{dr.request("gpu", "gpu", 1, "")}})
+	e.createPod(dr.podOf(draPod{name: "with-claim", claims: []string{"gpu"}}))
+	e.createPod(dr.podOf(draPod{name: "with-extended", extended: map[v1.ResourceName]string{"e2e.yardmaster.io/rbac-gpu": "1"}}))
+	e.waitBound(60*time.Second, "with-claim", "with-extended")
 
 	l, err := e.client.CoordinationV1().Leases(lease.ResourceNamespace).Get(e.ctx, lease.ResourceName, metav1.GetOptions{})
 	if err != nil {
