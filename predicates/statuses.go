@@ -19,8 +19,6 @@ var (
 	statusNodeUnschedulable                 = framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonNodeUnschedulable)
 	statusSpreadMissingLabel                = framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonSpreadMissingLabel)
 	statusSpreadConstraintsNotMatch         = framework.NewStatus(framework.Unschedulable, ReasonSpreadConstraintsNotMatch)
-	statusBoundVolumeMissing                = framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonBoundVolumeMissing)
-	statusVolumeNodeAffinityConflict        = framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonVolumeNodeAffinityConflict)
 	statusMaxVolumeCountExceeded            = framework.NewStatus(framework.Unschedulable, ReasonMaxVolumeCountExceeded)
 	statusDiskConflict                      = framework.NewStatus(framework.Unschedulable, ReasonDiskConflict)
 	statusReadWriteOncePodConflict          = framework.NewStatus(framework.Unschedulable, ReasonReadWriteOncePodConflict)

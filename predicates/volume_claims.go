@@ -15,7 +15,6 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
-	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -124,28 +123,6 @@ func claimClass(claim *v1.PersistentVolumeClaim) string {
 // at status.phase.
 func isClaimFullyBound(claim *v1.PersistentVolumeClaim) bool {
 	return claim.Spec.VolumeName != "" && metav1.HasAnnotation(claim.ObjectMeta, annBindCompleted)
-}
-
-// isDelayBinding reports whether claim's StorageClass binds on first
-// consumer (WaitForFirstConsumer). No class, or a class that does not
-// exist, means immediate binding; a class without volumeBindingMode (which
-// the API server defaults) is an error.
-func isDelayBinding(claim *v1.PersistentVolumeClaim, classes storagelisters.StorageClassLister) (bool, error) {
-	name := claimClass(claim)
-	if name == "" {
-		return false, nil
-	}
-	class, err := classes.Get(name)
-	if apierrors.IsNotFound(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	if class.VolumeBindingMode == nil {
-		return false, fmt.Errorf("VolumeBindingMode not set for StorageClass %q", name)
-	}
-	return *class.VolumeBindingMode == storagev1.VolumeBindingWaitForFirstConsumer, nil
 }
 
 // statusOfLookup turns a lister error into a status: a missing object is

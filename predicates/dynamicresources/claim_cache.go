@@ -161,17 +161,6 @@ func (c *claimCache) get(namespace, name string) (*resourceapi.ResourceClaim, er
 	return nil, &notFoundError{key: key}
 }
 
-// list returns every claim as the scheduler sees it.
-func (c *claimCache) list() []*resourceapi.ResourceClaim {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make([]*resourceapi.ResourceClaim, 0, len(c.entries))
-	for _, e := range c.entries {
-		out = append(out, e.latest)
-	}
-	return out
-}
-
 // emit hands the pending changes to the handlers, in order; the caller
 // must not hold c.mu.
 func (c *claimCache) emit() {
