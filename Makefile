@@ -71,6 +71,10 @@ test: lint $(CONTROL_PLANE) prometheus ## Everything CI runs: lint, unit and e2e
 # default (1,000 nodes, 2,000 pods, basic and spread: a few minutes);
 # docs/performance.md gives the full matrix, e.g.
 #   make bench-compare BENCH_FLAGS='-nodes 1000,5000 -pods 5000 -workloads basic,spread,antiaffinity,mixed -runs 3'
+# and the volume workload (WaitForFirstConsumer claims on local volumes,
+# with kube-controller-manager's PV binder; kube-scheduler takes about ten
+# minutes per 1,000-pod drain there):
+#   make bench-compare BENCH_FLAGS='-nodes 1000 -workloads volumes -stream-count 0 -runs 2'
 BENCH_FLAGS ?=
 
 bench: bench-go bench-compare ## Go benchmarks, then yardmaster against kube-scheduler side by side.

@@ -123,7 +123,7 @@ func runCluster(ctx context.Context, o *options, r *Report, n int, out, logDir s
 	if err != nil {
 		return err
 	}
-	c := &cluster{opts: o, cp: cp, client: client, kubeconfig: cp.AdminKubeconfig, logDir: logDir, profileDir: filepath.Join(out, "profiles")}
+	c := &cluster{opts: o, cp: cp, client: client, kubeconfig: cp.AdminKubeconfig, out: out, logDir: logDir, profileDir: filepath.Join(out, "profiles")}
 
 	t := time.Now()
 	if err := createNodes(ctx, client, o.workers, n); err != nil {
@@ -138,67 +138,147 @@ func runCluster(ctx context.Context, o *options, r *Report, n int, out, logDir s
 	}
 
 	if o.warmUp {
-		if err := c.warmUp(ctx); err != nil {
+		w, _ := workloadByName("basic")
+		if err := c.warmUp(ctx, w, o.schedulers, min(o.pods, warmUpPods)); err != nil {
 			return fmt.Errorf("warm-up: %w", err)
 		}
 	}
 	for _, name := range o.workloads {
 		w, _ := workloadByName(name)
-		for i := range o.runs {
-			// Each run starts with the next contender, so that with
-			// several runs none is always the first after a cleanup.
-			for j := range o.schedulers {
-				contender := o.schedulers[(i+j)%len(o.schedulers)]
-				if err := ctx.Err(); err != nil {
+		if err := c.runWorkload(ctx, r, w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runWorkload measures every run of every contender on w. Each run starts
+// with the next contender, so that with several runs none is always the
+// first after a cleanup. A workload with claims runs with
+// kube-controller-manager's storage controllers, has a warm-up of its own
+// and no ceilings.
+func (c *cluster) runWorkload(ctx context.Context, r *Report, w workload) error {
+	o := c.opts
+	contenders := o.schedulers
+	if w.claims {
+		contenders = nil
+		for _, s := range o.schedulers {
+			if !isCeiling(s) {
+				contenders = append(contenders, s)
+				continue
+			}
+			note := fmt.Sprintf("%d nodes, %s: %s skipped: it posts Bindings and nothing else, so no claim would get a volume", len(c.nodes), w.name, s)
+			logf("  %s", note)
+			r.Skipped = append(r.Skipped, note)
+		}
+		if len(contenders) == 0 {
+			return nil
+		}
+		stop, err := c.startControllers(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: %w", w.name, err)
+		}
+		defer stop()
+		if o.warmUp {
+			n := min(w.count(c.sizes(o.pods)), warmUpPods)
+			if err := c.warmUp(ctx, w, contenders, n); err != nil {
+				return fmt.Errorf("%s warm-up: %w", w.name, err)
+			}
+		}
+	}
+	for i := range o.runs {
+		for j := range contenders {
+			contender := contenders[(i+j)%len(contenders)]
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			run := &Run{Nodes: len(c.nodes), Workload: w.name, Contender: contender, Run: i + 1}
+			r.Runs = append(r.Runs, run)
+			if err := c.measure(ctx, w, run); err != nil {
+				if ctx.Err() != nil {
 					return err
 				}
-				run := &Run{Nodes: n, Workload: w.name, Contender: contender, Run: i + 1}
-				r.Runs = append(r.Runs, run)
-				if err := c.measure(ctx, w, run); err != nil {
-					if ctx.Err() != nil {
-						return err
-					}
-					// A contender that crashes or stalls is a result, not
-					// the end of the benchmark; a cluster that cannot be
-					// reset is.
-					run.Error = err.Error()
-					logf("  %s run %d %s: FAILED: %v", w.name, i+1, contender, err)
-					if cerr := checkNodesEmpty(ctx, client); cerr != nil {
-						return cerr
-					}
+				// A contender that crashes or stalls is a result, not
+				// the end of the benchmark; a cluster that cannot be
+				// reset is.
+				run.Error = err.Error()
+				logf("  %s run %d %s: FAILED: %v", w.name, i+1, contender, err)
+				if cerr := checkNodesEmpty(ctx, c.client); cerr != nil {
+					return cerr
 				}
-				if err := r.writeJSON(out); err != nil {
-					return err
-				}
+			}
+			if err := r.writeJSON(c.out); err != nil {
+				return err
 			}
 		}
 	}
 	return nil
 }
 
+// startControllers starts kube-controller-manager with the storage
+// controllers and returns the function that stops it.
+func (c *cluster) startControllers(ctx context.Context) (stop func(), err error) {
+	t := time.Now()
+	c.controllers, err = c.cp.StartControllerManager(ctx, controlplane.StorageControllers(), controllerManagerFlags(c.opts.profile))
+	if err != nil {
+		return nil, fmt.Errorf("starting kube-controller-manager: %w", err)
+	}
+	logf("%d nodes: started kube-controller-manager (%s) in %s", len(c.nodes), strings.Join(c.controllers.Controllers, ", "), time.Since(t).Round(time.Millisecond))
+	return func() {
+		if err := c.controllers.Stop(); err != nil {
+			logf("stopping kube-controller-manager: %v", err)
+		}
+		c.controllers = nil
+	}, nil
+}
+
+// controllerManagerFlags are added to internal/controlplane's defaults.
+func controllerManagerFlags(profile bool) []string {
+	flags := []string{
+		// The PV binder's resync looks at every claim again and writes a
+		// WaitForFirstConsumer event for each one still pending: a
+		// thousand writes at once, which would fall at random into one
+		// contender's drain. controlplane shortens the 15s default to 2s
+		// for tests. Nothing here waits for a resync: the binder acts on
+		// the informer events of the schedulers' writes.
+		"--pvclaimbinder-sync-period=10m",
+	}
+	if profile {
+		// Without an authorization kubeconfig every path but the
+		// always-allowed ones is forbidden.
+		flags = append(flags, "--profiling=true", "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics,/debug/pprof/*")
+	}
+	return flags
+}
+
 // warmUpPods is the size of the warm-up drains.
 const warmUpPods = 500
 
-// warmUp drains a small basic backlog once with every contender and throws
+// warmUp drains a small backlog of w once with every contender and throws
 // the figures away. A fresh API server answers its first thousand or so
 // requests slower (caches, connection set-up, a 100 MB binary read from
 // disk for the first time), and whichever contender ran first would pay
 // for all of that.
-func (c *cluster) warmUp(ctx context.Context) error {
-	w, _ := workloadByName("basic")
-	for _, contender := range c.opts.schedulers {
-		d, err := c.drain(ctx, w, contender, min(c.opts.pods, warmUpPods))
+func (c *cluster) warmUp(ctx context.Context, w workload, contenders []string, count int) error {
+	for _, contender := range contenders {
+		d, err := c.drain(ctx, w, contender, count)
 		if err != nil {
 			return fmt.Errorf("%s: %w", contender, err)
 		}
-		logf("  warm-up      %-14s drained %d pods (not recorded)", contender, d.Bound)
+		logf("  warm-up      %-14s drained %d %s pods (not recorded)", contender, d.Bound, w.name)
 	}
 	return nil
 }
 
+// sizes returns what the number of pods of a phase depends on, pods being
+// -pods or -stream-count.
+func (c *cluster) sizes(pods int) sizes {
+	return sizes{pods: pods, volumePods: c.opts.volumePods, nodes: len(c.nodes)}
+}
+
 // measure runs the drain and, for a real scheduler, the stream phase.
 func (c *cluster) measure(ctx context.Context, w workload, run *Run) error {
-	d, err := c.drain(ctx, w, run.Contender, w.count(c.opts.pods, len(c.nodes)))
+	d, err := c.drain(ctx, w, run.Contender, w.count(c.sizes(c.opts.pods)))
 	run.Drain = d
 	if err != nil {
 		return fmt.Errorf("drain: %w", err)
@@ -206,6 +286,10 @@ func (c *cluster) measure(ctx context.Context, w workload, run *Run) error {
 	logf("  %-12s run %d %-14s drain %5d/%-5d pods %7.0f pods/s  first bind after %5.2fs  cpu %6.2f ms/pod  rss %4.0f MiB  violations %d  stddev %.0fm  other load %.2f  events %d (+%.1fs)",
 		w.name, run.Run, run.Contender, d.Bound, d.Pods, d.PodsPerSecond, d.StartToFirstBindS, d.CPUMsPerPod, d.PeakRSSMiB,
 		d.Placement.Violations, d.Placement.CPUStddevMilli, d.OtherCPUCores, d.ScheduledEvents, d.LastEventAfterLastBindS)
+	if w.claims && d.Bound > 0 {
+		logf("  %-12s run %d %-14s drain: kube-controller-manager %.2f ms/pod, kube-apiserver+etcd %.2f ms/pod",
+			w.name, run.Run, run.Contender, 1000*d.ControllerManagerCPUSeconds/float64(d.Bound), 1000*(d.APIServerCPUSeconds+d.EtcdCPUSeconds)/float64(d.Bound))
+	}
 	if isCeiling(run.Contender) || c.opts.streamCount == 0 {
 		return nil
 	}

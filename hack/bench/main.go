@@ -14,6 +14,14 @@
 //	        pods created at a steady rate → creation→bound latency → checked
 //	        → stopped → deleted
 //
+// The volumes workload gives every pod its own WaitForFirstConsumer claim
+// and a local PersistentVolume (storage.go), made before the drain and
+// deleted after it; kube-controller-manager runs the storage controllers
+// (its PV binder completes every binding a scheduler starts) while that
+// workload is measured, and only then, since its pod informers would cost
+// the other workloads CPU. The ceilings skip it: they post Bindings
+// without binding any volume.
+//
 // Bind times are when the harness's own watch sees spec.nodeName set, so both
 // schedulers are timed by the same clock and the same watch delay. CPU and
 // peak RSS come from /proc/<pid>/stat and /proc/<pid>/status (VmHWM) of the
@@ -23,6 +31,7 @@
 // processes used during each measurement is recorded next to it.
 //
 //	go run ./hack/bench -nodes 1000 -pods 5000 -workloads basic,spread,antiaffinity,mixed
+//	go run ./hack/bench -nodes 1000 -workloads volumes -schedulers yardmaster,kube-scheduler
 //
 // It prints a markdown table and writes results.json, results.md, one PNG
 // of pods bound over time per cluster size and workload, and every
@@ -81,8 +90,11 @@ func isCeiling(c string) bool { return c == ceilingName || c == ceilingEventsNam
 
 // options are the command line of the harness.
 type options struct {
-	nodes      []int
-	pods       int
+	nodes []int
+	pods  int
+	// volumePods is the number of pods (each with its claim and local
+	// volume) of the volumes workload; 0 means one per node.
+	volumePods int
 	workloads  []string
 	schedulers []string
 	runs       int
@@ -126,7 +138,8 @@ func parseFlags(args []string) (*options, error) {
 	)
 	binDir := envOr("YARDMASTER_BIN_DIR", "bin")
 	fs.StringVar(&nodes, "nodes", "1000", "cluster sizes, comma-separated; each gets its own control plane")
-	fs.IntVar(&o.pods, "pods", 2000, "pods per drain for basic, spread and mixed (antiaffinity always uses one pod per node)")
+	fs.IntVar(&o.pods, "pods", 2000, "pods per drain for basic, spread and mixed (antiaffinity always uses one pod per node, volumes -volume-pods)")
+	fs.IntVar(&o.volumePods, "volume-pods", 0, "pods per drain for volumes, each with its own claim and local volume, the volumes spread evenly over the nodes; 0 means one per node")
 	fs.StringVar(&workloads, "workloads", "basic,spread", "comma-separated: "+strings.Join(workloadNames(), ","))
 	fs.StringVar(&schedulers, "schedulers", "yardmaster,kube-scheduler,ceiling,ceiling-events", "comma-separated; each run rotates the order. ceiling binds round-robin with no decisions, ceiling-events also posts the Scheduled event per pod")
 	fs.IntVar(&o.runs, "runs", 1, "repetitions of every (workload, scheduler); the table shows medians")
@@ -183,6 +196,8 @@ func parseFlags(args []string) (*options, error) {
 		return nil, errors.New("-nodes, -workloads and -schedulers must not be empty")
 	case o.pods <= 0 || o.runs <= 0 || o.workers <= 0:
 		return nil, errors.New("-pods, -runs and -workers must be positive")
+	case o.volumePods < 0:
+		return nil, errors.New("-volume-pods must be >= 0")
 	case o.qps <= 0 || o.burst <= 0:
 		return nil, errors.New("-qps and -burst must be positive")
 	case o.streamCount < 0 || (o.streamCount > 0 && o.streamRate <= 0):

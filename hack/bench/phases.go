@@ -25,9 +25,13 @@ type cluster struct {
 	client     kubernetes.Interface // admin, -qps/-burst, protobuf
 	nodes      []*v1.Node           // as created, for the placement check
 	kubeconfig string
+	out        string // where results.json goes
 	logDir     string
 	profileDir string
 	seq        int // numbers namespaces and logs
+	// controllers is the kube-controller-manager of the workload being
+	// measured; nil when it runs without one.
+	controllers *controlplane.ControllerManager
 }
 
 // stopGrace is how long a scheduler gets between SIGTERM and SIGKILL.
@@ -67,10 +71,47 @@ func (c *cluster) logPath(ns, contender string) string {
 func (c *cluster) meterPIDs() map[string]int {
 	pids := map[string]int{"harness": os.Getpid()}
 	cpPIDs := c.cp.PIDs() // etcd, kube-apiserver
-	if len(cpPIDs) == 2 {
+	if len(cpPIDs) >= 2 {
 		pids["etcd"], pids["kube-apiserver"] = cpPIDs[0], cpPIDs[1]
 	}
+	if c.controllers != nil {
+		pids["kube-controller-manager"] = c.controllers.Pid()
+	}
 	return pids
+}
+
+// controlPlanePIDs are the processes quiesce waits for: etcd,
+// kube-apiserver and the kube-controller-manager of the workload.
+func (c *cluster) controlPlanePIDs() []int {
+	pids := c.cp.PIDs()
+	if c.controllers != nil {
+		pids = append(pids, c.controllers.Pid())
+	}
+	return pids
+}
+
+// clear deletes what a phase of w made in ns: the pods and events, then
+// the claims and volumes of a workload with claims.
+func (c *cluster) clear(ctx context.Context, w workload, ns string) error {
+	err := clearNamespace(ctx, c.client, ns)
+	if w.claims {
+		err = errors.Join(err, deleteStorage(ctx, c.client, c.opts.workers, ns))
+	}
+	return err
+}
+
+// checkPlacement checks where the pods of a phase in ns went, and for a
+// workload with claims, the claims and volumes.
+func (c *cluster) checkPlacement(ctx context.Context, w workload, ns string, pods []*v1.Pod) (Placement, error) {
+	p := checkPlacement(c.nodes, pods)
+	if w.claims {
+		claims, pvs, err := listStorage(ctx, c.client, ns)
+		if err != nil {
+			return p, err
+		}
+		checkVolumes(&p, c.nodes, pods, claims, pvs)
+	}
+	return p, nil
 }
 
 // drain measures a backlog: every pod exists before the contender starts.
@@ -80,7 +121,7 @@ func (c *cluster) drain(ctx context.Context, w workload, contender string, count
 		return nil, err
 	}
 	defer func() {
-		if cerr := clearNamespace(context.WithoutCancel(ctx), c.client, ns); cerr != nil {
+		if cerr := c.clear(context.WithoutCancel(ctx), w, ns); cerr != nil {
 			err = errors.Join(err, cerr)
 		}
 	}()
@@ -90,6 +131,11 @@ func (c *cluster) drain(ctx context.Context, w workload, contender string, count
 	}
 	defer rec.stop()
 
+	if w.claims {
+		if err := createStorage(ctx, c.client, c.opts.workers, ns, count, len(c.nodes)); err != nil {
+			return nil, err
+		}
+	}
 	pods := podsFor(w, count, len(c.nodes), ns, profileName(contender))
 	if err := createPods(ctx, c.client, c.opts.workers, pods); err != nil {
 		return nil, err
@@ -116,21 +162,48 @@ func (c *cluster) drain(ctx context.Context, w workload, contender string, count
 		sampler  *cpuSampler
 		profiles []chan error // CPU profiles being taken, with -profile
 	)
-	// profile fetches a CPU profile long enough for a drain at 250 pods/s;
-	// a faster drain leaves the process idle for the rest, which adds no
-	// samples. The channel is buffered: on an early return the fetch fails
-	// once the deferred stop kills the scheduler, and nobody receives.
+	// profile fetches a CPU profile long enough for a drain at the
+	// workload's profileRate; a faster drain leaves the process idle for
+	// the rest, which adds no samples. The channel is buffered: on an
+	// early return the fetch fails once the deferred stop kills the
+	// scheduler, and nobody receives.
+	rate := w.profileRate
+	if rate == 0 {
+		rate = defaultProfileRate
+	}
 	profile := func(url, token, path string) {
 		ch := make(chan error, 1)
-		url = fmt.Sprintf("%sprofile?seconds=%d", url, max(2, (count+249)/250))
+		url = fmt.Sprintf("%sprofile?seconds=%d", url, max(2, (count+rate-1)/rate))
 		go func() { ch <- fetchProfile(ctx, url, token, path) }()
 		profiles = append(profiles, ch)
 	}
 	if c.opts.profile {
 		// What the contender makes the API server do is half the story on
-		// a machine where both share the cores.
+		// a machine where both share the cores: its CPU profile, and its
+		// metrics before and after (apiserver_request_total counts the
+		// requests of the drain by verb and resource).
+		res.APIServerMetrics = [2]string{
+			filepath.Join(c.profileDir, ns+"-"+contender+"-kube-apiserver.metrics-before.txt"),
+			filepath.Join(c.profileDir, ns+"-"+contender+"-kube-apiserver.metrics-after.txt"),
+		}
+		if err := fetchProfile(ctx, c.cp.APIServerURL+"/metrics", c.cp.AdminToken, res.APIServerMetrics[0]); err != nil {
+			logf("  %s: %v", contender, err)
+		}
 		res.APIServerProfile = filepath.Join(c.profileDir, ns+"-"+contender+"-kube-apiserver.cpu.pprof")
 		profile(c.cp.APIServerURL+"/debug/pprof/", c.cp.AdminToken, res.APIServerProfile)
+		if c.controllers != nil {
+			// Its workqueue metrics say how busy the PV binder's one
+			// claim worker was.
+			res.ControllerManagerMetrics = [2]string{
+				filepath.Join(c.profileDir, ns+"-"+contender+"-kube-controller-manager.metrics-before.txt"),
+				filepath.Join(c.profileDir, ns+"-"+contender+"-kube-controller-manager.metrics-after.txt"),
+			}
+			if err := fetchProfile(ctx, c.controllers.URL+"/metrics", "", res.ControllerManagerMetrics[0]); err != nil {
+				logf("  %s: %v", contender, err)
+			}
+			res.ControllerManagerProfile = filepath.Join(c.profileDir, ns+"-"+contender+"-kube-controller-manager.cpu.pprof")
+			profile(c.controllers.URL+"/debug/pprof/", "", res.ControllerManagerProfile)
+		}
 	}
 	start := time.Now()
 	if isCeiling(contender) {
@@ -192,6 +265,16 @@ func (c *cluster) drain(ctx context.Context, w workload, contender string, count
 		}
 	}
 	res.setUsage(meter.read())
+	if res.APIServerMetrics[1] != "" {
+		if err := fetchProfile(ctx, c.cp.APIServerURL+"/metrics", c.cp.AdminToken, res.APIServerMetrics[1]); err != nil {
+			logf("  %s: %v", contender, err)
+		}
+	}
+	if res.ControllerManagerMetrics[1] != "" {
+		if err := fetchProfile(ctx, c.controllers.URL+"/metrics", "", res.ControllerManagerMetrics[1]); err != nil {
+			logf("  %s: %v", contender, err)
+		}
+	}
 	for _, ch := range profiles {
 		if perr := <-ch; perr != nil {
 			logf("  %s: %v", contender, perr)
@@ -208,20 +291,22 @@ func (c *cluster) drain(ctx context.Context, w workload, contender string, count
 		}
 		proc.stop(stopGrace)
 	}
-	res.Placement = checkPlacement(c.nodes, rec.pods())
+	if res.Placement, err = c.checkPlacement(ctx, w, ns, rec.pods()); err != nil {
+		return nil, err
+	}
 	return res, nil
 }
 
 // stream measures latency under a steady arrival rate: the contender runs
 // and has bound one warm-up pod before the first measured pod is created.
 func (c *cluster) stream(ctx context.Context, w workload, contender string) (_ *StreamResult, err error) {
-	count := min(c.opts.streamCount, w.count(c.opts.streamCount, len(c.nodes)))
+	count := min(c.opts.streamCount, w.count(c.sizes(c.opts.streamCount)))
 	ns, err := c.namespace(ctx, w.name+"-"+contender+"-stream")
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
-		if cerr := clearNamespace(context.WithoutCancel(ctx), c.client, ns); cerr != nil {
+		if cerr := c.clear(context.WithoutCancel(ctx), w, ns); cerr != nil {
 			err = errors.Join(err, cerr)
 		}
 	}()
@@ -230,6 +315,12 @@ func (c *cluster) stream(ctx context.Context, w workload, contender string) (_ *
 		return nil, err
 	}
 	defer rec.stop()
+	if w.claims {
+		// Before the scheduler starts: only the pods arrive at the rate.
+		if err := createStorage(ctx, c.client, c.opts.workers, ns, count, len(c.nodes)); err != nil {
+			return nil, err
+		}
+	}
 
 	res := &StreamResult{Pods: count, TargetRate: c.opts.streamRate, Namespace: ns, Log: c.logPath(ns, contender)}
 	res.LoadAvg1 = loadAvg()
@@ -285,7 +376,9 @@ func (c *cluster) stream(ctx context.Context, w workload, contender string) (_ *
 		res.CPUMsPerPod = 1000 * res.CPUSeconds / float64(res.Bound)
 	}
 	res.P50Ms, res.P90Ms, res.P99Ms, res.MaxMs = percentileMs(lat, 0.50), percentileMs(lat, 0.90), percentileMs(lat, 0.99), percentileMs(lat, 1)
-	res.Placement = checkPlacement(c.nodes, rec.pods())
+	if res.Placement, err = c.checkPlacement(ctx, w, ns, rec.pods()); err != nil {
+		return nil, err
+	}
 	return res, nil
 }
 
@@ -451,7 +544,7 @@ func (s *cpuSampler) at(t time.Time) time.Duration {
 }
 
 // quiesce has kube-apiserver collect its garbage and then waits until it
-// and etcd are idle, so that every drain's clock starts on the same
+// and etcd (and kube-controller-manager, when it runs) are idle, so that every drain's clock starts on the same
 // footing. Without it a drain pays for the garbage of the pods created
 // just before it and of the run before it, whichever contender made it:
 // one collection of a heap of some hundred MB takes the API server
@@ -462,7 +555,7 @@ func (c *cluster) quiesce(ctx context.Context) error {
 		return fmt.Errorf("collecting the API server's garbage: %w", err)
 	}
 	var samplers []*cpuSampler
-	for _, pid := range c.cp.PIDs() {
+	for _, pid := range c.controlPlanePIDs() {
 		s := startCPUSampler(pid)
 		defer s.stop()
 		samplers = append(samplers, s)

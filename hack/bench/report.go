@@ -21,7 +21,9 @@ type Report struct {
 	Machine  Machine   `json:"machine"`
 	Settings Settings  `json:"settings"`
 	Runs     []*Run    `json:"runs"`
-	Error    string    `json:"error,omitempty"`
+	// Skipped says which contenders sat out which workloads, and why.
+	Skipped []string `json:"skipped,omitempty"`
+	Error   string   `json:"error,omitempty"`
 }
 
 // Machine describes where the figures were taken.
@@ -76,6 +78,9 @@ type Usage struct {
 	APIServerCPUSeconds float64 `json:"apiserver_cpu_s"`
 	EtcdCPUSeconds      float64 `json:"etcd_cpu_s"`
 	HarnessCPUSeconds   float64 `json:"harness_cpu_s"`
+	// ControllerManagerCPUSeconds is kube-controller-manager's, when the
+	// workload runs it.
+	ControllerManagerCPUSeconds float64 `json:"controller_manager_cpu_s,omitempty"`
 	// OtherCPUCores is the average number of cores busy with processes
 	// that are not part of the benchmark (other people's compiles).
 	OtherCPUCores float64 `json:"other_cpu_cores"`
@@ -87,6 +92,7 @@ func (u *Usage) setUsage(c cpuUsage) {
 	u.APIServerCPUSeconds = c.Process["kube-apiserver"].Seconds()
 	u.EtcdCPUSeconds = c.Process["etcd"].Seconds()
 	u.HarnessCPUSeconds = c.Process["harness"].Seconds()
+	u.ControllerManagerCPUSeconds = c.Process["kube-controller-manager"].Seconds()
 	if c.Elapsed > 0 {
 		u.OtherCPUCores = c.Other.Seconds() / c.Elapsed.Seconds()
 	}
@@ -122,10 +128,17 @@ type DrainResult struct {
 	Placement Placement `json:"placement"`
 	Curve     []Point   `json:"curve"`
 	// With -profile: the scheduler's CPU profile of the drain and heap
-	// profile at its end, and kube-apiserver's CPU profile of the drain.
-	Profile          string `json:"profile,omitempty"`
-	HeapProfile      string `json:"heap_profile,omitempty"`
-	APIServerProfile string `json:"apiserver_profile,omitempty"`
+	// profile at its end, and kube-apiserver's (and, when it runs,
+	// kube-controller-manager's) CPU profile of the drain.
+	Profile                  string `json:"profile,omitempty"`
+	HeapProfile              string `json:"heap_profile,omitempty"`
+	APIServerProfile         string `json:"apiserver_profile,omitempty"`
+	ControllerManagerProfile string `json:"controller_manager_profile,omitempty"`
+	// APIServerMetrics are kube-apiserver's /metrics before the drain
+	// and after it, with -profile; ControllerManagerMetrics
+	// kube-controller-manager's.
+	APIServerMetrics         [2]string `json:"apiserver_metrics,omitempty"`
+	ControllerManagerMetrics [2]string `json:"controller_manager_metrics,omitempty"`
 }
 
 // StreamResult is one steady-rate run.
@@ -436,6 +449,9 @@ func writeMarkdown(w io.Writer, r *Report) {
 		}
 	}
 	var notes []string
+	for _, sk := range r.Skipped {
+		notes = append(notes, "- "+sk)
+	}
 	for _, run := range r.Runs {
 		switch {
 		case run.Error != "":

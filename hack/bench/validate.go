@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,6 +34,15 @@ type Placement struct {
 	// NodeAffinity counts pods on a node their nodeSelector or required
 	// node affinity excludes.
 	NodeAffinity int `json:"node_affinity"`
+	// ClaimBinding counts claims of bound pods that are not bound to
+	// exactly one volume: unbound, bound to a volume that is missing or
+	// whose claimRef names another claim, or claimed by several volumes.
+	ClaimBinding int `json:"claim_binding,omitempty"`
+	// SharedVolumes counts volumes given to more than one claim.
+	SharedVolumes int `json:"shared_volumes,omitempty"`
+	// VolumeNodeAffinity counts pods on a node that the node affinity of
+	// one of their volumes excludes.
+	VolumeNodeAffinity int `json:"volume_node_affinity,omitempty"`
 	// Examples describes the first few violations.
 	Examples []string `json:"examples,omitempty"`
 	// CPUStddevMilli is the population standard deviation of the CPU
@@ -52,7 +63,8 @@ func (p *Placement) violate(kind *int, format string, args ...any) {
 // checkPlacement checks pods (bound or not) against nodes. The rules are
 // the ones the workloads use, written independently of either scheduler:
 // resources fit, DoNotSchedule topology spread, required pod
-// anti-affinity, nodeSelector and required node affinity.
+// anti-affinity, nodeSelector and required node affinity (and, in
+// checkVolumes, the claims and volumes).
 func checkPlacement(nodes []*v1.Node, pods []*v1.Pod) Placement {
 	res := Placement{Pods: len(pods)}
 	nodeByName := make(map[string]*v1.Node, len(nodes))
@@ -140,12 +152,7 @@ func nodeMatches(p *v1.Pod, n *v1.Node) bool {
 	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
 		return true
 	}
-	for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
-		if termMatches(term, n) {
-			return true
-		}
-	}
-	return false
+	return selectorMatches(a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution, n)
 }
 
 var nodeSelectorOps = map[v1.NodeSelectorOperator]selection.Operator{
@@ -177,6 +184,112 @@ func termMatches(term v1.NodeSelectorTerm, n *v1.Node) bool {
 		}
 	}
 	return true
+}
+
+// checkVolumes adds to res the checks of the pods' claims and volumes: no
+// volume is named by two claims; every claim of a bound pod is bound to
+// exactly one volume (its spec.volumeName names a volume whose claimRef
+// names the claim, uid included, and no other volume's claimRef names
+// it); and every bound pod's node is one its volumes' node affinity
+// admits. The claims of pods still pending are not checked: an incomplete
+// drain is reported as such.
+func checkVolumes(res *Placement, nodes []*v1.Node, pods []*v1.Pod, claims []*v1.PersistentVolumeClaim, pvs []*v1.PersistentVolume) {
+	nodeByName := make(map[string]*v1.Node, len(nodes))
+	for _, n := range nodes {
+		nodeByName[n.Name] = n
+	}
+	pvByName := make(map[string]*v1.PersistentVolume, len(pvs))
+	for _, pv := range pvs {
+		pvByName[pv.Name] = pv
+	}
+	claimByKey := make(map[string]*v1.PersistentVolumeClaim, len(claims))
+	namedBy := map[string][]string{} // volume → the claims whose spec.volumeName names it
+	for _, c := range claims {
+		key := c.Namespace + "/" + c.Name
+		claimByKey[key] = c
+		if c.Spec.VolumeName != "" {
+			namedBy[c.Spec.VolumeName] = append(namedBy[c.Spec.VolumeName], key)
+		}
+	}
+	claimedBy := map[string][]string{} // claim → the volumes whose claimRef names it
+	for _, pv := range pvs {
+		if ref := pv.Spec.ClaimRef; ref != nil {
+			key := ref.Namespace + "/" + ref.Name
+			if c := claimByKey[key]; c != nil && (ref.UID == "" || ref.UID == c.UID) {
+				claimedBy[key] = append(claimedBy[key], pv.Name)
+			}
+		}
+	}
+	shared := make([]string, 0, len(namedBy))
+	for name, keys := range namedBy {
+		if len(keys) > 1 {
+			shared = append(shared, name)
+		}
+	}
+	sort.Strings(shared)
+	for _, name := range shared {
+		keys := namedBy[name]
+		sort.Strings(keys)
+		res.violate(&res.SharedVolumes, "volume %s given to %d claims: %s", name, len(keys), strings.Join(keys, ", "))
+	}
+
+	for _, p := range pods {
+		if p.Spec.NodeName == "" {
+			continue
+		}
+		for _, vol := range p.Spec.Volumes {
+			if vol.PersistentVolumeClaim == nil {
+				continue
+			}
+			key := p.Namespace + "/" + vol.PersistentVolumeClaim.ClaimName
+			c := claimByKey[key]
+			var pv *v1.PersistentVolume
+			if c != nil {
+				pv = pvByName[c.Spec.VolumeName]
+			}
+			switch {
+			case c == nil:
+				res.violate(&res.ClaimBinding, "pod %s on %s: its claim %s does not exist", p.Name, p.Spec.NodeName, key)
+				continue
+			case c.Spec.VolumeName == "":
+				res.violate(&res.ClaimBinding, "pod %s on %s: its claim %s is not bound", p.Name, p.Spec.NodeName, key)
+				continue
+			case pv == nil:
+				res.violate(&res.ClaimBinding, "claim %s of pod %s is bound to volume %s, which does not exist", key, p.Name, c.Spec.VolumeName)
+				continue
+			case !slices.Contains(claimedBy[key], pv.Name):
+				res.violate(&res.ClaimBinding, "claim %s names volume %s, whose claimRef does not name it (%s)", key, pv.Name, describeClaimRef(pv))
+			case len(claimedBy[key]) > 1:
+				res.violate(&res.ClaimBinding, "claim %s is claimed by %d volumes: %s", key, len(claimedBy[key]), strings.Join(claimedBy[key], ", "))
+			}
+			n := nodeByName[p.Spec.NodeName]
+			if n == nil {
+				continue // checkPlacement reports the unknown node
+			}
+			if na := pv.Spec.NodeAffinity; na != nil && na.Required != nil && !selectorMatches(na.Required, n) {
+				res.violate(&res.VolumeNodeAffinity, "pod %s on node %s, which the node affinity of its volume %s excludes", p.Name, n.Name, pv.Name)
+			}
+		}
+	}
+}
+
+func describeClaimRef(pv *v1.PersistentVolume) string {
+	ref := pv.Spec.ClaimRef
+	if ref == nil {
+		return "no claimRef"
+	}
+	return fmt.Sprintf("claimRef %s/%s uid %q", ref.Namespace, ref.Name, ref.UID)
+}
+
+// selectorMatches reports whether n satisfies a required node selector:
+// its terms ORed.
+func selectorMatches(sel *v1.NodeSelector, n *v1.Node) bool {
+	for _, term := range sel.NodeSelectorTerms {
+		if termMatches(term, n) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkSpread checks every DoNotSchedule topology spread constraint once

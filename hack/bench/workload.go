@@ -37,17 +37,38 @@ func benchNode(i int) *v1.Node {
 type workload struct {
 	name string
 	what string
-	// count is the number of pods of a drain given -pods and the number of
-	// nodes; the stream phase uses min(count, -stream-count).
-	count func(pods, nodes int) int
+	// count is the number of pods of a drain; the stream phase uses
+	// min(count, -stream-count) with s.pods set to -stream-count.
+	count func(s sizes) int
 	pod   func(i, nodes int) *v1.Pod
+	// claims says that pod i mounts claimName(i): the harness makes the
+	// claims and a local volume per pod before the contender starts
+	// (storage.go), and kube-controller-manager's storage controllers run
+	// while the workload is measured.
+	claims bool
+	// profileRate is the drain rate, in pods/s, that -profile sizes its
+	// CPU profiles for; 0 means defaultProfileRate.
+	profileRate int
+}
+
+// defaultProfileRate is the profileRate of most workloads: a drain at
+// that rate is covered whole.
+const defaultProfileRate = 250
+
+// sizes are what the number of pods of a phase may depend on.
+type sizes struct {
+	// pods is -pods (the stream phase: -stream-count).
+	pods int
+	// volumePods is -volume-pods; 0 means one pod per node.
+	volumePods int
+	nodes      int
 }
 
 var workloads = []workload{
 	{
 		name:  "basic",
 		what:  "100m/128Mi, no constraints",
-		count: func(pods, _ int) int { return pods },
+		count: func(s sizes) int { return s.pods },
 		pod: func(i, _ int) *v1.Pod {
 			return basePod(i, "basic", "100m", "128Mi")
 		},
@@ -55,7 +76,7 @@ var workloads = []workload{
 	{
 		name:  "spread",
 		what:  "100m/128Mi, zone spread maxSkew 1, DoNotSchedule",
-		count: func(pods, _ int) int { return pods },
+		count: func(s sizes) int { return s.pods },
 		pod: func(i, _ int) *v1.Pod {
 			return withZoneSpread(basePod(i, "spread", "100m", "128Mi"))
 		},
@@ -63,7 +84,7 @@ var workloads = []workload{
 	{
 		name:  "antiaffinity",
 		what:  "100m/128Mi, required hostname anti-affinity: one pod per node, as many pods as nodes",
-		count: func(_, nodes int) int { return nodes },
+		count: func(s sizes) int { return s.nodes },
 		pod: func(i, _ int) *v1.Pod {
 			return withHostnameAntiAffinity(basePod(i, "aa", "100m", "128Mi"))
 		},
@@ -71,8 +92,28 @@ var workloads = []workload{
 	{
 		name:  "mixed",
 		what:  "40% basic, 10% 500m/1Gi preferring zone-0, 10% 1cpu/4Gi, 20% zone spread, 10% hostname anti-affinity, 10% required zone-1",
-		count: func(pods, _ int) int { return pods },
+		count: func(s sizes) int { return s.pods },
 		pod:   mixedPod,
+	},
+	{
+		name: "volumes",
+		what: "100m/128Mi and a 1Gi WaitForFirstConsumer claim each, a local volume per pod spread evenly over the nodes: as many pods as nodes (-volume-pods)",
+		count: func(s sizes) int {
+			if s.volumePods > 0 {
+				return s.volumePods
+			}
+			return s.nodes
+		},
+		pod: func(i, _ int) *v1.Pod {
+			p := basePod(i, "volumes", "100m", "128Mi")
+			p.Spec.Volumes = []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{
+				PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: claimName(i)},
+			}}}
+			return p
+		},
+		claims: true,
+		// The PV binder completes one claim at a time.
+		profileRate: 50,
 	},
 }
 

@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -103,17 +105,116 @@ func validateControllers(controllers []string) error {
 	return nil
 }
 
-// startControllerManager starts kube-controller-manager with the given
-// controllers against the API server, as the admin user, serving on a
-// loopback port, and waits until every one of them has been built.
+// startControllerManager starts Options.Controllers' kube-controller-manager,
+// the one Start owns, and waits until every one of them has been built.
 func (c *ControlPlane) startControllerManager(ctx context.Context, path string, controllers, extraFlags []string) error {
+	p, _, err := c.runControllerManager(ctx, path, c.ControllerManagerLog, controllers, extraFlags)
+	// Set even on failure: start's cleanup stops it.
+	c.controllerManager = p
+	return err
+}
+
+// ControllerManager is a kube-controller-manager that StartControllerManager
+// started on a running control plane. Its exported fields are set by
+// StartControllerManager and must not be changed.
+type ControllerManager struct {
+	// Controllers are the controllers it runs.
+	Controllers []string
+	// Log is the path of its log.
+	Log string
+	// URL is its https serving address on loopback, with a self-signed
+	// certificate (for /healthz, and /metrics or /debug/pprof when the
+	// extra flags allow them).
+	URL string
+
+	p *procgroup.Process
+}
+
+// Pid returns its process id, also the id of its process group.
+func (m *ControllerManager) Pid() int { return m.p.Pid() }
+
+// Stop ends it (SIGTERM, then SIGKILL after a grace period) and waits. It
+// is idempotent; the control plane's Stop calls it too.
+func (m *ControllerManager) Stop() error { return m.p.Stop(stopGracePeriod) }
+
+// StartControllerManager starts kube-controller-manager with exactly
+// controllers on a running control plane, which need not have been started
+// with any, and waits, as Start does, until each has been built.
+// extraFlags are appended to the defaults. The binary is found as Start
+// finds it, from the Options the control plane was started with.
+//
+// It is for callers that need controllers for part of a control plane's
+// life: hack/bench runs the storage controllers for its volume workload
+// only, because their pod informers would cost every other workload CPU.
+// The caller stops it with Stop; the control plane's Stop stops it too if
+// it is still running then.
+func (c *ControlPlane) StartControllerManager(ctx context.Context, controllers, extraFlags []string) (*ControllerManager, error) {
+	if len(controllers) == 0 {
+		return nil, errors.New("no controllers to run")
+	}
+	if err := validateControllers(controllers); err != nil {
+		return nil, err
+	}
+	o := c.opts
+	o.Controllers = controllers
+	bins, err := o.binaries()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.ReadyTimeout)
+	defer cancel()
+
+	var errs []error
+	for range startAttempts {
+		c.mu.Lock()
+		if c.stopped {
+			c.mu.Unlock()
+			return nil, errors.New("control plane stopped")
+		}
+		c.lateManagers++
+		logPath := filepath.Join(c.logDir, fmt.Sprintf("%s-kube-controller-manager-%d.log", filepath.Base(c.Dir), c.lateManagers))
+		c.mu.Unlock()
+
+		p, url, err := c.runControllerManager(ctx, bins.controllerManager, logPath, controllers, extraFlags)
+		if err == nil {
+			m := &ControllerManager{Controllers: slices.Clone(controllers), Log: logPath, URL: url, p: p}
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if c.stopped {
+				// Stop ran meanwhile and did not see it.
+				return nil, errors.Join(errors.New("control plane stopped"), m.Stop())
+			}
+			c.managers = append(c.managers, m)
+			return m, nil
+		}
+		if p != nil {
+			err = errors.Join(err, p.Stop(stopGracePeriod))
+		}
+		if !errors.Is(err, errPortInUse) {
+			return nil, err
+		}
+		errs = append(errs, err)
+	}
+	return nil, fmt.Errorf("starting kube-controller-manager: %d attempts lost a port race: %w", startAttempts, errors.Join(errs...))
+}
+
+// runControllerManager starts kube-controller-manager with the given
+// controllers against the API server, as the admin user, serving on a
+// loopback port, with its log in logPath, and waits until every one of
+// them has been built. It returns the process (also on a failed wait, for
+// the caller to stop) and its serving URL.
+func (c *ControlPlane) runControllerManager(ctx context.Context, path, logPath string, controllers, extraFlags []string) (*procgroup.Process, string, error) {
 	// Picked now rather than with the other ports: a port held back through
 	// the API server's start would be open to others that much longer.
 	port, err := procgroup.FreePort()
 	if err != nil {
-		return err
+		return nil, "", err
 	}
-	certDir := filepath.Join(c.Dir, "controller-manager-certs")
+	// Each its own: a later one must not read an earlier one's certificate.
+	certDir, err := os.MkdirTemp(c.Dir, "controller-manager-certs-")
+	if err != nil {
+		return nil, "", fmt.Errorf("creating cert dir: %w", err)
+	}
 	args := []string{
 		"--kubeconfig=" + c.AdminKubeconfig,
 		"--controllers=" + strings.Join(controllers, ","),
@@ -135,23 +236,22 @@ func (c *ControlPlane) startControllerManager(ctx context.Context, path string, 
 		"-v=1",
 	}
 	args = append(args, extraFlags...)
-	p, err := procgroup.Start("kube-controller-manager", path, args, c.ControllerManagerLog)
+	p, err := procgroup.Start("kube-controller-manager", path, args, logPath)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
-	c.controllerManager = p
 
 	// Like kube-apiserver, it writes its self-signed serving cert (and
 	// the CA after it) into --cert-dir before it listens.
 	certFile := filepath.Join(certDir, "kube-controller-manager.crt")
-	healthz := "https://127.0.0.1:" + strconv.Itoa(port) + "/healthz?verbose"
+	url := "https://127.0.0.1:" + strconv.Itoa(port)
 	var hc *http.Client
 	defer func() {
 		if hc != nil {
 			hc.CloseIdleConnections()
 		}
 	}()
-	return poll(ctx, p, controllerManagerPollInterval, func(ctx context.Context) error {
+	err = poll(ctx, p, controllerManagerPollInterval, func(ctx context.Context) error {
 		if hc == nil {
 			ca, err := os.ReadFile(certFile)
 			if err != nil {
@@ -166,8 +266,9 @@ func (c *ControlPlane) startControllerManager(ctx context.Context, path string, 
 				Timeout:   5 * time.Second,
 			}
 		}
-		return controllersBuilt(ctx, hc, healthz, controllers)
+		return controllersBuilt(ctx, hc, url+"/healthz?verbose", controllers)
 	})
+	return p, url, err
 }
 
 // controllersBuilt returns nil once /healthz answers 200 with a passing

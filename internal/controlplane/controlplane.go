@@ -17,6 +17,8 @@
 // By default no controller runs. Options.Controllers starts
 // kube-controller-manager with exactly those controllers, as the admin
 // user; StorageControllers and DRAControllers are the sets tests share.
+// StartControllerManager starts one on a running control plane instead,
+// for part of its life, and Stop stops those too.
 // Whatever it does not run stays undone: the ServiceAccount admission plugin
 // is disabled (no token controller creates default ServiceAccounts), nodes
 // must be made ready by hand (CreateReadyNode), and namespaces are never
@@ -143,8 +145,22 @@ type ControlPlane struct {
 
 	etcd, apiserver, controllerManager *procgroup.Process
 
+	// opts are the Options Start was given (ReadyTimeout defaulted), and
+	// logDir where the logs go, for StartControllerManager.
+	opts   Options
+	logDir string
+
 	adminClient kubernetes.Interface
 	adminHTTP   *http.Client
+
+	// mu guards what StartControllerManager adds after Start.
+	mu sync.Mutex
+	// managers are the kube-controller-managers StartControllerManager
+	// started, and lateManagers numbers their logs.
+	managers     []*ControllerManager
+	lateManagers int
+	// stopped is set by Stop; no manager starts after it.
+	stopped bool
 
 	stopOnce sync.Once
 	stopErr  error
@@ -195,7 +211,7 @@ func start(ctx context.Context, opts Options, bins binaryPaths) (_ *ControlPlane
 	if err != nil {
 		return nil, fmt.Errorf("creating control plane dir: %w", err)
 	}
-	c := &ControlPlane{Dir: dir}
+	c := &ControlPlane{Dir: dir, opts: opts}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, c.Stop())
@@ -208,6 +224,7 @@ func start(ctx context.Context, opts Options, bins binaryPaths) (_ *ControlPlane
 	} else if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating log dir %q: %w", logDir, err)
 	}
+	c.logDir = logDir
 	// The temp dir's unique name keeps logs of concurrent control planes
 	// sharing one LogDir apart.
 	c.EtcdLog = filepath.Join(logDir, filepath.Base(dir)+"-etcd.log")
@@ -261,9 +278,10 @@ func start(ctx context.Context, opts Options, bins binaryPaths) (_ *ControlPlane
 	return c, nil
 }
 
-// Stop kills kube-controller-manager (if it runs), kube-apiserver and etcd,
-// in that order, with their process groups (SIGTERM, then SIGKILL after a
-// grace period), waits for each and removes Dir.
+// Stop kills kube-controller-manager (if it runs, and any that
+// StartControllerManager started and that still run), kube-apiserver and
+// etcd, in that order, with their process groups (SIGTERM, then SIGKILL
+// after a grace period), waits for each and removes Dir.
 // It is idempotent and safe for concurrent use; later calls return the
 // first call's result.
 func (c *ControlPlane) Stop() error {
@@ -271,6 +289,13 @@ func (c *ControlPlane) Stop() error {
 		var errs []error
 		if c.adminHTTP != nil {
 			c.adminHTTP.CloseIdleConnections()
+		}
+		c.mu.Lock()
+		c.stopped = true
+		managers := c.managers
+		c.mu.Unlock()
+		for _, m := range managers {
+			errs = append(errs, m.Stop())
 		}
 		// Each component before the one it talks to: stopping a server
 		// under its client only makes the client log connection errors
@@ -291,8 +316,9 @@ func (c *ControlPlane) Stop() error {
 }
 
 // PIDs returns the process ids of etcd, kube-apiserver and
-// kube-controller-manager when it runs (each also the id of its process
-// group), for diagnostics and for tests that check Stop.
+// kube-controller-manager when Start started it (each also the id of its
+// process group), for diagnostics and for tests that check Stop. Those
+// that StartControllerManager started have their own Pid.
 func (c *ControlPlane) PIDs() []int {
 	var pids []int
 	for _, p := range []*procgroup.Process{c.etcd, c.apiserver, c.controllerManager} {

@@ -214,6 +214,44 @@ func TestControlPlane(t *testing.T) {
 		testControllers(t, b)
 	})
 
+	// Controllers started later on the first, which has none; one is
+	// stopped here, the other left for the control plane's Stop below.
+	var late []*controlplane.ControllerManager
+	t.Run("controller manager started later", func(t *testing.T) {
+		for range 2 {
+			m, err := a.StartControllerManager(ctx, []string{controlplane.PersistentVolumeBinderController}, nil)
+			if err != nil {
+				t.Fatalf("StartControllerManager: %v", err)
+			}
+			late = append(late, m)
+		}
+		if late[0].Log == late[1].Log || late[0].URL == late[1].URL {
+			t.Errorf("two managers share a log or an address: %+v / %+v", late[0], late[1])
+		}
+		// The binder binds a claim to the volume made for it.
+		const name = "late-binder"
+		pv := schedtest.MakePV(ns+"-"+name).CSI("csi.example.com", name).Obj()
+		pv.Spec.Capacity = v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}
+		pv.Status = v1.PersistentVolumeStatus{}
+		pvc := schedtest.MakePVC(ns, name).Class("").Obj()
+		pvc.Spec.Resources.Requests = v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}
+		pvc.Status = v1.PersistentVolumeClaimStatus{}
+		createPV(t, client, pv)
+		createPVC(t, client, pvc)
+		waitPVC(t, client, ns, name, func(c *v1.PersistentVolumeClaim) bool { return c.Status.Phase == v1.ClaimBound })
+
+		pid := late[0].Pid()
+		if err := late[0].Stop(); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("kill(%d, 0) after Stop = %v, want ESRCH", pid, err)
+		}
+		if _, err := a.StartControllerManager(ctx, nil, nil); err == nil {
+			t.Error("StartControllerManager without controllers: no error")
+		}
+	})
+
 	t.Run("stop", func(t *testing.T) {
 		for i, tc := range []struct {
 			cp       *controlplane.ControlPlane
@@ -245,6 +283,12 @@ func TestControlPlane(t *testing.T) {
 			}
 			if _, err := os.Stat(cp.Dir); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("control plane %d: dir %q after Stop: %v, want not exist", i, cp.Dir, err)
+			}
+		}
+		for _, m := range late {
+			// Stopped by a.Stop when the test above did not.
+			if err := syscall.Kill(m.Pid(), 0); !errors.Is(err, syscall.ESRCH) {
+				t.Errorf("kube-controller-manager started later: kill(%d, 0) = %v, want ESRCH", m.Pid(), err)
 			}
 		}
 		for _, log := range []string{b.APIServerLog, b.ControllerManagerLog} {
