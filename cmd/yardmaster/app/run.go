@@ -203,7 +203,7 @@ func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
 	}
 	restConfig := cfg.ClientConnection.RESTConfig(base)
 	restConfig.UserAgent = "yardmaster/" + version.Version
-	client, err := kubernetes.NewForConfig(restConfig)
+	client, err := kubernetes.NewForConfig(limitInFlight(restConfig, maxRequestsInFlight))
 	if err != nil {
 		return nil, fmt.Errorf("build client: %w", err)
 	}
