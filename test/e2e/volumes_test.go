@@ -148,8 +148,11 @@ type volumeOutcome struct {
 	Pods    map[string]string
 	Claims  map[string]string
 	Pending map[string]string
-	// Together lists, per competing step, its pods' nodes, sorted.
-	Together map[int][]string
+	// Together lists, per competing step, its pods' nodes, sorted, and
+	// TogetherClaims what their claims got, sorted: which of two equal
+	// pods wins a race is not part of the outcome.
+	Together       map[int][]string
+	TogetherClaims map[int][]string
 }
 
 // play runs the scenario with one scheduler and returns what it did.
@@ -166,7 +169,8 @@ func (sc volumeScenario) play(t *testing.T, kube bool) volumeOutcome {
 	} else {
 		e.startScheduler()
 	}
-	out := volumeOutcome{Pods: map[string]string{}, Claims: map[string]string{}, Pending: map[string]string{}, Together: map[int][]string{}}
+	out := volumeOutcome{Pods: map[string]string{}, Claims: map[string]string{}, Pending: map[string]string{}, Together: map[int][]string{}, TogetherClaims: map[int][]string{}}
+	togetherClaims := map[int][]string{}
 	for i, step := range sc.steps {
 		var names []string
 		for _, spec := range step {
@@ -175,6 +179,9 @@ func (sc volumeScenario) play(t *testing.T, kube bool) volumeOutcome {
 			for _, c := range strings.Split(claims, ",") {
 				if c != "" {
 					w.PVC(c)
+					if sc.together[i] {
+						togetherClaims[i] = append(togetherClaims[i], c)
+					}
 				}
 			}
 			e.createPod(w)
@@ -214,6 +221,15 @@ func (sc volumeScenario) play(t *testing.T, kube bool) volumeOutcome {
 			got = "provisioned on " + strings.TrimPrefix(pv.Spec.NodeAffinity.Required.NodeSelectorTerms[0].MatchExpressions[0].Values[0], e.ns+"-")
 		}
 		out.Claims[c.Name] = strings.TrimPrefix(got, e.ns+"-")
+	}
+	for i, names := range togetherClaims {
+		var got []string
+		for _, c := range names {
+			got = append(got, out.Claims[c])
+			delete(out.Claims, c)
+		}
+		sort.Strings(got)
+		out.TogetherClaims[i] = got
 	}
 	for name := range out.Pending {
 		e.expectPending(name, time.Second)
