@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -406,17 +405,6 @@ func TestVolumeBindingMatchesKubeScheduler(t *testing.T) {
 		steps: [][]string{{"p-odd:odd"}, {"p-classless:classless"}, {"p-orphan:orphan"}},
 	}}
 	for _, sc := range scenarios {
-		t.Run(sc.name, func(t *testing.T) {
-			var want, got volumeOutcome
-			t.Run("kube-scheduler", func(t *testing.T) { want = sc.play(t, true) })
-			t.Run("yardmaster", func(t *testing.T) { got = sc.play(t, false) })
-			if t.Failed() {
-				return
-			}
-			t.Logf("kube-scheduler: %+v", want)
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("yardmaster differs from kube-scheduler (-kube-scheduler +yardmaster):\n%s", diff)
-			}
-		})
+		t.Run(sc.name, func(t *testing.T) { sideBySide(t, sc.play) })
 	}
 }
