@@ -103,6 +103,16 @@ func (s *Scheduler) addPod(obj any) {
 
 func (s *Scheduler) updatePod(oldObj, newObj any) {
 	oldPod, newPod := oldObj.(*v1.Pod), newObj.(*v1.Pod)
+	if oldPod.UID != newPod.UID {
+		// Deleted and recreated under the same name, and seen as one
+		// update because the informer relisted in between: two pods.
+		// Everything the scheduler keeps is by UID, so the old one
+		// leaves the cache (its capacity and labels), the queue, its
+		// assumption and nomination, and the new one comes in as new.
+		s.deletePod(oldPod)
+		s.addPod(newPod)
+		return
+	}
 	if oldPod.ResourceVersion == newPod.ResourceVersion {
 		return // periodic resync: nothing changed
 	}
