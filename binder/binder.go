@@ -67,6 +67,9 @@ func New(client kubernetes.Interface, recorder events.EventRecorder, logger *zap
 	if logger == nil {
 		logger = zap.NewNop()
 	}
+	if recorder != nil {
+		recorder = noteLimiter{recorder}
+	}
 	return &Binder{
 		client:         client,
 		recorder:       recorder,
@@ -148,8 +151,11 @@ func (b *Binder) RecordScheduled(pod *v1.Pod, node string) {
 // setCondition is true, sets the pod's PodScheduled condition to False with
 // reason and message. Both happen in the background; repeats of the same
 // message for the same pod are not patched again, and the event recorder
-// folds repeated events into a series.
+// folds repeated events into a series. A message longer than an event
+// note may be is cut (TruncateNote), for the condition too, so that both
+// say the same.
 func (b *Binder) RecordFailure(_ context.Context, pod *v1.Pod, reason, message string, setCondition bool) {
+	message = TruncateNote(message)
 	if b.recorder != nil {
 		b.recorder.Eventf(pod, nil, v1.EventTypeWarning, ReasonFailedScheduling, "Scheduling", "%s", message)
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/events"
 
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 )
@@ -139,6 +142,50 @@ func TestIsTransient(t *testing.T) {
 	} {
 		if got := IsTransient(tc.err); got != tc.want {
 			t.Errorf("IsTransient(%v) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}
+
+func TestTruncateNote(t *testing.T) {
+	fits := strings.Repeat("a", NoteLengthLimit)
+	// A three-byte character across the limit must not be cut in half.
+	wide := strings.Repeat("a", NoteLengthLimit-len(truncatedSuffix)-1) + strings.Repeat("€", 10)
+	for _, tc := range []struct {
+		name, note, want string
+	}{
+		{"short", "0/3 nodes are available: 3 Insufficient cpu.", "0/3 nodes are available: 3 Insufficient cpu."},
+		{"exactly the limit", fits, fits},
+		{"one byte over", fits + "b", fits[:NoteLengthLimit-4] + " ..."},
+		{"at a character boundary", wide, wide[:NoteLengthLimit-len(truncatedSuffix)-1] + " ..."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := TruncateNote(tc.note)
+			if got != tc.want {
+				t.Errorf("got %q…, want %q…", got[:min(len(got), 40)], tc.want[:min(len(tc.want), 40)])
+			}
+			if len(got) > NoteLengthLimit || !utf8.ValidString(got) {
+				t.Errorf("%d bytes, valid UTF-8 %v", len(got), utf8.ValidString(got))
+			}
+		})
+	}
+}
+
+// Every event written through the binder's recorder fits the API's
+// limit, whoever writes it; a note that is no format stays as it is.
+func TestRecorderLimitsNotes(t *testing.T) {
+	rec := events.NewFakeRecorder(3)
+	b := New(fake.NewClientset(), rec, nil)
+	pod := schedtest.MakePod().Name("p").Obj()
+	b.RecordFailure(context.Background(), pod, v1.PodReasonUnschedulable, strings.Repeat("x", 3000), false)
+	b.Recorder().Eventf(pod, nil, v1.EventTypeNormal, "Plugin", "Doing", "%s", strings.Repeat("y", 3000))
+	b.Recorder().Eventf(pod, nil, v1.EventTypeNormal, "Plugin", "Doing", "100% done")
+	for _, want := range []string{
+		"Warning FailedScheduling " + strings.Repeat("x", NoteLengthLimit-4) + " ...",
+		"Normal Plugin " + strings.Repeat("y", NoteLengthLimit-4) + " ...",
+		"Normal Plugin 100% done",
+	} {
+		if got := <-rec.Events; got != want {
+			t.Errorf("event %q…, want %q…", got[:min(len(got), 60)], want[:min(len(want), 60)])
 		}
 	}
 }

@@ -8,7 +8,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/yardmaster-io/yardmaster/binder"
 	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/predicates"
 )
 
 // ErrNoNodesAvailable is returned when the cluster has no nodes at all.
@@ -39,24 +41,126 @@ type FitError struct {
 // Error renders the message users know from kube-scheduler:
 // "0/5 nodes are available: 2 Insufficient cpu, 3 node(s) were unschedulable."
 // Reasons are counted per node and sorted, so the message is stable.
+//
+// The message is what the pod's FailedScheduling event says, and an event
+// note holds at most binder.NoteLengthLimit bytes (the API server refuses
+// a longer one, and the event is lost). So a message that would not fit
+// is shortened: first the untolerated taints, which name each taint and
+// can be as many reasons as nodes, are counted under kube-scheduler
+// v1.36's one wording; then, if it still does not fit, the reasons of
+// the most nodes are kept and the others counted. What remains too long
+// (a long PreFilter or PostFilter message) is cut as kube-scheduler cuts
+// it (binder.TruncateNote).
 func (f *FitError) Error() string {
-	msg := f.reasons()
+	budget := binder.NoteLengthLimit
+	if f.PostFilterMessage != "" {
+		// The reasons come first and keep at least half the room.
+		budget = max(budget-len(f.PostFilterMessage)-1, budget/2)
+	}
+	msg := f.reasons(budget)
 	if f.PostFilterMessage != "" {
 		msg += " " + f.PostFilterMessage
 	}
-	return msg
+	return binder.TruncateNote(msg)
 }
 
-func (f *FitError) reasons() string {
+// reasonUntoleratedTaints is kube-scheduler v1.36's reason for a node with
+// an untolerated taint; untoleratedTaintPrefix starts TaintToleration's
+// reason naming the taint (predicates.ReasonUntoleratedTaint).
+const reasonUntoleratedTaints = "node(s) had untolerated taint(s)"
+
+var untoleratedTaintPrefix, _, _ = strings.Cut(predicates.ReasonUntoleratedTaint, "{")
+
+// reasons renders "0/N nodes are available: ..." in at most budget bytes
+// where it can (see Error).
+func (f *FitError) reasons(budget int) string {
+	head := fmt.Sprintf("0/%d nodes are available:", f.NumAllNodes)
 	if f.PreFilterMessage != "" {
-		return fmt.Sprintf("0/%d nodes are available: %s.", f.NumAllNodes, f.PreFilterMessage)
+		return head + " " + f.PreFilterMessage + "."
 	}
-	parts := make([]string, 0, len(f.ReasonCounts))
-	for reason, n := range f.ReasonCounts {
+	counts := f.ReasonCounts
+	msg := joinReasons(head, counts)
+	if len(msg) <= budget {
+		return msg
+	}
+	if folded, ok := foldTaints(counts); ok {
+		counts = folded
+		if msg = joinReasons(head, counts); len(msg) <= budget {
+			return msg
+		}
+	}
+	return mostReasons(head, counts, budget)
+}
+
+// joinReasons renders head and every "count reason", sorted.
+func joinReasons(head string, counts map[string]int) string {
+	parts := make([]string, 0, len(counts))
+	for reason, n := range counts {
 		parts = append(parts, fmt.Sprintf("%d %s", n, reason))
 	}
 	sort.Strings(parts)
-	return fmt.Sprintf("0/%d nodes are available: %s.", f.NumAllNodes, strings.Join(parts, ", "))
+	return head + " " + strings.Join(parts, ", ") + "."
+}
+
+// foldTaints returns counts with every reason naming an untolerated taint
+// counted under reasonUntoleratedTaints, and whether there was one.
+func foldTaints(counts map[string]int) (map[string]int, bool) {
+	folded := make(map[string]int, len(counts))
+	found := false
+	for reason, n := range counts {
+		if strings.HasPrefix(reason, untoleratedTaintPrefix+"{") {
+			reason, found = reasonUntoleratedTaints, true
+		}
+		folded[reason] += n
+	}
+	return folded, found
+}
+
+// mostReasons renders head and the reasons of the most nodes that fit in
+// budget, with the count of the others: "0/40 nodes are available: 12
+// Insufficient cpu, 9 ..., and 19 other reasons." The first reason is
+// always there, even when it alone is too long.
+func mostReasons(head string, counts map[string]int, budget int) string {
+	type part struct {
+		n    int
+		text string
+	}
+	parts := make([]part, 0, len(counts))
+	for reason, n := range counts {
+		parts = append(parts, part{n, fmt.Sprintf("%d %s", n, reason)})
+	}
+	sort.Slice(parts, func(i, j int) bool {
+		if parts[i].n != parts[j].n {
+			return parts[i].n > parts[j].n
+		}
+		return parts[i].text < parts[j].text
+	})
+	others := func(n int) string {
+		if n == 1 {
+			return ", and 1 other reason."
+		}
+		return fmt.Sprintf(", and %d other reasons.", n)
+	}
+	var b strings.Builder
+	b.WriteString(head)
+	for i, p := range parts {
+		// Room for this part and for the count of those after it.
+		end := "."
+		if left := len(parts) - i - 1; left > 0 {
+			end = others(left)
+		}
+		if i > 0 && b.Len()+2+len(p.text)+len(end) > budget {
+			b.WriteString(others(len(parts) - i))
+			return b.String()
+		}
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(" ")
+		b.WriteString(p.text)
+	}
+	b.WriteString(".")
+	return b.String()
 }
 
 // addStatus counts each reason of a node's rejection by plugin p.
