@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -80,9 +81,19 @@ func New(client kubernetes.Interface, recorder events.EventRecorder, logger *zap
 	}
 }
 
+// ErrMayHaveBound is wrapped by Bind's error when the Binding may have
+// been committed although Bind got no success: an attempt timed out, lost
+// its connection or got an answer that does not prove it was refused (a
+// 5xx, a 404 that a proxy may have made, a 409 "already assigned" after an
+// earlier attempt that may have committed). Only the pod itself can tell:
+// the caller must not free what the Binding would hold before it has seen
+// the pod bound, bound elsewhere, or gone.
+var ErrMayHaveBound = errors.New("the Binding may have been committed")
+
 // Bind posts a Binding of pod to node, retrying transient errors. The pod's
 // UID is a precondition, so a pod deleted and re-created under the same
-// name is never bound by mistake.
+// name is never bound by mistake. An error wraps ErrMayHaveBound unless
+// every attempt was refused before the server acted on it (Refused).
 func (b *Binder) Bind(ctx context.Context, pod *v1.Pod, node string) error {
 	binding := &v1.Binding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
@@ -93,28 +104,66 @@ func (b *Binder) Bind(ctx context.Context, pod *v1.Pod, node string) error {
 	}
 	backoff := b.initialBackoff
 	var err error
+	// uncertain is set once an attempt may have been committed.
+	uncertain := false
+	fail := func(err error) error {
+		err = fmt.Errorf("bind %s/%s to %q: %w", pod.Namespace, pod.Name, node, err)
+		if uncertain {
+			return fmt.Errorf("%w (%w)", err, ErrMayHaveBound)
+		}
+		return err
+	}
 	for attempt := 1; ; attempt++ {
 		// A cancelled context (the caller lost its lease) must not post
 		// the Binding, even when the client would not notice in time.
 		if cerr := ctx.Err(); cerr != nil {
-			return fmt.Errorf("bind %s/%s to %q: %w", pod.Namespace, pod.Name, node, cerr)
+			if err != nil {
+				return fail(fmt.Errorf("%w (last error: %v)", cerr, err))
+			}
+			return fail(cerr)
 		}
 		err = b.client.CoreV1().Pods(pod.Namespace).Bind(ctx, binding, metav1.CreateOptions{})
 		if err == nil {
 			b.forgetMessage(pod.UID)
 			return nil
 		}
+		if !Refused(err) {
+			uncertain = true
+		}
 		if !IsTransient(err) || attempt >= b.maxAttempts {
-			break
+			return fail(err)
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("bind %s/%s to %q: %w (last error: %v)", pod.Namespace, pod.Name, node, ctx.Err(), err)
+			return fail(fmt.Errorf("%w (last error: %v)", ctx.Err(), err))
 		case <-time.After(backoff):
 		}
 		backoff *= 2
 	}
-	return fmt.Errorf("bind %s/%s to %q: %w", pod.Namespace, pod.Name, node, err)
+}
+
+// Refused reports whether a request's error proves that the server did not
+// act on it: the API server turned it down as malformed, unauthenticated,
+// forbidden or invalid, or throttled it (API Priority and Fairness answers
+// 429 before the request is handled), or the connection was never made.
+// Anything else (a timeout, a dropped connection, a 5xx, a 404 or 409 that
+// the pod's state, not the request, explains) may hide a success.
+func Refused(err error) bool {
+	switch {
+	case apierrors.IsBadRequest(err), apierrors.IsUnauthorized(err), apierrors.IsForbidden(err),
+		apierrors.IsInvalid(err), apierrors.IsMethodNotSupported(err), apierrors.IsNotAcceptable(err),
+		apierrors.IsUnsupportedMediaType(err), apierrors.IsRequestEntityTooLargeError(err),
+		apierrors.IsTooManyRequests(err):
+		return true
+	}
+	// Nothing was sent on a connection that was never opened.
+	return errors.Is(err, syscall.ECONNREFUSED)
+}
+
+// Pod reads pod as the API server has it now (not from a cache), for a
+// caller that must know whether a Binding was committed.
+func (b *Binder) Pod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
+	return b.client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 }
 
 // IsTransient reports whether an API error is worth retrying.

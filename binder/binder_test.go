@@ -4,7 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -13,7 +21,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/events"
 
@@ -188,4 +198,109 @@ func TestRecorderLimitsNotes(t *testing.T) {
 			t.Errorf("event %q…, want %q…", got[:min(len(got), 60)], want[:min(len(want), 60)])
 		}
 	}
+}
+
+// Bind's error says whether the Binding may have been committed: only
+// answers that prove the server did not act on any attempt clear it.
+func TestBindSaysWhetherItMayHaveBound(t *testing.T) {
+	reset := &url.Error{Op: "Post", URL: "https://apiserver/binding", Err: syscall.ECONNRESET}
+	refused := &url.Error{Op: "Post", URL: "https://apiserver/binding", Err: &net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}
+	tests := []struct {
+		name string
+		errs []error
+		want bool
+	}{
+		{name: "connection reset", errs: []error{reset, reset, reset, reset, reset}, want: true},
+		{name: "server timeout", errs: repeat(apierrors.NewServerTimeout(podsResource, "create", 1), DefaultMaxAttempts), want: true},
+		{name: "503", errs: repeat(apierrors.NewServiceUnavailable("down"), DefaultMaxAttempts), want: true},
+		{name: "404 may come from a proxy", errs: []error{apierrors.NewNotFound(podsResource, "p")}, want: true},
+		{name: "409 after a timeout: the first may have committed", errs: []error{
+			apierrors.NewTimeoutError("slow", 1), apierrors.NewConflict(podsResource, "p", errors.New("pod p is already assigned to node \"n1\"")),
+		}, want: true},
+		{name: "403", errs: []error{apierrors.NewForbidden(podsResource, "p", errors.New("no"))}},
+		{name: "422", errs: []error{apierrors.NewInvalid(schema.GroupKind{Kind: "Binding"}, "p", nil)}},
+		{name: "429 every time", errs: repeat(apierrors.NewTooManyRequests("slow down", 1), DefaultMaxAttempts)},
+		{name: "connection refused", errs: repeat(error(refused), DefaultMaxAttempts)},
+		{name: "429 after a 500", errs: append([]error{apierrors.NewInternalError(errors.New("etcd"))},
+			repeat(apierrors.NewTooManyRequests("slow down", 1), DefaultMaxAttempts-1)...), want: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			client := fake.NewClientset()
+			calls := 0
+			client.PrependReactor("create", "pods", bindReactor(&calls, tc.errs...))
+			b := New(client, nil, nil)
+			b.initialBackoff = time.Millisecond
+			err := b.Bind(context.Background(), schedtest.MakePod().Name("p").Obj(), "n1")
+			if err == nil {
+				t.Fatal("Bind succeeded")
+			}
+			if got := errors.Is(err, ErrMayHaveBound); got != tc.want {
+				t.Errorf("errors.Is(%v, ErrMayHaveBound) = %v, want %v", err, got, tc.want)
+			}
+		})
+	}
+}
+
+func repeat(err error, n int) []error {
+	out := make([]error, n)
+	for i := range out {
+		out[i] = err
+	}
+	return out
+}
+
+// A Binding the API server committed, whose connection was cut before the
+// answer: the retry finds the pod assigned (409), and Bind reports that
+// the Binding may have been committed, not that it failed.
+func TestBindConnectionLostAfterCommit(t *testing.T) {
+	var mu sync.Mutex
+	boundTo := ""
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/pods/p/binding") {
+			http.NotFound(w, r)
+			return
+		}
+		var b v1.Binding
+		if err := json.NewDecoder(r.Body).Decode(&b); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		first := boundTo == ""
+		if first {
+			boundTo = b.Target.Name
+		}
+		mu.Unlock()
+		if !first {
+			// What the API server answers a second Binding.
+			st := apierrors.NewConflict(podsResource, "p", fmt.Errorf("pod p is already assigned to node %q", boundTo)).ErrStatus
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusConflict)
+			_ = json.NewEncoder(w).Encode(&st)
+			return
+		}
+		// Committed; the answer is lost.
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		_ = conn.Close()
+	}))
+	defer srv.Close()
+	client, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := New(client, nil, nil)
+	b.initialBackoff = time.Millisecond
+	err = b.Bind(context.Background(), schedtest.MakePod().Namespace("default").Name("p").Obj(), "n1")
+	if !errors.Is(err, ErrMayHaveBound) {
+		t.Errorf("err = %v, want it to say the Binding may have been committed", err)
+	}
+	if boundTo != "n1" {
+		t.Errorf("bound to %q, want n1", boundTo)
+	}
+	client.CoreV1().RESTClient().(*rest.RESTClient).Client.CloseIdleConnections()
 }

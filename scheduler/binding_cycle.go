@@ -24,7 +24,10 @@ package scheduler
 // unreserve + handleFailure in the scheduling cycle): Unreserve on every
 // reserve plugin in reverse order, the assumed pod forgotten, the pod
 // requeued (unschedulable when a plugin rejected it, with backoff after
-// an error) and a FailedScheduling event that says why.
+// an error) and a FailedScheduling event that says why; unless the
+// informer shows the pod bound elsewhere or gone, when it is dropped
+// without a word. A Binding whose failure may hide a success is no
+// failure until the pod shows which it was (binding_outcome.go).
 
 import (
 	"context"
@@ -34,10 +37,10 @@ import (
 
 	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/yardmaster-io/yardmaster/binder"
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/metrics"
 	"github.com/yardmaster-io/yardmaster/queue"
@@ -243,10 +246,17 @@ func (s *Scheduler) bindWorker() {
 // bindingCycle waits on Permit, runs PreBind, posts the Binding and runs
 // PostBind, and settles the assumption either way. Its context outlives
 // the scheduling loop, so a shutdown lets in-flight bindings finish; only
-// Abort, or the pod's deletion, cancels it.
+// Abort, or the pod's deletion, cancels it. A Binding that may have been
+// committed although it failed is settled by awaitBindingOutcome, which
+// then owns the pod's cycle.
 func (s *Scheduler) bindingCycle(j bindJob) {
 	defer s.bindWG.Done()
-	defer s.Queue.Done(j.qpi)
+	handedOff := false
+	defer func() {
+		if !handedOff {
+			s.Queue.Done(j.qpi)
+		}
+	}()
 	ctx, cancel := context.WithCancelCause(framework.WithBindingCycle(s.bindCtx))
 	defer cancel(nil)
 	pod, node := j.assumed, j.res.node
@@ -286,15 +296,26 @@ func (s *Scheduler) bindingCycle(j bindJob) {
 	bindStart := time.Now()
 	err := s.binder.Bind(bindCtx, pod, node)
 	s.metrics.BindingDone(time.Since(bindStart), err)
-	if err != nil {
+	switch {
+	case err == nil:
+		s.bindingSucceeded(ctx, j, bindStart)
+	case errors.Is(err, binder.ErrMayHaveBound) && s.bindCtx.Err() == nil:
+		// Not a failure until the pod says so (binding_outcome.go).
+		ch := s.outcomes.expect(pod.UID)
+		handedOff = true
+		s.bindWG.Add(1)
+		go s.awaitBindingOutcome(j, ch, err, bindStart)
+	default:
 		j.prof.observe(metrics.Bind, framework.Error, bindStart)
-		st := framework.AsStatus(fmt.Errorf("binding rejected: %w", err))
-		if apierrors.IsNotFound(err) {
-			cancel(errPodDeleted)
-		}
-		s.bindingFailed(ctx, j, "Bind", st, "DefaultBinder")
-		return
+		s.bindingFailed(ctx, j, "Bind", framework.AsStatus(fmt.Errorf("binding rejected: %w", err)), "DefaultBinder")
 	}
+}
+
+// bindingSucceeded ends the binding cycle of a pod that is bound to j's
+// node: the assumption waits for the informer's confirmation (if it has
+// not come yet), the user is told, PostBind runs.
+func (s *Scheduler) bindingSucceeded(ctx context.Context, j bindJob, bindStart time.Time) {
+	pod, node := j.assumed, j.res.node
 	s.Cache.FinishBinding(pod)
 	s.forgetPreemption(pod.UID)
 	s.scheduled.Add(1)
@@ -370,28 +391,35 @@ func (s *Scheduler) runPostBind(ctx context.Context, j bindJob) {
 // bindingFailed ends a binding cycle that failed at point with st from
 // plugin: Unreserve, forget the assumption, wake the pods the freed room
 // may help, requeue the pod and tell the user, unless the pod is gone or
-// this replica aborted its bindings.
+// bound elsewhere (as the informer shows it), or this replica aborted its
+// bindings: a FailedScheduling event is never written for a pod that is
+// bound.
 func (s *Scheduler) bindingFailed(ctx context.Context, j bindJob, point string, st *framework.Status, plugin string) {
 	pod := j.assumed
-	// Unreserve must run even when ctx is cancelled: the plugins give
-	// back what they hold in memory, which takes no API call.
-	s.unreserveAndForget(context.WithoutCancel(ctx), &j)
-	j.prof.metrics.PodScheduleError(s.clock.Since(j.start))
 	others := func(qpi *queue.QueuedPodInfo) bool { return qpi.Pod.UID != pod.UID }
 	name := pod.Namespace + "/" + pod.Name
 
 	switch {
 	case s.bindCtx.Err() != nil:
 		// Aborted: this replica lost its lease, or its shutdown grace
-		// ran out, and tells nobody.
+		// ran out, and tells nobody. Unreserve must run even so: the
+		// plugins give back what they hold in memory, which takes no
+		// API call.
+		s.unreserveAndForget(context.WithoutCancel(ctx), &j)
+		j.prof.metrics.PodScheduleError(s.clock.Since(j.start))
 		s.logger.Info("binding aborted", zap.String("pod", name), zap.String("node", j.res.node), zap.String("at", point), zap.Error(st.Err()))
 		_ = s.Queue.AddUnschedulable(j.qpi, s.Queue.SchedulingCycle(), false)
 		return
 	case errors.Is(context.Cause(ctx), errPodDeleted):
-		s.logger.Info("pod deleted before it was bound", zap.String("pod", name), zap.String("at", point))
-		s.Queue.MoveToActiveOrBackoff(queue.AssignedPodDelete, others)
+		s.bindingDropped(ctx, j, bindingOutcome{gone: true}, point)
 		return
 	}
+	if out, known := s.informerOutcome(pod); known {
+		s.bindingDropped(ctx, j, out, point)
+		return
+	}
+	s.unreserveAndForget(context.WithoutCancel(ctx), &j)
+	j.prof.metrics.PodScheduleError(s.clock.Since(j.start))
 
 	err := pluginFailure(point, st, plugin, j.res.node)
 	unschedulable := st.IsRejected()

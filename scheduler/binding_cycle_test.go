@@ -11,10 +11,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/events"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/yardmaster-io/yardmaster/binder"
@@ -111,7 +114,10 @@ type bindingTest struct {
 	pod    *v1.Pod
 	// bindErr, when set, fails every Binding.
 	bindErr error
-	bound   []string
+	// onBind, when set, answers each Binding instead: nil binds.
+	onBind func(b *v1.Binding) error
+	bound  []string
+	events *events.FakeRecorder
 }
 
 func newBindingTest(t *testing.T, setup func(a, b *stepPlugin)) *bindingTest {
@@ -136,6 +142,11 @@ func newBindingTest(t *testing.T, setup func(a, b *stepPlugin)) *bindingTest {
 		if bt.bindErr != nil {
 			return true, nil, bt.bindErr
 		}
+		if bt.onBind != nil {
+			if err := bt.onBind(b); err != nil {
+				return true, nil, err
+			}
+		}
 		bt.bound = append(bt.bound, b.Name+"->"+b.Target.Name)
 		return true, b, nil
 	})
@@ -155,9 +166,10 @@ func newBindingTest(t *testing.T, setup func(a, b *stepPlugin)) *bindingTest {
 	prof.Permit = append(prof.Permit, "A", "B")
 	prof.PreBind = append(prof.PreBind, "A", "B")
 	prof.PostBind = append(prof.PostBind, "A", "B")
+	bt.events = events.NewFakeRecorder(100)
 	s, err := New(Options{
 		Client:          bt.client,
-		Binder:          binder.New(bt.client, nil, nil),
+		Binder:          binder.New(bt.client, bt.events, nil),
 		Clock:           bt.clock,
 		Registry:        reg,
 		Profiles:        []registry.Profile{prof},
@@ -198,7 +210,7 @@ func (bt *bindingTest) check(want []string) {
 	if diff := cmp.Diff(want, bt.log.get()); diff != "" {
 		bt.t.Errorf("calls (-want +got):\n%s", diff)
 	}
-	if _, _, assumed := bt.s.Cache.Counts(); assumed != 0 && len(bt.bound) == 0 {
+	if _, _, assumed := bt.s.Cache.Counts(); assumed != 0 && bt.s.Scheduled() == 0 {
 		bt.t.Errorf("%d pods still assumed after a failed binding cycle", assumed)
 	}
 	if bt.s.waiting.get(bt.pod.UID) != nil {
@@ -305,11 +317,11 @@ func TestBindingCycleFailures(t *testing.T) {
 		loc:   queue.UnschedulablePods,
 		msg:   "no room for it",
 	}, {
-		name:    "Binding fails",
-		bindErr: errors.New("connection reset"),
+		name:    "Binding refused",
+		bindErr: apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "p", errors.New("not allowed")),
 		calls:   append([]string{"A.Reserve", "B.Reserve", "A.Permit", "B.Permit", "A.PreBind", "B.PreBind"}, unreserveBoth...),
 		loc:     queue.BackoffQ,
-		msg:     "connection reset",
+		msg:     "not allowed",
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -93,6 +93,7 @@ func (s *Scheduler) addPod(obj any) {
 	switch {
 	case pod.Spec.NodeName != "":
 		s.Cache.AddPod(pod)
+		s.outcomes.tell(pod.UID, bindingOutcome{node: pod.Spec.NodeName})
 		// A new pod on a node can satisfy a pending pod's affinity.
 		s.Queue.MoveToActiveOrBackoff(queue.AssignedPodAdd, rejectedByPodPlacement)
 	case s.ours(pod):
@@ -125,6 +126,7 @@ func (s *Scheduler) updatePod(oldObj, newObj any) {
 			s.forgetPreemption(oldPod.UID)
 		}
 		s.Cache.UpdatePod(oldPod, newPod)
+		s.outcomes.tell(newPod.UID, bindingOutcome{node: newPod.Spec.NodeName})
 		// A pod just bound, or relabelled, can satisfy a pending pod's
 		// inter-pod affinity or change topology spread counts.
 		switch {
@@ -151,6 +153,7 @@ func (s *Scheduler) deletePod(obj any) {
 	if pod == nil {
 		return
 	}
+	s.outcomes.tell(pod.UID, bindingOutcome{gone: true})
 	if pod.Spec.NodeName != "" {
 		s.Cache.RemovePod(pod)
 		s.Queue.MoveAllToActiveOrBackoff(queue.AssignedPodDelete)

@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	policylisters "k8s.io/client-go/listers/policy/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
@@ -152,6 +153,11 @@ type Scheduler struct {
 	binding   map[types.UID]context.CancelCauseFunc
 	// scheduled counts pods bound, for tests and metrics.
 	scheduled atomic.Int64
+	// outcomes are the binding cycles waiting to learn whether their
+	// Binding was committed (binding_outcome.go).
+	outcomes outcomeWaiters
+	// podLister reads the informer's pods; nil without informers.
+	podLister corelisters.PodLister
 }
 
 // handle gives plugins the snapshot and the informers.
@@ -273,6 +279,7 @@ func New(opts Options) (*Scheduler, error) {
 		if err := s.addEventHandlers(opts.InformerFactory); err != nil {
 			return nil, err
 		}
+		s.podLister = opts.InformerFactory.Core().V1().Pods().Lister()
 		for _, prof := range s.profiles {
 			if prof.preemption != nil {
 				s.pdbLister = opts.InformerFactory.Policy().V1().PodDisruptionBudgets().Lister()
@@ -490,6 +497,11 @@ func (s *Scheduler) handleFailure(ctx context.Context, qpi *queue.QueuedPodInfo,
 	}
 	if err := s.Queue.AddUnschedulable(qpi, cycle, unschedulable); err != nil {
 		s.logger.Debug("pod not requeued", zap.String("pod", pod.Namespace+"/"+pod.Name), zap.Error(err))
+	}
+	if _, known := s.informerOutcome(pod); known {
+		// Bound (by someone else) or gone meanwhile: the queue has
+		// dropped it, and a FailedScheduling event would not be true.
+		return
 	}
 	s.binder.RecordFailure(ctx, pod, reason, err.Error(), true)
 }
