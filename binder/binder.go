@@ -55,8 +55,8 @@ type Binder struct {
 	// to widen the window between assume and bind; it is nil in production.
 	BeforeBind func(pod *v1.Pod, node string)
 
-	// inflight tracks status patches so Wait can drain them on shutdown.
-	inflight sync.WaitGroup
+	// patches writes the status patches (status_patches.go).
+	patches *statusPatches
 	// lastMessage remembers the PodScheduled message last written per pod,
 	// so a pod that keeps failing for the same reason is patched once.
 	mu          sync.Mutex
@@ -71,7 +71,7 @@ func New(client kubernetes.Interface, recorder events.EventRecorder, logger *zap
 	if recorder != nil {
 		recorder = noteLimiter{recorder}
 	}
-	return &Binder{
+	b := &Binder{
 		client:         client,
 		recorder:       recorder,
 		logger:         logger,
@@ -79,6 +79,8 @@ func New(client kubernetes.Interface, recorder events.EventRecorder, logger *zap
 		initialBackoff: DefaultInitialBackoff,
 		lastMessage:    map[types.UID]string{},
 	}
+	b.patches = newStatusPatches(b.patchStatus, logger)
+	return b
 }
 
 // ErrMayHaveBound is wrapped by Bind's error when the Binding may have
@@ -211,17 +213,7 @@ func (b *Binder) RecordFailure(_ context.Context, pod *v1.Pod, reason, message s
 	if !setCondition || !b.rememberMessage(pod, message) {
 		return
 	}
-	b.inflight.Add(1)
-	go func() {
-		defer b.inflight.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), statusPatchTimeout)
-		defer cancel()
-		if err := b.patchCondition(ctx, pod, reason, message); err != nil && !apierrors.IsNotFound(err) {
-			b.logger.Warn("could not set the PodScheduled condition",
-				zap.String("pod", pod.Namespace+"/"+pod.Name), zap.Error(err))
-			b.forgetMessage(pod.UID)
-		}
-	}()
+	b.patches.add(patchCondition, pod, conditionPatch(pod, reason, message), func() { b.forgetMessage(pod.UID) })
 }
 
 // rememberMessage records message for the pod and reports whether it is new
@@ -250,10 +242,11 @@ func (b *Binder) forgetMessage(uid types.UID) {
 // Forget drops what the binder remembers of a pod (call when it is deleted).
 func (b *Binder) Forget(uid types.UID) { b.forgetMessage(uid) }
 
-// patchCondition sets PodScheduled=False through a strategic merge patch of
-// pods/status; conditions merge by type, so other conditions are untouched.
-func (b *Binder) patchCondition(ctx context.Context, pod *v1.Pod, reason, message string) error {
-	patch := map[string]any{
+// conditionPatch sets PodScheduled=False through a strategic merge patch
+// of pods/status; conditions merge by type, so other conditions are
+// untouched.
+func conditionPatch(pod *v1.Pod, reason, message string) map[string]any {
+	return map[string]any{
 		"metadata": map[string]any{"uid": pod.UID},
 		"status": map[string]any{
 			"conditions": []any{map[string]any{
@@ -265,7 +258,6 @@ func (b *Binder) patchCondition(ctx context.Context, pod *v1.Pod, reason, messag
 			}},
 		},
 	}
-	return b.patchStatus(ctx, pod, patch)
 }
 
 // Recorder returns the event recorder; nil when events are not written.
@@ -276,5 +268,28 @@ func (b *Binder) Recorder() events.EventRecorder {
 	return b.recorder
 }
 
-// Wait blocks until background status patches have finished.
-func (b *Binder) Wait() { b.inflight.Wait() }
+// Wait blocks until the status patches queued or in flight have been
+// written, or for StatusDrainTimeout at most: then it cancels them, and
+// later ones fail at once. It is the last step of a shutdown, bounded so
+// that the process exits within its termination grace period.
+func (b *Binder) Wait() {
+	if !b.patches.wait(StatusDrainTimeout) {
+		b.logger.Warn("status patches did not finish in time; cancelled them", zap.Duration("timeout", StatusDrainTimeout))
+	}
+}
+
+// StatusPatchesQueued returns the status patches waiting to be written.
+func (b *Binder) StatusPatchesQueued() int { return b.patches.queued() }
+
+// StatusPatchesDropped returns the status patches never written because
+// too many were waiting.
+func (b *Binder) StatusPatchesDropped() int64 { return b.patches.dropped.Load() }
+
+// Tracked returns how many pods the binder remembers something of (the
+// last PodScheduled message written), for tests: a pod bound or deleted
+// must leave nothing behind.
+func (b *Binder) Tracked() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.lastMessage)
+}

@@ -73,6 +73,12 @@ func (b *Binder) ClearNomination(ctx context.Context, pod *v1.Pod) error {
 	return nil
 }
 
+// ClearNominationLater clears the pod's status.nominatedNodeName in the
+// background, with the other status patches (a pod gone is no error).
+func (b *Binder) ClearNominationLater(pod *v1.Pod) {
+	b.patches.add(patchNomination, pod, nominationPatch(pod, ""), nil)
+}
+
 // evict marks victim as disrupted by the scheduler and deletes it. A
 // victim already terminating is left to finish.
 func (b *Binder) evict(ctx context.Context, preemptor, victim *v1.Pod, node string) error {
@@ -119,14 +125,19 @@ func (b *Binder) evict(ctx context.Context, preemptor, victim *v1.Pod, node stri
 // patchNominatedNode sets (or, with node "", clears) the pod's
 // status.nominatedNodeName.
 func (b *Binder) patchNominatedNode(ctx context.Context, pod *v1.Pod, node string) error {
+	return b.patchStatus(ctx, pod, nominationPatch(pod, node))
+}
+
+// nominationPatch sets (or, with node "", clears) status.nominatedNodeName.
+func nominationPatch(pod *v1.Pod, node string) map[string]any {
 	var value any = node
 	if node == "" {
 		value = nil // a strategic merge patch deletes a field set to null
 	}
-	return b.patchStatus(ctx, pod, map[string]any{
+	return map[string]any{
 		"metadata": map[string]any{"uid": pod.UID},
 		"status":   map[string]any{"nominatedNodeName": value},
-	})
+	}
 }
 
 // patchStatus applies a strategic merge patch to the pod's status.

@@ -31,3 +31,28 @@ func RegisterScheduledEvents(reg prometheus.Registerer, q EventQueue) error {
 	}
 	return nil
 }
+
+// StatusPatchQueue is the binder's writer of pods' status patches.
+type StatusPatchQueue interface {
+	StatusPatchesQueued() int
+	StatusPatchesDropped() int64
+}
+
+// RegisterStatusPatches registers the gauges of q's backlog and drops.
+func RegisterStatusPatches(reg prometheus.Registerer, q StatusPatchQueue) error {
+	for _, c := range []prometheus.Collector{
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "yardmaster_status_patches_queued",
+			Help: "Pod status patches (PodScheduled condition, nominated node) waiting to be written.",
+		}, func() float64 { return float64(q.StatusPatchesQueued()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "yardmaster_status_patches_dropped_total",
+			Help: "Pod status patches not written because too many were waiting.",
+		}, func() float64 { return float64(q.StatusPatchesDropped()) }),
+	} {
+		if err := reg.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -110,14 +110,23 @@ func pluginFailure(point string, st *framework.Status, plugin, node string) erro
 
 // startBinding hands j to its binding cycle: a bind worker when the pod
 // neither waits on Permit nor has PreBind work, else a goroutine of its
-// own (see the file comment).
-func (s *Scheduler) startBinding(j bindJob) {
+// own (see the file comment). While the workers' queue is full it waits,
+// unless ctx ends (a shutdown): then the pod is given back quietly, so
+// that a loop stopping behind a hung API server never waits for the
+// queue.
+func (s *Scheduler) startBinding(ctx context.Context, j bindJob) {
 	s.bindWG.Add(1)
-	if j.waiting == nil && len(j.preBind) == 0 {
-		s.bindJobs <- j
+	if j.waiting != nil || len(j.preBind) > 0 {
+		go s.bindingCycle(j)
 		return
 	}
-	go s.bindingCycle(j)
+	select {
+	case s.bindJobs <- j:
+	case <-ctx.Done():
+		defer s.bindWG.Done()
+		s.unreserveAndForget(context.WithoutCancel(ctx), &j)
+		_ = s.Queue.AddUnschedulable(j.qpi, s.Queue.SchedulingCycle(), false)
+	}
 }
 
 // unreserveAndForget undoes what the scheduling cycle did for j's pod:
@@ -431,9 +440,7 @@ func (s *Scheduler) bindingFailed(ctx context.Context, j bindJob, point string, 
 	s.logger.Warn("binding cycle failed", zap.String("pod", name), zap.String("node", j.res.node),
 		zap.String("at", point), zap.String("plugin", plugin), zap.Error(err))
 	if j.nominated {
-		if err := s.binder.ClearNomination(context.WithoutCancel(ctx), j.qpi.Pod); err != nil {
-			s.logger.Warn("could not clear a nomination", zap.String("pod", name), zap.Error(err))
-		}
+		s.binder.ClearNominationLater(j.qpi.Pod)
 	}
 	if err := s.Queue.AddUnschedulable(j.qpi, s.Queue.SchedulingCycle(), unschedulable); err != nil {
 		s.logger.Debug("pod not requeued", zap.String("pod", name), zap.Error(err))

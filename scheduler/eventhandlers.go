@@ -8,6 +8,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	toolscache "k8s.io/client-go/tools/cache"
 
@@ -123,7 +124,7 @@ func (s *Scheduler) updatePod(oldObj, newObj any) {
 		// confirms or refreshes it; a pod we were queueing leaves the queue.
 		if s.ours(oldPod) {
 			s.Queue.Delete(oldPod)
-			s.forgetPreemption(oldPod.UID)
+			s.forgetPod(oldPod.UID)
 		}
 		s.Cache.UpdatePod(oldPod, newPod)
 		s.outcomes.tell(newPod.UID, bindingOutcome{node: newPod.Spec.NodeName})
@@ -145,6 +146,7 @@ func (s *Scheduler) updatePod(oldObj, newObj any) {
 	case s.ours(oldPod):
 		// Its schedulerName changed away from us.
 		s.Queue.Delete(oldPod)
+		s.forgetPod(oldPod.UID)
 	}
 }
 
@@ -156,6 +158,9 @@ func (s *Scheduler) deletePod(obj any) {
 	s.outcomes.tell(pod.UID, bindingOutcome{gone: true})
 	if pod.Spec.NodeName != "" {
 		s.Cache.RemovePod(pod)
+		// A pod the informer saw only bound (a relist) may still be
+		// remembered as pending.
+		s.forgetPod(pod.UID)
 		s.Queue.MoveAllToActiveOrBackoff(queue.AssignedPodDelete)
 		return
 	}
@@ -164,12 +169,21 @@ func (s *Scheduler) deletePod(obj any) {
 	// a binding cycle still waiting on Permit or in PreBind ends.
 	s.abandonBinding(pod.UID)
 	s.Queue.Delete(pod)
-	s.forgetPreemption(pod.UID)
-	if s.binder != nil {
-		s.binder.Forget(pod.UID)
-	}
+	s.forgetPod(pod.UID)
 	if s.Cache.ForgetPod(pod) {
 		s.Queue.MoveAllToActiveOrBackoff(queue.AssignedPodDelete)
+	}
+}
+
+// forgetPod drops what the scheduler and the binder remember of a pod
+// that is no longer pending for us (bound, by us or anyone; deleted; or
+// handed to another scheduler): its preemption and nomination, and the
+// last message written on it. Without this, those maps would grow with
+// every pod bound or deleted behind the scheduler's back.
+func (s *Scheduler) forgetPod(uid types.UID) {
+	s.forgetPreemption(uid)
+	if s.binder != nil {
+		s.binder.Forget(uid)
 	}
 }
 

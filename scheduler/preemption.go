@@ -520,21 +520,14 @@ func (s *Scheduler) startEvictions(pod *v1.Pod, c preemptionCandidate) {
 }
 
 // clearNomination drops pod's nomination: the room kept for it and its
-// status.nominatedNodeName (in the background).
+// status.nominatedNodeName (in the background, with the binder's other
+// status patches).
 func (s *Scheduler) clearNomination(pod *v1.Pod) {
 	s.forgetPreemption(pod.UID)
 	if pod.Status.NominatedNodeName == "" || s.binder == nil {
 		return
 	}
-	s.bindWG.Add(1)
-	go func() {
-		defer s.bindWG.Done()
-		ctx, cancel := context.WithTimeout(s.bindCtx, preemptTimeout)
-		defer cancel()
-		if err := s.binder.ClearNomination(ctx, pod); err != nil {
-			s.logger.Warn("could not clear a nomination", zap.String("pod", pod.Namespace+"/"+pod.Name), zap.Error(err))
-		}
-	}()
+	s.binder.ClearNominationLater(pod)
 }
 
 // lowerPriorityNominated returns the pods of lower priority than pod whose

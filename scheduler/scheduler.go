@@ -57,6 +57,21 @@ const (
 	DefaultBindGracePeriod = 10 * time.Second
 )
 
+// TerminationGracePeriod is the termination grace period a Deployment of
+// yardmaster must give it (terminationGracePeriodSeconds): a SIGTERM ends
+// the process, its Lease released, within it even when the API server no
+// longer answers. The shutdown takes at most, one after the other:
+//
+//	in-flight bindings       DefaultBindGracePeriod            10 s
+//	status patches           binder.StatusDrainTimeout          2 s
+//	release of the Lease     renewDeadline (client-go's bound) 10 s by default
+//	queued Scheduled events  the daemon's event flush           5 s
+//
+// 27 s with the default renewDeadline, which leaves 3 s for the informers
+// and the HTTP endpoint to stop; a longer renewDeadline needs as much
+// more.
+const TerminationGracePeriod = 30 * time.Second
+
 // Options configure a Scheduler.
 type Options struct {
 	Client          kubernetes.Interface
@@ -262,6 +277,11 @@ func New(opts Options) (*Scheduler, error) {
 	if err := s.metrics.Register(opts.MetricsRegisterer, s.Queue.PendingPods); err != nil {
 		return nil, fmt.Errorf("register scheduler metrics: %w", err)
 	}
+	if opts.Binder != nil {
+		if err := metrics.RegisterStatusPatches(opts.MetricsRegisterer, opts.Binder); err != nil {
+			return nil, fmt.Errorf("register status patch metrics: %w", err)
+		}
+	}
 	h := handle{s}
 	for _, p := range opts.Profiles {
 		if _, dup := s.profiles[p.SchedulerName]; dup {
@@ -414,7 +434,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 	// Placed: the room its preemption made is taken, by the pod itself.
 	s.forgetPreemption(pod.UID)
 	s.logger.Debug("pod assumed", zap.String("pod", pod.Namespace+"/"+pod.Name), zap.String("node", res.node))
-	s.startBinding(j)
+	s.startBinding(ctx, j)
 }
 
 // Bindings are posted by a fixed pool of workers fed by a queue. The cycle

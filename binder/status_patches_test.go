@@ -1,0 +1,126 @@
+package binder
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+)
+
+// Status patches of many pods go out through a few workers, not a
+// goroutine each; a pod that fails again before its patch went out gets
+// only its newest message written.
+func TestStatusPatchesAreBounded(t *testing.T) {
+	const pods = 500
+	client := fake.NewClientset()
+	release := make(chan struct{})
+	var inFlight, maxInFlight atomic.Int32
+	var mu sync.Mutex
+	written := map[string][]string{} // pod → messages, in order
+	client.PrependReactor("patch", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for {
+			m := maxInFlight.Load()
+			if n <= m || maxInFlight.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		<-release
+		pa := action.(k8stesting.PatchAction)
+		var patch struct {
+			Status struct {
+				Conditions []struct{ Message string } `json:"conditions"`
+			} `json:"status"`
+		}
+		if err := json.Unmarshal(pa.GetPatch(), &patch); err != nil {
+			t.Error(err)
+		}
+		mu.Lock()
+		written[pa.GetName()] = append(written[pa.GetName()], patch.Status.Conditions[0].Message)
+		mu.Unlock()
+		return true, &v1.Pod{}, nil
+	})
+	b := New(client, nil, nil)
+	for i := range pods {
+		pod := schedtest.MakePod().Name(fmt.Sprintf("p%d", i)).Obj()
+		b.RecordFailure(context.Background(), pod, v1.PodReasonUnschedulable, "first", true)
+	}
+	// p499 waits behind the others: its later failures replace its patch.
+	last := schedtest.MakePod().Name(fmt.Sprintf("p%d", pods-1)).Obj()
+	b.RecordFailure(context.Background(), last, v1.PodReasonUnschedulable, "second", true)
+	b.RecordFailure(context.Background(), last, v1.PodReasonUnschedulable, "third", true)
+	deadline := time.Now().Add(10 * time.Second)
+	for inFlight.Load() < statusWorkers && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	// One patch per pod, those in flight aside.
+	if got, want := b.StatusPatchesQueued(), pods-statusWorkers; got != want {
+		t.Errorf("%d patches queued, want %d", got, want)
+	}
+	close(release)
+	b.Wait()
+	if got := maxInFlight.Load(); got > statusWorkers {
+		t.Errorf("%d status patches in flight at once, want at most %d", got, statusWorkers)
+	}
+	if len(written) != pods {
+		t.Errorf("%d pods patched, want %d", len(written), pods)
+	}
+	if got, want := written[last.Name], []string{"third"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("messages written on %s: %q, want %q", last.Name, got, want)
+	}
+}
+
+// Wait, the end of a shutdown, returns within StatusDrainTimeout even
+// when the API server never answers a status patch.
+func TestWaitIsBounded(t *testing.T) {
+	hung := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-hung:
+		}
+	}))
+	defer srv.Close()
+	defer close(hung)
+	client, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.CoreV1().RESTClient().(*rest.RESTClient).Client.CloseIdleConnections()
+	b := New(client, nil, nil)
+	b.RecordFailure(context.Background(), schedtest.MakePod().Name("p").Obj(), v1.PodReasonUnschedulable, "0/1 nodes are available", true)
+	start := time.Now()
+	b.Wait()
+	if took := time.Since(start); took > StatusDrainTimeout+time.Second {
+		t.Errorf("Wait took %v, want at most %v", took, StatusDrainTimeout)
+	}
+	// The cancelled patch ends, and with it the worker.
+	deadline := time.Now().Add(5 * time.Second)
+	for b.patches.queued() > 0 || workers(b) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the status patch worker did not end")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func workers(b *Binder) int {
+	b.patches.mu.Lock()
+	defer b.patches.mu.Unlock()
+	return b.patches.workers
+}
