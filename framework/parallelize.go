@@ -2,8 +2,10 @@ package framework
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 )
@@ -43,6 +45,13 @@ func chunkSize(n, workers int) int {
 // The work is CPU-bound (plugins read the snapshot, they never wait), so
 // no more goroutines run than GOMAXPROCS: on a 2-core machine sixteen
 // workers would only take turns on the two, at the cost of starting them.
+//
+// A panic in do, on any worker, stops the workers at their next chunk and
+// is raised again on the calling goroutine once every worker has
+// returned, as a *PanicError: a panic on a goroutine of its own would end
+// the process, and the caller (the scheduling cycle) is where it can be
+// turned into an error for the one pod whose plugins panicked. Catching it
+// costs one deferred call per worker, not per piece.
 func (p Parallelizer) Until(ctx context.Context, pieces int, do func(i int)) {
 	if pieces <= 0 {
 		return
@@ -51,15 +60,26 @@ func (p Parallelizer) Until(ctx context.Context, pieces int, do func(i int)) {
 	chunk := chunkSize(pieces, maxWorkers)
 	workers := min(maxWorkers, (pieces+chunk-1)/chunk)
 	if workers == 1 {
+		// On the caller's goroutine: a panic is already the caller's.
 		for i := 0; i < pieces && ctx.Err() == nil; i++ {
 			do(i)
 		}
 		return
 	}
-	var next atomic.Int64
+	// One allocation for what the workers share (the goroutines make
+	// it escape): the next piece, and the first panic.
+	shared := &struct {
+		next     atomic.Int64
+		panicked atomic.Pointer[PanicError]
+	}{}
 	work := func() {
-		for ctx.Err() == nil {
-			start := int(next.Add(int64(chunk))) - chunk
+		defer func() {
+			if r := recover(); r != nil {
+				shared.panicked.CompareAndSwap(nil, NewPanicError(r))
+			}
+		}()
+		for ctx.Err() == nil && shared.panicked.Load() == nil {
+			start := int(shared.next.Add(int64(chunk))) - chunk
 			if start >= pieces {
 				return
 			}
@@ -81,4 +101,42 @@ func (p Parallelizer) Until(ctx context.Context, pieces int, do func(i int)) {
 	}
 	work()
 	wg.Wait()
+	if pe := shared.panicked.Load(); pe != nil {
+		panic(pe)
+	}
+}
+
+// PanicError is a panic caught where it could not be left to run its
+// course (a Parallelizer's worker), with where it happened.
+type PanicError struct {
+	// Value is what was passed to panic.
+	Value any
+	// Callers are the program counters of the panicking goroutine, from
+	// the recovery up to its start (runtime.Callers), for callers that
+	// name the code that panicked.
+	Callers []uintptr
+	// Stack is the goroutine's stack as debug.Stack prints it.
+	Stack []byte
+}
+
+// NewPanicError returns v, recovered from a panic, with the stack of the
+// panicking goroutine. Call it in the deferred function that recovered,
+// where the frames that panicked are still on the stack. A v that is a
+// *PanicError already is returned as it is.
+func NewPanicError(v any) *PanicError {
+	if pe, ok := v.(*PanicError); ok {
+		return pe
+	}
+	pcs := make([]uintptr, 64)
+	n := runtime.Callers(2, pcs)
+	return &PanicError{Value: v, Callers: pcs[:n], Stack: debug.Stack()}
+}
+
+// Error implements error.
+func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
+
+// Unwrap returns the panic's value when it is an error.
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
 }

@@ -171,10 +171,18 @@ func (s *Scheduler) runUnreserve(ctx context.Context, j *bindJob) {
 	timers := j.prof.metrics.timers(j.sampled, metrics.Unreserve)
 	for i := len(j.prof.reserve) - 1; i >= 0; i-- {
 		t0 := startPlugin(timers)
-		j.prof.reserve[i].Unreserve(ctx, j.state, j.assumed, j.res.node)
+		s.unreserve(ctx, j, i)
 		endPlugin(timers, i, framework.Success, t0)
 	}
 	j.prof.observe(metrics.Unreserve, framework.Success, start)
+}
+
+// unreserve runs the i-th reserve plugin's Unreserve; a panic there
+// keeps no other plugin from giving back what it holds.
+func (s *Scheduler) unreserve(ctx context.Context, j *bindJob, i int) {
+	pl := j.prof.reserve[i]
+	defer s.recoverPlugin("Unreserve", pl.Name())
+	pl.Unreserve(ctx, j.state, j.assumed, j.res.node)
 }
 
 // runPermit runs Permit in order. A rejection or an error ends it at
@@ -268,6 +276,14 @@ func (s *Scheduler) bindingCycle(j bindJob) {
 	}()
 	ctx, cancel := context.WithCancelCause(framework.WithBindingCycle(s.bindCtx))
 	defer cancel(nil)
+	// A plugin that panics fails this pod's binding cycle at point, not
+	// the process (panics.go).
+	point := "Permit"
+	defer func() {
+		if r := recover(); r != nil {
+			s.bindingPanicked(ctx, j, point, r)
+		}
+	}()
 	pod, node := j.assumed, j.res.node
 	if j.waiting != nil || len(j.preBind) > 0 {
 		// The pod's deletion cancels the wait and PreBind.
@@ -292,6 +308,7 @@ func (s *Scheduler) bindingCycle(j bindJob) {
 			return
 		}
 	}
+	point = "PreBind"
 	if len(j.preBind) > 0 {
 		if st, by := s.runPreBind(ctx, j); !st.IsSuccess() {
 			s.bindingFailed(ctx, j, "PreBind", st, by)
@@ -299,6 +316,7 @@ func (s *Scheduler) bindingCycle(j bindJob) {
 		}
 	}
 
+	point = "Bind"
 	bindCtx, cancelBind := context.WithTimeout(ctx, s.bindGracePeriod+30*time.Second)
 	defer cancelBind()
 	s.metrics.BindingStarted()
@@ -391,7 +409,11 @@ func (s *Scheduler) runPostBind(ctx context.Context, j bindJob) {
 	timers := j.prof.metrics.timers(j.sampled, metrics.PostBind)
 	for i, pl := range j.prof.postBind {
 		t0 := startPlugin(timers)
-		pl.PostBind(ctx, j.state, j.assumed, j.res.node)
+		func() {
+			// The pod is bound: a panic is only logged.
+			defer s.recoverPlugin("PostBind", pl.Name())
+			pl.PostBind(ctx, j.state, j.assumed, j.res.node)
+		}()
 		endPlugin(timers, i, framework.Success, t0)
 	}
 	j.prof.observe(metrics.PostBind, framework.Success, start)

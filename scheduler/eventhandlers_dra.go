@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 
+	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/client-go/informers"
 	toolscache "k8s.io/client-go/tools/cache"
 
+	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/queue"
 )
 
@@ -61,11 +63,22 @@ func (s *Scheduler) addDRAEventHandlers(f informers.SharedInformerFactory) error
 
 // preEnqueue asks the PreEnqueue plugins of the pod's profile whether the
 // pod may be scheduled; it is the queue's Options.PreEnqueue.
-func (s *Scheduler) preEnqueue(pod *v1.Pod) bool {
+func (s *Scheduler) preEnqueue(pod *v1.Pod) (ok bool) {
 	prof := s.profiles[pod.Spec.SchedulerName]
-	if prof == nil {
+	if prof == nil || len(prof.preEnqueue) == 0 {
 		return true
 	}
+	defer func() {
+		// A plugin that panics lets the pod through: its scheduling
+		// cycle then fails with an error the user sees, and backs off.
+		if r := recover(); r != nil {
+			pe := framework.NewPanicError(r)
+			err, _ := s.panicFailure(pe)
+			s.logger.Error("panic in PreEnqueue: the pod is queued", zap.String("pod", pod.Namespace+"/"+pod.Name),
+				zap.Error(err), zap.ByteString("stack", pe.Stack))
+			ok = true
+		}
+	}()
 	for _, pl := range prof.preEnqueue {
 		if !pl.PreEnqueue(context.Background(), pod).IsSuccess() {
 			return false

@@ -42,6 +42,9 @@ type profile struct {
 	// signatures keeps signing plugins' answers across cycles
 	// (signatures.go).
 	signatures signatures
+	// funcs name the plugins by their methods, to blame a panic on one
+	// (panics.go).
+	funcs []pluginFunc
 }
 
 // preFilterExtension is a PreFilter plugin's AddPod and RemovePod.
@@ -83,6 +86,7 @@ func newProfile(reg registry.Registry, p registry.Profile, h framework.Handle) (
 			if bp, ok := pl.(framework.BackgroundPlugin); ok {
 				prof.background = append(prof.background, bp)
 			}
+			prof.funcs = append(prof.funcs, pluginFuncs(name, pl)...)
 		}
 	}
 

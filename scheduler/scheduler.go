@@ -403,6 +403,15 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 	}
 	cycle := s.Queue.SchedulingCycle()
 	start := s.clock.Now()
+	// A plugin that panics fails this pod's attempt, not the process
+	// (panics.go); assumed is the pod's binding job once it is assumed,
+	// until the binding cycle takes it.
+	var assumed *bindJob
+	defer func() {
+		if r := recover(); r != nil {
+			s.cyclePanicked(ctx, qpi, cycle, assumed, r, start)
+		}
+	}()
 	// Time each plugin in a sample of cycles only, as kube-scheduler does.
 	s.recordPluginMetrics = s.rng.IntN(100) < metrics.SamplePercent
 
@@ -419,18 +428,20 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 		return
 	}
 
-	assumed := pod.DeepCopy()
-	assumed.Spec.NodeName = res.node
-	if err := s.Cache.AssumePod(assumed); err != nil {
+	assumedPod := pod.DeepCopy()
+	assumedPod.Spec.NodeName = res.node
+	if err := s.Cache.AssumePod(assumedPod); err != nil {
 		s.handleFailure(ctx, qpi, cycle, err, start)
 		return
 	}
-	j := bindJob{prof: prof, qpi: qpi, state: state, assumed: assumed, res: res, start: start, sampled: s.recordPluginMetrics}
+	j := bindJob{prof: prof, qpi: qpi, state: state, assumed: assumedPod, res: res, start: start, sampled: s.recordPluginMetrics}
+	assumed = &j
 	if err := s.prepareBinding(ctx, &j); err != nil {
 		s.unreserveAndForget(ctx, &j)
 		s.handleFailure(ctx, qpi, cycle, err, start)
 		return
 	}
+	assumed = nil
 	// Placed: the room its preemption made is taken, by the pod itself.
 	s.forgetPreemption(pod.UID)
 	s.logger.Debug("pod assumed", zap.String("pod", pod.Namespace+"/"+pod.Name), zap.String("node", res.node))
