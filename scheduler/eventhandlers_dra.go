@@ -73,7 +73,7 @@ func (s *Scheduler) preEnqueue(pod *v1.Pod) (ok bool) {
 		// cycle then fails with an error the user sees, and backs off.
 		if r := recover(); r != nil {
 			pe := framework.NewPanicError(r)
-			err, _ := s.panicFailure(pe)
+			_, err := s.panicFailure(pe)
 			s.logger.Error("panic in PreEnqueue: the pod is queued", zap.String("pod", pod.Namespace+"/"+pod.Name),
 				zap.Error(err), zap.ByteString("stack", pe.Stack))
 			ok = true

@@ -79,12 +79,12 @@ func (s *Scheduler) culprit(pe *framework.PanicError) (plugin, method string) {
 
 // panicFailure is the error a panic fails a pod's attempt with, naming
 // the plugin: `running Filter plugin "X": panic: ...`.
-func (s *Scheduler) panicFailure(pe *framework.PanicError) (error, string) {
+func (s *Scheduler) panicFailure(pe *framework.PanicError) (string, error) {
 	plugin, method := s.culprit(pe)
 	if plugin == "" {
-		return fmt.Errorf("scheduler: %w", pe), ""
+		return "", fmt.Errorf("scheduler: %w", pe)
 	}
-	return fmt.Errorf("running %s plugin %q: %w", method, plugin, pe), plugin
+	return plugin, fmt.Errorf("running %s plugin %q: %w", method, plugin, pe)
 }
 
 // cyclePanicked ends a scheduling cycle in which r was raised: the pod's
@@ -92,7 +92,7 @@ func (s *Scheduler) panicFailure(pe *framework.PanicError) (error, string) {
 // backoff with an error event, as after any error.
 func (s *Scheduler) cyclePanicked(ctx context.Context, qpi *queue.QueuedPodInfo, cycle int64, j *bindJob, r any, start time.Time) {
 	pe := framework.NewPanicError(r)
-	err, _ := s.panicFailure(pe)
+	_, err := s.panicFailure(pe)
 	s.logger.Error("panic in a scheduling cycle: the pod's attempt failed",
 		zap.String("pod", qpi.Pod.Namespace+"/"+qpi.Pod.Name), zap.Error(err), zap.ByteString("stack", pe.Stack))
 	if j != nil {
@@ -105,7 +105,7 @@ func (s *Scheduler) cyclePanicked(ctx context.Context, qpi *queue.QueuedPodInfo,
 // (before the Binding) as a failure there.
 func (s *Scheduler) bindingPanicked(ctx context.Context, j bindJob, point string, r any) {
 	pe := framework.NewPanicError(r)
-	err, plugin := s.panicFailure(pe)
+	plugin, err := s.panicFailure(pe)
 	s.logger.Error("panic in a binding cycle: the pod's attempt failed",
 		zap.String("pod", j.assumed.Namespace+"/"+j.assumed.Name), zap.String("at", point),
 		zap.Error(err), zap.ByteString("stack", pe.Stack))
