@@ -21,6 +21,7 @@ package scheduler
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -177,7 +178,8 @@ func (s *Scheduler) awaitBindingOutcome(j bindJob, ch <-chan bindingOutcome, bin
 		s.bindingDropped(ctx, j, out, "Bind")
 	default:
 		j.prof.observe(metrics.Bind, framework.Error, bindStart)
-		s.bindingFailed(ctx, j, "Bind", framework.AsStatus(bindErr), "DefaultBinder")
+		err := fmt.Errorf("%w, but it was not: the pod is still pending", bindErr)
+		s.bindingFailed(ctx, j, "Bind", framework.AsStatus(err), "DefaultBinder")
 	}
 }
 
