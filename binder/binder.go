@@ -3,9 +3,12 @@
 // pod`, and the PodScheduled condition of pods that found no node.
 //
 // Bind retries transient failures (timeouts, throttling, 5xx, a dropped
-// connection) a bounded number of times; permanent ones (the pod is gone,
-// already bound, or invalid) return at once so the caller can forget its
-// assumption. Events and status patches never block the scheduling loop.
+// connection) a bounded number of times; others return at once. Its error
+// says whether the Binding may have been committed all the same
+// (ErrMayHaveBound): then only the pod, not the error, tells the caller
+// whether to forget its assumption. Events and status patches never block
+// the scheduling loop: events go through the recorder (every note cut to
+// what the API accepts), status patches through a few workers.
 package binder
 
 import (
