@@ -39,7 +39,7 @@ func (pl *DynamicResources) Reserve(_ context.Context, cs *framework.CycleState,
 	if err != nil {
 		return framework.AsStatus(err)
 	}
-	if s.empty() || s.allocator == nil {
+	if s.empty() || !s.allocate {
 		return nil
 	}
 	ext := s.extendedClaim()
@@ -70,7 +70,9 @@ func (pl *DynamicResources) Reserve(_ context.Context, cs *framework.CycleState,
 		if claim.Status.Allocation != nil {
 			continue
 		}
-		allocation := &na.results[k]
+		// A copy: the results may be the allocator's answers kept for
+		// the node (answers.go), shared by every pod that gets them.
+		allocation := na.results[k].DeepCopy()
 		k++
 		s.info[i].allocation = allocation
 		if claim == ext {

@@ -58,7 +58,7 @@ func newDRAWorld(t *testing.T, nodes int, objects ...runtime.Object) *draWorld {
 
 // add puts o where the informers would: slices and classes in their
 // stores (classes also through the extended-resource cache), claims into
-// the claim cache.
+// the claim cache; and tells the manager, as its handlers would.
 func (w *draWorld) add(o runtime.Object) {
 	w.t.Helper()
 	f := w.h.Factory
@@ -72,6 +72,7 @@ func (w *draWorld) add(o runtime.Object) {
 		if err := f.Resource().V1().ResourceSlices().Informer().GetIndexer().Add(o); err != nil {
 			w.t.Fatal(err)
 		}
+		w.m.answers.void() // the manager's handler on the slice informer
 	case *resourceapi.ResourceClaim:
 		w.m.claims.informerSaw(o)
 		if err := w.h.Clientset.Tracker().Add(o); err != nil {
