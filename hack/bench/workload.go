@@ -138,6 +138,8 @@ var workloads = []workload{
 			return withDeviceClaim(basePod(i, "dra", "100m", "128Mi"))
 		},
 		devices: true,
+		// kube-scheduler drains some 60 pods/s here.
+		profileRate: 50,
 	},
 }
 
