@@ -50,6 +50,9 @@ type allocatorAnswers struct {
 	// poolsEpoch.
 	pools      map[string]string
 	poolsEpoch uint64
+	// sliceList are the slices listed in sliceEpoch.
+	sliceList  []*resourceapi.ResourceSlice
+	sliceEpoch uint64
 }
 
 // nodeAnswer is one node's answer and when it stops holding.
@@ -71,20 +74,38 @@ func newAllocatorAnswers() *allocatorAnswers {
 	return &allocatorAnswers{nodes: map[string]*nodeAnswer{}}
 }
 
-// currentEpoch returns the epoch. PreFilter reads it before it lists the
-// slices, so that an answer filed under it was computed from slices at
-// least that new.
-func (a *allocatorAnswers) currentEpoch() uint64 {
+// slices returns the ResourceSlices and the epoch they belong to: those
+// list returned in this epoch, listed again only in a new one. The epoch
+// is read before the list is made, so that an answer filed under it is
+// computed from slices at least that new. The list is shared: never
+// change it.
+func (a *allocatorAnswers) slices(list func() ([]*resourceapi.ResourceSlice, error)) ([]*resourceapi.ResourceSlice, uint64, error) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.epoch
+	epoch, listed := a.epoch, a.sliceList
+	if a.sliceEpoch != epoch {
+		listed = nil
+	}
+	a.mu.Unlock()
+	if listed != nil {
+		return listed, epoch, nil
+	}
+	listed, err := list()
+	if err != nil {
+		return nil, 0, err
+	}
+	a.mu.Lock()
+	if a.epoch == epoch {
+		a.sliceList, a.sliceEpoch = listed, epoch
+	}
+	a.mu.Unlock()
+	return listed, epoch, nil
 }
 
 // void voids every answer: a ResourceSlice or DeviceClass changed.
 func (a *allocatorAnswers) void() {
 	a.mu.Lock()
 	a.epoch++
-	a.pools = nil
+	a.pools, a.sliceList = nil, nil
 	clear(a.nodes)
 	a.mu.Unlock()
 }

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/dynamic-resource-allocation/resourceclaim"
+	"k8s.io/dynamic-resource-allocation/structured"
 
 	"github.com/yardmaster-io/yardmaster/framework"
 )
@@ -55,6 +56,12 @@ func (pl *DynamicResources) Reserve(_ context.Context, cs *framework.CycleState,
 	}
 	s.mu.Lock()
 	na := s.nodeAllocations[nodeName]
+	// The cycle is over: from here on only the chosen node's allocation
+	// is read. The other nodes' and the allocator would otherwise stay
+	// with the pod for as long as it waits in PreBind, and in a backlog
+	// hundreds of pods wait there at once.
+	s.nodeAllocations = map[string]*nodeAllocation{nodeName: na}
+	s.allocator, s.slices, s.allocated = nil, nil, structured.AllocatedState{}
 	s.mu.Unlock()
 	if na == nil || len(na.results) == 0 {
 		if !userToAllocate {

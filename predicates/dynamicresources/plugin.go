@@ -331,10 +331,9 @@ func (pl *DynamicResources) PreFilter(_ context.Context, cs *framework.CycleStat
 		}
 	}
 	if toAllocate > 0 {
-		// The epoch first: answers filed under it are computed from
-		// slices at least as new as it.
-		epoch := pl.m.answers.currentEpoch()
-		slices, err := pl.m.slices.List(everything)
+		slices, epoch, err := pl.m.answers.slices(func() ([]*resourceapi.ResourceSlice, error) {
+			return pl.m.slices.List(everything)
+		})
 		if err != nil {
 			return nil, framework.AsStatus(err)
 		}

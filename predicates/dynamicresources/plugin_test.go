@@ -220,6 +220,11 @@ func TestReserveTakesTheDevice(t *testing.T) {
 	if st := w.pl.Reserve(context.Background(), state, first, "n2"); !st.IsSuccess() {
 		t.Fatalf("Reserve: %v", st.Message())
 	}
+	// The binding cycle keeps only what it reads.
+	if s, _ := readState(state); len(s.nodeAllocations) != 1 || s.nodeAllocations["n2"] == nil || s.allocator != nil || s.slices != nil {
+		t.Errorf("after Reserve the state holds %d nodes' allocations (n2's: %v), allocator %v, %d slices; want n2's alone",
+			len(s.nodeAllocations), s.nodeAllocations["n2"] != nil, s.allocator != nil, len(s.slices))
+	}
 	_, _, got = w.cycle(podWith("second", "second"))
 	if got["n2"] == "" {
 		t.Errorf("second fits on n2 while the only device is reserved for first")
