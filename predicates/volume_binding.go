@@ -371,7 +371,10 @@ func (s *volumeBindingState) findPodVolumes(node *v1.Node, keep bool) (*podVolum
 	}
 	// Claims a provisioner already works on for a node go there or
 	// nowhere; the others look for a volume first, smallest claim first.
-	var toProvision []*delayedClaim
+	// The buffers keep a pod with a few claims from allocating per node.
+	var provisionBuf [4]*delayedClaim
+	var chosenBuf [4]*v1.PersistentVolume
+	toProvision := provisionBuf[:0]
 	for _, dc := range s.delayed {
 		if dc.hasSelectedNode {
 			if dc.selectedNode != node.Name {
@@ -380,7 +383,7 @@ func (s *volumeBindingState) findPodVolumes(node *v1.Node, keep bool) (*podVolum
 			toProvision = append(toProvision, dc)
 		}
 	}
-	var chosen []*v1.PersistentVolume
+	chosen := chosenBuf[:0]
 	for _, dc := range s.toMatch {
 		e, err := dc.matchVolume(node.Labels, chosen)
 		if err != nil {

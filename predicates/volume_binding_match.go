@@ -41,6 +41,10 @@ type delayedClaim struct {
 	selectorErr error
 	// index holds the volumes of the claim's class.
 	index *classIndex
+	// prebound are the index's volumes whose claimRef names the claim,
+	// looked up once per pod (the index does not change until the next
+	// PreFilter).
+	prebound []*pvEntry
 
 	provisioning provisioning
 }
@@ -70,6 +74,7 @@ func (pl *VolumeBinding) newDelayedClaim(claim *v1.PersistentVolumeClaim) (*dela
 		return nil, err
 	}
 	dc.index = ix
+	dc.prebound = ix.claimed[dc.key]
 	dc.provisioning = pl.newProvisioning(claim, class)
 	return dc, nil
 }
@@ -84,7 +89,7 @@ func (dc *delayedClaim) matchVolume(nodeLabels map[string]string, chosen []*v1.P
 	if dc.selectorErr != nil {
 		return nil, dc.selectorErr
 	}
-	for _, e := range dc.index.claimed[dc.key] {
+	for _, e := range dc.prebound {
 		if slices.Contains(chosen, e.pv) || !storagehelpers.IsVolumeBoundToClaim(e.pv, dc.claim) || !dc.fitsSpec(e) {
 			continue
 		}

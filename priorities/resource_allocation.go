@@ -26,13 +26,6 @@ const FitName = "NodeResourcesFit"
 // fitStateKey is where PreScore leaves the pod's request vector for Score.
 const fitStateKey framework.StateKey = "PreScore" + FitName
 
-// maxShapeScore is the top score of a RequestedToCapacityRatio shape point;
-// shape scores are scaled by MaxNodeScore/maxShapeScore.
-const maxShapeScore = 10
-
-// maxUtilization is the top utilization of a shape point, in percent.
-const maxUtilization = 100
-
 // maxResourceWeight is the largest weight NodeResourcesFit accepts for a
 // resource.
 const maxResourceWeight = 100
@@ -165,10 +158,7 @@ func weightedMean(u nodeUsage, resourceScore func(requested, allocatable int64) 
 // weights, rounding. As in kube-scheduler, a resource that scores 0 is left
 // out of the average altogether (its weight does not count).
 func requestedToCapacityRatio(shape []framework.UtilizationShapePoint) scorer {
-	curve := make([]shapePoint, len(shape))
-	for i, p := range shape {
-		curve[i] = shapePoint{utilization: int64(p.Utilization), score: int64(p.Score) * (framework.MaxNodeScore / maxShapeScore)}
-	}
+	curve := framework.NewShape(shape)
 	return func(u nodeUsage) int64 {
 		var sum, weights int64
 		for i := range u.len() {
@@ -176,11 +166,11 @@ func requestedToCapacityRatio(shape []framework.UtilizationShapePoint) scorer {
 			if allocatable == 0 {
 				continue
 			}
-			utilization := int64(maxUtilization)
+			utilization := int64(framework.MaxShapeUtilization)
 			if requested <= allocatable {
-				utilization = requested * maxUtilization / allocatable
+				utilization = requested * framework.MaxShapeUtilization / allocatable
 			}
-			if s := brokenLinear(curve, utilization); s > 0 {
+			if s := curve.At(utilization); s > 0 {
 				w := u.weight(i)
 				sum += s * w
 				weights += w
@@ -191,26 +181,6 @@ func requestedToCapacityRatio(shape []framework.UtilizationShapePoint) scorer {
 		}
 		return int64(math.Round(float64(sum) / float64(weights)))
 	}
-}
-
-// shapePoint is a shape point with its score already scaled.
-type shapePoint struct{ utilization, score int64 }
-
-// brokenLinear evaluates the piecewise-linear function through curve at p:
-// flat before the first point and after the last, linear (truncating) in
-// between.
-func brokenLinear(curve []shapePoint, p int64) int64 {
-	for i, pt := range curve {
-		if p > pt.utilization {
-			continue
-		}
-		if i == 0 {
-			return pt.score
-		}
-		prev := curve[i-1]
-		return prev.score + (pt.score-prev.score)*(p-prev.utilization)/(pt.utilization-prev.utilization)
-	}
-	return curve[len(curve)-1].score
 }
 
 // resourceKind says where a scored resource is read from, decided once when
@@ -410,7 +380,7 @@ func validateFitArgs(args *framework.NodeResourcesFitArgs, strategy *framework.S
 	case strategy.Type == framework.RequestedToCapacityRatio && strategy.RequestedToCapacityRatio == nil:
 		errs = append(errs, field.Required(p.Child("requestedToCapacityRatio"), "must be specified when type is RequestedToCapacityRatio"))
 	case strategy.Type == framework.RequestedToCapacityRatio:
-		errs = append(errs, validateShape(strategy.RequestedToCapacityRatio.Shape, p.Child("requestedToCapacityRatio", "shape"))...)
+		errs = append(errs, framework.ValidateShape(strategy.RequestedToCapacityRatio.Shape, p.Child("requestedToCapacityRatio", "shape"))...)
 	case strategy.RequestedToCapacityRatio != nil:
 		errs = append(errs, field.Forbidden(p.Child("requestedToCapacityRatio"), "must be nil when type is not RequestedToCapacityRatio"))
 	}
@@ -429,33 +399,6 @@ func validateWeights(specs []framework.ResourceSpec, p *field.Path, lo, hi int64
 			msg = fmt.Sprintf("weight of resource %q must be %d", s.Name, lo)
 		}
 		errs = append(errs, field.Invalid(p.Index(i).Child("weight"), s.Weight, msg))
-	}
-	return errs
-}
-
-// validateShape checks a RequestedToCapacityRatio shape: at least one point,
-// utilization strictly increasing within [0, 100], score within [0, 10].
-func validateShape(shape []framework.UtilizationShapePoint, p *field.Path) field.ErrorList {
-	if len(shape) == 0 {
-		return field.ErrorList{field.Required(p, "at least one point must be specified")}
-	}
-	var errs field.ErrorList
-	for i := 1; i < len(shape); i++ {
-		if shape[i-1].Utilization >= shape[i].Utilization {
-			errs = append(errs, field.Invalid(p.Index(i).Child("utilization"), shape[i].Utilization,
-				"values must be sorted in strictly increasing order"))
-			break
-		}
-	}
-	for i, pt := range shape {
-		if pt.Utilization < 0 || pt.Utilization > maxUtilization {
-			errs = append(errs, field.Invalid(p.Index(i).Child("utilization"), pt.Utilization,
-				fmt.Sprintf("not in range [0, %d]", maxUtilization)))
-		}
-		if pt.Score < 0 || pt.Score > maxShapeScore {
-			errs = append(errs, field.Invalid(p.Index(i).Child("score"), pt.Score,
-				fmt.Sprintf("not in range [0, %d]", maxShapeScore)))
-		}
 	}
 	return errs
 }

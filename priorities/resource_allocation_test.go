@@ -495,31 +495,6 @@ func TestNewFitLeavesArgsAlone(t *testing.T) {
 	}
 }
 
-func TestBrokenLinear(t *testing.T) {
-	// Scores already scaled: (10,20) (50,100) (60,40).
-	curve := []shapePoint{{10, 20}, {50, 100}, {60, 40}}
-	tests := []struct {
-		p    int64
-		want int64
-	}{
-		{p: 0, want: 20},   // before the first point: flat
-		{p: 10, want: 20},  // on it
-		{p: 30, want: 60},  // 20 + 80*20/40
-		{p: 33, want: 66},  // 20 + 80*23/40 = 20 + 46
-		{p: 50, want: 100}, // on the peak
-		{p: 55, want: 70},  // 100 + (-60)*5/10
-		{p: 57, want: 58},  // 100 + (-60)*7/10 = 100 - 42
-		{p: 100, want: 40}, // after the last point: flat
-	}
-	for _, tt := range tests {
-		t.Run(fmt.Sprint(tt.p), func(t *testing.T) {
-			if got := brokenLinear(curve, tt.p); got != tt.want {
-				t.Errorf("brokenLinear(%d) = %d, want %d", tt.p, got, tt.want)
-			}
-		})
-	}
-}
-
 // benchmarkNodes returns 5,000 nodes of varying size and load.
 func benchmarkNodes() []*framework.NodeInfo {
 	nodes := make([]*framework.NodeInfo, 5000)

@@ -1,7 +1,10 @@
 // Command demo shows yardmaster working on a local control plane: it starts
-// etcd and kube-apiserver, runs the yardmaster binary against them, creates
-// a small simulated cluster and a few workloads, and prints where every pod
-// went and why the pending ones are pending. When a prometheus binary is
+// etcd, kube-apiserver and kube-controller-manager (its volume and
+// ResourceClaim controllers), runs the yardmaster binary against them,
+// creates a small simulated cluster with local volumes and GPUs published
+// through DRA, and a few workloads, and prints where every pod went, which
+// volume and which device each claim got, and why the pending pods are
+// pending (see claims.go). When a prometheus binary is
 // installed (make prometheus), it also shows NetworkTraffic placing pods by
 // the traffic Prometheus measures (see bandwidth.go). It stops everything it
 // started unless DEMO_KEEP=1, in which case it waits for Ctrl-C.
@@ -74,8 +77,10 @@ func run() error {
 		step("Started Prometheus (" + bw.prom.URL + "), scraping a node_exporter stand-in for each node every second")
 	}
 
-	step("Starting a local control plane (etcd + kube-apiserver, loopback only)")
-	cp, err := controlplane.Start(ctx, controlplane.Options{})
+	step("Starting a local control plane (etcd, kube-apiserver, kube-controller-manager's volume and ResourceClaim controllers; loopback only)")
+	cp, err := controlplane.Start(ctx, controlplane.Options{
+		Controllers: append(controlplane.StorageControllers(), controlplane.DRAControllers()...),
+	})
 	if err != nil {
 		return err
 	}
@@ -125,8 +130,19 @@ func run() error {
 		return err
 	}
 
+	step("Creating a WaitForFirstConsumer class with a local volume on each SSD node (10Gi, 20Gi, ...), and GPUs in ResourceSlices: node-00 a 40Gi and an 80Gi one, node-01 a 40Gi one")
+	if err := createStorage(ctx, client); err != nil {
+		return err
+	}
+	if err := createDevices(ctx, client); err != nil {
+		return err
+	}
+
 	step("Creating workloads")
-	pods := workloads()
+	pods, err := workloads(ctx, client)
+	if err != nil {
+		return err
+	}
 	for _, w := range pods {
 		fmt.Printf("   %-12s %s\n", w.name, w.what)
 		for _, p := range w.pods {
@@ -141,6 +157,9 @@ func run() error {
 		return err
 	}
 	if err := printSummary(ctx, client); err != nil {
+		return err
+	}
+	if err := printClaims(ctx, client); err != nil {
 		return err
 	}
 
@@ -216,8 +235,12 @@ func stopYardmaster(cmd *exec.Cmd) {
 	}
 }
 
-// numNodes is the size of the demo cluster.
-const numNodes = 20
+// numNodes is the size of the demo cluster; the nodes from firstSSD on
+// have SSDs.
+const (
+	numNodes = 20
+	firstSSD = 14
+)
 
 func nodeName(i int) string { return fmt.Sprintf("node-%02d", i) }
 
@@ -227,12 +250,13 @@ func createNodes(ctx context.Context, client kubernetes.Interface) error {
 		zone := zones[i%3]
 		n := schedtest.MakeNode().Name(nodeName(i)).
 			Capacity("4", "16Gi", 110).
+			Label(v1.LabelHostname, nodeName(i)).
 			Label(v1.LabelTopologyZone, zone).
 			Label(v1.LabelTopologyRegion, "demo")
 		if i < 2 {
 			n.Label("accelerator", "gpu").Taint("dedicated", "gpu", v1.TaintEffectNoSchedule)
 		}
-		if i >= 14 {
+		if i >= firstSSD {
 			n.Label("disk", "ssd")
 		}
 		if isUplink(nodeName(i)) {
@@ -251,7 +275,7 @@ type workload struct {
 	pods []*v1.Pod
 }
 
-func workloads() []workload {
+func workloads(ctx context.Context, client kubernetes.Interface) ([]workload, error) {
 	var web, batch, gpu, ssd []*v1.Pod
 	for i := range 12 {
 		p := schedtest.MakePod().Namespace(namespace).Name(fmt.Sprintf("web-%02d", i)).
@@ -280,6 +304,16 @@ func workloads() []workload {
 	huge := schedtest.MakePod().Namespace(namespace).Name("too-big").Req("64", "1Gi").Obj()
 	untolerated := schedtest.MakePod().Namespace(namespace).Name("no-toleration").
 		NodeSelector(map[string]string{"accelerator": "gpu"}).Req("100m", "").Obj()
+	store, err := storePods(ctx, client)
+	if err != nil {
+		return nil, err
+	}
+	// The claim that needs the 80Gi GPU goes first, so the template
+	// claims after it do not take that GPU.
+	devices := []*v1.Pod{gpuPod("finetune", "big-gpu", "")}
+	for i := range 3 {
+		devices = append(devices, gpuPod(fmt.Sprintf("infer-%d", i), "", gpuTemplate))
+	}
 	return []workload{
 		{"web", "12 × 500m/512Mi, zone spread maxSkew 1 (DoNotSchedule), default profile", web},
 		{"batch", "8 × 1 cpu on profile yardmaster-packer (MostAllocated: pack)", batch},
@@ -287,7 +321,9 @@ func workloads() []workload {
 		{"db", "3 pods on ssd nodes, each binding host port 5432", ssd},
 		{"too-big", "asks for 64 cpu: fits nowhere", []*v1.Pod{huge}},
 		{"no-toleration", "selects the GPU nodes without tolerating their taint", []*v1.Pod{untolerated}},
-	}
+		{"store", "4 StatefulSet-shaped pods, each with a WaitForFirstConsumer claim: 3 × 15Gi, 1 × 50Gi", store},
+		{"gpu", "finetune claims a GPU of at least 80Gi (CEL); infer-0..2 each get a claim for any GPU from a template; no node selector", devices},
+	}, nil
 }
 
 // waitSettled waits until every pod is bound or has a FailedScheduling event.

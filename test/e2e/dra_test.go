@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -516,17 +515,6 @@ func TestDRAMatchesKubeScheduler(t *testing.T) {
 		},
 	}}
 	for _, sc := range scenarios {
-		t.Run(sc.name, func(t *testing.T) {
-			var want, got draOutcome
-			t.Run("kube-scheduler", func(t *testing.T) { want = sc.play(t, true) })
-			t.Run("yardmaster", func(t *testing.T) { got = sc.play(t, false) })
-			if t.Failed() {
-				return
-			}
-			t.Logf("kube-scheduler: %+v", want)
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("yardmaster differs from kube-scheduler (-kube-scheduler +yardmaster):\n%s", diff)
-			}
-		})
+		t.Run(sc.name, func(t *testing.T) { sideBySide(t, sc.play) })
 	}
 }

@@ -109,17 +109,22 @@ func TestPlacementMatchesKubeScheduler(t *testing.T) {
 		},
 	}}
 	for _, sc := range scenarios {
-		t.Run(sc.name, func(t *testing.T) {
-			var want, got map[string]string
-			t.Run("kube-scheduler", func(t *testing.T) { want = sc.play(t, true) })
-			t.Run("yardmaster", func(t *testing.T) { got = sc.play(t, false) })
-			if t.Failed() {
-				return
-			}
-			t.Logf("kube-scheduler: %v", want)
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("yardmaster differs from kube-scheduler (-kube-scheduler +yardmaster):\n%s", diff)
-			}
-		})
+		t.Run(sc.name, func(t *testing.T) { sideBySide(t, sc.play) })
+	}
+}
+
+// sideBySide plays a scenario under kube-scheduler, then under yardmaster,
+// each on fresh objects, and requires the same outcome.
+func sideBySide[O any](t *testing.T, play func(t *testing.T, kube bool) O) {
+	t.Helper()
+	var want, got O
+	t.Run("kube-scheduler", func(t *testing.T) { want = play(t, true) })
+	t.Run("yardmaster", func(t *testing.T) { got = play(t, false) })
+	if t.Failed() {
+		return
+	}
+	t.Logf("kube-scheduler: %+v", want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("yardmaster differs from kube-scheduler (-kube-scheduler +yardmaster):\n%s", diff)
 	}
 }
