@@ -60,12 +60,23 @@ type Options struct {
 	// HTTPBindAddress is where the same routes are served over plain HTTP,
 	// without authentication (host:port); empty serves nothing there.
 	HTTPBindAddress string
+	// SchedulingStallTimeout is how long the scheduling loop may be stuck
+	// while pods wait before /livez fails (Scheduler.LoopHealthy); 0 leaves
+	// that check out.
+	SchedulingStallTimeout time.Duration
 	// EnableProfiling serves /debug/pprof on the plain HTTP endpoint, unless
 	// the configuration says enableProfiling: false. The configuration's
 	// enableProfiling (true by default, as in kube-scheduler) is not enough
 	// on its own there: that endpoint has no authentication.
 	EnableProfiling bool
 }
+
+// DefaultSchedulingStallTimeout is --scheduling-stall-timeout's default.
+// A cycle takes milliseconds and the loop only waits on the API server
+// when a thousand bindings are queued (a few seconds at the default rate
+// limit), so five minutes is far past any honest wait and short enough to
+// restart a deadlocked process within minutes.
+const DefaultSchedulingStallTimeout = 5 * time.Minute
 
 // reportingController is the reportingController of every event written.
 const reportingController = "yardmaster"
@@ -179,6 +190,8 @@ func newSchedulerCommandFlags(use, short string) (*cobra.Command, *schedulerFlag
 	f.StringVar(&o.HTTPBindAddress, "http-bind-address", "", "host:port where /healthz, /livez, /readyz, /metrics and /debug/pprof are served over plain HTTP, "+
 		"without authentication; port 0 picks a free one. Given alone it replaces the secure port; with any secure serving, "+
 		"authentication or authorization flag set too, both are served")
+	f.DurationVar(&o.SchedulingStallTimeout, "scheduling-stall-timeout", DefaultSchedulingStallTimeout, "/livez fails when the scheduling loop has been stuck this long while pods wait "+
+		"(a cycle still running, or pods waiting that it has not taken); 0 turns that check off")
 	f.BoolVar(&o.EnableProfiling, "enable-profiling", false, "serve /debug/pprof on the plain HTTP endpoint too, unless the configuration sets enableProfiling: false")
 	f.BoolVar(&sf.profiling, "profiling", d.EnableProfiling, "serve /debug/pprof on the secure port (enableProfiling)")
 	f.BoolVar(&sf.contentionProfiling, "contention-profiling", d.EnableContentionProfiling, "record block and mutex profiles while pprof is served (enableContentionProfiling)")
@@ -243,6 +256,10 @@ type Daemon struct {
 	// leaderHealth fails /livez when this replica leads but its lease
 	// renewals have stopped (a stuck renew loop).
 	leaderHealth *leaderelection.HealthzAdaptor
+	// loop is the Scheduler, whose loop /livez checks against
+	// stallTimeout (when above 0).
+	loop         loopChecker
+	stallTimeout time.Duration
 	// synced is set once the informer caches are; stopping once Run's
 	// context is done. /readyz reads both.
 	synced, stopping atomic.Bool
@@ -352,6 +369,8 @@ func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
 		leaseClient:   leaseClient,
 		leaderMetrics: leaderMetrics,
 		leaderHealth:  leaderelection.NewLeaderHealthzAdaptor(leaderHealthTolerance),
+		loop:          sched,
+		stallTimeout:  o.SchedulingStallTimeout,
 	}
 	// Last: they listen, and nothing after them may fail.
 	if o.HTTPBindAddress != "" {

@@ -18,20 +18,34 @@ import (
 // deadlock) is for the kubelet to restart.
 const leaderHealthTolerance = 20 * time.Second
 
+// loopChecker is the scheduling loop as /livez checks it; see
+// scheduler.Scheduler.LoopHealthy.
+type loopChecker interface {
+	LoopHealthy(now time.Time, bound time.Duration) error
+}
+
 // routes are the endpoint's routes, served on the plain HTTP endpoint
 // (listening on addr) and on the secure port alike:
 //
 //   - /healthz, /livez: the lease renew loop is not stuck
 //     (client-go's leaderelection.HealthzAdaptor; always passes on a
-//     standby and without leader election);
-//   - /readyz: that, and the informer caches are synced, and the process is
-//     not shutting down. A standby is ready: it has a warm cache to take
+//     standby and without leader election), and the scheduling loop has
+//     not been stuck for --scheduling-stall-timeout while pods wait (passes
+//     on a standby, which does not run it);
+//   - /readyz: those, and the informer caches are synced, and the process
+//     is not shutting down. A standby is ready: it has a warm cache to take
 //     over with.
 func (d *Daemon) routes(profiling bool, addr string) server.Options {
+	livez := []server.Checker{d.leaderHealth}
+	if d.stallTimeout > 0 {
+		livez = append(livez, server.CheckFunc("scheduling-loop", func(*http.Request) error {
+			return d.loop.LoopHealthy(time.Now(), d.stallTimeout)
+		}))
+	}
 	return server.Options{
 		Addr:     addr,
 		Gatherer: d.Metrics,
-		Livez:    []server.Checker{d.leaderHealth},
+		Livez:    livez,
 		Readyz: []server.Checker{
 			server.CheckFunc("informer-sync", func(*http.Request) error {
 				if !d.synced.Load() {
