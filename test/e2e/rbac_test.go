@@ -45,12 +45,12 @@ var serviceAccountGroups = []string{"system:serviceaccounts", "system:serviceacc
 // identities are the static-token users of the shared control plane besides
 // its admin; TestMain passes them to controlplane.Start.
 func identities() []controlplane.Token {
-	return []controlplane.Token{{
+	return append([]controlplane.Token{{
 		Token:  serviceAccountToken,
 		User:   serviceAccountUser,
 		UID:    "e2e-" + serviceAccountName,
 		Groups: serviceAccountGroups,
-	}}
+	}}, secureServingIdentities()...)
 }
 
 // yardmaster runs as deploy/'s ServiceAccount, under nothing but deploy/'s
