@@ -328,6 +328,10 @@ func ValidateNetworkTrafficArgs(a *NetworkTrafficArgs) error {
 	if a.TLSCAFile != "" && strings.HasPrefix(a.PrometheusAddress, "http://") {
 		errs = append(errs, field.Invalid(field.NewPath("tlsCAFile"), a.TLSCAFile, "is only used with an https prometheusAddress"))
 	}
+	if a.BearerTokenFile != "" && strings.HasPrefix(a.PrometheusAddress, "http://") {
+		errs = append(errs, field.Invalid(field.NewPath("bearerTokenFile"), a.BearerTokenFile,
+			"is only sent to an https prometheusAddress: over http anyone on the path could read the token"))
+	}
 	return errs.ToAggregate()
 }
 

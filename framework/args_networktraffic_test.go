@@ -166,6 +166,8 @@ func TestValidateNetworkTrafficArgs(t *testing.T) {
 			a.PrometheusAddress, a.TLSCAFile, a.BearerTokenFile = "https://prom/prefix", "/ca.pem", "/token"
 		})},
 		{name: "own query", args: valid(func(a *NetworkTrafficArgs) { a.Query, a.DeviceName = "sum by (nodename) (x)", "(" })},
+		{name: "a token over http", args: valid(func(a *NetworkTrafficArgs) { a.BearerTokenFile = "/token" }),
+			want: []string{"bearerTokenFile: Invalid value"}},
 		{name: "no address", args: valid(func(a *NetworkTrafficArgs) { a.PrometheusAddress = "" }),
 			want: []string{"prometheusAddress: Required value"}},
 		{name: "address without scheme", args: valid(func(a *NetworkTrafficArgs) { a.PrometheusAddress = "prometheus:9090" }),

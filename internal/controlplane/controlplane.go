@@ -143,7 +143,12 @@ type ControlPlane struct {
 	caData []byte  // PEM of the apiserver's self-signed serving cert and its CA
 	tokens []Token // admin first, then Options.Tokens
 
+	// etcd and apiserver are replaced by a restart (under mu).
 	etcd, apiserver, controllerManager *procgroup.Process
+	// The binaries and arguments etcd and kube-apiserver were started
+	// with, for restarts.
+	etcdPath, apiserverPath string
+	etcdArgs, apiserverArgs []string
 
 	// opts are the Options Start was given (ReadyTimeout defaulted), and
 	// logDir where the logs go, for StartControllerManager.
@@ -293,6 +298,7 @@ func (c *ControlPlane) Stop() error {
 		c.mu.Lock()
 		c.stopped = true
 		managers := c.managers
+		etcd, apiserver := c.etcd, c.apiserver
 		c.mu.Unlock()
 		for _, m := range managers {
 			errs = append(errs, m.Stop())
@@ -300,7 +306,7 @@ func (c *ControlPlane) Stop() error {
 		// Each component before the one it talks to: stopping a server
 		// under its client only makes the client log connection errors
 		// (or, for controllers, retry writes) while it shuts down.
-		for _, p := range []*procgroup.Process{c.controllerManager, c.apiserver, c.etcd} {
+		for _, p := range []*procgroup.Process{c.controllerManager, apiserver, etcd} {
 			if p != nil {
 				errs = append(errs, p.Stop(stopGracePeriod))
 			}
@@ -320,8 +326,11 @@ func (c *ControlPlane) Stop() error {
 // process group), for diagnostics and for tests that check Stop. Those
 // that StartControllerManager started have their own Pid.
 func (c *ControlPlane) PIDs() []int {
+	c.mu.Lock()
+	procs := []*procgroup.Process{c.etcd, c.apiserver, c.controllerManager}
+	c.mu.Unlock()
 	var pids []int
-	for _, p := range []*procgroup.Process{c.etcd, c.apiserver, c.controllerManager} {
+	for _, p := range procs {
 		if p != nil {
 			pids = append(pids, p.Pid())
 		}

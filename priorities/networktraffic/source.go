@@ -34,6 +34,11 @@ const (
 // misbehaving endpoint from filling the scheduler's memory.
 const maxResponseBytes = 64 << 20
 
+// maxSeries bounds the series of one answer that are kept: a series per
+// node, and no cluster has this many nodes. An answer with more (a query
+// that lost its aggregation, say) is refused rather than held.
+const maxSeries = 100_000
+
 // Errors of Fetch besides those of the HTTP API.
 var (
 	// ErrNoSeries means the query ran but returned no series that names a
@@ -42,6 +47,8 @@ var (
 	ErrNoSeries = errors.New("query returned no usable series")
 	// ErrBadResult means the answer is not an instant vector.
 	ErrBadResult = errors.New("query result is not an instant vector")
+	// ErrTooManySeries means the answer had more than maxSeries series.
+	ErrTooManySeries = errors.New("query returned too many series")
 	// errResponseTooLarge means the answer exceeded maxResponseBytes.
 	errResponseTooLarge = fmt.Errorf("response larger than %d bytes", maxResponseBytes)
 )
@@ -81,6 +88,8 @@ type Source struct {
 	label     model.LabelName
 	timeout   time.Duration
 	address   string
+	// maxSeries is maxSeries; tests lower it.
+	maxSeries int
 }
 
 // NewSource builds the client for args (defaulted and validated): address,
@@ -109,7 +118,7 @@ func NewSource(args *framework.NetworkTrafficArgs) (*Source, error) {
 	}
 	var rt http.RoundTripper = limitRoundTripper{next: transport}
 	if args.BearerTokenFile != "" {
-		rt = &bearerTokenRoundTripper{file: args.BearerTokenFile, next: rt}
+		rt = &bearerTokenRoundTripper{file: args.BearerTokenFile, scheme: u.Scheme, host: u.Host, next: rt}
 	}
 	client, err := api.NewClient(api.Config{Address: args.PrometheusAddress, RoundTripper: rt})
 	if err != nil {
@@ -122,6 +131,7 @@ func NewSource(args *framework.NetworkTrafficArgs) (*Source, error) {
 		label:     model.LabelName(args.NodeNameLabel),
 		timeout:   args.Timeout.Duration,
 		address:   u.Redacted(),
+		maxSeries: maxSeries,
 	}, nil
 }
 
@@ -193,7 +203,7 @@ func (s *Source) Fetch(ctx context.Context, now time.Time) (*Sample, error) {
 	if err != nil {
 		return nil, fmt.Errorf("query Prometheus at %s: %w", s.address, err)
 	}
-	smp, err := decodeVector(v, s.label)
+	smp, err := decodeVector(v, s.label, s.maxSeries)
 	if err != nil {
 		return nil, fmt.Errorf("query Prometheus at %s: %w", s.address, err)
 	}
@@ -206,7 +216,7 @@ func (s *Source) Fetch(ctx context.Context, now time.Time) (*Sample, error) {
 func (s *Source) Close() { s.transport.CloseIdleConnections() }
 
 // decodeVector turns an instant vector into a Sample without a time.
-func decodeVector(v model.Value, label model.LabelName) (*Sample, error) {
+func decodeVector(v model.Value, label model.LabelName, limit int) (*Sample, error) {
 	vec, ok := v.(model.Vector)
 	if !ok {
 		typ := "nothing"
@@ -214,6 +224,9 @@ func decodeVector(v model.Value, label model.LabelName) (*Sample, error) {
 			typ = "a " + v.Type().String()
 		}
 		return nil, fmt.Errorf("%w: got %s", ErrBadResult, typ)
+	}
+	if len(vec) > limit {
+		return nil, fmt.Errorf("%w: %d series, more than the %d kept (one per node is expected)", ErrTooManySeries, len(vec), limit)
 	}
 	s := &Sample{Bandwidth: make(map[string]float64, len(vec)), Series: len(vec)}
 	for _, smp := range vec {
@@ -243,13 +256,22 @@ func decodeVector(v model.Value, label model.LabelName) (*Sample, error) {
 // bearerTokenRoundTripper reads the token file before every request, so a
 // rotated token (a projected service account token, say) is picked up
 // without a restart. A query runs every refreshInterval, so the read costs
-// nothing worth caching.
+// nothing worth caching. The token goes only to the configured scheme and
+// host: a redirect to another host, or from https to http, is followed
+// without it (the RoundTripper sees every request the client's redirects
+// make, so it must decide, not net/http).
 type bearerTokenRoundTripper struct {
-	file string
-	next http.RoundTripper
+	file         string
+	scheme, host string
+	next         http.RoundTripper
 }
 
 func (rt *bearerTokenRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Scheme != rt.scheme || req.URL.Host != rt.host {
+		req = req.Clone(req.Context())
+		req.Header.Del("Authorization")
+		return rt.next.RoundTrip(req)
+	}
 	b, err := os.ReadFile(rt.file)
 	if err != nil {
 		closeBody(req)

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -428,5 +429,84 @@ func TestResponseSizeLimit(t *testing.T) {
 	body = &limitedBody{rc: io.NopCloser(strings.NewReader(strings.Repeat("x", 11))), left: 10}
 	if _, err := io.ReadAll(body); !errors.Is(err, errResponseTooLarge) {
 		t.Errorf("body over the limit: error %v, want %v", err, errResponseTooLarge)
+	}
+}
+
+// The token goes to the configured host only: a redirect to another host,
+// or from https to http, is followed without it.
+func TestBearerTokenNotSentAcrossRedirects(t *testing.T) {
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	plain := newPromStub(t, vector(nodeSeries("a", "1")))
+	var otherAuth []string
+	var mu sync.Mutex
+	other := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		otherAuth = append(otherAuth, r.Header.Get("Authorization"))
+		mu.Unlock()
+		vector(nodeSeries("a", "1"))(w, r)
+	}))
+	defer other.Close()
+	for _, tc := range []struct {
+		name, to string
+		got      func() []string
+	}{
+		{name: "https to http", to: plain.URL, got: func() []string {
+			var out []string
+			for _, r := range plain.received() {
+				out = append(out, r.auth)
+			}
+			return out
+		}},
+		{name: "another host", to: other.URL, got: func() []string {
+			mu.Lock()
+			defer mu.Unlock()
+			return append([]string(nil), otherAuth...)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var firstAuth string
+			origin := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				firstAuth = r.Header.Get("Authorization")
+				http.Redirect(w, r, tc.to+r.URL.Path, http.StatusTemporaryRedirect)
+			}))
+			defer origin.Close()
+			src, err := NewSource(defaultedArgs(origin.URL, func(a *framework.NetworkTrafficArgs) {
+				a.BearerTokenFile, a.InsecureSkipVerify = tokenFile, true
+			}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
+			if _, err := src.Fetch(t.Context(), t0); err != nil {
+				t.Fatal(err)
+			}
+			if firstAuth != "Bearer secret" {
+				t.Errorf("the configured host got Authorization %q", firstAuth)
+			}
+			if diff := cmp.Diff([]string{""}, tc.got()); diff != "" {
+				t.Errorf("Authorization after the redirect (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// An answer with more series than kept is refused, not held.
+func TestTooManySeries(t *testing.T) {
+	stub := newPromStub(t, vector(nodeSeries("a", "1"), nodeSeries("b", "1"), nodeSeries("c", "1")))
+	src, err := NewSource(defaultedArgs(stub.URL, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	src.maxSeries = 2
+	if _, err := src.Fetch(t.Context(), t0); !errors.Is(err, ErrTooManySeries) {
+		t.Errorf("Fetch error = %v, want ErrTooManySeries", err)
+	}
+	src.maxSeries = 3
+	if _, err := src.Fetch(t.Context(), t0); err != nil {
+		t.Errorf("Fetch of 3 series with 3 kept: %v", err)
 	}
 }
