@@ -21,7 +21,7 @@ CONTROL_PLANE := $(BIN)/etcd $(BIN)/kube-apiserver $(BIN)/kube-controller-manage
 
 export YARDMASTER_BIN_DIR := $(BIN)
 
-.PHONY: all build test unit e2e lint vet fmt bench demo image deploy control-plane prometheus clean
+.PHONY: all build test unit e2e lint vet fmt bench demo image deploy control-plane prometheus clean soak
 
 all: build
 
@@ -84,6 +84,9 @@ bench-go: ## Go benchmarks of the hot paths.
 
 bench-compare: build $(CONTROL_PLANE) ## yardmaster, kube-scheduler and the raw Binding ceiling on one local API server (hack/bench).
 	YARDMASTER_BINARY=$(BIN)/yardmaster $(GO) run ./hack/bench $(BENCH_FLAGS)
+
+soak: build $(CONTROL_PLANE) ## 30 minutes of churn on 500 nodes: no leak, no overcommit, every pod that fits bound (SOAK_FLAGS; not part of make test).
+	$(GO) run ./hack/soak -binary $(BIN)/yardmaster $(SOAK_FLAGS)
 
 image: ## Build the container image (needs a Docker engine).
 	docker build --build-arg VERSION=$(VERSION) -t $(IMAGE) .
