@@ -75,6 +75,10 @@ test: lint $(CONTROL_PLANE) prometheus ## Everything CI runs: lint, unit and e2e
 # with kube-controller-manager's PV binder; kube-scheduler takes about ten
 # minutes per 1,000-pod drain there):
 #   make bench-compare BENCH_FLAGS='-nodes 1000 -workloads volumes -stream-count 0 -runs 2'
+# and the DRA workload (a device of 8 per node claimed through a
+# ResourceClaimTemplate, with kube-controller-manager's ResourceClaim
+# controller; a few minutes):
+#   make bench-compare BENCH_FLAGS='-nodes 1000 -workloads dra -stream-count 0 -runs 3'
 BENCH_FLAGS ?=
 
 bench: bench-go bench-compare ## Go benchmarks, then yardmaster against kube-scheduler side by side.
