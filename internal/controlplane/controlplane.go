@@ -1,28 +1,39 @@
 // Package controlplane starts and stops a real local Kubernetes control plane
 // (etcd, kube-apiserver and, when asked for, kube-controller-manager with a
-// chosen few controllers; no kubelet) for e2e tests, the demo and
-// benchmarks.
+// chosen few controllers and KWOK as the kubelet of simulated nodes) for
+// e2e tests, the demo and benchmarks.
 //
-// The model: Start owns two or three child processes, each in its own
+// The model: Start owns two to four child processes, each in its own
 // process group, on loopback ports chosen at run time, with all state (etcd
 // data, serving certificates, keys, token file, kubeconfig) in one
-// temporary directory. Stop kills the process groups, kube-controller-manager
-// first, and removes that directory. Nothing is tied to the context passed
-// to Start beyond the wait for readiness: a test's context ending must not
-// kill a control plane that a later cleanup stops.
+// temporary directory. Stop kills the process groups, the clients (kwok,
+// kube-controller-manager) first, and removes that directory. Nothing is
+// tied to the context passed to Start beyond the wait for readiness: a
+// test's context ending must not kill a control plane that a later cleanup
+// stops.
 //
 // Identities are static bearer tokens (--token-auth-file). An admin token in
 // group system:masters is always created; Options.Tokens adds more.
 //
 // By default no controller runs. Options.Controllers starts
 // kube-controller-manager with exactly those controllers, as the admin
-// user; StorageControllers and DRAControllers are the sets tests share.
-// StartControllerManager starts one on a running control plane instead,
-// for part of its life, and Stop stops those too.
-// Whatever it does not run stays undone: the ServiceAccount admission plugin
-// is disabled (no token controller creates default ServiceAccounts), nodes
-// must be made ready by hand (CreateReadyNode), and namespaces are never
-// finalized unless namespace-controller is asked for.
+// user; StorageControllers, DRAControllers and WorkloadControllers are the
+// sets tests share. StartControllerManager starts one on a running control
+// plane instead, for part of its life, and Stop stops those too.
+//
+// By default there is no kubelet: nodes must be made ready by hand
+// (CreateReadyNode) and bound pods stay Pending. Options.KWOK starts KWOK,
+// which plays the kubelet of the nodes that CreateKWOKNode makes: they
+// report Ready and renew their Leases, pods bound to them go Running and
+// Ready, pods of Jobs (or with KWOKRunDurationAnnotation) succeed, and
+// deleted pods go, as the Stage files in kwok/ say. With
+// WorkloadControllers beside it, Deployments, StatefulSets and Jobs run
+// as in a cluster, with no scheduler but the one under test.
+//
+// Whatever it does not run stays undone: the ServiceAccount admission
+// plugin is disabled (no token controller creates default
+// ServiceAccounts), and namespaces are never finalized unless
+// namespace-controller is asked for.
 //
 // The package needs Unix process groups and is meant for Linux, where a
 // child also receives SIGKILL if the process that started it dies; package
