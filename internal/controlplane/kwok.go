@@ -91,6 +91,8 @@ func (c *ControlPlane) startKWOK(ctx context.Context, path string) error {
 	if leaseDuration <= 0 {
 		leaseDuration = DefaultNodeLeaseDuration
 	}
+	// Whole seconds, at least one: kwok reads 0 as "no leases".
+	leaseSeconds := max(1, int((leaseDuration+time.Second-1)/time.Second))
 	workDir := filepath.Join(c.Dir, "kwok")
 	stages, err := writeKWOKStages(filepath.Join(workDir, "stages"))
 	if err != nil {
@@ -110,7 +112,7 @@ func (c *ControlPlane) startKWOK(ctx context.Context, path string) error {
 		path,
 		"--kubeconfig=" + c.AdminKubeconfig,
 		"--manage-nodes-with-annotation-selector=" + KWOKNodeAnnotation + "=" + KWOKNodeAnnotationValue,
-		"--node-lease-duration-seconds=" + strconv.Itoa(int(leaseDuration/time.Second)),
+		"--node-lease-duration-seconds=" + strconv.Itoa(leaseSeconds),
 		"--cidr=" + kwokPodCIDR,
 		"--server-address=" + addr,
 	}

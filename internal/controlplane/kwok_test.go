@@ -89,6 +89,17 @@ func TestKWOK(t *testing.T) {
 		}
 	})
 
+	// A node KWOK does not manage, and a pod bound to it: nothing runs it.
+	plain, err := controlplane.CreateReadyNode(ctx, client, schedtest.MakeNode().Name("plain").Capacity("8", "16Gi", 110).Obj())
+	if err != nil {
+		t.Fatal(err)
+	}
+	unmanaged := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "unmanaged", Namespace: ns}, Spec: podSpec(v1.RestartPolicyAlways)}
+	unmanaged.Spec.NodeName = plain.Name
+	if _, err := client.CoreV1().Pods(ns).Create(ctx, unmanaged, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
 	var deploymentPods []v1.Pod
 	t.Run("deployment", func(t *testing.T) {
 		d := deployment(ns, "web", 3)
@@ -111,6 +122,17 @@ func TestKWOK(t *testing.T) {
 			d, err := client.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 			return err == nil && d.Status.ReadyReplicas == 3 && d.Status.AvailableReplicas == 3, err
 		})
+	})
+
+	t.Run("pods of other nodes left alone", func(t *testing.T) {
+		// Created before the deployment's pods, which KWOK has run since.
+		got, err := client.CoreV1().Pods(ns).Get(ctx, unmanaged.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status.Phase != v1.PodPending || len(got.Status.ContainerStatuses) != 0 {
+			t.Errorf("pod on node %q that KWOK does not manage: phase %q, containerStatuses %+v; want Pending and none", plain.Name, got.Status.Phase, got.Status.ContainerStatuses)
+		}
 	})
 
 	t.Run("run to completion", func(t *testing.T) {
