@@ -1,9 +1,9 @@
 # yardmaster — build, test and run.
 #
 # `make test` needs nothing but Go: it builds the local control plane
-# (etcd, kube-apiserver, kube-controller-manager; kube-scheduler for the
-# comparisons) from their Go modules into bin/ on first use and reuses them
-# afterwards.
+# (etcd, kube-apiserver, kube-controller-manager, KWOK's kwok for simulated
+# nodes; kube-scheduler for the comparisons) from their Go modules into bin/
+# on first use and reuses them afterwards.
 
 SHELL := /bin/bash
 BIN   := $(CURDIR)/bin
@@ -15,9 +15,12 @@ LDFLAGS := -s -w -X github.com/yardmaster-io/yardmaster/internal/version.Version
 STATICCHECK_VERSION := v0.8.2
 IMAGE ?= yardmaster:dev
 
-# Control-plane binaries, built from hack/tools (k8s.io/kubernetes v1.36.3
-# and etcd v3.6.8 as Go modules).
-CONTROL_PLANE := $(BIN)/etcd $(BIN)/kube-apiserver $(BIN)/kube-controller-manager $(BIN)/kube-scheduler
+# Control-plane binaries: KUBE_BINARIES built from hack/tools (k8s.io/kubernetes
+# v1.36.3 and etcd v3.6.8 as Go modules), kwok from hack/tools/kwok
+# (sigs.k8s.io/kwok v0.8.0, a module of its own: it needs other versions of
+# shared dependencies than k8s.io/kubernetes pins).
+KUBE_BINARIES := $(BIN)/etcd $(BIN)/kube-apiserver $(BIN)/kube-controller-manager $(BIN)/kube-scheduler
+CONTROL_PLANE := $(KUBE_BINARIES) $(BIN)/kwok
 
 export YARDMASTER_BIN_DIR := $(BIN)
 
@@ -28,13 +31,18 @@ all: build
 build: ## Build bin/yardmaster.
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/yardmaster ./cmd/yardmaster
 
-control-plane: $(CONTROL_PLANE) ## Build etcd, kube-apiserver, kube-controller-manager and kube-scheduler into bin/.
+control-plane: $(CONTROL_PLANE) ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok into bin/.
 
-$(CONTROL_PLANE) &: hack/tools/go.mod hack/tools/go.sum
+$(KUBE_BINARIES) &: hack/tools/go.mod hack/tools/go.sum
 	@mkdir -p $(BIN)
 	cd hack/tools && $(GO) build -o $(BIN)/ k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler
 	cd hack/tools && $(GO) build -o $(BIN)/etcd go.etcd.io/etcd/server/v3
-	@touch $(CONTROL_PLANE)
+	@touch $(KUBE_BINARIES)
+
+$(BIN)/kwok: hack/tools/kwok/go.mod hack/tools/kwok/go.sum
+	@mkdir -p $(BIN)
+	cd hack/tools/kwok && $(GO) build -o $(BIN)/kwok sigs.k8s.io/kwok/cmd/kwok
+	@touch $@
 
 $(BIN)/staticcheck:
 	GOBIN=$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -171,12 +172,19 @@ func (c *ControlPlane) launchAPIServer(ctx context.Context) error {
 }
 
 // waitForBootstrap waits for what kube-apiserver creates after /readyz
-// may already answer: the "default" namespace and the bootstrap RBAC
-// roles, which kube-scheduler's identity needs.
+// may already answer: the "default" namespace, the bootstrap RBAC roles,
+// which kube-scheduler's identity needs, and, for KWOK's node Leases,
+// the kube-node-lease namespace.
 func (c *ControlPlane) waitForBootstrap(ctx context.Context) error {
+	namespaces := []string{metav1.NamespaceDefault}
+	if c.opts.KWOK {
+		namespaces = append(namespaces, v1.NamespaceNodeLease)
+	}
 	return poll(ctx, c.apiserver, apiserverPollInterval, func(ctx context.Context) error {
-		if _, err := c.adminClient.CoreV1().Namespaces().Get(ctx, metav1.NamespaceDefault, metav1.GetOptions{}); err != nil {
-			return fmt.Errorf("namespace %q: %w", metav1.NamespaceDefault, err)
+		for _, ns := range namespaces {
+			if _, err := c.adminClient.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err != nil {
+				return fmt.Errorf("namespace %q: %w", ns, err)
+			}
 		}
 		if _, err := c.adminClient.RbacV1().ClusterRoles().Get(ctx, "system:kube-scheduler", metav1.GetOptions{}); err != nil {
 			if apierrors.IsNotFound(err) {

@@ -59,7 +59,7 @@ func startAll(t *testing.T, opts ...controlplane.Options) []*controlplane.Contro
 	}
 	for _, err := range errs {
 		if errors.Is(err, controlplane.ErrBinaryNotFound) && os.Getenv("CI") != "true" {
-			t.Skipf("skipping: etcd and kube-apiserver are not built (%v); build them into bin/ or set %s", err, controlplane.BinDirEnv)
+			t.Skipf("skipping: control-plane binaries are not built (%v); run make control-plane or set %s", err, controlplane.BinDirEnv)
 		}
 		if err != nil {
 			t.Fatalf("Start: %v", err)
