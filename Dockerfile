@@ -35,7 +35,7 @@ RUN --mount=type=cache,target=/go/pkg/mod \
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/yardmaster /usr/local/bin/yardmaster
 USER 65532:65532
-# Health, readiness and metrics (--http-bind-address).
-EXPOSE 10251
+# The secure port (--secure-port): health, readiness and metrics over HTTPS.
+EXPOSE 10259
 ENTRYPOINT ["/usr/local/bin/yardmaster"]
 CMD ["run"]

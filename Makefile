@@ -1,9 +1,9 @@
 # yardmaster — build, test and run.
 #
 # `make test` needs nothing but Go: it builds the local control plane
-# (etcd, kube-apiserver, kube-controller-manager; kube-scheduler for the
-# comparisons) from their Go modules into bin/ on first use and reuses them
-# afterwards.
+# (etcd, kube-apiserver, kube-controller-manager, KWOK's kwok for simulated
+# nodes; kube-scheduler for the comparisons) from their Go modules into bin/
+# on first use and reuses them afterwards.
 
 SHELL := /bin/bash
 BIN   := $(CURDIR)/bin
@@ -15,26 +15,34 @@ LDFLAGS := -s -w -X github.com/yardmaster-io/yardmaster/internal/version.Version
 STATICCHECK_VERSION := v0.8.2
 IMAGE ?= yardmaster:dev
 
-# Control-plane binaries, built from hack/tools (k8s.io/kubernetes v1.36.3
-# and etcd v3.6.8 as Go modules).
-CONTROL_PLANE := $(BIN)/etcd $(BIN)/kube-apiserver $(BIN)/kube-controller-manager $(BIN)/kube-scheduler
+# Control-plane binaries: KUBE_BINARIES built from hack/tools (k8s.io/kubernetes
+# v1.36.3 and etcd v3.6.8 as Go modules), kwok from hack/tools/kwok
+# (sigs.k8s.io/kwok v0.8.0, a module of its own: it needs other versions of
+# shared dependencies than k8s.io/kubernetes pins).
+KUBE_BINARIES := $(BIN)/etcd $(BIN)/kube-apiserver $(BIN)/kube-controller-manager $(BIN)/kube-scheduler
+CONTROL_PLANE := $(KUBE_BINARIES) $(BIN)/kwok
 
 export YARDMASTER_BIN_DIR := $(BIN)
 
-.PHONY: all build test unit e2e lint vet fmt bench demo image deploy control-plane prometheus clean
+.PHONY: all build test unit e2e lint vet fmt bench demo image deploy control-plane prometheus clean soak
 
 all: build
 
 build: ## Build bin/yardmaster.
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/yardmaster ./cmd/yardmaster
 
-control-plane: $(CONTROL_PLANE) ## Build etcd, kube-apiserver, kube-controller-manager and kube-scheduler into bin/.
+control-plane: $(CONTROL_PLANE) ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok into bin/.
 
-$(CONTROL_PLANE) &: hack/tools/go.mod hack/tools/go.sum
+$(KUBE_BINARIES) &: hack/tools/go.mod hack/tools/go.sum
 	@mkdir -p $(BIN)
 	cd hack/tools && $(GO) build -o $(BIN)/ k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler
 	cd hack/tools && $(GO) build -o $(BIN)/etcd go.etcd.io/etcd/server/v3
-	@touch $(CONTROL_PLANE)
+	@touch $(KUBE_BINARIES)
+
+$(BIN)/kwok: hack/tools/kwok/go.mod hack/tools/kwok/go.sum
+	@mkdir -p $(BIN)
+	cd hack/tools/kwok && $(GO) build -o $(BIN)/kwok sigs.k8s.io/kwok/cmd/kwok
+	@touch $@
 
 $(BIN)/staticcheck:
 	GOBIN=$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
@@ -75,6 +83,10 @@ test: lint $(CONTROL_PLANE) prometheus ## Everything CI runs: lint, unit and e2e
 # with kube-controller-manager's PV binder; kube-scheduler takes about ten
 # minutes per 1,000-pod drain there):
 #   make bench-compare BENCH_FLAGS='-nodes 1000 -workloads volumes -stream-count 0 -runs 2'
+# and the DRA workload (a device of 8 per node claimed through a
+# ResourceClaimTemplate, with kube-controller-manager's ResourceClaim
+# controller; a few minutes):
+#   make bench-compare BENCH_FLAGS='-nodes 1000 -workloads dra -stream-count 0 -runs 3'
 BENCH_FLAGS ?=
 
 bench: bench-go bench-compare ## Go benchmarks, then yardmaster against kube-scheduler side by side.
@@ -84,6 +96,9 @@ bench-go: ## Go benchmarks of the hot paths.
 
 bench-compare: build $(CONTROL_PLANE) ## yardmaster, kube-scheduler and the raw Binding ceiling on one local API server (hack/bench).
 	YARDMASTER_BINARY=$(BIN)/yardmaster $(GO) run ./hack/bench $(BENCH_FLAGS)
+
+soak: build $(CONTROL_PLANE) ## 30 minutes of churn on 500 nodes: no leak, no overcommit, every pod that fits bound (SOAK_FLAGS; not part of make test).
+	$(GO) run ./hack/soak -binary $(BIN)/yardmaster $(SOAK_FLAGS)
 
 image: ## Build the container image (needs a Docker engine).
 	docker build --build-arg VERSION=$(VERSION) -t $(IMAGE) .

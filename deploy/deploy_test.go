@@ -3,10 +3,12 @@ package deploy_test
 import (
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -23,6 +25,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/config"
 	"github.com/yardmaster-io/yardmaster/deploy"
+	"github.com/yardmaster-io/yardmaster/scheduler"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
@@ -30,9 +33,14 @@ import (
 const (
 	namespace      = "kube-system"
 	name           = "yardmaster"
-	httpPort       = 10251
+	securePort     = 10259
 	configDir      = "/etc/yardmaster"
 	networkTraffic = "NetworkTraffic"
+	// authReader binds the built-in Role that reads the
+	// extension-apiserver-authentication ConfigMap.
+	authReader = "yardmaster-authentication-reader"
+	// metricsReader is the overlay's grant of get /metrics to Prometheus.
+	metricsReader = "yardmaster-metrics-reader"
 )
 
 // render builds a kustomization of deploy/ or fails the test.
@@ -90,15 +98,45 @@ func TestKustomizationsRender(t *testing.T) {
 	overlay := render(t, deploy.ServiceMonitorOverlay)
 	var rest []runtime.Object
 	var monitors []*unstructured.Unstructured
+	var readerRole *rbacv1.ClusterRole
+	var readerBinding *rbacv1.ClusterRoleBinding
 	for _, o := range overlay {
-		if u, ok := o.(*unstructured.Unstructured); ok && u.GetKind() == "ServiceMonitor" {
-			monitors = append(monitors, u)
-			continue
+		switch o := o.(type) {
+		case *unstructured.Unstructured:
+			if o.GetKind() == "ServiceMonitor" {
+				monitors = append(monitors, o)
+				continue
+			}
+		case *rbacv1.ClusterRole:
+			if o.Name == metricsReader {
+				readerRole = o
+				continue
+			}
+		case *rbacv1.ClusterRoleBinding:
+			if o.Name == metricsReader {
+				readerBinding = o
+				continue
+			}
 		}
 		rest = append(rest, o)
 	}
 	if diff := cmp.Diff(want, yamlOf(t, rest)); diff != "" {
-		t.Errorf("overlay without its ServiceMonitor differs from the base (-base +overlay):\n%s", diff)
+		t.Errorf("overlay without its ServiceMonitor and %s differs from the base (-base +overlay):\n%s", metricsReader, diff)
+	}
+
+	// The scraper's identity may get /metrics and nothing else.
+	if readerRole == nil || readerBinding == nil {
+		t.Fatalf("overlay has no ClusterRole and ClusterRoleBinding %s", metricsReader)
+	}
+	wantRules := []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}
+	if diff := cmp.Diff(wantRules, readerRole.Rules); diff != "" {
+		t.Errorf("ClusterRole %s rules (-want +got):\n%s", metricsReader, diff)
+	}
+	if diff := cmp.Diff(rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: metricsReader}, readerBinding.RoleRef); diff != "" {
+		t.Errorf("ClusterRoleBinding %s roleRef (-want +got):\n%s", metricsReader, diff)
+	}
+	if len(readerBinding.Subjects) != 1 || readerBinding.Subjects[0].Kind != rbacv1.ServiceAccountKind {
+		t.Errorf("ClusterRoleBinding %s subjects %+v, want Prometheus's service account", metricsReader, readerBinding.Subjects)
 	}
 	if len(monitors) != 1 {
 		t.Fatalf("overlay has %d ServiceMonitors, want 1", len(monitors))
@@ -124,8 +162,16 @@ func TestKustomizationsRender(t *testing.T) {
 		t.Fatalf("ServiceMonitor has %d endpoints, want 1", len(endpoints))
 	}
 	ep, _ := endpoints[0].(map[string]any)
-	if ep["port"] != svc.Spec.Ports[0].Name || ep["path"] != "/metrics" {
-		t.Errorf("ServiceMonitor endpoint %v, want port %q path /metrics", ep, svc.Spec.Ports[0].Name)
+	if ep["port"] != svc.Spec.Ports[0].Name || ep["path"] != "/metrics" || ep["scheme"] != "https" {
+		t.Errorf("ServiceMonitor endpoint %v, want port %q, path /metrics, scheme https", ep, svc.Spec.Ports[0].Name)
+	}
+	// The scrape authenticates with Prometheus's service account token,
+	// and trusts the replicas' self-signed certificate.
+	if ep["bearerTokenFile"] != "/var/run/secrets/kubernetes.io/serviceaccount/token" {
+		t.Errorf("ServiceMonitor endpoint bearerTokenFile %v, want the service account token", ep["bearerTokenFile"])
+	}
+	if skip, _, _ := unstructured.NestedBool(ep, "tlsConfig", "insecureSkipVerify"); !skip {
+		t.Errorf("ServiceMonitor endpoint tlsConfig %v: the certificate is self-signed, want insecureSkipVerify", ep["tlsConfig"])
 	}
 }
 
@@ -171,6 +217,7 @@ func TestBaseObjects(t *testing.T) {
 		"*v1.Deployment kube-system/yardmaster",
 		"*v1.PodDisruptionBudget kube-system/yardmaster",
 		"*v1.Role kube-system/yardmaster-leader-election",
+		"*v1.RoleBinding kube-system/" + authReader,
 		"*v1.RoleBinding kube-system/yardmaster-leader-election",
 		"*v1.Service kube-system/yardmaster-metrics",
 		"*v1.ServiceAccount kube-system/yardmaster",
@@ -219,14 +266,17 @@ func flatten(t *testing.T, role string, rules []rbacv1.PolicyRule) map[rule][]st
 // other. test/e2e/rbac_test.go proves these are enough.
 func TestRBACIsLeastPrivilege(t *testing.T) {
 	objs, c := base(t)
-	read := []string{"get", "list", "watch"}
+	// What an audit log of the e2e tests shows yardmaster doing, and the
+	// rarer paths of its code: informers list and watch, nothing gets
+	// what an informer holds.
+	read := []string{"list", "watch"}
 	wantCluster := map[rule][]string{
-		{"", "pods", ""}:                                  {"delete", "get", "list", "watch"},
+		{"", "pods", ""}:                                  {"delete", "list", "watch"},
 		{"policy", "poddisruptionbudgets", ""}:            read,
 		{"", "nodes", ""}:                                 read,
 		{"", "namespaces", ""}:                            read,
-		{"", "persistentvolumeclaims", ""}:                {"get", "list", "update", "watch"},
-		{"", "persistentvolumes", ""}:                     {"get", "list", "update", "watch"},
+		{"", "persistentvolumeclaims", ""}:                {"list", "update", "watch"},
+		{"", "persistentvolumes", ""}:                     {"list", "update", "watch"},
 		{"", "services", ""}:                              read,
 		{"", "replicationcontrollers", ""}:                read,
 		{"apps", "replicasets", ""}:                       read,
@@ -236,16 +286,18 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 		{"storage.k8s.io", "volumeattachments", ""}:       read,
 		{"resource.k8s.io", "deviceclasses", ""}:          read,
 		{"resource.k8s.io", "resourceslices", ""}:         read,
-		{"resource.k8s.io", "resourceclaimtemplates", ""}: read,
+		{"resource.k8s.io", "resourceclaimtemplates", ""}: {"get", "list", "watch"}, // asked for by the DRA issue, as kube-scheduler has it
 		{"resource.k8s.io", "resourceclaims", ""}:         {"create", "delete", "get", "list", "update", "watch"},
 		{"resource.k8s.io", "resourceclaims/status", ""}:  {"patch", "update"},
 		{"resource.k8s.io", "resourceclaims/binding", ""}: {"patch", "update"},
 		{"storage.k8s.io", "csidrivers", ""}:              read,
 		{"storage.k8s.io", "csistoragecapacities", ""}:    read,
 		{"", "pods/binding", ""}:                          {"create"},
-		{"", "pods/status", ""}:                           {"patch", "update"},
-		{"", "events", ""}:                                {"create", "patch", "update"},
-		{"events.k8s.io", "events", ""}:                   {"create", "patch", "update"},
+		{"", "pods/status", ""}:                           {"patch"},
+		{"events.k8s.io", "events", ""}:                   {"create", "patch"},
+		// The secure port's delegated authentication and authorization.
+		{"authentication.k8s.io", "tokenreviews", ""}:        {"create"},
+		{"authorization.k8s.io", "subjectaccessreviews", ""}: {"create"},
 	}
 	cr := one[*rbacv1.ClusterRole](t, objs)
 	if cr.AggregationRule != nil {
@@ -274,9 +326,22 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 	sa := one[*v1.ServiceAccount](t, objs)
 	wantSubjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa.Name, Namespace: sa.Namespace}}
 	crb := one[*rbacv1.ClusterRoleBinding](t, objs)
-	rb := one[*rbacv1.RoleBinding](t, objs)
+	bindings := map[string]*rbacv1.RoleBinding{}
+	for _, rb := range all[*rbacv1.RoleBinding](objs) {
+		bindings[rb.Name] = rb
+	}
+	rb, reader := bindings[role.Name], bindings[authReader]
+	if rb == nil || reader == nil || len(bindings) != 2 {
+		t.Fatalf("RoleBindings %v, want %s and %s", slices.Sorted(maps.Keys(bindings)), role.Name, authReader)
+	}
 	if rb.Namespace != role.Namespace {
 		t.Errorf("RoleBinding in %q, Role in %q", rb.Namespace, role.Namespace)
+	}
+	// The API server publishes its client CAs in
+	// kube-system/extension-apiserver-authentication; the built-in Role
+	// reads that one ConfigMap.
+	if reader.Namespace != "kube-system" {
+		t.Errorf("RoleBinding %s in %q, want kube-system, where the ConfigMap is", reader.Name, reader.Namespace)
 	}
 	for _, b := range []struct {
 		kind         string
@@ -285,6 +350,7 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 	}{
 		{"ClusterRoleBinding", crb.RoleRef, rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: cr.Name}, crb.Subjects},
 		{"RoleBinding", rb.RoleRef, rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name}, rb.Subjects},
+		{"RoleBinding", reader.RoleRef, rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "extension-apiserver-authentication-reader"}, reader.Subjects},
 	} {
 		if diff := cmp.Diff(b.wantRef, b.ref); diff != "" {
 			t.Errorf("%s roleRef (-want +got):\n%s", b.kind, diff)
@@ -327,6 +393,14 @@ func TestDeployment(t *testing.T) {
 		t.Errorf("required pod anti-affinity %+v, want one term on %s", terms, v1.LabelHostname)
 	} else if s, err := metav1.LabelSelectorAsSelector(terms[0].LabelSelector); err != nil || !s.Matches(podLabels) {
 		t.Errorf("anti-affinity selector %v does not match the replicas' labels %v (%v)", terms[0].LabelSelector, podLabels, err)
+	}
+
+	// The shutdown (stop taking pods, bindings finish within
+	// scheduler.DefaultBindGracePeriod, events and HTTP requests flush
+	// within 5s each, the Lease is released) is budgeted against the grace
+	// period, so it is written down rather than left to the default.
+	if g := spec.TerminationGracePeriodSeconds; g == nil || time.Duration(*g)*time.Second < scheduler.DefaultBindGracePeriod+10*time.Second {
+		t.Errorf("terminationGracePeriodSeconds = %s, want it set, and room for the bindings' grace period and 10s of flushing", ptrString(g))
 	}
 
 	psc := spec.SecurityContext
@@ -390,8 +464,8 @@ func TestDeployment(t *testing.T) {
 				t.Fatalf("%s probe %+v, want httpGet", tc.name, tc.probe)
 			}
 			g := tc.probe.HTTPGet
-			if g.Path != tc.path || g.Scheme != v1.URISchemeHTTP || containerPort(c, g.Port) != httpPort {
-				t.Errorf("%s probe GET %s://:%s%s, want HTTP://:%d%s", tc.name, g.Scheme, g.Port.String(), g.Path, httpPort, tc.path)
+			if g.Path != tc.path || g.Scheme != v1.URISchemeHTTPS || containerPort(c, g.Port) != securePort {
+				t.Errorf("%s probe GET %s://:%s%s, want HTTPS://:%d%s", tc.name, g.Scheme, g.Port.String(), g.Path, securePort, tc.path)
 			}
 		})
 	}
@@ -436,8 +510,8 @@ func TestServiceAndDisruptionBudget(t *testing.T) {
 	if len(svc.Spec.Selector) == 0 || !labels.SelectorFromSet(svc.Spec.Selector).Matches(podLabels) {
 		t.Errorf("Service %s selects %v; pods have %v", svc.Name, svc.Spec.Selector, podLabels)
 	}
-	if len(svc.Spec.Ports) != 1 || containerPort(c, svc.Spec.Ports[0].TargetPort) != httpPort {
-		t.Errorf("Service %s ports %+v, want one to container port %d", svc.Name, svc.Spec.Ports, httpPort)
+	if len(svc.Spec.Ports) != 1 || containerPort(c, svc.Spec.Ports[0].TargetPort) != securePort {
+		t.Errorf("Service %s ports %+v, want one to container port %d", svc.Name, svc.Spec.Ports, securePort)
 	}
 
 	pdb := one[*policyv1.PodDisruptionBudget](t, objs)
@@ -464,7 +538,7 @@ func TestConfig(t *testing.T) {
 		t.Errorf("lease %s/%s, want %s/%s", c.LeaderElection.ResourceNamespace, c.LeaderElection.ResourceName, namespace, name)
 	}
 	if c.EnableProfiling {
-		t.Errorf("enableProfiling is on: /debug/pprof would be served without authentication on every interface")
+		t.Errorf("enableProfiling is on: /debug/pprof would be served on the secure port; nobody needs it routinely")
 	}
 	if c.ClientConnection.Kubeconfig != "" {
 		t.Errorf("clientConnection.kubeconfig = %q; in the cluster yardmaster uses its service account", c.ClientConnection.Kubeconfig)

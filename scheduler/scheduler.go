@@ -173,6 +173,8 @@ type Scheduler struct {
 	outcomes outcomeWaiters
 	// podLister reads the informer's pods; nil without informers.
 	podLister corelisters.PodLister
+	// loop is the scheduling loop's progress, for LoopHealthy.
+	loop loopProgress
 }
 
 // handle gives plugins the snapshot and the informers.
@@ -347,9 +349,11 @@ func (s *Scheduler) Run(ctx context.Context) {
 	}
 
 	s.logger.Info("scheduling loop started", zap.Int("profiles", len(s.profiles)))
+	s.loop.started(s.clock.Now())
 	for ctx.Err() == nil {
 		s.scheduleOne(ctx)
 	}
+	s.loop.stopped()
 	s.Queue.Close()
 	s.waitForBinds()
 	close(s.bindJobs)
@@ -395,6 +399,8 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 	if err != nil {
 		return
 	}
+	s.loop.popped(s.clock.Now())
+	defer s.loop.finished(s.clock)
 	pod := qpi.Pod
 	prof := s.profiles[pod.Spec.SchedulerName]
 	if prof == nil || pod.DeletionTimestamp != nil || s.Cache.IsAssumed(pod.UID) {

@@ -154,27 +154,27 @@ func runCluster(ctx context.Context, o *options, r *Report, n int, out, logDir s
 
 // runWorkload measures every run of every contender on w. Each run starts
 // with the next contender, so that with several runs none is always the
-// first after a cleanup. A workload with claims runs with
-// kube-controller-manager's storage controllers, has a warm-up of its own
-// and no ceilings.
+// first after a cleanup. A workload with claims of volumes or devices
+// runs with the kube-controller-manager controllers it needs, has a
+// warm-up of its own and no ceilings.
 func (c *cluster) runWorkload(ctx context.Context, r *Report, w workload) error {
 	o := c.opts
 	contenders := o.schedulers
-	if w.claims {
+	if controllers := w.controllers(); len(controllers) > 0 {
 		contenders = nil
 		for _, s := range o.schedulers {
 			if !isCeiling(s) {
 				contenders = append(contenders, s)
 				continue
 			}
-			note := fmt.Sprintf("%d nodes, %s: %s skipped: it posts Bindings and nothing else, so no claim would get a volume", len(c.nodes), w.name, s)
+			note := fmt.Sprintf("%d nodes, %s: %s skipped: it posts Bindings and nothing else, so %s", len(c.nodes), w.name, s, w.ceilingSkipped())
 			logf("  %s", note)
 			r.Skipped = append(r.Skipped, note)
 		}
 		if len(contenders) == 0 {
 			return nil
 		}
-		stop, err := c.startControllers(ctx)
+		stop, err := c.startControllers(ctx, controllers)
 		if err != nil {
 			return fmt.Errorf("%s: %w", w.name, err)
 		}
@@ -215,11 +215,11 @@ func (c *cluster) runWorkload(ctx context.Context, r *Report, w workload) error 
 	return nil
 }
 
-// startControllers starts kube-controller-manager with the storage
-// controllers and returns the function that stops it.
-func (c *cluster) startControllers(ctx context.Context) (stop func(), err error) {
+// startControllers starts kube-controller-manager with controllers and
+// returns the function that stops it.
+func (c *cluster) startControllers(ctx context.Context, controllers []string) (stop func(), err error) {
 	t := time.Now()
-	c.controllers, err = c.cp.StartControllerManager(ctx, controlplane.StorageControllers(), controllerManagerFlags(c.opts.profile))
+	c.controllers, err = c.cp.StartControllerManager(ctx, controllers, controllerManagerFlags(c.opts.profile))
 	if err != nil {
 		return nil, fmt.Errorf("starting kube-controller-manager: %w", err)
 	}
@@ -273,7 +273,7 @@ func (c *cluster) warmUp(ctx context.Context, w workload, contenders []string, c
 // sizes returns what the number of pods of a phase depends on, pods being
 // -pods or -stream-count.
 func (c *cluster) sizes(pods int) sizes {
-	return sizes{pods: pods, volumePods: c.opts.volumePods, nodes: len(c.nodes)}
+	return sizes{pods: pods, volumePods: c.opts.volumePods, draPods: c.opts.draPods, nodes: len(c.nodes)}
 }
 
 // measure runs the drain and, for a real scheduler, the stream phase.
@@ -286,7 +286,7 @@ func (c *cluster) measure(ctx context.Context, w workload, run *Run) error {
 	logf("  %-12s run %d %-14s drain %5d/%-5d pods %7.0f pods/s  first bind after %5.2fs  cpu %6.2f ms/pod  rss %4.0f MiB  violations %d  stddev %.0fm  other load %.2f  events %d (+%.1fs)",
 		w.name, run.Run, run.Contender, d.Bound, d.Pods, d.PodsPerSecond, d.StartToFirstBindS, d.CPUMsPerPod, d.PeakRSSMiB,
 		d.Placement.Violations, d.Placement.CPUStddevMilli, d.OtherCPUCores, d.ScheduledEvents, d.LastEventAfterLastBindS)
-	if w.claims && d.Bound > 0 {
+	if w.controllers() != nil && d.Bound > 0 {
 		logf("  %-12s run %d %-14s drain: kube-controller-manager %.2f ms/pod, kube-apiserver+etcd %.2f ms/pod",
 			w.name, run.Run, run.Contender, 1000*d.ControllerManagerCPUSeconds/float64(d.Bound), 1000*(d.APIServerCPUSeconds+d.EtcdCPUSeconds)/float64(d.Bound))
 	}

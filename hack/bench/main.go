@@ -32,6 +32,7 @@
 //
 //	go run ./hack/bench -nodes 1000 -pods 5000 -workloads basic,spread,antiaffinity,mixed
 //	go run ./hack/bench -nodes 1000 -workloads volumes -schedulers yardmaster,kube-scheduler
+//	go run ./hack/bench -nodes 1000 -workloads dra -stream-count 0 -runs 2
 //
 // It prints a markdown table and writes results.json, results.md, one PNG
 // of pods bound over time per cluster size and workload, and every
@@ -48,6 +49,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -95,6 +97,9 @@ type options struct {
 	// volumePods is the number of pods (each with its claim and local
 	// volume) of the volumes workload; 0 means one per node.
 	volumePods int
+	// draPods is the number of pods (each claiming one device) of the dra
+	// workload; 0 means one per node.
+	draPods    int
 	workloads  []string
 	schedulers []string
 	runs       int
@@ -138,8 +143,9 @@ func parseFlags(args []string) (*options, error) {
 	)
 	binDir := envOr("YARDMASTER_BIN_DIR", "bin")
 	fs.StringVar(&nodes, "nodes", "1000", "cluster sizes, comma-separated; each gets its own control plane")
-	fs.IntVar(&o.pods, "pods", 2000, "pods per drain for basic, spread and mixed (antiaffinity always uses one pod per node, volumes -volume-pods)")
+	fs.IntVar(&o.pods, "pods", 2000, "pods per drain for basic, spread and mixed (antiaffinity always uses one pod per node, volumes -volume-pods, dra -dra-pods)")
 	fs.IntVar(&o.volumePods, "volume-pods", 0, "pods per drain for volumes, each with its own claim and local volume, the volumes spread evenly over the nodes; 0 means one per node")
+	fs.IntVar(&o.draPods, "dra-pods", 0, "pods per drain for dra, each claiming one of the 8 devices per node; 0 means one per node")
 	fs.StringVar(&workloads, "workloads", "basic,spread", "comma-separated: "+strings.Join(workloadNames(), ","))
 	fs.StringVar(&schedulers, "schedulers", "yardmaster,kube-scheduler,ceiling,ceiling-events", "comma-separated; each run rotates the order. ceiling binds round-robin with no decisions, ceiling-events also posts the Scheduled event per pod")
 	fs.IntVar(&o.runs, "runs", 1, "repetitions of every (workload, scheduler); the table shows medians")
@@ -196,12 +202,15 @@ func parseFlags(args []string) (*options, error) {
 		return nil, errors.New("-nodes, -workloads and -schedulers must not be empty")
 	case o.pods <= 0 || o.runs <= 0 || o.workers <= 0:
 		return nil, errors.New("-pods, -runs and -workers must be positive")
-	case o.volumePods < 0:
-		return nil, errors.New("-volume-pods must be >= 0")
+	case o.volumePods < 0 || o.draPods < 0:
+		return nil, errors.New("-volume-pods and -dra-pods must be >= 0")
 	case o.qps <= 0 || o.burst <= 0:
 		return nil, errors.New("-qps and -burst must be positive")
 	case o.streamCount < 0 || (o.streamCount > 0 && o.streamRate <= 0):
 		return nil, errors.New("-stream-count must be >= 0 and -stream-rate positive")
+	}
+	if smallest := slices.Min(o.nodes); o.draPods > devicesPerNode*smallest {
+		return nil, fmt.Errorf("-dra-pods %d: %d nodes have only %d devices", o.draPods, smallest, devicesPerNode*smallest)
 	}
 	if o.yardmasterBinary == "" {
 		o.yardmasterBinary = filepath.Join(o.binDir, "yardmaster")

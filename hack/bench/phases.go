@@ -91,17 +91,22 @@ func (c *cluster) controlPlanePIDs() []int {
 }
 
 // clear deletes what a phase of w made in ns: the pods and events, then
-// the claims and volumes of a workload with claims.
+// the claims and volumes of a workload with claims, or the claims,
+// template, slices and class of a workload with devices.
 func (c *cluster) clear(ctx context.Context, w workload, ns string) error {
 	err := clearNamespace(ctx, c.client, ns)
 	if w.claims {
 		err = errors.Join(err, deleteStorage(ctx, c.client, c.opts.workers, ns))
 	}
+	if w.devices {
+		err = errors.Join(err, deleteDevices(ctx, c.client, c.opts.workers, ns))
+	}
 	return err
 }
 
 // checkPlacement checks where the pods of a phase in ns went, and for a
-// workload with claims, the claims and volumes.
+// workload with claims, the claims and volumes; for one with devices, the
+// device claims.
 func (c *cluster) checkPlacement(ctx context.Context, w workload, ns string, pods []*v1.Pod) (Placement, error) {
 	p := checkPlacement(c.nodes, pods)
 	if w.claims {
@@ -110,6 +115,13 @@ func (c *cluster) checkPlacement(ctx context.Context, w workload, ns string, pod
 			return p, err
 		}
 		checkVolumes(&p, c.nodes, pods, claims, pvs)
+	}
+	if w.devices {
+		claims, rs, err := listDevices(ctx, c.client, ns)
+		if err != nil {
+			return p, err
+		}
+		checkDevices(&p, pods, claims, rs)
 	}
 	return p, nil
 }
@@ -136,6 +148,11 @@ func (c *cluster) drain(ctx context.Context, w workload, contender string, count
 			return nil, err
 		}
 	}
+	if w.devices {
+		if err := createDevices(ctx, c.client, c.opts.workers, ns, len(c.nodes)); err != nil {
+			return nil, err
+		}
+	}
 	pods := podsFor(w, count, len(c.nodes), ns, profileName(contender))
 	if err := createPods(ctx, c.client, c.opts.workers, pods); err != nil {
 		return nil, err
@@ -147,6 +164,13 @@ func (c *cluster) drain(ctx context.Context, w workload, contender string, count
 	}
 	if seen, _ := rec.counts(); seen < count {
 		return nil, fmt.Errorf("watch saw %d of %d pods in %q", seen, count, ns)
+	}
+	if w.devices {
+		// The drain times the scheduler, not the ResourceClaim
+		// controller.
+		if err := waitForClaims(ctx, c.client, rec, ns, count); err != nil {
+			return nil, err
+		}
 	}
 
 	if c.opts.quiesce {
@@ -318,6 +342,13 @@ func (c *cluster) stream(ctx context.Context, w workload, contender string) (_ *
 	if w.claims {
 		// Before the scheduler starts: only the pods arrive at the rate.
 		if err := createStorage(ctx, c.client, c.opts.workers, ns, count, len(c.nodes)); err != nil {
+			return nil, err
+		}
+	}
+	if w.devices {
+		// The claims are not: the ResourceClaim controller makes each
+		// pod's as it arrives, and its latency is part of the pod's.
+		if err := createDevices(ctx, c.client, c.opts.workers, ns, len(c.nodes)); err != nil {
 			return nil, err
 		}
 	}

@@ -43,6 +43,12 @@ type Placement struct {
 	// VolumeNodeAffinity counts pods on a node that the node affinity of
 	// one of their volumes excludes.
 	VolumeNodeAffinity int `json:"volume_node_affinity,omitempty"`
+	// DeviceAllocation counts faults of the device claims of bound pods:
+	// a claim missing or unallocated, allocated anything but one device
+	// that the pod's node publishes, or not reserved for the pod.
+	DeviceAllocation int `json:"device_allocation,omitempty"`
+	// SharedDevices counts devices allocated to more than one claim.
+	SharedDevices int `json:"shared_devices,omitempty"`
 	// Examples describes the first few violations.
 	Examples []string `json:"examples,omitempty"`
 	// CPUStddevMilli is the population standard deviation of the CPU
@@ -64,7 +70,8 @@ func (p *Placement) violate(kind *int, format string, args ...any) {
 // the ones the workloads use, written independently of either scheduler:
 // resources fit, DoNotSchedule topology spread, required pod
 // anti-affinity, nodeSelector and required node affinity (and, in
-// checkVolumes, the claims and volumes).
+// checkVolumes, the claims and volumes; in checkDevices, the device
+// claims).
 func checkPlacement(nodes []*v1.Node, pods []*v1.Pod) Placement {
 	res := Placement{Pods: len(pods)}
 	nodeByName := make(map[string]*v1.Node, len(nodes))

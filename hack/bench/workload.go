@@ -6,6 +6,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/yardmaster-io/yardmaster/internal/controlplane"
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 )
 
@@ -46,6 +47,13 @@ type workload struct {
 	// (storage.go), and kube-controller-manager's storage controllers run
 	// while the workload is measured.
 	claims bool
+	// devices says that pod i claims one device through the
+	// ResourceClaimTemplate benchTemplateName: the harness makes the
+	// DeviceClass, a ResourceSlice per node and the template before the
+	// contender starts, and waits until kube-controller-manager's
+	// ResourceClaim controller, which runs while the workload is
+	// measured, has made every pod's claim (devices.go).
+	devices bool
 	// profileRate is the drain rate, in pods/s, that -profile sizes its
 	// CPU profiles for; 0 means defaultProfileRate.
 	profileRate int
@@ -59,8 +67,10 @@ const defaultProfileRate = 250
 type sizes struct {
 	// pods is -pods (the stream phase: -stream-count).
 	pods int
-	// volumePods is -volume-pods; 0 means one pod per node.
+	// volumePods is -volume-pods and draPods -dra-pods; 0 means one pod
+	// per node.
 	volumePods int
+	draPods    int
 	nodes      int
 }
 
@@ -115,6 +125,46 @@ var workloads = []workload{
 		// The PV binder completes one claim at a time.
 		profileRate: 50,
 	},
+	{
+		name: "dra",
+		what: "100m/128Mi and one device each, claimed through a ResourceClaimTemplate, of 8 per node: as many pods as nodes (-dra-pods)",
+		count: func(s sizes) int {
+			if s.draPods > 0 {
+				return s.draPods
+			}
+			return s.nodes
+		},
+		pod: func(i, _ int) *v1.Pod {
+			return withDeviceClaim(basePod(i, "dra", "100m", "128Mi"))
+		},
+		devices: true,
+		// kube-scheduler drains some 60 pods/s here.
+		profileRate: 50,
+	},
+}
+
+// controllers returns the kube-controller-manager controllers w needs
+// beside the scheduler, or nil.
+func (w workload) controllers() []string {
+	switch {
+	case w.claims:
+		return controlplane.StorageControllers()
+	case w.devices:
+		return controlplane.DRAControllers()
+	}
+	return nil
+}
+
+// ceilingSkipped says why the ceilings, which post Bindings and nothing
+// else, cannot run w, or "" when they can.
+func (w workload) ceilingSkipped() string {
+	switch {
+	case w.claims:
+		return "no claim would get a volume"
+	case w.devices:
+		return "no claim would get a device"
+	}
+	return ""
 }
 
 // mixedPod cycles through ten kinds of pod. The anti-affinity tenth is

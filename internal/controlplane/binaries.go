@@ -9,9 +9,10 @@ import (
 	"strings"
 )
 
-// ErrBinaryNotFound is wrapped by Start's error when etcd, kube-apiserver
-// or (with Options.Controllers) kube-controller-manager cannot be found, so
-// tests can tell "not built" from "broken".
+// ErrBinaryNotFound is wrapped by Start's error when etcd, kube-apiserver,
+// (with Options.Controllers) kube-controller-manager or (with
+// Options.KWOK) kwok cannot be found, so tests can tell "not built" from
+// "broken".
 var ErrBinaryNotFound = errors.New("control plane binary not found")
 
 // BinDirEnv names the environment variable that overrides the default BinDir.
@@ -24,20 +25,24 @@ const modulePath = "github.com/yardmaster-io/yardmaster"
 var etcdNames = []string{"etcd", "server"}
 
 // binaryPaths are the resolved paths of the components Start runs;
-// controllerManager is empty when Options.Controllers is.
+// controllerManager is empty when Options.Controllers is, kwok when
+// Options.KWOK is false.
 type binaryPaths struct {
-	etcd, apiserver, controllerManager string
+	etcd, apiserver, controllerManager, kwok string
 }
 
-// binaries resolves the paths of etcd, kube-apiserver and, when controllers
-// are asked for, kube-controller-manager.
+// binaries resolves the paths of etcd, kube-apiserver and, when asked
+// for, kube-controller-manager and kwok.
 func (o Options) binaries() (binaryPaths, error) {
 	b := binaryPaths{etcd: o.EtcdPath, apiserver: o.APIServerPath}
 	wantCM := len(o.Controllers) > 0
 	if wantCM {
 		b.controllerManager = o.ControllerManagerPath
 	}
-	if b.etcd == "" || b.apiserver == "" || (wantCM && b.controllerManager == "") {
+	if o.KWOK {
+		b.kwok = o.KWOKPath
+	}
+	if b.etcd == "" || b.apiserver == "" || (wantCM && b.controllerManager == "") || (o.KWOK && b.kwok == "") {
 		dir, err := o.binDir()
 		if err != nil {
 			return binaryPaths{}, err
@@ -59,8 +64,11 @@ func (o Options) binaries() (binaryPaths, error) {
 		if wantCM && b.controllerManager == "" {
 			b.controllerManager = filepath.Join(dir, "kube-controller-manager")
 		}
+		if o.KWOK && b.kwok == "" {
+			b.kwok = filepath.Join(dir, "kwok")
+		}
 	}
-	for _, p := range []string{b.etcd, b.apiserver, b.controllerManager} {
+	for _, p := range []string{b.etcd, b.apiserver, b.controllerManager, b.kwok} {
 		if p != "" && !isExecutable(p) {
 			return binaryPaths{}, fmt.Errorf("%w: %q", ErrBinaryNotFound, p)
 		}

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -57,16 +58,24 @@ func (c *ControlPlane) startEtcd(ctx context.Context, path string, clientPort, p
 	if etcdSupportsFlag(path, "--unsafe-no-fsync") {
 		args = append(args, "--unsafe-no-fsync")
 	}
-	p, err := procgroup.Start("etcd", path, args, c.EtcdLog)
+	c.etcdPath, c.etcdArgs = path, args
+	c.EtcdURL = clientURL
+	return c.launchEtcd(ctx)
+}
+
+// launchEtcd starts etcd with the arguments startEtcd chose (its data
+// directory kept, so a restart finds its data) and waits for /health.
+func (c *ControlPlane) launchEtcd(ctx context.Context) error {
+	p, err := procgroup.Start("etcd", c.etcdPath, c.etcdArgs, c.EtcdLog)
 	if err != nil {
 		return err
 	}
+	c.mu.Lock()
 	c.etcd = p
-	c.EtcdURL = clientURL
-
+	c.mu.Unlock()
 	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 2 * time.Second}
 	return poll(ctx, p, etcdPollInterval, func(ctx context.Context) error {
-		return getOK(ctx, hc, clientURL+"/health", "")
+		return getOK(ctx, hc, c.EtcdURL+"/health", "")
 	})
 }
 
@@ -115,17 +124,27 @@ func (c *ControlPlane) startAPIServer(ctx context.Context, path string, securePo
 		"-v=1",
 	}
 	args = append(args, extraFlags...)
-	p, err := procgroup.Start("kube-apiserver", path, args, c.APIServerLog)
+	c.apiserverPath, c.apiserverArgs = path, args
+	c.APIServerURL = "https://127.0.0.1:" + strconv.Itoa(securePort)
+	return c.launchAPIServer(ctx)
+}
+
+// launchAPIServer starts kube-apiserver with the arguments startAPIServer
+// chose (its keys, tokens and serving certificate kept, so clients of a
+// restarted server trust it and are trusted) and waits for /readyz.
+func (c *ControlPlane) launchAPIServer(ctx context.Context) error {
+	p, err := procgroup.Start("kube-apiserver", c.apiserverPath, c.apiserverArgs, c.APIServerLog)
 	if err != nil {
 		return err
 	}
+	c.mu.Lock()
 	c.apiserver = p
-	c.APIServerURL = "https://127.0.0.1:" + strconv.Itoa(securePort)
+	c.mu.Unlock()
 
 	// kube-apiserver writes its self-signed serving cert (followed by the
 	// CA that signed it) before it listens, so the CA is known by the time
 	// /readyz answers; until then each poll retries reading it.
-	certFile := filepath.Join(certDir, "apiserver.crt")
+	certFile := filepath.Join(c.Dir, "certs", "apiserver.crt")
 	var hc *http.Client
 	defer func() {
 		if hc != nil {
@@ -153,12 +172,19 @@ func (c *ControlPlane) startAPIServer(ctx context.Context, path string, securePo
 }
 
 // waitForBootstrap waits for what kube-apiserver creates after /readyz
-// may already answer: the "default" namespace and the bootstrap RBAC
-// roles, which kube-scheduler's identity needs.
+// may already answer: the "default" namespace, the bootstrap RBAC roles,
+// which kube-scheduler's identity needs, and, for KWOK's node Leases,
+// the kube-node-lease namespace.
 func (c *ControlPlane) waitForBootstrap(ctx context.Context) error {
+	namespaces := []string{metav1.NamespaceDefault}
+	if c.opts.KWOK {
+		namespaces = append(namespaces, v1.NamespaceNodeLease)
+	}
 	return poll(ctx, c.apiserver, apiserverPollInterval, func(ctx context.Context) error {
-		if _, err := c.adminClient.CoreV1().Namespaces().Get(ctx, metav1.NamespaceDefault, metav1.GetOptions{}); err != nil {
-			return fmt.Errorf("namespace %q: %w", metav1.NamespaceDefault, err)
+		for _, ns := range namespaces {
+			if _, err := c.adminClient.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err != nil {
+				return fmt.Errorf("namespace %q: %w", ns, err)
+			}
 		}
 		if _, err := c.adminClient.RbacV1().ClusterRoles().Get(ctx, "system:kube-scheduler", metav1.GetOptions{}); err != nil {
 			if apierrors.IsNotFound(err) {

@@ -1,28 +1,39 @@
 // Package controlplane starts and stops a real local Kubernetes control plane
 // (etcd, kube-apiserver and, when asked for, kube-controller-manager with a
-// chosen few controllers; no kubelet) for e2e tests, the demo and
-// benchmarks.
+// chosen few controllers and KWOK as the kubelet of simulated nodes) for
+// e2e tests, the demo and benchmarks.
 //
-// The model: Start owns two or three child processes, each in its own
+// The model: Start owns two to four child processes, each in its own
 // process group, on loopback ports chosen at run time, with all state (etcd
 // data, serving certificates, keys, token file, kubeconfig) in one
-// temporary directory. Stop kills the process groups, kube-controller-manager
-// first, and removes that directory. Nothing is tied to the context passed
-// to Start beyond the wait for readiness: a test's context ending must not
-// kill a control plane that a later cleanup stops.
+// temporary directory. Stop kills the process groups, the clients (kwok,
+// kube-controller-manager) first, and removes that directory. Nothing is
+// tied to the context passed to Start beyond the wait for readiness: a
+// test's context ending must not kill a control plane that a later cleanup
+// stops.
 //
 // Identities are static bearer tokens (--token-auth-file). An admin token in
 // group system:masters is always created; Options.Tokens adds more.
 //
 // By default no controller runs. Options.Controllers starts
 // kube-controller-manager with exactly those controllers, as the admin
-// user; StorageControllers and DRAControllers are the sets tests share.
-// StartControllerManager starts one on a running control plane instead,
-// for part of its life, and Stop stops those too.
-// Whatever it does not run stays undone: the ServiceAccount admission plugin
-// is disabled (no token controller creates default ServiceAccounts), nodes
-// must be made ready by hand (CreateReadyNode), and namespaces are never
-// finalized unless namespace-controller is asked for.
+// user; StorageControllers, DRAControllers and WorkloadControllers are the
+// sets tests share. StartControllerManager starts one on a running control
+// plane instead, for part of its life, and Stop stops those too.
+//
+// By default there is no kubelet: nodes must be made ready by hand
+// (CreateReadyNode) and bound pods stay Pending. Options.KWOK starts KWOK,
+// which plays the kubelet of the nodes that CreateKWOKNode makes: they
+// report Ready and renew their Leases, pods bound to them go Running and
+// Ready, pods of Jobs (or with KWOKRunDurationAnnotation) succeed, and
+// deleted pods go, as the Stage files in kwok/ say. With
+// WorkloadControllers beside it, Deployments, StatefulSets and Jobs run
+// as in a cluster, with no scheduler but the one under test.
+//
+// Whatever it does not run stays undone: the ServiceAccount admission
+// plugin is disabled (no token controller creates default
+// ServiceAccounts), and namespaces are never finalized unless
+// namespace-controller is asked for.
 //
 // The package needs Unix process groups and is meant for Linux, where a
 // child also receives SIGKILL if the process that started it dies; package
@@ -103,6 +114,21 @@ type Options struct {
 	// ExtraControllerManagerFlags are appended after kube-controller-manager's
 	// defaults in the same way; unused without Controllers.
 	ExtraControllerManagerFlags []string
+	// KWOK starts KWOK's kwok controller after the other components, as
+	// the kubelet of every node carrying KWOKNodeAnnotation (see
+	// CreateKWOKNode and kwok.go). Run the workload controllers beside it
+	// (WorkloadControllers) for pods that Deployments, StatefulSets and
+	// Jobs create and that are replaced, evicted and collected.
+	KWOK bool
+	// KWOKPath names the kwok binary; it overrides what BinDir would give.
+	KWOKPath string
+	// NodeLeaseDuration is the duration of the node Leases KWOK holds;
+	// it renews each every quarter of it, so N nodes cost N/(duration/4)
+	// writes per second. Default: DefaultNodeLeaseDuration (40s, a
+	// kubelet's). With node-lifecycle-controller running, the renewal
+	// interval must stay well under its --node-monitor-grace-period (50s
+	// by default) or it marks the nodes Unknown.
+	NodeLeaseDuration time.Duration
 	// ReadyTimeout bounds the whole start. Default: 90s (a 2-core machine
 	// takes about 10-20s; kube-controller-manager adds a second or two).
 	ReadyTimeout time.Duration
@@ -139,11 +165,20 @@ type ControlPlane struct {
 	// Controllers are the controllers kube-controller-manager runs;
 	// empty when it does not run.
 	Controllers []string
+	// KWOKLog is the path of kwok's log; empty when it does not run.
+	KWOKLog string
 
 	caData []byte  // PEM of the apiserver's self-signed serving cert and its CA
 	tokens []Token // admin first, then Options.Tokens
 
+	// etcd and apiserver are replaced by a restart (under mu).
 	etcd, apiserver, controllerManager *procgroup.Process
+	// kwok runs with Options.KWOK (set under mu).
+	kwok *procgroup.Process
+	// The binaries and arguments etcd and kube-apiserver were started
+	// with, for restarts.
+	etcdPath, apiserverPath string
+	etcdArgs, apiserverArgs []string
 
 	// opts are the Options Start was given (ReadyTimeout defaulted), and
 	// logDir where the logs go, for StartControllerManager.
@@ -170,9 +205,11 @@ type ControlPlane struct {
 // ready: /readyz answers 200, the "default" namespace and the bootstrap
 // RBAC roles exist. With opts.Controllers it then starts
 // kube-controller-manager and also waits until its /healthz passes a check
-// for each of those controllers, which it adds once it has built them. ctx
-// bounds only these waits; the processes live until Stop. If a binary
-// cannot be found the error wraps ErrBinaryNotFound.
+// for each of those controllers, which it adds once it has built them.
+// With opts.KWOK it then starts kwok, once kube-node-lease exists, and
+// waits until kwok's controllers run. ctx bounds only these waits; the
+// processes live until Stop. If a binary cannot be found the error wraps
+// ErrBinaryNotFound.
 func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	if err := validateTokens(opts.Tokens); err != nil {
 		return nil, err
@@ -233,6 +270,9 @@ func start(ctx context.Context, opts Options, bins binaryPaths) (_ *ControlPlane
 		c.ControllerManagerLog = filepath.Join(logDir, filepath.Base(dir)+"-kube-controller-manager.log")
 		c.Controllers = append([]string(nil), opts.Controllers...)
 	}
+	if opts.KWOK {
+		c.KWOKLog = filepath.Join(logDir, filepath.Base(dir)+"-kwok.log")
+	}
 
 	adminToken, err := randomToken()
 	if err != nil {
@@ -275,12 +315,17 @@ func start(ctx context.Context, opts Options, bins binaryPaths) (_ *ControlPlane
 			return nil, err
 		}
 	}
+	if opts.KWOK {
+		if err := c.startKWOK(ctx, bins.kwok); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
 }
 
-// Stop kills kube-controller-manager (if it runs, and any that
-// StartControllerManager started and that still run), kube-apiserver and
-// etcd, in that order, with their process groups (SIGTERM, then SIGKILL
+// Stop kills kwok and kube-controller-manager (if they run, and any
+// kube-controller-manager that StartControllerManager started and that
+// still runs), kube-apiserver and etcd, in that order, with their process groups (SIGTERM, then SIGKILL
 // after a grace period), waits for each and removes Dir.
 // It is idempotent and safe for concurrent use; later calls return the
 // first call's result.
@@ -293,14 +338,20 @@ func (c *ControlPlane) Stop() error {
 		c.mu.Lock()
 		c.stopped = true
 		managers := c.managers
+		etcd, apiserver, kwok := c.etcd, c.apiserver, c.kwok
 		c.mu.Unlock()
+		// The clients first, kwok before the controller managers: pods it
+		// finished or removed meanwhile would only make them act again.
+		if kwok != nil {
+			errs = append(errs, kwok.Stop(stopGracePeriod))
+		}
 		for _, m := range managers {
 			errs = append(errs, m.Stop())
 		}
 		// Each component before the one it talks to: stopping a server
 		// under its client only makes the client log connection errors
 		// (or, for controllers, retry writes) while it shuts down.
-		for _, p := range []*procgroup.Process{c.controllerManager, c.apiserver, c.etcd} {
+		for _, p := range []*procgroup.Process{c.controllerManager, apiserver, etcd} {
 			if p != nil {
 				errs = append(errs, p.Stop(stopGracePeriod))
 			}
@@ -315,13 +366,17 @@ func (c *ControlPlane) Stop() error {
 	return c.stopErr
 }
 
-// PIDs returns the process ids of etcd, kube-apiserver and
-// kube-controller-manager when Start started it (each also the id of its
-// process group), for diagnostics and for tests that check Stop. Those
-// that StartControllerManager started have their own Pid.
+// PIDs returns the process ids of etcd, kube-apiserver,
+// kube-controller-manager when Start started it and kwok when it runs
+// (each also the id of its process group), for diagnostics and for tests
+// that check Stop. Those that StartControllerManager started have their
+// own Pid.
 func (c *ControlPlane) PIDs() []int {
+	c.mu.Lock()
+	procs := []*procgroup.Process{c.etcd, c.apiserver, c.controllerManager, c.kwok}
+	c.mu.Unlock()
 	var pids []int
-	for _, p := range []*procgroup.Process{c.etcd, c.apiserver, c.controllerManager} {
+	for _, p := range procs {
 		if p != nil {
 			pids = append(pids, p.Pid())
 		}

@@ -1,6 +1,7 @@
 package controlplane_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -57,7 +59,7 @@ func startAll(t *testing.T, opts ...controlplane.Options) []*controlplane.Contro
 	}
 	for _, err := range errs {
 		if errors.Is(err, controlplane.ErrBinaryNotFound) && os.Getenv("CI") != "true" {
-			t.Skipf("skipping: etcd and kube-apiserver are not built (%v); build them into bin/ or set %s", err, controlplane.BinDirEnv)
+			t.Skipf("skipping: control-plane binaries are not built (%v); run make control-plane or set %s", err, controlplane.BinDirEnv)
 		}
 		if err != nil {
 			t.Fatalf("Start: %v", err)
@@ -249,6 +251,39 @@ func TestControlPlane(t *testing.T) {
 		}
 		if _, err := a.StartControllerManager(ctx, nil, nil); err == nil {
 			t.Error("StartControllerManager without controllers: no error")
+		}
+	})
+
+	t.Run("restarts keep the state", func(t *testing.T) {
+		// A client made before the restarts keeps working after them:
+		// same address, same serving certificate, same token.
+		if err := a.RestartAPIServer(ctx, 0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err != nil {
+			t.Errorf("after the API server restarted: %v", err)
+		}
+		pidsBefore := a.PIDs()
+		if err := a.StopEtcd(); err != nil {
+			t.Fatal(err)
+		}
+		short, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err := client.CoreV1().Namespaces().Get(short, ns, metav1.GetOptions{})
+		cancel()
+		if err == nil {
+			t.Error("a read with etcd stopped succeeded")
+		}
+		if err := a.StartEtcd(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			_, err := client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+			return err == nil, nil
+		}); err != nil {
+			t.Errorf("namespace after etcd restarted: %v", err)
+		}
+		if pids := a.PIDs(); pids[0] == pidsBefore[0] {
+			t.Errorf("etcd's pid %d did not change", pids[0])
 		}
 	})
 

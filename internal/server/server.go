@@ -14,9 +14,14 @@
 // failed". ?verbose lists the checks on success too; ?exclude=NAME (which
 // may repeat) leaves a check out.
 //
-// The endpoint has no authentication or authorization (kube-scheduler's
-// secure port has both): it serves nothing that changes state, and pprof is
-// off unless the operator turns it on.
+// The routes are served two ways. New serves them as they are, over plain
+// HTTP (or HTTPS with a certificate), with no authentication or
+// authorization: for an operator who asks for that port explicitly.
+// NewSecure (secure.go) serves them as kube-scheduler serves its secure
+// port: HTTPS, every request authenticated (bearer token by TokenReview,
+// client certificate) and authorized (SubjectAccessReview of get on the
+// path) by k8s.io/apiserver's delegating authenticator and authorizer, the
+// health paths open to the kubelet's probes.
 package server
 
 import (

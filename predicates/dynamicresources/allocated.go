@@ -84,10 +84,11 @@ func (a *allocatedDevices) inFlight(allocation *resourceapi.AllocationResult, si
 	a.mu.Unlock()
 }
 
-// sync applies the logged changes and returns the allocated state and its
-// revision, which changes whenever the state does. Only the scheduling
-// goroutine calls it; the state is read-only until its next call.
-func (a *allocatedDevices) sync() (structured.AllocatedState, int64) {
+// sync applies the logged changes and returns the allocated state, its
+// revision, which changes whenever the state does, and the changes it
+// applied. Only the scheduling goroutine calls it; the state is read-only
+// until its next call.
+func (a *allocatedDevices) sync() (structured.AllocatedState, int64, []deviceChange) {
 	a.mu.Lock()
 	changes := a.pending
 	a.pending = nil
@@ -98,7 +99,7 @@ func (a *allocatedDevices) sync() (structured.AllocatedState, int64) {
 	if len(changes) > 0 {
 		a.revision++
 	}
-	return a.state, a.revision
+	return a.state, a.revision, changes
 }
 
 func (a *allocatedDevices) apply(ch deviceChange) {

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/dynamic-resource-allocation/resourceclaim"
+	"k8s.io/dynamic-resource-allocation/structured"
 
 	"github.com/yardmaster-io/yardmaster/framework"
 )
@@ -39,7 +40,7 @@ func (pl *DynamicResources) Reserve(_ context.Context, cs *framework.CycleState,
 	if err != nil {
 		return framework.AsStatus(err)
 	}
-	if s.empty() || s.allocator == nil {
+	if s.empty() || !s.allocate {
 		return nil
 	}
 	ext := s.extendedClaim()
@@ -55,6 +56,12 @@ func (pl *DynamicResources) Reserve(_ context.Context, cs *framework.CycleState,
 	}
 	s.mu.Lock()
 	na := s.nodeAllocations[nodeName]
+	// The cycle is over: from here on only the chosen node's allocation
+	// is read. The other nodes' and the allocator would otherwise stay
+	// with the pod for as long as it waits in PreBind, and in a backlog
+	// hundreds of pods wait there at once.
+	s.nodeAllocations = map[string]*nodeAllocation{nodeName: na}
+	s.allocator, s.slices, s.allocated = nil, nil, structured.AllocatedState{}
 	s.mu.Unlock()
 	if na == nil || len(na.results) == 0 {
 		if !userToAllocate {
@@ -70,7 +77,9 @@ func (pl *DynamicResources) Reserve(_ context.Context, cs *framework.CycleState,
 		if claim.Status.Allocation != nil {
 			continue
 		}
-		allocation := &na.results[k]
+		// A copy: the results may be the allocator's answers kept for
+		// the node (answers.go), shared by every pod that gets them.
+		allocation := na.results[k].DeepCopy()
 		k++
 		s.info[i].allocation = allocation
 		if claim == ext {

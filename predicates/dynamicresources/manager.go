@@ -30,6 +30,8 @@ type Manager struct {
 	classes   resourcelisters.DeviceClassLister
 	extended  *extendedresourcecache.ExtendedResourceCache
 	generated *generatedClaims
+	// answers are the allocator's answers kept per node (answers.go).
+	answers *allocatorAnswers
 
 	registrations []toolscache.ResourceEventHandlerRegistration
 }
@@ -50,6 +52,7 @@ func NewManager(f informers.SharedInformerFactory, onClaim func(oldClaim, newCla
 		slices:    f.Resource().V1().ResourceSlices().Lister(),
 		classes:   f.Resource().V1().DeviceClasses().Lister(),
 		generated: &generatedClaims{byPod: map[types.UID]string{}},
+		answers:   newAllocatorAnswers(),
 	}
 	m.claims.addHandler(devices.claimChanged)
 	m.claims.addHandler(m.generated.claimChanged)
@@ -62,7 +65,15 @@ func NewManager(f informers.SharedInformerFactory, onClaim func(oldClaim, newCla
 	}
 	m.registrations = append(m.registrations, reg)
 
-	var handlers []toolscache.ResourceEventHandler
+	// A class or slice changed voids the allocator's answers; the handler
+	// runs after the informer's store has the change, so a cycle that
+	// listed the old objects files none under the new epoch.
+	void := toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { m.answers.void() },
+		UpdateFunc: func(any, any) { m.answers.void() },
+		DeleteFunc: func(any) { m.answers.void() },
+	}
+	handlers := []toolscache.ResourceEventHandler{void}
 	if onClass != nil {
 		handlers = append(handlers, onClass)
 	}
@@ -72,8 +83,11 @@ func NewManager(f informers.SharedInformerFactory, onClaim func(oldClaim, newCla
 		return nil, fmt.Errorf("watch deviceclasses: %w", err)
 	}
 	m.registrations = append(m.registrations, reg)
-	// Registered so the factory starts the slice informer.
-	f.Resource().V1().ResourceSlices().Informer()
+	reg, err = f.Resource().V1().ResourceSlices().Informer().AddEventHandler(void)
+	if err != nil {
+		return nil, fmt.Errorf("watch resourceslices: %w", err)
+	}
+	m.registrations = append(m.registrations, reg)
 	return m, nil
 }
 

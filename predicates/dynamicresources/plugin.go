@@ -11,7 +11,9 @@
 //	            the network-attached ones)? (k8s.io/dynamic-resource-
 //	            allocation's structured allocator: CEL selectors,
 //	            constraints, prioritized lists, admin access, taints,
-//	            partitionable devices, consumable capacity)
+//	            partitionable devices, consumable capacity); the answer is
+//	            kept for the next pod with alike claims until the node's
+//	            devices change (answers.go)
 //	PostFilter  deallocate a claim that is allocated but unusable and not
 //	            in use, so the next attempt can allocate it anew
 //	Score       prefer the nodes that give the earlier choices of a
@@ -30,6 +32,7 @@ package dynamicresources
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -148,8 +151,26 @@ type stateData struct {
 	extended *extendedRequest
 	// info is parallel to claims.
 	info []claimInfo
-	// allocator is set when a claim needs an allocation.
-	allocator structured.Allocator
+	// allocate is set when a claim needs an allocation.
+	allocate bool
+	// prioritized is set when a claim has a prioritized list, the only
+	// requests Score tells nodes apart by.
+	prioritized bool
+	// sig signs the claims to allocate, for the allocator's answers kept
+	// per node (answers.go); "" when they are not kept for this pod.
+	// epoch and revision are those of the slices and devices taken the
+	// allocator is built over.
+	sig      string
+	epoch    uint64
+	revision int64
+	// The allocator over slices and the devices taken (allocated), built
+	// by the first Filter that finds no answer kept: in a backlog most
+	// cycles find one for every node but the few that changed.
+	slices        []*resourceapi.ResourceSlice
+	allocated     structured.AllocatedState
+	allocatorOnce sync.Once
+	allocator     structured.Allocator
+	allocatorErr  error
 
 	mu sync.Mutex
 	// unavailable are the indexes of allocated claims that a node could
@@ -248,10 +269,11 @@ func (pl *DynamicResources) foreachPodClaim(pod *v1.Pod, cb func(claim *resource
 }
 
 // PreFilter looks up the pod's claims, checks that the classes of those to
-// allocate exist, and builds the allocator over the cluster's devices,
-// those taken left out. It returns Skip for a pod without claims or
+// allocate exist, and takes in the devices taken since the last cycle,
+// over which, with the cluster's slices, Filter builds the allocator when
+// it first needs it. It returns Skip for a pod without claims or
 // DRA-served extended resources.
-func (pl *DynamicResources) PreFilter(ctx context.Context, cs *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (pl *DynamicResources) PreFilter(_ context.Context, cs *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	s := &stateData{}
 	// Written first, as kube-scheduler does: PostFilter then always finds
 	// a state, even for a pod PreFilter turned away.
@@ -309,20 +331,56 @@ func (pl *DynamicResources) PreFilter(ctx context.Context, cs *framework.CycleSt
 		}
 	}
 	if toAllocate > 0 {
-		allocated, _ := pl.m.devices.sync()
-		slices, err := pl.m.slices.List(everything)
+		slices, epoch, err := pl.m.answers.slices(func() ([]*resourceapi.ResourceSlice, error) {
+			return pl.m.slices.List(everything)
+		})
 		if err != nil {
 			return nil, framework.AsStatus(err)
 		}
-		allocator, err := structured.NewAllocator(ctx, features, allocated, pl.classes, slices, pl.celCache)
-		if err != nil {
-			return nil, framework.AsStatus(err)
+		allocated, revision, changes := pl.m.devices.sync()
+		pl.m.answers.touch(changes, revision, slices, epoch)
+		s.allocate, s.slices, s.allocated, s.revision = true, slices, allocated, revision
+		s.nodeAllocations = make(map[string]*nodeAllocation, len(nodes))
+		if s.extended == nil {
+			// A claim for extended resources differs from node to node:
+			// its answers are not kept.
+			s.sig, s.epoch = claimsSignature(claims), epoch
 		}
-		s.allocator = allocator
-		s.nodeAllocations = map[string]*nodeAllocation{}
+	}
+	for _, claim := range claims {
+		for _, req := range claim.Spec.Devices.Requests {
+			s.prioritized = s.prioritized || len(req.FirstAvailable) > 0
+		}
 	}
 	s.claims = claims
 	return nil, nil
+}
+
+// getAllocator returns the cycle's allocator, built on first use.
+func (pl *DynamicResources) getAllocator(ctx context.Context, s *stateData) (structured.Allocator, error) {
+	s.allocatorOnce.Do(func() {
+		s.allocator, s.allocatorErr = structured.NewAllocator(ctx, features, s.allocated, pl.classes, s.slices, pl.celCache)
+	})
+	return s.allocator, s.allocatorErr
+}
+
+// claimsSignature encodes the specs of the claims to allocate, in order:
+// all the allocator reads of them but for their names, which it uses only
+// in errors.
+func claimsSignature(claims []*resourceapi.ResourceClaim) string {
+	var sig []byte
+	for _, claim := range claims {
+		if claim.Status.Allocation != nil {
+			continue
+		}
+		spec, err := claim.Spec.Marshal()
+		if err != nil {
+			return ""
+		}
+		sig = binary.AppendUvarint(sig, uint64(len(spec)))
+		sig = append(sig, spec...)
+	}
+	return string(sig)
 }
 
 // checkClass rejects a request whose DeviceClass does not exist, with
@@ -372,41 +430,14 @@ func (pl *DynamicResources) Filter(ctx context.Context, cs *framework.CycleState
 		}
 	}
 
-	var results []resourceapi.AllocationResult
-	if s.allocator != nil {
-		allocCtx := ctx
-		if pl.filterTimeout > 0 {
-			c, cancel := context.WithTimeout(ctx, pl.filterTimeout)
-			defer cancel()
-			allocCtx = c
-		}
-		toAllocate := make([]*resourceapi.ResourceClaim, 0, len(s.claims))
-		ext := s.extendedClaim()
-		for _, claim := range s.claims {
-			if claim.Status.Allocation != nil {
-				continue
-			}
-			if claim == ext && nodeClaim != nil {
-				claim = nodeClaim
-			}
-			toAllocate = append(toAllocate, claim)
-		}
-		results, err = s.allocator.Allocate(allocCtx, node, toAllocate)
-		switch {
-		case errors.Is(err, context.DeadlineExceeded):
-			return framework.AsStatus(fmt.Errorf("node %s: timed out trying to allocate devices", node.Name))
-		case errors.Is(err, structured.ErrFailedAllocationOnNode):
-			return unresolvable(err.Error())
-		case ctx.Err() != nil:
-			return unresolvable(fmt.Sprintf("asked by caller to stop allocating devices: %v", context.Cause(ctx)))
-		case err != nil:
-			return framework.AsStatus(err)
-		}
-		if len(results) != len(toAllocate) {
-			return statusCannotAllocate
+	var na *nodeAllocation
+	if s.allocate {
+		var st *framework.Status
+		if na, st = pl.allocateOn(ctx, s, nodeInfo, nodeClaim, mappings); st != nil {
+			return st
 		}
 	}
-	if s.allocator == nil && len(unavailable) == 0 {
+	if !s.allocate && len(unavailable) == 0 {
 		return nil
 	}
 	s.mu.Lock()
@@ -418,8 +449,71 @@ func (pl *DynamicResources) Filter(ctx context.Context, cs *framework.CycleState
 		s.unavailable.Insert(unavailable...)
 		return statusNotAvailable
 	}
-	s.nodeAllocations[node.Name] = &nodeAllocation{results: results, extendedClaim: nodeClaim, mappings: mappings}
+	s.nodeAllocations[node.Name] = na
 	return nil
+}
+
+// allocateOn allocates the claims that need it from the devices the node
+// reaches (the claim for extended resources as nodeClaim), or gives the
+// answer kept for the node (answers.go).
+func (pl *DynamicResources) allocateOn(ctx context.Context, s *stateData, nodeInfo *framework.NodeInfo, nodeClaim *resourceapi.ResourceClaim, mappings []v1.ContainerExtendedResourceRequest) (*nodeAllocation, *framework.Status) {
+	node := nodeInfo.Node()
+	keep := s.sig != "" && nodeInfo.Generation != 0
+	if keep {
+		if na, ok := pl.m.answers.get(node.Name, nodeInfo.Generation, s.sig, s.epoch, s.revision); ok {
+			switch {
+			case ctx.Err() != nil:
+				// What the allocator would have said.
+				return nil, unresolvable(fmt.Sprintf("asked by caller to stop allocating devices: %v", context.Cause(ctx)))
+			case na == nil:
+				return nil, statusCannotAllocate
+			}
+			return na, nil
+		}
+	}
+	allocator, err := pl.getAllocator(ctx, s)
+	if err != nil {
+		return nil, framework.AsStatus(err)
+	}
+	allocCtx := ctx
+	if pl.filterTimeout > 0 {
+		c, cancel := context.WithTimeout(ctx, pl.filterTimeout)
+		defer cancel()
+		allocCtx = c
+	}
+	toAllocate := make([]*resourceapi.ResourceClaim, 0, len(s.claims))
+	ext := s.extendedClaim()
+	for _, claim := range s.claims {
+		if claim.Status.Allocation != nil {
+			continue
+		}
+		if claim == ext && nodeClaim != nil {
+			claim = nodeClaim
+		}
+		toAllocate = append(toAllocate, claim)
+	}
+	results, err := allocator.Allocate(allocCtx, node, toAllocate)
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return nil, framework.AsStatus(fmt.Errorf("node %s: timed out trying to allocate devices", node.Name))
+	case errors.Is(err, structured.ErrFailedAllocationOnNode):
+		return nil, unresolvable(err.Error())
+	case ctx.Err() != nil:
+		return nil, unresolvable(fmt.Sprintf("asked by caller to stop allocating devices: %v", context.Cause(ctx)))
+	case err != nil:
+		return nil, framework.AsStatus(err)
+	}
+	var na *nodeAllocation
+	if len(results) == len(toAllocate) {
+		na = &nodeAllocation{results: results, extendedClaim: nodeClaim, mappings: mappings}
+	}
+	if keep && allocCtx.Err() == nil {
+		pl.m.answers.put(node.Name, nodeInfo.Generation, s.sig, s.epoch, s.revision, na)
+	}
+	if na == nil {
+		return nil, statusCannotAllocate
+	}
+	return na, nil
 }
 
 // The shared statuses of the common rejections.
@@ -436,7 +530,7 @@ func (pl *DynamicResources) Score(_ context.Context, cs *framework.CycleState, _
 	if err != nil {
 		return 0, framework.AsStatus(err)
 	}
-	if s.empty() {
+	if s.empty() || !s.prioritized {
 		return 0, nil
 	}
 	s.mu.Lock()

@@ -58,7 +58,7 @@ func newDRAWorld(t *testing.T, nodes int, objects ...runtime.Object) *draWorld {
 
 // add puts o where the informers would: slices and classes in their
 // stores (classes also through the extended-resource cache), claims into
-// the claim cache.
+// the claim cache; and tells the manager, as its handlers would.
 func (w *draWorld) add(o runtime.Object) {
 	w.t.Helper()
 	f := w.h.Factory
@@ -72,6 +72,7 @@ func (w *draWorld) add(o runtime.Object) {
 		if err := f.Resource().V1().ResourceSlices().Informer().GetIndexer().Add(o); err != nil {
 			w.t.Fatal(err)
 		}
+		w.m.answers.void() // the manager's handler on the slice informer
 	case *resourceapi.ResourceClaim:
 		w.m.claims.informerSaw(o)
 		if err := w.h.Clientset.Tracker().Add(o); err != nil {
@@ -232,6 +233,11 @@ func TestReserveTakesTheDevice(t *testing.T) {
 	}
 	if st := w.pl.Reserve(context.Background(), state, first, "n2"); !st.IsSuccess() {
 		t.Fatalf("Reserve: %v", st.Message())
+	}
+	// The binding cycle keeps only what it reads.
+	if s, _ := readState(state); len(s.nodeAllocations) != 1 || s.nodeAllocations["n2"] == nil || s.allocator != nil || s.slices != nil {
+		t.Errorf("after Reserve the state holds %d nodes' allocations (n2's: %v), allocator %v, %d slices; want n2's alone",
+			len(s.nodeAllocations), s.nodeAllocations["n2"] != nil, s.allocator != nil, len(s.slices))
 	}
 	_, _, got = w.cycle(podWith("second", "second"))
 	if got["n2"] == "" {

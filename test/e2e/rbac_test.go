@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -44,12 +45,12 @@ var serviceAccountGroups = []string{"system:serviceaccounts", "system:serviceacc
 // identities are the static-token users of the shared control plane besides
 // its admin; TestMain passes them to controlplane.Start.
 func identities() []controlplane.Token {
-	return []controlplane.Token{{
+	return append([]controlplane.Token{{
 		Token:  serviceAccountToken,
 		User:   serviceAccountUser,
 		UID:    "e2e-" + serviceAccountName,
 		Groups: serviceAccountGroups,
-	}}
+	}}, secureServingIdentities()...)
 }
 
 // yardmaster runs as deploy/'s ServiceAccount, under nothing but deploy/'s
@@ -66,7 +67,7 @@ func TestRBACOfDeployIsEnoughToSchedule(t *testing.T) {
 	// The configuration the Deployment mounts, as a file, and the paths
 	// its probes ask for.
 	var cm *v1.ConfigMap
-	var probes []string
+	var probes []*v1.HTTPGetAction
 	for _, o := range objs {
 		switch o := o.(type) {
 		case *v1.ConfigMap:
@@ -75,7 +76,7 @@ func TestRBACOfDeployIsEnoughToSchedule(t *testing.T) {
 			for _, c := range o.Spec.Template.Spec.Containers {
 				for _, p := range []*v1.Probe{c.LivenessProbe, c.ReadinessProbe} {
 					if p != nil && p.HTTPGet != nil {
-						probes = append(probes, p.HTTPGet.Path)
+						probes = append(probes, p.HTTPGet)
 					}
 				}
 			}
@@ -112,6 +113,20 @@ func TestRBACOfDeployIsEnoughToSchedule(t *testing.T) {
 	e.addNode(e.node("a").Capacity("2", "4Gi", 110))
 	rc := cp.RESTConfig(serviceAccountToken)
 	rc.WrapTransport = refused.wrap
+	// The secure port's reviews and ConfigMap read go through clients of
+	// k8s.io/apiserver's own, from a kubeconfig of the same identity; a
+	// ConfigMap it may not read fails the start.
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := cp.WriteKubeconfig(kubeconfig, serviceAccountToken); err != nil {
+		t.Fatal(err)
+	}
+	secure := app.NewSecureServing()
+	// The port the kubelet probes, on a port of its own.
+	secure.Serving.BindAddress = net.IPv4(127, 0, 0, 1)
+	secure.Serving.BindPort = 0
+	secure.Authentication.RemoteKubeConfigFile = kubeconfig
+	secure.Authorization.RemoteKubeConfigFile = kubeconfig
+	secure.Authentication.TolerateInClusterLookupFailure = false
 	d := e.startScheduler(func(o *app.Options) {
 		// Nothing of the harness's own settings: deploy/'s file, deploy/'s
 		// identity, leader election as the file has it (on).
@@ -121,9 +136,9 @@ func TestRBACOfDeployIsEnoughToSchedule(t *testing.T) {
 			// The profile takes this test's name so it sees only this
 			// test's pods; the Lease keeps the name the file gives it,
 			// which is the one the Role allows.
-			Overrides: config.Overrides{SchedulerName: ptr(e.scheduler)},
-			// The endpoint the kubelet probes, on a port of its own.
-			HTTPBindAddress: "127.0.0.1:0",
+			Overrides:              config.Overrides{SchedulerName: ptr(e.scheduler)},
+			Secure:                 secure,
+			SchedulingStallTimeout: app.DefaultSchedulingStallTimeout,
 		}
 	})
 	if got := d.Config.LeaderElection; got.ResourceNamespace != lease.ResourceNamespace || got.ResourceName != lease.ResourceName {
@@ -181,18 +196,16 @@ func TestRBACOfDeployIsEnoughToSchedule(t *testing.T) {
 		t.Errorf("Lease %s/%s has no holder", lease.ResourceNamespace, lease.ResourceName)
 	}
 
-	// The kubelet would find the replica alive and ready.
+	// The kubelet would find the replica alive and ready: it probes
+	// without credentials, and over HTTPS without checking the
+	// certificate.
 	for _, p := range probes {
-		url := "http://" + d.HTTPAddr() + p
-		resp, err := http.Get(url)
-		if err != nil {
-			t.Errorf("probe %s: %v", url, err)
+		if p.Scheme != v1.URISchemeHTTPS {
+			t.Errorf("probe of %s over %s, want HTTPS on the secure port", p.Path, p.Scheme)
 			continue
 		}
-		body, _ := io.ReadAll(resp.Body)
-		_ = resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Errorf("probe %s: %s %s", url, resp.Status, body)
+		if code, body := httpsGet(t, d.SecureAddr(), p.Path, "", nil); code != http.StatusOK {
+			t.Errorf("probe %s: %d %s", p.Path, code, body)
 		}
 	}
 }
@@ -263,8 +276,8 @@ func (e *env) applyRBAC(objs []runtime.Object, leaseNamespace, leaseName string)
 		}
 		n++
 	}
-	if n != 5 {
-		e.t.Fatalf("deploy/ has %d ServiceAccount and RBAC objects, want 5 (ServiceAccount, ClusterRole and Role, and their bindings)", n)
+	if n != 6 {
+		e.t.Fatalf("deploy/ has %d ServiceAccount and RBAC objects, want 6 (ServiceAccount, ClusterRole and Role, their bindings, and the binding of the authentication ConfigMap's reader)", n)
 	}
 }
 
@@ -317,11 +330,12 @@ func (e *env) allowed(ctx context.Context, a access) (bool, error) {
 // Whether the roles allow enough is left to yardmaster's own requests.
 func (e *env) waitAuthorized(leaseNamespace, leaseName string) {
 	e.t.Helper()
-	// One rule of each role: the authorizer then has both roles and both
-	// bindings, each object whole.
+	// One rule of each role: the authorizer then has every role and
+	// binding, each object whole.
 	probes := []access{
 		{verb: "list", resource: "pods"},
 		{verb: "update", group: "coordination.k8s.io", resource: "leases", namespace: leaseNamespace, name: leaseName},
+		{verb: "watch", resource: "configmaps", namespace: "kube-system", name: "extension-apiserver-authentication"},
 	}
 	err := wait.PollUntilContextTimeout(e.ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		for _, a := range probes {
@@ -339,6 +353,7 @@ func (e *env) waitAuthorized(leaseNamespace, leaseName string) {
 		{verb: "get", resource: "secrets", namespace: "kube-system", name: "any"},
 		{verb: "list", resource: "secrets"},
 		{verb: "list", resource: "configmaps"},
+		{verb: "get", resource: "configmaps", namespace: "kube-system", name: "kube-proxy"},
 		{verb: "create", resource: "pods", namespace: e.ns},
 		{verb: "update", resource: "pods", namespace: e.ns},
 		{verb: "create", resource: "pods", subresource: "eviction", namespace: e.ns},

@@ -1,12 +1,16 @@
 package app
 
 import (
+	"flag"
 	"fmt"
 	"os"
+	"strconv"
 
 	"github.com/go-logr/logr"
+	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"k8s.io/klog/v2"
 )
 
 // newLogger builds the process logger. An empty format means JSON inside a
@@ -39,11 +43,54 @@ func newLogger(level, format string) (*zap.Logger, error) {
 	return cfg.Build()
 }
 
+// debugVerbosity is the lowest --v that logs at debug. kube-scheduler's
+// manifests commonly run at 2 or 3, which here is the default, info: what
+// kube-scheduler logs at 2 to 3 (each pod placed, each cycle's reasons)
+// yardmaster writes at debug or into events. Its own debug lines are
+// kube-scheduler's 4 and up.
+const debugVerbosity = 4
+
+// logSettings resolves the log level and format from the flags:
+// --log-level and --log-format when set, else kube-scheduler's --v and
+// --logging-format mapped onto them.
+func logSettings(fs *pflag.FlagSet, verbosity int, loggingFormat string) (level, format string, err error) {
+	level, _ = fs.GetString("log-level")
+	format, _ = fs.GetString("log-format")
+	if verbosity < 0 {
+		return "", "", fmt.Errorf("--v: %d is negative", verbosity)
+	}
+	if !fs.Changed("log-level") && fs.Changed("v") {
+		level = "info"
+		if verbosity >= debugVerbosity {
+			level = "debug"
+		}
+	}
+	if !fs.Changed("log-format") && fs.Changed("logging-format") {
+		switch loggingFormat {
+		case "text":
+			format = "console"
+		case "json":
+			format = "json"
+		default:
+			return "", "", fmt.Errorf("--logging-format: %q is not text or json", loggingFormat)
+		}
+	}
+	return level, format, nil
+}
+
+// setKlogVerbosity sets klog's -v, which filters what client-go and
+// k8s.io/apiserver log before klogSink sees it.
+func setKlogVerbosity(v int) {
+	var fs flag.FlagSet
+	klog.InitFlags(&fs)
+	_ = fs.Set("v", strconv.Itoa(v))
+}
+
 // klogSink is a logr.LogSink writing to zap. `yardmaster run` hands it to
 // klog, so that what client-go logs (leader election, reflectors) comes out
 // in yardmaster's format and level rather than as klog text among JSON
-// lines. klog's own verbosity (0) still applies first: only client-go's
-// V(0) messages arrive here.
+// lines. klog's own verbosity (--v, 0 by default) still applies first:
+// only the messages it lets through arrive here.
 type klogSink struct {
 	logger *zap.Logger
 }

@@ -14,13 +14,13 @@ import (
 
 // Execute runs the command line and returns the process exit code.
 func Execute(args []string) int {
-	root := &cobra.Command{
-		Use:           "yardmaster",
-		Short:         "A Kubernetes scheduler for pods that set spec.schedulerName to it",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
-	root.AddCommand(newRunCommand(), newConfigCommand(), newExplainBandwidthCommand(), newVersionCommand())
+	// yardmaster alone runs the scheduler, as kube-scheduler does, so that
+	// a kube-scheduler manifest runs it with only the image changed; `run`
+	// is the same command.
+	root := newSchedulerCommand("yardmaster", "A Kubernetes scheduler for pods that set spec.schedulerName to it")
+	root.SilenceUsage = true
+	root.SilenceErrors = true
+	root.AddCommand(newSchedulerCommand("run", "Run the scheduler"), newConfigCommand(), newExplainBandwidthCommand(), newVersionCommand())
 	root.SetArgs(args)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "yardmaster:", err)

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -39,30 +41,42 @@ type Options struct {
 	ConfigFile string
 	// Overrides are applied over the file (flags set on the command line).
 	Overrides config.Overrides
+	// Profiling and ContentionProfiling, when set, replace the file's
+	// enableProfiling and enableContentionProfiling (kube-scheduler's
+	// --profiling and --contention-profiling).
+	Profiling, ContentionProfiling *bool
 	// RESTConfig, when set, is used instead of loading a kubeconfig; the
 	// file's clientConnection settings still apply to it.
 	RESTConfig *rest.Config
 	LogLevel   string
 	LogFormat  string
 
-	// HTTPBindAddress is where /healthz, /livez, /readyz, /metrics and
-	// /debug/pprof are served (host:port); empty serves nothing.
+	// Secure, when set, serves /healthz, /livez, /readyz, /metrics and
+	// /debug/pprof as kube-scheduler's secure port does: HTTPS, with
+	// delegated authentication and authorization. NewSecureServing has its
+	// defaults (port 10259). /debug/pprof is served there when the
+	// configuration's enableProfiling is true, as in kube-scheduler.
+	Secure *SecureServing
+	// HTTPBindAddress is where the same routes are served over plain HTTP,
+	// without authentication (host:port); empty serves nothing there.
 	HTTPBindAddress string
-	// TLSCertFile and TLSKeyFile, both or neither, serve that endpoint over
-	// HTTPS.
-	TLSCertFile, TLSKeyFile string
-	// EnableProfiling serves /debug/pprof on that endpoint, unless the
-	// configuration says enableProfiling: false. The configuration's
+	// SchedulingStallTimeout is how long the scheduling loop may be stuck
+	// while pods wait before /livez fails (Scheduler.LoopHealthy); 0 leaves
+	// that check out.
+	SchedulingStallTimeout time.Duration
+	// EnableProfiling serves /debug/pprof on the plain HTTP endpoint, unless
+	// the configuration says enableProfiling: false. The configuration's
 	// enableProfiling (true by default, as in kube-scheduler) is not enough
-	// on its own: unlike kube-scheduler's secure port, the endpoint has no
-	// authentication.
+	// on its own there: that endpoint has no authentication.
 	EnableProfiling bool
 }
 
-// DefaultHTTPBindAddress is --http-bind-address's default:
-// kube-scheduler's old insecure port, on every interface, for the kubelet's
-// probes and Prometheus.
-const DefaultHTTPBindAddress = "0.0.0.0:10251"
+// DefaultSchedulingStallTimeout is --scheduling-stall-timeout's default.
+// A cycle takes milliseconds and the loop only waits on the API server
+// when a thousand bindings are queued (a few seconds at the default rate
+// limit), so five minutes is far past any honest wait and short enough to
+// restart a deadlocked process within minutes.
+const DefaultSchedulingStallTimeout = 5 * time.Minute
 
 // reportingController is the reportingController of every event written.
 const reportingController = "yardmaster"
@@ -71,8 +85,55 @@ const reportingController = "yardmaster"
 // Scheduled events of pods it bound.
 const eventFlushTimeout = 5 * time.Second
 
-func newRunCommand() *cobra.Command {
-	o := Options{}
+// newSchedulerCommand returns a command that runs the scheduler: `yardmaster
+// run`, and yardmaster itself, which takes kube-scheduler's command line so
+// that a kube-scheduler manifest runs yardmaster with only the image
+// changed.
+func newSchedulerCommand(use, short string) *cobra.Command {
+	cmd, _ := newSchedulerCommandFlags(use, short)
+	return cmd
+}
+
+// schedulerFlags are where a scheduler command's flags land, for options.
+type schedulerFlags struct {
+	o      Options
+	secure *SecureServing
+	// secureFlags are the names of the flags of secure.
+	secureFlags                    []string
+	profiling, contentionProfiling bool
+	verbosity                      int
+	loggingFormat                  string
+}
+
+// options returns the Options the command line of cmd asks for.
+func (sf *schedulerFlags) options(cmd *cobra.Command) (Options, error) {
+	fs := cmd.Flags()
+	o := sf.o
+	overrides, err := configOverrides(cmd)
+	if err != nil {
+		return Options{}, err
+	}
+	o.Overrides = overrides
+	if fs.Changed("profiling") {
+		o.Profiling = &sf.profiling
+	}
+	if fs.Changed("contention-profiling") {
+		o.ContentionProfiling = &sf.contentionProfiling
+	}
+	if serveSecurely(fs, sf.secureFlags) {
+		o.Secure = sf.secure
+	}
+	if o.LogLevel, o.LogFormat, err = logSettings(fs, sf.verbosity, sf.loggingFormat); err != nil {
+		return Options{}, err
+	}
+	return o, nil
+}
+
+// newSchedulerCommandFlags is newSchedulerCommand, and where its flags
+// land.
+func newSchedulerCommandFlags(use, short string) (*cobra.Command, *schedulerFlags) {
+	sf := &schedulerFlags{secure: NewSecureServing()}
+	o := &sf.o
 	// Flag variables only carry values: configOverrides reads the flags
 	// that were set on the command line, so an unset flag never hides the
 	// file's value.
@@ -88,22 +149,27 @@ func newRunCommand() *cobra.Command {
 	)
 	d := config.Default()
 	cmd := &cobra.Command{
-		Use:   "run",
-		Short: "Run the scheduler",
-		Long: "Run the scheduler. Settings come from --config (a KubeSchedulerConfiguration file),\n" +
-			"and flags set on the command line override the file: flags > file > defaults.",
+		Use:   use,
+		Short: short,
+		Long: short + ".\n\n" +
+			"Settings come from --config (a KubeSchedulerConfiguration file), and flags set on the\n" +
+			"command line override the file: flags > file > defaults. kube-scheduler's flags are\n" +
+			"accepted with its meaning. /healthz, /livez, /readyz, /metrics and /debug/pprof are\n" +
+			"served over HTTPS on --secure-port (10259) with delegated authentication and\n" +
+			"authorization, as kube-scheduler serves them; --http-bind-address alone serves them over\n" +
+			"plain HTTP instead, without authentication.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			overrides, err := configOverrides(cmd)
+			o, err := sf.options(cmd)
 			if err != nil {
 				return err
 			}
-			o.Overrides = overrides
 			logger, err := newLogger(o.LogLevel, o.LogFormat)
 			if err != nil {
 				return err
 			}
 			defer func() { _ = logger.Sync() }()
+			setKlogVerbosity(sf.verbosity)
 			klog.SetLogger(newKlogLogger(logger))
 			daemon, err := NewDaemon(o, logger)
 			if err != nil {
@@ -115,13 +181,20 @@ func newRunCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
+	f.SortFlags = false
 	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1 or v1beta3)")
-	f.StringVar(&o.LogLevel, "log-level", "info", "debug, info, warn or error")
-	f.StringVar(&o.LogFormat, "log-format", "", "json or console (default json in a cluster, console elsewhere)")
-	f.StringVar(&o.HTTPBindAddress, "http-bind-address", DefaultHTTPBindAddress, "host:port of /healthz, /livez, /readyz, /metrics and /debug/pprof; empty serves none of them")
-	f.StringVar(&o.TLSCertFile, "tls-cert-file", "", "serve the HTTP endpoint over HTTPS with this certificate (PEM; with --tls-private-key-file)")
-	f.StringVar(&o.TLSKeyFile, "tls-private-key-file", "", "private key (PEM) of --tls-cert-file")
-	f.BoolVar(&o.EnableProfiling, "enable-profiling", false, "serve /debug/pprof on the HTTP endpoint, unless the configuration sets enableProfiling: false")
+	f.StringVar(&o.LogLevel, "log-level", "info", "debug, info, warn or error; when set, overrides --v")
+	f.StringVar(&o.LogFormat, "log-format", "", "json or console (default json in a cluster, console elsewhere); when set, overrides --logging-format")
+	f.IntVarP(&sf.verbosity, "v", "v", 0, "kube-scheduler's log verbosity: 0 to 3 log at info, 4 and more at debug (--log-level); also the verbosity of client-go's and k8s.io/apiserver's own messages")
+	f.StringVar(&sf.loggingFormat, "logging-format", "", "kube-scheduler's log format: text (--log-format console) or json")
+	f.StringVar(&o.HTTPBindAddress, "http-bind-address", "", "host:port where /healthz, /livez, /readyz, /metrics and /debug/pprof are served over plain HTTP, "+
+		"without authentication; port 0 picks a free one. Given alone it replaces the secure port; with any secure serving, "+
+		"authentication or authorization flag set too, both are served")
+	f.DurationVar(&o.SchedulingStallTimeout, "scheduling-stall-timeout", DefaultSchedulingStallTimeout, "/livez fails when the scheduling loop has been stuck this long while pods wait "+
+		"(a cycle still running, or pods waiting that it has not taken); 0 turns that check off")
+	f.BoolVar(&o.EnableProfiling, "enable-profiling", false, "serve /debug/pprof on the plain HTTP endpoint too, unless the configuration sets enableProfiling: false")
+	f.BoolVar(&sf.profiling, "profiling", d.EnableProfiling, "serve /debug/pprof on the secure port (enableProfiling)")
+	f.BoolVar(&sf.contentionProfiling, "contention-profiling", d.EnableContentionProfiling, "record block and mutex profiles while pprof is served (enableContentionProfiling)")
 	f.StringVar(&kubeconfig, "kubeconfig", "", "path to a kubeconfig; default $KUBECONFIG, then the in-cluster config (clientConnection.kubeconfig)")
 	f.StringVar(&schedulerName, "scheduler-name", d.Profiles[0].SchedulerName, "schedule pods whose spec.schedulerName is this; renames the only profile of the file")
 	f.Float32Var(&qps, "kube-api-qps", d.ClientConnection.QPS, "queries per second to the API server (clientConnection.qps)")
@@ -138,7 +211,24 @@ func newRunCommand() *cobra.Command {
 	f.StringVar(&resourceLock, "leader-elect-resource-lock", d.LeaderElection.ResourceLock, "leaderElection.resourceLock (only leases)")
 	f.StringVar(&resourceName, "leader-elect-resource-name", "", "leaderElection.resourceName (default: the first profile's schedulerName)")
 	f.StringVar(&resourceNS, "leader-elect-resource-namespace", d.LeaderElection.ResourceNamespace, "leaderElection.resourceNamespace")
-	return cmd
+	sfs := pflag.NewFlagSet("secure serving", pflag.ContinueOnError)
+	sfs.SortFlags = false
+	sf.secure.AddFlags(sfs)
+	sfs.VisitAll(func(fl *pflag.Flag) { sf.secureFlags = append(sf.secureFlags, fl.Name) })
+	f.AddFlagSet(sfs)
+	return cmd, sf
+}
+
+// serveSecurely reports whether the secure port is served: unless the
+// plain HTTP endpoint was asked for and no flag of the secure port was
+// set. Commands written before the secure port (--http-bind-address alone,
+// as the demo and benchmarks pass it) keep one plain endpoint and nothing
+// listening on 10259, which two processes on one host would fight over.
+func serveSecurely(fs *pflag.FlagSet, secureFlags []string) bool {
+	if !fs.Changed("http-bind-address") {
+		return true
+	}
+	return slices.ContainsFunc(secureFlags, fs.Changed)
 }
 
 // Daemon is a wired yardmaster process: clients, informers, event
@@ -158,12 +248,18 @@ type Daemon struct {
 	// leaseClient reads and writes the Lease, with a rate limit of its own.
 	leaseClient kubernetes.Interface
 
-	// server is nil when Options.HTTPBindAddress is empty.
+	// server is nil when Options.HTTPBindAddress is empty; secure, when
+	// Options.Secure is nil.
 	server        *server.Server
+	secure        *server.SecureServer
 	leaderMetrics *metrics.LeaderElection
 	// leaderHealth fails /livez when this replica leads but its lease
 	// renewals have stopped (a stuck renew loop).
 	leaderHealth *leaderelection.HealthzAdaptor
+	// loop is the Scheduler, whose loop /livez checks against
+	// stallTimeout (when above 0).
+	loop         loopChecker
+	stallTimeout time.Duration
 	// synced is set once the informer caches are; stopping once Run's
 	// context is done. /readyz reads both.
 	synced, stopping atomic.Bool
@@ -182,14 +278,22 @@ func (o Options) LoadConfig() (*config.Config, error) {
 	if err := c.Apply(o.Overrides); err != nil {
 		return nil, err
 	}
+	if o.Profiling != nil {
+		c.EnableProfiling = *o.Profiling
+	}
+	if o.ContentionProfiling != nil {
+		c.EnableContentionProfiling = *o.ContentionProfiling
+	}
 	return c, nil
 }
 
 // NewDaemon builds everything `yardmaster run` runs, without starting it.
 // A bad configuration fails here, before anything talks to the cluster; so
-// does an HTTP address that cannot be listened on: with one, NewDaemon
-// already listens (HTTPAddr tells where), and Run, which must follow,
-// closes it.
+// does an address that cannot be listened on: NewDaemon already listens
+// (HTTPAddr and SecureAddr tell where), and Run, which must follow, closes
+// it. With Options.Secure, NewDaemon also reads the
+// extension-apiserver-authentication ConfigMap (a failure is tolerated
+// unless --authentication-tolerate-lookup-failure=false).
 func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
 	cfg, err := o.LoadConfig()
 	if err != nil {
@@ -219,8 +323,8 @@ func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build leader election client: %w", err)
 	}
-	profiling := servePprof(o, cfg)
-	if profiling && cfg.EnableContentionProfiling {
+	plainPprof, securePprof := servePprof(o, cfg)
+	if (plainPprof || securePprof) && cfg.EnableContentionProfiling {
 		runtime.SetBlockProfileRate(1)
 	}
 	reg := prometheus.NewRegistry()
@@ -265,10 +369,20 @@ func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
 		leaseClient:   leaseClient,
 		leaderMetrics: leaderMetrics,
 		leaderHealth:  leaderelection.NewLeaderHealthzAdaptor(leaderHealthTolerance),
+		loop:          sched,
+		stallTimeout:  o.SchedulingStallTimeout,
 	}
-	// Last: it listens, and nothing after it may fail.
+	// Last: they listen, and nothing after them may fail.
 	if o.HTTPBindAddress != "" {
-		if d.server, err = d.newServer(o, profiling); err != nil {
+		if d.server, err = server.New(d.routes(plainPprof, o.HTTPBindAddress)); err != nil {
+			return nil, err
+		}
+	}
+	if o.Secure != nil {
+		if d.secure, err = d.newSecureServer(o.Secure, cfg.ClientConnection.Kubeconfig, securePprof); err != nil {
+			if d.server != nil {
+				_ = d.server.Close()
+			}
 			return nil, err
 		}
 	}
@@ -288,7 +402,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.logger.Info("starting yardmaster", zap.String("version", version.String()),
 		zap.Strings("profiles", names), zap.String("apiServer", d.host),
 		zap.Bool("leaderElect", d.Config.LeaderElection.LeaderElect),
-		zap.String("http", d.HTTPAddr()))
+		zap.String("https", d.SecureAddr()), zap.String("http", d.HTTPAddr()))
 	stopServing := d.serve()
 	defer stopServing()
 	stopReady := context.AfterFunc(ctx, func() { d.stopping.Store(true) })
@@ -331,12 +445,17 @@ func (d *Daemon) Run(ctx context.Context) error {
 	return d.runWithLeaderElection(ctx)
 }
 
-// servePprof reports whether /debug/pprof is served: only with
-// --enable-profiling, and only when the configuration does not turn
-// profiling off (see Options.EnableProfiling). Contention profiling costs
-// on every blocking event, so it follows: only a served pprof turns it on.
-func servePprof(o Options, cfg *config.Config) bool {
-	return o.HTTPBindAddress != "" && o.EnableProfiling && cfg.EnableProfiling
+// servePprof reports whether /debug/pprof is served on the plain HTTP
+// endpoint and on the secure port. On the secure port it follows the
+// configuration's enableProfiling, as in kube-scheduler: the authorizer
+// guards it. On the plain endpoint, which has no authentication, it also
+// needs --enable-profiling (see Options.EnableProfiling). Contention
+// profiling costs on every blocking event, so it follows: only a served
+// pprof turns it on.
+func servePprof(o Options, cfg *config.Config) (plain, secure bool) {
+	plain = o.HTTPBindAddress != "" && o.EnableProfiling && cfg.EnableProfiling
+	secure = o.Secure != nil && cfg.EnableProfiling
+	return plain, secure
 }
 
 // schedule runs the scheduling loop until ctx is done and drains what it

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -17,21 +18,34 @@ import (
 // deadlock) is for the kubelet to restart.
 const leaderHealthTolerance = 20 * time.Second
 
-// newServer builds the HTTP endpoint (and listens):
+// loopChecker is the scheduling loop as /livez checks it; see
+// scheduler.Scheduler.LoopHealthy.
+type loopChecker interface {
+	LoopHealthy(now time.Time, bound time.Duration) error
+}
+
+// routes are the endpoint's routes, served on the plain HTTP endpoint
+// (listening on addr) and on the secure port alike:
 //
 //   - /healthz, /livez: the lease renew loop is not stuck
 //     (client-go's leaderelection.HealthzAdaptor; always passes on a
-//     standby and without leader election);
-//   - /readyz: that, and the informer caches are synced, and the process is
-//     not shutting down. A standby is ready: it has a warm cache to take
+//     standby and without leader election), and the scheduling loop has
+//     not been stuck for --scheduling-stall-timeout while pods wait (passes
+//     on a standby, which does not run it);
+//   - /readyz: those, and the informer caches are synced, and the process
+//     is not shutting down. A standby is ready: it has a warm cache to take
 //     over with.
-func (d *Daemon) newServer(o Options, profiling bool) (*server.Server, error) {
-	return server.New(server.Options{
-		Addr:     o.HTTPBindAddress,
-		CertFile: o.TLSCertFile,
-		KeyFile:  o.TLSKeyFile,
+func (d *Daemon) routes(profiling bool, addr string) server.Options {
+	livez := []server.Checker{d.leaderHealth}
+	if d.stallTimeout > 0 {
+		livez = append(livez, server.CheckFunc("scheduling-loop", func(*http.Request) error {
+			return d.loop.LoopHealthy(time.Now(), d.stallTimeout)
+		}))
+	}
+	return server.Options{
+		Addr:     addr,
 		Gatherer: d.Metrics,
-		Livez:    []server.Checker{d.leaderHealth},
+		Livez:    livez,
 		Readyz: []server.Checker{
 			server.CheckFunc("informer-sync", func(*http.Request) error {
 				if !d.synced.Load() {
@@ -48,12 +62,27 @@ func (d *Daemon) newServer(o Options, profiling bool) (*server.Server, error) {
 		},
 		Profiling: profiling,
 		Logger:    d.logger,
-	})
+	}
 }
 
-// HTTPAddr returns the address the HTTP endpoint listens on (the port
-// chosen when --http-bind-address asked for port 0), or "" when there is
-// none.
+// newSecureServer builds the secure port (and listens); kubeconfig is the
+// daemon's own, see SecureServing.apply.
+func (d *Daemon) newSecureServer(s *SecureServing, kubeconfig string, profiling bool) (*server.SecureServer, error) {
+	sec, err := s.apply(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	srv, err := server.NewSecure(d.routes(profiling, ""), sec)
+	if err != nil {
+		_ = sec.Serving.Listener.Close()
+		return nil, err
+	}
+	return srv, nil
+}
+
+// HTTPAddr returns the address the plain HTTP endpoint listens on (the
+// port chosen when --http-bind-address asked for port 0), or "" when there
+// is none.
 func (d *Daemon) HTTPAddr() string {
 	if d.server == nil {
 		return ""
@@ -61,22 +90,36 @@ func (d *Daemon) HTTPAddr() string {
 	return d.server.Addr().String()
 }
 
-// serve serves the HTTP endpoint, if any, until the returned func is
-// called, which waits for it to stop.
-func (d *Daemon) serve() (stop func()) {
-	if d.server == nil {
-		return func() {}
+// SecureAddr returns the address the secure port listens on (the port
+// chosen when --secure-port is 0), or "" when there is none.
+func (d *Daemon) SecureAddr() string {
+	if d.secure == nil {
+		return ""
 	}
+	return d.secure.Addr().String()
+}
+
+// serve serves the endpoints, if any, until the returned func is called,
+// which waits for them to stop.
+func (d *Daemon) serve() (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := d.server.Serve(ctx); err != nil {
-			d.logger.Error("HTTP endpoint stopped", zap.Error(err))
-		}
-	}()
+	var wg sync.WaitGroup
+	if d.server != nil {
+		wg.Go(func() {
+			if err := d.server.Serve(ctx); err != nil {
+				d.logger.Error("HTTP endpoint stopped", zap.Error(err))
+			}
+		})
+	}
+	if d.secure != nil {
+		wg.Go(func() {
+			if err := d.secure.Serve(ctx); err != nil {
+				d.logger.Error("secure endpoint stopped", zap.Error(err))
+			}
+		})
+	}
 	return func() {
 		cancel()
-		<-done
+		wg.Wait()
 	}
 }
