@@ -66,11 +66,12 @@ const (
 //	status patches           binder.StatusDrainTimeout          2 s
 //	release of the Lease     renewDeadline (client-go's bound) 10 s by default
 //	queued Scheduled events  the daemon's event flush           5 s
+//	HTTP requests in flight  the server's shutdown              5 s
 //
-// 27 s with the default renewDeadline, which leaves 3 s for the informers
-// and the HTTP endpoint to stop; a longer renewDeadline needs as much
-// more.
-const TerminationGracePeriod = 30 * time.Second
+// 32 s with the default renewDeadline (the Lease is released by 22 s),
+// which leaves 3 s for the informers to stop; a longer renewDeadline needs
+// as much more.
+const TerminationGracePeriod = 35 * time.Second
 
 // Options configure a Scheduler.
 type Options struct {

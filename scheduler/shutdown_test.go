@@ -25,8 +25,9 @@ import (
 // The parts of a shutdown, each bounded, fit in the termination grace
 // period the Deployment gives (TerminationGracePeriod's comment).
 func TestShutdownFitsTheGracePeriod(t *testing.T) {
-	const eventFlush = 5 * time.Second // cmd/yardmaster's, after Run
-	total := DefaultBindGracePeriod + binder.StatusDrainTimeout + config.DefaultRenewDeadline + eventFlush
+	// cmd/yardmaster's and internal/server's, after Run.
+	const eventFlush, httpShutdown = 5 * time.Second, 5 * time.Second
+	total := DefaultBindGracePeriod + binder.StatusDrainTimeout + config.DefaultRenewDeadline + eventFlush + httpShutdown
 	if total >= TerminationGracePeriod {
 		t.Errorf("a shutdown may take %v, not within the %v grace period", total, TerminationGracePeriod)
 	}
