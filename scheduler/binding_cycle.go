@@ -325,6 +325,7 @@ func (s *Scheduler) bindingCycle(j bindJob) {
 	s.metrics.BindingDone(time.Since(bindStart), err)
 	switch {
 	case err == nil:
+		point = "PostBind"
 		s.bindingSucceeded(ctx, j, bindStart)
 	case errors.Is(err, binder.ErrMayHaveBound) && s.bindCtx.Err() == nil:
 		// Not a failure until the pod says so (binding_outcome.go).

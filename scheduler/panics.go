@@ -101,14 +101,18 @@ func (s *Scheduler) cyclePanicked(ctx context.Context, qpi *queue.QueuedPodInfo,
 	s.handleFailure(ctx, qpi, cycle, err, start)
 }
 
-// bindingPanicked ends a binding cycle in which r was raised at point
-// (before the Binding) as a failure there.
+// bindingPanicked ends a binding cycle in which r was raised at point:
+// before the Binding as a failure there; after it (point PostBind), the
+// pod is bound, and that is all.
 func (s *Scheduler) bindingPanicked(ctx context.Context, j bindJob, point string, r any) {
 	pe := framework.NewPanicError(r)
 	plugin, err := s.panicFailure(pe)
-	s.logger.Error("panic in a binding cycle: the pod's attempt failed",
+	s.logger.Error("panic in a binding cycle",
 		zap.String("pod", j.assumed.Namespace+"/"+j.assumed.Name), zap.String("at", point),
 		zap.Error(err), zap.ByteString("stack", pe.Stack))
+	if point == "PostBind" {
+		return
+	}
 	if plugin == "" && point == "Bind" {
 		plugin = "DefaultBinder"
 	}
