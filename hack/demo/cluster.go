@@ -11,10 +11,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -28,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	"github.com/yardmaster-io/yardmaster/internal/controlplane"
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
@@ -357,8 +359,11 @@ func drain(ctx context.Context, c kubernetes.Interface) error {
 		}
 		return len(pods.Items) == 0, nil
 	})
+	if timedOut(ctx, err) {
+		return fmt.Errorf("pods of the drained node %q not gone after %s", node, settleTimeout)
+	}
 	if err != nil {
-		return fmt.Errorf("pods of the drained node %q not gone: %w", node, err)
+		return err
 	}
 	if err := waitRunning(ctx, c, "web", webScaledTo); err != nil {
 		return err
@@ -382,7 +387,70 @@ func addNode(ctx context.Context, c kubernetes.Interface) error {
 	if err != nil {
 		return fmt.Errorf("no pod went to the new node %q: %w", name, err)
 	}
-	return waitSettled(ctx, c, "node added")
+	if err := waitSettled(ctx, c, "node added"); err != nil {
+		return err
+	}
+	return waitRetried(ctx, c, "backfill", numNodes+1)
+}
+
+// retryWait bounds waitRetried: yardmaster retries the pods the new node
+// woke within a backoff of a second or two.
+const retryWait = 10 * time.Second
+
+// waitRetried waits, for at most retryWait, until every pending pod of the
+// workload app has been tried on all nodes nodes: its PodScheduled
+// condition, which yardmaster rewrites on each failed attempt (the
+// FailedScheduling event of a repeated failure is only counted in its
+// series for a while), says "0/<nodes> nodes". Only pods the new node woke
+// are tried again, so it does not wait for the others.
+func waitRetried(ctx context.Context, c kubernetes.Interface, app string, nodes int) error {
+	want := fmt.Sprintf("0/%d nodes", nodes)
+	err := wait.PollUntilContextTimeout(ctx, settlePollRate, retryWait, true, func(ctx context.Context) (bool, error) {
+		pods, err := c.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: appLabel + "=" + app})
+		if err != nil {
+			return false, err
+		}
+		for _, p := range pods.Items {
+			if p.Spec.NodeName == "" && !strings.HasPrefix(unschedulableMessage(&p), want) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if timedOut(ctx, err) {
+		return nil // the reasons printed are older; nothing more is wrong
+	}
+	return err
+}
+
+// unschedulableMessage is the message of a pod's PodScheduled condition
+// when it is False, else "".
+func unschedulableMessage(p *v1.Pod) string {
+	for _, c := range p.Status.Conditions {
+		if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse {
+			return c.Message
+		}
+	}
+	return ""
+}
+
+// timedOut reports whether err ended a wait.PollUntilContextTimeout on
+// ctx by its timeout: the poll's own context error, or a client's
+// rate limiter refusing to wait past that deadline.
+func timedOut(ctx context.Context, err error) bool {
+	return err != nil && ctx.Err() == nil && (wait.Interrupted(err) || strings.Contains(err.Error(), "would exceed context deadline"))
+}
+
+// eventTime is when an event was last seen, whichever API wrote it.
+func eventTime(ev *v1.Event) time.Time {
+	t := ev.LastTimestamp.Time
+	if ev.EventTime.After(t) {
+		t = ev.EventTime.Time
+	}
+	if ev.Series != nil && ev.Series.LastObservedTime.After(t) {
+		t = ev.Series.LastObservedTime.Time
+	}
+	return t
 }
 
 // waitRunning waits until the workload app has n pods Running.
@@ -400,7 +468,7 @@ func waitRunning(ctx context.Context, c kubernetes.Interface, app string, n int)
 		}
 		return running >= n, nil
 	})
-	if errors.Is(err, context.DeadlineExceeded) {
+	if timedOut(ctx, err) {
 		return fmt.Errorf("%s: fewer than %d pods Running after %s; see the yardmaster log", app, n, settleTimeout)
 	}
 	return err
@@ -420,8 +488,44 @@ func waitJob(ctx context.Context, c kubernetes.Interface, name string) error {
 		}
 		return false, nil
 	})
-	if errors.Is(err, context.DeadlineExceeded) {
+	if timedOut(ctx, err) {
 		return fmt.Errorf("job %q not complete after %s", name, settleTimeout)
 	}
 	return err
+}
+
+// printWorkloads prints each workload's pods as its controller counts them.
+func printWorkloads(ctx context.Context, c kubernetes.Interface) error {
+	deps, err := c.AppsV1().Deployments(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	sets, err := c.AppsV1().StatefulSets(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	jobs, err := c.BatchV1().Jobs(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	step("Workloads, as their controllers count their pods")
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "   WORKLOAD\tPRIORITY CLASS\tREADY/DESIRED\tSUCCEEDED")
+	for _, d := range deps.Items {
+		fmt.Fprintf(tw, "   Deployment %s\t%s\t%d/%d\t\n", d.Name, orDash(d.Spec.Template.Spec.PriorityClassName), d.Status.ReadyReplicas, *d.Spec.Replicas)
+	}
+	for _, s := range sets.Items {
+		fmt.Fprintf(tw, "   StatefulSet %s\t%s\t%d/%d\t\n", s.Name, orDash(s.Spec.Template.Spec.PriorityClassName), s.Status.ReadyReplicas, *s.Spec.Replicas)
+	}
+	for _, j := range jobs.Items {
+		fmt.Fprintf(tw, "   Job %s\t%s\t%d/%d\t%d/%d\n", j.Name, orDash(j.Spec.Template.Spec.PriorityClassName), ptr.Deref(j.Status.Ready, 0), *j.Spec.Parallelism, j.Status.Succeeded, *j.Spec.Completions)
+	}
+	return tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

@@ -1,13 +1,18 @@
-// Command demo shows yardmaster working on a local control plane: it starts
-// etcd, kube-apiserver and kube-controller-manager (its volume and
-// ResourceClaim controllers), runs the yardmaster binary against them,
-// creates a small simulated cluster with local volumes and GPUs published
-// through DRA, and a few workloads, and prints where every pod went, which
-// volume and which device each claim got, and why the pending pods are
-// pending (see claims.go). When a prometheus binary is
-// installed (make prometheus), it also shows NetworkTraffic placing pods by
-// the traffic Prometheus measures (see bandwidth.go). It stops everything it
-// started unless DEMO_KEEP=1, in which case it waits for Ctrl-C.
+// Command demo shows yardmaster scheduling a small simulated cluster on a
+// local control plane: etcd, kube-apiserver, KWOK as the kubelet of every
+// node (pods go Running, Jobs' pods complete) and kube-controller-manager
+// with its workload, volume and ResourceClaim controllers. It runs the
+// yardmaster binary against them, creates 20 nodes with local volumes and
+// GPUs published through DRA, and workloads as users create them
+// (cluster.go): Deployments, a StatefulSet with a volumeClaimTemplate, a
+// Job, Deployments whose pods claim GPUs (claims.go), and high-priority
+// pods that fit only by preempting backfill pods. Then it scales a
+// Deployment up, drains a node and adds one, and prints which pods run on
+// each node, why the pending ones wait, and which volume and device each
+// claim got. When a prometheus binary is installed (make prometheus), it
+// also shows NetworkTraffic placing pods by the traffic Prometheus
+// measures (see bandwidth.go). It stops everything it started unless
+// DEMO_KEEP=1, in which case it waits for Ctrl-C.
 //
 //	make demo
 package main
@@ -159,6 +164,9 @@ func run() error {
 			return err
 		}
 	}
+	if err := printWorkloads(ctx, client); err != nil {
+		return err
+	}
 	if err := printSummary(ctx, client); err != nil {
 		return err
 	}
@@ -283,7 +291,7 @@ func waitSettled(ctx context.Context, client kubernetes.Interface, what string) 
 		waiting, err = unsettled(ctx, client)
 		return waiting == "", err
 	})
-	if errors.Is(err, context.DeadlineExceeded) {
+	if timedOut(ctx, err) {
 		return fmt.Errorf("%s: pods did not settle within %s (%s); see the yardmaster log", what, settleTimeout, waiting)
 	}
 	return err
@@ -344,10 +352,7 @@ func failureReasons(ctx context.Context, client kubernetes.Interface) (map[types
 	out := map[types.UID]string{}
 	latest := map[types.UID]time.Time{}
 	for _, ev := range evs.Items {
-		t := ev.LastTimestamp.Time
-		if t.IsZero() {
-			t = ev.EventTime.Time
-		}
+		t := eventTime(&ev)
 		if uid := ev.InvolvedObject.UID; !t.Before(latest[uid]) {
 			out[uid], latest[uid] = ev.Message, t
 		}
@@ -410,7 +415,11 @@ func printSummary(ctx context.Context, client kubernetes.Interface) error {
 		p := &pods.Items[i]
 		switch {
 		case p.Spec.NodeName == "":
-			pending[group{workloadOf(p), reasons[p.UID]}]++
+			reason := unschedulableMessage(p)
+			if reason == "" {
+				reason = reasons[p.UID]
+			}
+			pending[group{workloadOf(p), reason}]++
 		case p.Status.Phase == v1.PodRunning:
 			running[p.Spec.NodeName] = append(running[p.Spec.NodeName], workloadOf(p))
 			for _, c := range p.Spec.Containers {
@@ -460,7 +469,7 @@ func printSummary(ctx context.Context, client kubernetes.Interface) error {
 		total += n
 	}
 	sort.Slice(groups, func(i, j int) bool { return groups[i].workload < groups[j].workload })
-	step(fmt.Sprintf("Pending pods (%d), with the reason yardmaster gave (their latest FailedScheduling event)", total))
+	step(fmt.Sprintf("Pending pods (%d), with the reason yardmaster gave (FailedScheduling, as in their PodScheduled condition)", total))
 	for _, g := range groups {
 		name := g.workload
 		if n := pending[g]; n > 1 {
