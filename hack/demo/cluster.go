@@ -398,7 +398,7 @@ func addNode(ctx context.Context, c kubernetes.Interface) error {
 const retryWait = 10 * time.Second
 
 // waitRetried waits, for at most retryWait, until every pending pod of the
-// workload app has been tried on all nodes nodes: its PodScheduled
+// workload app has been tried on all the nodes: its PodScheduled
 // condition, which yardmaster rewrites on each failed attempt (the
 // FailedScheduling event of a repeated failure is only counted in its
 // series for a while), says "0/<nodes> nodes". Only pods the new node woke
