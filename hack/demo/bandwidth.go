@@ -202,7 +202,7 @@ func (b *bandwidth) show(ctx context.Context, client kubernetes.Interface) error
 			return fmt.Errorf("create pod %s: %w", p.Name, err)
 		}
 	}
-	if err := waitSettled(ctx, client); err != nil {
+	if err := waitSettled(ctx, client, "stream pods"); err != nil {
 		return err
 	}
 	return printBandwidth(ctx, client, b.args, sample)
@@ -299,7 +299,7 @@ func printBandwidth(ctx context.Context, client kubernetes.Interface, args *fram
 	fmt.Printf("   Each pod placed counts as %.0f MB/s more on its node until the next sample (podBandwidthEstimate),\n", podEstimate/mbps)
 	fmt.Println("   so a burst spreads over the quieter nodes instead of piling onto the quietest one.")
 	for _, p := range pending {
-		fmt.Printf("   %s is pending: %s\n", p.Name, reasons[p.Name])
+		fmt.Printf("   %s is pending: %s\n", p.Name, reasons[p.UID])
 	}
 	return nil
 }

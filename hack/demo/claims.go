@@ -1,12 +1,12 @@
 package main
 
 // The demo's volumes and devices: local volumes of a WaitForFirstConsumer
-// class on the SSD nodes, which VolumeBinding matches to the claims of
-// StatefulSet-shaped pods and kube-controller-manager's PV binder then
-// binds; and GPUs published in ResourceSlices on the GPU nodes, which
-// DynamicResources allocates to pods' ResourceClaims (one named, the
-// others made from a template by kube-controller-manager's ResourceClaim
-// controller).
+// class on the SSD nodes, which VolumeBinding matches to the claims that
+// the StatefulSet controller makes from volumeClaimTemplates and
+// kube-controller-manager's PV binder then binds; and GPUs published in
+// ResourceSlices on the GPU nodes, which DynamicResources allocates to
+// pods' ResourceClaims (one named, the others made from a template by
+// kube-controller-manager's ResourceClaim controller).
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -69,31 +70,6 @@ func createStorage(ctx context.Context, client kubernetes.Interface) error {
 		}
 	}
 	return nil
-}
-
-// storePods are StatefulSet-shaped: store-N with its own claim
-// data-store-N. Three ask for 15Gi, which only the 20Gi volumes hold; the
-// fourth for 50Gi, which no volume holds and no provisioner makes.
-func storePods(ctx context.Context, client kubernetes.Interface) ([]*v1.Pod, error) {
-	var pods []*v1.Pod
-	for i, size := range []string{"15Gi", "15Gi", "15Gi", "50Gi"} {
-		claim := fmt.Sprintf("data-store-%d", i)
-		class := localClass
-		pvc := &v1.PersistentVolumeClaim{
-			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: claim},
-			Spec: v1.PersistentVolumeClaimSpec{
-				AccessModes:      []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
-				StorageClassName: &class,
-				Resources:        v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse(size)}},
-			},
-		}
-		if _, err := client.CoreV1().PersistentVolumeClaims(namespace).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
-			return nil, err
-		}
-		pods = append(pods, schedtest.MakePod().Namespace(namespace).Name(fmt.Sprintf("store-%d", i)).
-			Label("app", "store").Req("500m", "1Gi").PVC(claim).Obj())
-	}
-	return pods, nil
 }
 
 // createDevices publishes GPUs on the GPU nodes: node-00 has a 40Gi and
@@ -155,20 +131,21 @@ func createDevices(ctx context.Context, client kubernetes.Interface) error {
 	return err
 }
 
-// gpuPod tolerates the GPU nodes' taint and selects no node: only its
-// claim, named or from the template, takes it to a GPU node.
-func gpuPod(name, claim, template string) *v1.Pod {
-	p := schedtest.MakePod().Namespace(namespace).Name(name).Req("500m", "1Gi").
-		Toleration("dedicated", v1.TolerationOpEqual, "gpu", v1.TaintEffectNoSchedule).Obj()
+// gpuDeployment makes a Deployment whose pods tolerate the GPU nodes'
+// taint and select no node: only their claim, the shared named one or one
+// of their own from the template, takes them to a GPU node.
+func gpuDeployment(name string, replicas int32, claim, template string) *appsv1.Deployment {
+	pod := schedtest.MakePod().Namespace(namespace).Req("500m", "1Gi").
+		Toleration("dedicated", v1.TolerationOpEqual, "gpu", v1.TaintEffectNoSchedule)
 	pc := v1.PodResourceClaim{Name: "gpu"}
 	if claim != "" {
 		pc.ResourceClaimName = &claim
 	} else {
 		pc.ResourceClaimTemplateName = &template
 	}
-	p.Spec.ResourceClaims = []v1.PodResourceClaim{pc}
-	p.Spec.Containers[0].Resources.Claims = []v1.ResourceClaim{{Name: "gpu"}}
-	return p
+	pod.Spec.ResourceClaims = []v1.PodResourceClaim{pc}
+	pod.Spec.Containers[0].Resources.Claims = []v1.ResourceClaim{{Name: "gpu"}}
+	return deployment(name, replicas, pod)
 }
 
 // printClaims shows what each volume claim and each ResourceClaim got.

@@ -1,13 +1,18 @@
-// Command demo shows yardmaster working on a local control plane: it starts
-// etcd, kube-apiserver and kube-controller-manager (its volume and
-// ResourceClaim controllers), runs the yardmaster binary against them,
-// creates a small simulated cluster with local volumes and GPUs published
-// through DRA, and a few workloads, and prints where every pod went, which
-// volume and which device each claim got, and why the pending pods are
-// pending (see claims.go). When a prometheus binary is
-// installed (make prometheus), it also shows NetworkTraffic placing pods by
-// the traffic Prometheus measures (see bandwidth.go). It stops everything it
-// started unless DEMO_KEEP=1, in which case it waits for Ctrl-C.
+// Command demo shows yardmaster scheduling a small simulated cluster on a
+// local control plane: etcd, kube-apiserver, KWOK as the kubelet of every
+// node (pods go Running, Jobs' pods complete) and kube-controller-manager
+// with its workload, volume and ResourceClaim controllers. It runs the
+// yardmaster binary against them, creates 20 nodes with local volumes and
+// GPUs published through DRA, and workloads as users create them
+// (cluster.go): Deployments, a StatefulSet with a volumeClaimTemplate, a
+// Job, Deployments whose pods claim GPUs (claims.go), and high-priority
+// pods that fit only by preempting backfill pods. Then it scales a
+// Deployment up, drains a node and adds one, and prints which pods run on
+// each node, why the pending ones wait, and which volume and device each
+// claim got. When a prometheus binary is installed (make prometheus), it
+// also shows NetworkTraffic placing pods by the traffic Prometheus
+// measures (see bandwidth.go). It stops everything it started unless
+// DEMO_KEEP=1, in which case it waits for Ctrl-C.
 //
 //	make demo
 package main
@@ -28,6 +33,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
@@ -77,9 +83,11 @@ func run() error {
 		step("Started Prometheus (" + bw.prom.URL + "), scraping a node_exporter stand-in for each node every second")
 	}
 
-	step("Starting a local control plane (etcd, kube-apiserver, kube-controller-manager's volume and ResourceClaim controllers; loopback only)")
+	step("Starting a local control plane (etcd, kube-apiserver, KWOK as the kubelet of every node, kube-controller-manager's workload, volume and ResourceClaim controllers; loopback only)")
+	controllers := append(controlplane.WorkloadControllers(), controlplane.StorageControllers()...)
 	cp, err := controlplane.Start(ctx, controlplane.Options{
-		Controllers: append(controlplane.StorageControllers(), controlplane.DRAControllers()...),
+		KWOK:        true,
+		Controllers: append(controllers, controlplane.DRAControllers()...),
 	})
 	if err != nil {
 		return err
@@ -119,14 +127,11 @@ func run() error {
 	}
 	defer stopYardmaster(sched)
 
-	step(fmt.Sprintf("Creating %d nodes in 3 zones (2 tainted for GPUs, 6 with SSDs, 3 with 10G uplinks)", numNodes))
+	step(fmt.Sprintf("Creating %d KWOK nodes in 3 zones (2 tainted for GPUs, 6 with SSDs, 3 with 10G uplinks)", numNodes))
 	if err := createNodes(ctx, client); err != nil {
 		return err
 	}
 	if _, err := client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
-		return err
-	}
-	if _, err := client.CoreV1().ServiceAccounts(namespace).Create(ctx, &v1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
 
@@ -139,21 +144,27 @@ func run() error {
 	}
 
 	step("Creating workloads")
-	pods, err := workloads(ctx, client)
-	if err != nil {
-		return err
-	}
-	for _, w := range pods {
-		fmt.Printf("   %-12s %s\n", w.name, w.what)
-		for _, p := range w.pods {
-			if _, err := client.CoreV1().Pods(namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
-				return fmt.Errorf("create pod %s: %w", p.Name, err)
-			}
+	start := time.Now()
+	for _, w := range workloads() {
+		fmt.Printf("   %s\n", w.what)
+		if err := w.create(ctx, client); err != nil {
+			return err
 		}
 	}
-
-	step("Waiting for every pod to be bound or reported unschedulable")
-	if err := waitSettled(ctx, client); err != nil {
+	step("Waiting for every pod to run or be reported unschedulable, and for Job batch to complete")
+	if err := waitSettled(ctx, client, "workloads"); err != nil {
+		return err
+	}
+	if err := waitJob(ctx, client, "batch"); err != nil {
+		return err
+	}
+	fmt.Printf("   %.1fs\n", time.Since(start).Seconds())
+	for _, f := range []func(context.Context, kubernetes.Interface) error{fillAndPreempt, scaleWeb, drain, addNode} {
+		if err := f(ctx, client); err != nil {
+			return err
+		}
+	}
+	if err := printWorkloads(ctx, client); err != nil {
 		return err
 	}
 	if err := printSummary(ctx, client); err != nil {
@@ -262,104 +273,125 @@ func createNodes(ctx context.Context, client kubernetes.Interface) error {
 		if isUplink(nodeName(i)) {
 			n.Label(uplinkLabel, uplinkValue)
 		}
-		if _, err := controlplane.CreateReadyNode(ctx, client, n.Obj()); err != nil {
+		if _, err := controlplane.CreateKWOKNode(ctx, client, n.Obj()); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-type workload struct {
-	name string
-	what string
-	pods []*v1.Pod
-}
-
-func workloads(ctx context.Context, client kubernetes.Interface) ([]workload, error) {
-	var web, batch, gpu, ssd []*v1.Pod
-	for i := range 12 {
-		p := schedtest.MakePod().Namespace(namespace).Name(fmt.Sprintf("web-%02d", i)).
-			Label("app", "web").Req("500m", "512Mi").Obj()
-		p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{
-			MaxSkew:           1,
-			TopologyKey:       v1.LabelTopologyZone,
-			WhenUnsatisfiable: v1.DoNotSchedule,
-			LabelSelector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
-		}}
-		web = append(web, p)
-	}
-	for i := range 8 {
-		batch = append(batch, schedtest.MakePod().Namespace(namespace).Name(fmt.Sprintf("batch-%02d", i)).
-			SchedulerName("yardmaster-packer").Label("app", "batch").Req("1", "1Gi").Obj())
-	}
-	for i := range 2 {
-		gpu = append(gpu, schedtest.MakePod().Namespace(namespace).Name(fmt.Sprintf("train-%d", i)).
-			NodeSelector(map[string]string{"accelerator": "gpu"}).
-			Toleration("dedicated", v1.TolerationOpEqual, "gpu", v1.TaintEffectNoSchedule).Req("2", "4Gi").Obj())
-	}
-	for i := range 3 {
-		ssd = append(ssd, schedtest.MakePod().Namespace(namespace).Name(fmt.Sprintf("db-%d", i)).
-			NodeSelector(map[string]string{"disk": "ssd"}).Req("1", "2Gi").HostPort(5432, v1.ProtocolTCP, "").Obj())
-	}
-	huge := schedtest.MakePod().Namespace(namespace).Name("too-big").Req("64", "1Gi").Obj()
-	untolerated := schedtest.MakePod().Namespace(namespace).Name("no-toleration").
-		NodeSelector(map[string]string{"accelerator": "gpu"}).Req("100m", "").Obj()
-	store, err := storePods(ctx, client)
-	if err != nil {
-		return nil, err
-	}
-	// The claim that needs the 80Gi GPU goes first, so the template
-	// claims after it do not take that GPU.
-	devices := []*v1.Pod{gpuPod("finetune", "big-gpu", "")}
-	for i := range 3 {
-		devices = append(devices, gpuPod(fmt.Sprintf("infer-%d", i), "", gpuTemplate))
-	}
-	return []workload{
-		{"web", "12 × 500m/512Mi, zone spread maxSkew 1 (DoNotSchedule), default profile", web},
-		{"batch", "8 × 1 cpu on profile yardmaster-packer (MostAllocated: pack)", batch},
-		{"train", "2 GPU pods: tolerate dedicated=gpu, select accelerator=gpu", gpu},
-		{"db", "3 pods on ssd nodes, each binding host port 5432", ssd},
-		{"too-big", "asks for 64 cpu: fits nowhere", []*v1.Pod{huge}},
-		{"no-toleration", "selects the GPU nodes without tolerating their taint", []*v1.Pod{untolerated}},
-		{"store", "4 StatefulSet-shaped pods, each with a WaitForFirstConsumer claim: 3 × 15Gi, 1 × 50Gi", store},
-		{"gpu", "finetune claims a GPU of at least 80Gi (CEL); infer-0..2 each get a claim for any GPU from a template; no node selector", devices},
-	}, nil
-}
-
-// waitSettled waits until every pod is bound or has a FailedScheduling event.
-func waitSettled(ctx context.Context, client kubernetes.Interface) error {
-	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		pods, err := client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, err
-		}
-		reasons, err := failureReasons(ctx, client)
-		if err != nil {
-			return false, err
-		}
-		for _, p := range pods.Items {
-			if p.Spec.NodeName == "" && reasons[p.Name] == "" {
-				return false, nil
-			}
-		}
-		return true, nil
+// waitSettled waits until the controllers have made the pods their
+// Deployments and StatefulSets ask for, no pod is terminating, and every
+// pod is running (or finished) on a node, or unbound with a FailedScheduling
+// event and not nominated to a node where victims are being evicted.
+func waitSettled(ctx context.Context, client kubernetes.Interface, what string) error {
+	var waiting string
+	err := wait.PollUntilContextTimeout(ctx, settlePollRate, settleTimeout, true, func(ctx context.Context) (bool, error) {
+		var err error
+		waiting, err = unsettled(ctx, client)
+		return waiting == "", err
 	})
-	if errors.Is(err, context.DeadlineExceeded) {
-		return errors.New("pods did not settle within 60s; see the yardmaster log")
+	if timedOut(ctx, err) {
+		return fmt.Errorf("%s: pods did not settle within %s (%s); see the yardmaster log", what, settleTimeout, waiting)
 	}
 	return err
 }
 
-func failureReasons(ctx context.Context, client kubernetes.Interface) (map[string]string, error) {
+// unsettled says what is still under way, or "" when nothing is.
+func unsettled(ctx context.Context, client kubernetes.Interface) (string, error) {
+	pods, err := client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "", err
+	}
+	reasons, err := failureReasons(ctx, client)
+	if err != nil {
+		return "", err
+	}
+	live := map[string]int32{}
+	for _, p := range pods.Items {
+		switch {
+		case p.DeletionTimestamp != nil:
+			return "pod " + p.Name + " terminating", nil
+		case p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed:
+			continue
+		case p.Spec.NodeName != "" && p.Status.Phase != v1.PodRunning:
+			return "pod " + p.Name + " bound, not yet running", nil
+		case p.Spec.NodeName == "" && (reasons[p.UID] == "" || p.Status.NominatedNodeName != ""):
+			return "pod " + p.Name + " not yet scheduled", nil
+		}
+		live[p.Labels[appLabel]]++
+	}
+	deps, err := client.AppsV1().Deployments(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "", err
+	}
+	for _, d := range deps.Items {
+		if live[d.Name] != *d.Spec.Replicas {
+			return fmt.Sprintf("deployment %s: %d of %d pods", d.Name, live[d.Name], *d.Spec.Replicas), nil
+		}
+	}
+	sets, err := client.AppsV1().StatefulSets(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "", err
+	}
+	for _, s := range sets.Items {
+		if live[s.Name] != *s.Spec.Replicas {
+			return fmt.Sprintf("statefulset %s: %d of %d pods", s.Name, live[s.Name], *s.Spec.Replicas), nil
+		}
+	}
+	return "", nil
+}
+
+// failureReasons returns the message of each pod's latest FailedScheduling
+// event.
+func failureReasons(ctx context.Context, client kubernetes.Interface) (map[types.UID]string, error) {
 	evs, err := client.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: "reason=FailedScheduling"})
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]string{}
+	out := map[types.UID]string{}
+	latest := map[types.UID]time.Time{}
 	for _, ev := range evs.Items {
-		out[ev.InvolvedObject.Name] = ev.Message
+		t := eventTime(&ev)
+		if uid := ev.InvolvedObject.UID; !t.Before(latest[uid]) {
+			out[uid], latest[uid] = ev.Message, t
+		}
 	}
 	return out, nil
+}
+
+// workloadOf names the workload a pod belongs to: a StatefulSet's pods by
+// their own (ordinal) names, the others by their app label.
+func workloadOf(p *v1.Pod) string {
+	if ref := metav1.GetControllerOf(p); ref != nil && ref.Kind == "StatefulSet" {
+		return p.Name
+	}
+	if app := p.Labels[appLabel]; app != "" {
+		return app
+	}
+	return p.Name
+}
+
+// counted writes names as "web×2 store-0", in order.
+func counted(names []string) string {
+	n := map[string]int{}
+	for _, s := range names {
+		n[s]++
+	}
+	keys := make([]string, 0, len(n))
+	for k := range n {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		if n[k] == 1 {
+			out = append(out, k)
+		} else {
+			out = append(out, fmt.Sprintf("%s×%d", k, n[k]))
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 func printSummary(ctx context.Context, client kubernetes.Interface) error {
@@ -375,24 +407,33 @@ func printSummary(ctx context.Context, client kubernetes.Interface) error {
 	if err != nil {
 		return err
 	}
-	byNode := map[string][]string{}
+	running, finished := map[string][]string{}, map[string][]string{}
 	cpu := map[string]int64{}
-	var pending []v1.Pod
-	for _, p := range pods.Items {
-		if p.Spec.NodeName == "" {
-			pending = append(pending, p)
-			continue
-		}
-		byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], p.Name)
-		for _, c := range p.Spec.Containers {
-			cpu[p.Spec.NodeName] += c.Resources.Requests.Cpu().MilliValue()
+	type group struct{ workload, reason string }
+	pending := map[group]int{}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		switch {
+		case p.Spec.NodeName == "":
+			reason := unschedulableMessage(p)
+			if reason == "" {
+				reason = reasons[p.UID]
+			}
+			pending[group{workloadOf(p), reason}]++
+		case p.Status.Phase == v1.PodRunning:
+			running[p.Spec.NodeName] = append(running[p.Spec.NodeName], workloadOf(p))
+			for _, c := range p.Spec.Containers {
+				cpu[p.Spec.NodeName] += c.Resources.Requests.Cpu().MilliValue()
+			}
+		case p.Status.Phase == v1.PodSucceeded:
+			finished[p.Spec.NodeName] = append(finished[p.Spec.NodeName], workloadOf(p))
 		}
 	}
 	sort.Slice(nodes.Items, func(i, j int) bool { return nodes.Items[i].Name < nodes.Items[j].Name })
 
-	step("Placement")
+	step("Placement: pods in phase Running on each node (KWOK runs them), and those that ran to completion")
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "   NODE\tZONE\tLABELS/TAINTS\tCPU REQ\tPODS")
+	fmt.Fprintln(tw, "   NODE\tZONE\tLABELS/TAINTS\tCPU REQ\tRUNNING\tSUCCEEDED")
 	for _, n := range nodes.Items {
 		var notes []string
 		if n.Labels["accelerator"] != "" {
@@ -404,18 +445,37 @@ func printSummary(ctx context.Context, client kubernetes.Interface) error {
 		if v := n.Labels[uplinkLabel]; v != "" {
 			notes = append(notes, v)
 		}
-		for _, t := range n.Spec.Taints {
-			notes = append(notes, fmt.Sprintf("taint %s=%s:%s", t.Key, t.Value, t.Effect))
+		if n.Spec.Unschedulable {
+			notes = append(notes, "cordoned")
 		}
-		sort.Strings(byNode[n.Name])
-		fmt.Fprintf(tw, "   %s\t%s\t%s\t%dm/%dm\t%s\n", n.Name, n.Labels[v1.LabelTopologyZone],
-			strings.Join(notes, ","), cpu[n.Name], n.Status.Allocatable.Cpu().MilliValue(), strings.Join(byNode[n.Name], " "))
+		for _, t := range n.Spec.Taints {
+			if t.Key != v1.TaintNodeUnschedulable {
+				notes = append(notes, fmt.Sprintf("taint %s=%s:%s", t.Key, t.Value, t.Effect))
+			}
+		}
+		if len(notes) == 0 {
+			notes = []string{"-"}
+		}
+		fmt.Fprintf(tw, "   %s\t%s\t%s\t%dm/%dm\t%s\t%s\n", n.Name, n.Labels[v1.LabelTopologyZone],
+			strings.Join(notes, ","), cpu[n.Name], n.Status.Allocatable.Cpu().MilliValue(),
+			counted(running[n.Name]), counted(finished[n.Name]))
 	}
 	_ = tw.Flush()
 
-	step(fmt.Sprintf("Pending pods (%d), with the reason yardmaster gave", len(pending)))
-	for _, p := range pending {
-		fmt.Printf("   %-14s %s\n", p.Name, reasons[p.Name])
+	groups := make([]group, 0, len(pending))
+	total := 0
+	for g, n := range pending {
+		groups = append(groups, g)
+		total += n
+	}
+	sort.Slice(groups, func(i, j int) bool { return groups[i].workload < groups[j].workload })
+	step(fmt.Sprintf("Pending pods (%d), with the reason yardmaster gave (FailedScheduling, as in their PodScheduled condition)", total))
+	for _, g := range groups {
+		name := g.workload
+		if n := pending[g]; n > 1 {
+			name = fmt.Sprintf("%s×%d", name, n)
+		}
+		fmt.Printf("   %-14s %s\n", name, g.reason)
 	}
 	return nil
 }
