@@ -399,8 +399,8 @@ func TestDeployment(t *testing.T) {
 	// scheduler.DefaultBindGracePeriod, events and HTTP requests flush
 	// within 5s each, the Lease is released) is budgeted against the grace
 	// period, so it is written down rather than left to the default.
-	if g := spec.TerminationGracePeriodSeconds; g == nil || time.Duration(*g)*time.Second < scheduler.DefaultBindGracePeriod+10*time.Second {
-		t.Errorf("terminationGracePeriodSeconds = %s, want it set, and room for the bindings' grace period and 10s of flushing", ptrString(g))
+	if g := spec.TerminationGracePeriodSeconds; g == nil || time.Duration(*g)*time.Second < scheduler.TerminationGracePeriod {
+		t.Errorf("terminationGracePeriodSeconds = %s, want it set, and at least scheduler.TerminationGracePeriod (%s), the shutdown's budget", ptrString(g), scheduler.TerminationGracePeriod)
 	}
 
 	psc := spec.SecurityContext
