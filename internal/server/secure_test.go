@@ -2,16 +2,9 @@ package server
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -22,6 +15,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/yardmaster-io/yardmaster/internal/testca"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apiserver/pkg/apis/apiserver"
@@ -41,7 +35,7 @@ import (
 // TokenReview knows two tokens, a SubjectAccessReview allows get on
 // /metrics to alice and to the group of carol's client certificate.
 func TestSecure(t *testing.T) {
-	ca := newTestCA(t)
+	ca := testca.New(t, "yardmaster-test-ca")
 	s, api := newTestSecureServer(t, ca)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -53,7 +47,7 @@ func TestSecure(t *testing.T) {
 		}
 	}()
 
-	carol := ca.clientCert(t, "carol", "metrics-readers")
+	carol := ca.ClientCert(t, "carol", "metrics-readers")
 	tests := []struct {
 		name, path, token string
 		cert              *tls.Certificate
@@ -110,7 +104,7 @@ func TestSecure(t *testing.T) {
 }
 
 func TestSecureShutdown(t *testing.T) {
-	s, _ := newTestSecureServer(t, newTestCA(t))
+	s, _ := newTestSecureServer(t, testca.New(t, "yardmaster-test-ca"))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(ctx) }()
@@ -149,7 +143,7 @@ func TestSecureNeedsAuth(t *testing.T) {
 // newTestSecureServer serves Options with metrics and pprof on a loopback
 // port, behind the delegating authenticator and authorizer of a fake API
 // server that answers reviews.
-func newTestSecureServer(t *testing.T, ca *testCA) (*SecureServer, *fakeAPI) {
+func newTestSecureServer(t *testing.T, ca *testca.CA) (*SecureServer, *fakeAPI) {
 	t.Helper()
 	api := newFakeAPI(t)
 	client, err := kubernetes.NewForConfig(&rest.Config{Host: api.srv.URL})
@@ -171,7 +165,7 @@ func newTestSecureServer(t *testing.T, ca *testCA) (*SecureServer, *fakeAPI) {
 	if err := serving.ApplyTo(&info); err != nil {
 		t.Fatal(err)
 	}
-	caContent, err := dynamiccertificates.NewStaticCAContent("test-ca", ca.pem)
+	caContent, err := dynamiccertificates.NewStaticCAContent("test-ca", ca.PEM)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,60 +303,4 @@ func httpsGet(t *testing.T, addr, path, token string, cert *tls.Certificate) (in
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(body)
-}
-
-// testCA signs client certificates.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pem  []byte
-}
-
-func newTestCA(t *testing.T) *testCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "yardmaster-test-ca"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &testCA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
-}
-
-// clientCert is a client certificate for user cn in group org, as the
-// API server's x509 authenticator reads them.
-func (ca *testCA) clientCert(t *testing.T, cn, org string) tls.Certificate {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: cn, Organization: []string{org}},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }

@@ -2,15 +2,8 @@ package e2e
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -34,6 +27,7 @@ import (
 	"github.com/yardmaster-io/yardmaster/deploy"
 	"github.com/yardmaster-io/yardmaster/internal/controlplane"
 	"github.com/yardmaster-io/yardmaster/internal/procgroup"
+	"github.com/yardmaster-io/yardmaster/internal/testca"
 )
 
 // Identities of the secure port's tests, static tokens of the shared
@@ -81,8 +75,8 @@ func TestSecureServing(t *testing.T) {
 	// A client CA published in the ConfigMap, as kube-apiserver's
 	// --client-ca-file would be, and a user of its certificates granted
 	// what Prometheus is granted.
-	ca := newClientCA(t)
-	e.publishClientCA(ca.pem)
+	ca := testca.New(t, "yardmaster-e2e-client-ca")
+	e.publishClientCA(ca.PEM)
 	const certUser = "e2e-cert-reader"
 	e.applyObjects([]runtime.Object{&rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: e.ns + "-cert-reader"},
@@ -116,8 +110,8 @@ func TestSecureServing(t *testing.T) {
 	e.createPod(e.pod("p").Req("100m", "128Mi"))
 	e.waitBound(30*time.Second, "p")
 
-	reader := ca.clientCert(t, certUser)
-	stranger := ca.clientCert(t, "e2e-cert-stranger")
+	reader := ca.ClientCert(t, certUser)
+	stranger := ca.ClientCert(t, "e2e-cert-stranger")
 	tests := []struct {
 		name, path, token string
 		cert              *tls.Certificate
@@ -356,64 +350,4 @@ func (e *env) publishClientCA(caPEM []byte) {
 			e.t.Errorf("restore ConfigMap kube-system/%s: %v", name, err)
 		}
 	})
-}
-
-// clientCA signs client certificates for the test.
-type clientCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pem  []byte
-}
-
-func newClientCA(t *testing.T) *clientCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "yardmaster-e2e-client-ca"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &clientCA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
-}
-
-// clientCert is a client certificate for user, as the API server's x509
-// authenticator reads one (the common name is the user).
-func (ca *clientCA) clientCert(t *testing.T, user string) tls.Certificate {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serial, err := rand.Int(rand.Reader, big.NewInt(1<<62))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: user},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }
