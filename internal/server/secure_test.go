@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -68,7 +67,7 @@ func TestSecure(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			code, body := httpsGet(t, s.Addr().String(), tc.path, tc.token, tc.cert)
+			code, body := testca.HTTPSGet(t, s.Addr().String(), tc.path, tc.token, tc.cert)
 			if code != tc.want {
 				t.Errorf("GET %s: %d, want %d\n%s", tc.path, code, tc.want, body)
 			}
@@ -108,7 +107,7 @@ func TestSecureShutdown(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(ctx) }()
-	if code, body := httpsGet(t, s.Addr().String(), "/livez", "", nil); code != 200 {
+	if code, body := testca.HTTPSGet(t, s.Addr().String(), "/livez", "", nil); code != 200 {
 		t.Fatalf("/livez: %d %s", code, body)
 	}
 	cancel()
@@ -277,30 +276,4 @@ func (a *fakeAPI) asked() []string {
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(v)
-}
-
-// httpsGet asks the server for path, trusting any certificate (it is
-// self-signed), with a bearer token or a client certificate if given.
-func httpsGet(t *testing.T, addr, path, token string, cert *tls.Certificate) (int, string) {
-	t.Helper()
-	cfg := &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12} //nolint:gosec // the test server's certificate is self-signed
-	if cert != nil {
-		cfg.Certificates = []tls.Certificate{*cert}
-	}
-	tr := &http.Transport{TLSClientConfig: cfg}
-	defer tr.CloseIdleConnections()
-	req, err := http.NewRequest(http.MethodGet, "https://"+addr+path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Do(req)
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body)
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/yardmaster-io/yardmaster/config"
 	"github.com/yardmaster-io/yardmaster/deploy"
 	"github.com/yardmaster-io/yardmaster/internal/controlplane"
+	"github.com/yardmaster-io/yardmaster/internal/testca"
 )
 
 // The ServiceAccount of deploy/ as a static-token identity. The API server
@@ -204,7 +205,7 @@ func TestRBACOfDeployIsEnoughToSchedule(t *testing.T) {
 			t.Errorf("probe of %s over %s, want HTTPS on the secure port", p.Path, p.Scheme)
 			continue
 		}
-		if code, body := httpsGet(t, d.SecureAddr(), p.Path, "", nil); code != http.StatusOK {
+		if code, body := testca.HTTPSGet(t, d.SecureAddr(), p.Path, "", nil); code != http.StatusOK {
 			t.Errorf("probe %s: %d %s", p.Path, code, body)
 		}
 	}

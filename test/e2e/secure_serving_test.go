@@ -131,7 +131,7 @@ func TestSecureServing(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			code, body := httpsGet(t, addr, tc.path, tc.token, tc.cert)
+			code, body := testca.HTTPSGet(t, addr, tc.path, tc.token, tc.cert)
 			if code != tc.want {
 				t.Errorf("GET %s: %d, want %d\n%.500s", tc.path, code, tc.want, body)
 			}
@@ -207,12 +207,12 @@ profiles:
 	e.createPod(e.pod("p").Req("100m", "128Mi"))
 	e.waitBound(60*time.Second, "p")
 	for path, want := range map[string]int{"/healthz": http.StatusOK, "/livez": http.StatusOK, "/readyz": http.StatusOK, "/metrics": http.StatusUnauthorized} {
-		if code, body := httpsGet(t, addr, path, "", nil); code != want {
+		if code, body := testca.HTTPSGet(t, addr, path, "", nil); code != want {
 			t.Errorf("GET %s: %d, want %d\n%.500s", path, code, want, body)
 		}
 	}
 	// The admin's token (system:masters) may read the metrics.
-	if code, body := httpsGet(t, addr, "/metrics", cp.AdminToken, nil); code != http.StatusOK {
+	if code, body := testca.HTTPSGet(t, addr, "/metrics", cp.AdminToken, nil); code != http.StatusOK {
 		t.Errorf("GET /metrics as admin: %d\n%.500s", code, body)
 	}
 }
