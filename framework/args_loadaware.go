@@ -236,16 +236,16 @@ func ValidatePrometheusScoreArgs(a *PrometheusScoreArgs) error {
 
 // Defaults of the load plugins' arguments: Trimaran's where it has them.
 const (
-	DefaultTargetUtilization         int64 = 40
-	DefaultRequestsMilliCPU          int64 = 1000
-	DefaultRequestsMultiplier              = "1.5"
-	DefaultSafeVarianceMargin              = 1.0
-	DefaultSafeVarianceSensitivity         = 1.0
-	DefaultLoadRateWindow                  = time.Minute
-	DefaultLoadVariationWindow             = 15 * time.Minute
-	DefaultLoadVariationResolution         = time.Minute
-	DefaultLoadRefreshInterval             = 15 * time.Second
-	DefaultLoadHotSpotCPUPercentAbove      = 0.0
+	DefaultTargetUtilization          int64 = 40
+	DefaultRequestsMilliCPU           int64 = 1000
+	DefaultRequestsMultiplier               = "1.5"
+	DefaultSafeVarianceMargin               = 1.0
+	DefaultSafeVarianceSensitivity          = 1.0
+	DefaultLoadRateWindow                   = time.Minute
+	DefaultLoadVariationWindow              = 15 * time.Minute
+	DefaultLoadVariationResolution          = time.Minute
+	DefaultLoadRefreshInterval              = 15 * time.Second
+	DefaultLoadHotSpotCPUPercentAbove       = 0.0
 )
 
 // TargetLoadPackingArgs are the arguments of TargetLoadPacking, which

@@ -20,9 +20,9 @@ import (
 	testclock "k8s.io/utils/clock/testing"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/priorities/prommetric"
 	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/priorities/prommetric"
 )
 
 func TestMain(m *testing.M) {

@@ -17,8 +17,8 @@ import (
 	testclock "k8s.io/utils/clock/testing"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/priorities/prommetric"
 	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
+	"github.com/yardmaster-io/yardmaster/priorities/prommetric"
 )
 
 const mb = 1e6 // bytes/s

@@ -17,4 +17,3 @@ func TestResponseSizeLimit(t *testing.T) {
 		t.Errorf("body over the limit: error %v, want %v", err, errResponseTooLarge)
 	}
 }
-
