@@ -277,10 +277,13 @@ func (a *TargetLoadPackingArgs) SetDefaults() {
 		a.TargetUtilization = DefaultTargetUtilization
 	}
 	if _, ok := a.DefaultRequests[v1.ResourceCPU]; !ok {
-		if a.DefaultRequests == nil {
-			a.DefaultRequests = v1.ResourceList{}
+		// A new map: the one decoded may be shared with a copy of the args.
+		rl := make(v1.ResourceList, len(a.DefaultRequests)+1)
+		for k, v := range a.DefaultRequests {
+			rl[k] = v
 		}
-		a.DefaultRequests[v1.ResourceCPU] = *resource.NewMilliQuantity(DefaultRequestsMilliCPU, resource.DecimalSI)
+		rl[v1.ResourceCPU] = *resource.NewMilliQuantity(DefaultRequestsMilliCPU, resource.DecimalSI)
+		a.DefaultRequests = rl
 	}
 	if a.DefaultRequestsMultiplier == "" {
 		a.DefaultRequestsMultiplier = DefaultRequestsMultiplier
