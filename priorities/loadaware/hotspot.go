@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/priorities/prommetric"
 )
 
 // LoadHotSpotName is the plugin's name in configuration files.
@@ -157,3 +158,7 @@ func (pl *LoadHotSpot) utilization(p *pinnedTables, ni *framework.NodeInfo) (cpu
 	}
 	return cpu, mem, cpuOK, memOK
 }
+
+// Metrics returns the plugin's metrics, in the order of its queries (nil
+// where the args switched one off): for explain-load and tests.
+func (pl *LoadHotSpot) Metrics() []*prommetric.Metric { return pl.set.Metrics() }

@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/priorities/prommetric"
 )
 
 // LoadVariationRiskBalancingName is the plugin's name in configuration
@@ -169,3 +170,7 @@ func clamp01(x float64) float64 { return min(max(x, 0), 1) }
 
 // ScoreExtensions returns nil: scores are already in [0, 100].
 func (*LoadVariationRiskBalancing) ScoreExtensions() framework.ScoreExtensions { return nil }
+
+// Metrics returns the plugin's metrics, in the order of its queries (nil
+// where the args switched one off): for explain-load and tests.
+func (pl *LoadVariationRiskBalancing) Metrics() []*prommetric.Metric { return pl.set.Metrics() }

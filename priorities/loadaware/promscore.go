@@ -117,3 +117,7 @@ func (pl *PrometheusScore) NormalizeScore(_ context.Context, _ *framework.CycleS
 	pl.norm.Normalize(scores)
 	return nil
 }
+
+// Metrics returns the plugin's metrics, in the order of its queries (nil
+// where the args switched one off): for explain-load and tests.
+func (pl *PrometheusScore) Metrics() []*prommetric.Metric { return pl.set.Metrics() }

@@ -176,3 +176,6 @@ func (p *pinnedTables) lookup(i int, ni *framework.NodeInfo) (float64, bool) {
 	}
 	return t.Lookup(ni)
 }
+
+// Metrics returns the set's metrics, nil where the args switched one off.
+func (ms *metricSet) Metrics() []*prommetric.Metric { return ms.metrics }

@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/priorities/prommetric"
 )
 
 // TargetLoadPackingName is the plugin's name in configuration files.
@@ -145,3 +146,7 @@ func (ms *metricSet) run(ctx context.Context) {
 	}
 	wg.Wait()
 }
+
+// Metrics returns the plugin's metrics, in the order of its queries (nil
+// where the args switched one off): for explain-load and tests.
+func (pl *TargetLoadPacking) Metrics() []*prommetric.Metric { return pl.set.Metrics() }

@@ -59,6 +59,8 @@ type loadEnv struct {
 	e         *env
 	exporters map[string]*promtest.LoadExporter
 	prom      *promtest.Server
+	// configPath is the scheduler's configuration file.
+	configPath string
 }
 
 // loadLabel marks the nodes of these tests, so that their pods stay there.
@@ -142,10 +144,12 @@ func (le *loadEnv) waitCPU() {
 // pluginConfig entries, each "- name: X\n    args:\n" followed by args
 // indented six spaces.
 func (le *loadEnv) startScheduler(filters, scores []string, config string) {
-	le.e.startLoadScheduler(filters, scores, config)
+	le.configPath = le.e.startLoadScheduler(filters, scores, config)
 }
 
-func (e *env) startLoadScheduler(filters, scores []string, pluginConfig string) {
+// startLoadScheduler writes the file, starts yardmaster with it and
+// returns its path.
+func (e *env) startLoadScheduler(filters, scores []string, pluginConfig string) string {
 	list := func(names []string) string {
 		var out []string
 		for _, n := range names {
@@ -165,6 +169,7 @@ func (e *env) startLoadScheduler(filters, scores []string, pluginConfig string) 
 		o.ConfigFile = path
 		o.Overrides.SchedulerName = nil
 	})
+	return path
 }
 
 // pluginConfig returns one pluginConfig entry on address with extra args.
@@ -296,4 +301,28 @@ func TestLoadAwareQueryMissingNodes(t *testing.T) {
 	// a is refused, with the reason.
 	e.createPod(le.pod("only-a", "100m").NodeSelector(map[string]string{loadLabel: e.ns, "kubernetes.io/hostname": le.node("a")}))
 	e.waitFailedScheduling("only-a", loadaware.ReasonCPUHotSpot)
+
+	// explain-load shows the same: a's and b's utilization, c without
+	// data, a filtered, and the pods bound since (placed after the table
+	// the command fetches: none).
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := e.plane.WriteKubeconfig(kubeconfig, e.plane.AdminToken); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := app.ExplainLoad(e.ctx, &out, "--config", le.configPath, "--kubeconfig", kubeconfig,
+		le.node("a"), le.node("b"), le.node("c")); err != nil {
+		t.Fatalf("explain-load: %v\n%s", err, out.String())
+	}
+	t.Logf("explain-load:\n%s", out.String())
+	for _, want := range []string{
+		"PrometheusScore", "LoadHotSpot",
+		le.node("b") + "  40", // b's CPU, then nothing added since
+		le.node("c") + "  -",  // no data for c
+		"filtered: " + loadaware.ReasonCPUHotSpot,
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("explain-load output lacks %q", want)
+		}
+	}
 }
