@@ -18,6 +18,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -126,7 +127,10 @@ func (l *load) loadArgs(c *config.Config) error {
 
 // show waits for Prometheus to measure the CPU, creates the burst and
 // prints each load node's CPU, TargetLoadPacking's score for the first pod
-// (the plugin's own Explain) and the pods placed there.
+// (the plugin's own Explain) and the pods placed there. The first pod
+// takes the warm node (30 → 37.5%: 96); for the next the warm node would
+// be at 45% (37) against the idle node's 12.5% (59), so the idle one takes
+// the rest (20%: 70, 27.5%: 81).
 func (l *load) show(ctx context.Context, client kubernetes.Interface) error {
 	step(fmt.Sprintf("Load: profile %s scores nodes by measured CPU only (%s, target %d%%)", loadProfile, loadaware.TargetLoadPackingName, l.args.TargetUtilization))
 	var names []string
@@ -166,11 +170,17 @@ func (l *load) show(ctx context.Context, client kubernetes.Interface) error {
 			{Key: v1.LabelHostname, Operator: v1.NodeSelectorOpIn, Values: names},
 		}}},
 	}}}
-	fmt.Printf("   Creating %d cpu-* pods at once (profile %s, 200m CPU each: 300m expected with the 1.5 multiplier, 7.5%% of 4 CPUs)\n", cpuPods, loadProfile)
-	first := schedtest.MakePod().Name("cpu-0").Req("200m", "64Mi").Obj()
+	// A small request, so that the nodes the workloads above filled still
+	// fit them, and a limit: Trimaran expects a container to use its limit.
+	fmt.Printf("   Creating %d cpu-* pods at once (profile %s, CPU limit 300m each: 7.5%% of 4 CPUs expected; request 10m)\n", cpuPods, loadProfile)
+	cpuPod := func(name string) *v1.Pod {
+		p := schedtest.MakePod().Namespace(namespace).Name(name).SchedulerName(loadProfile).Label("app", "cpu").Req("10m", "16Mi").Obj()
+		p.Spec.Containers[0].Resources.Limits = v1.ResourceList{v1.ResourceCPU: resource.MustParse("300m")}
+		return p
+	}
+	first := cpuPod("cpu-0")
 	for i := range cpuPods {
-		p := schedtest.MakePod().Namespace(namespace).Name(fmt.Sprintf("cpu-%d", i)).
-			SchedulerName(loadProfile).Label("app", "cpu").Req("200m", "64Mi").Obj()
+		p := cpuPod(fmt.Sprintf("cpu-%d", i))
 		p.Spec.Affinity = affinity
 		if _, err := client.CoreV1().Pods(namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("create pod %s: %w", p.Name, err)
@@ -195,8 +205,17 @@ func (l *load) show(ctx context.Context, client kubernetes.Interface) error {
 	if err != nil {
 		return err
 	}
+	reasons, err := failureReasons(ctx, client)
+	if err != nil {
+		return err
+	}
 	byNode := map[string][]string{}
+	var pending []v1.Pod
 	for _, p := range pods.Items {
+		if p.Spec.NodeName == "" {
+			pending = append(pending, p)
+			continue
+		}
 		byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], p.Name)
 	}
 	fmt.Println()
@@ -211,7 +230,10 @@ func (l *load) show(ctx context.Context, client kubernetes.Interface) error {
 	}
 	fmt.Println("   CPU: Prometheus's answer to TargetLoadPacking's query. SCORE: its score for the first pod (u = CPU + 7.5%):")
 	fmt.Println("   40 + 60 × u / 40 up to the target, 40 × (100 − u) / 60 above it. Each pod placed counts at its expected")
-	fmt.Println("   300m until the next measurement, so the warm node is packed up to the target, then the idle one fills.")
+	fmt.Println("   use until the next measurement, so the warm node is packed up to the target, then the idle one fills.")
+	for _, p := range pending {
+		fmt.Printf("   %s is pending: %s\n", p.Name, reasons[p.UID])
+	}
 	fmt.Printf("   Check it: yardmaster explain-load --config <file> --profile %s %s\n", loadProfile, strings.Join(names, " "))
 	return nil
 }

@@ -101,7 +101,7 @@ func (*TargetLoadPacking) MetricNames() []string { return []string{"cpu%"} }
 func (pl *TargetLoadPacking) Explain(ctx context.Context, nodes []*framework.NodeInfo, pod *v1.Pod) []NodeLoad {
 	rows := explainRows(pl.set, nodes, func(p *pinnedTables, _ int, ni *framework.NodeInfo) float64 {
 		c, _ := capacity(ni)
-		return percentOf(pl.cpu.recentMilliCPU(ni, p.tables[0].Since), c)
+		return percentOf(pl.cpu.recentMilliCPU(ni, p.since(0)), c)
 	})
 	explainScores(ctx, pl, pl, nodes, pod, rows)
 	return rows
@@ -118,9 +118,9 @@ func (pl *LoadVariationRiskBalancing) Explain(ctx context.Context, nodes []*fram
 		c, m := capacity(ni)
 		switch i {
 		case cpuAvg:
-			return percentOf(prommetricRecentRequests(ni, p.tables[i].Since, true), c)
+			return percentOf(prommetricRecentRequests(ni, p.since(i), true), c)
 		case memAvg:
-			return percentOf(prommetricRecentRequests(ni, p.tables[i].Since, false), m)
+			return percentOf(prommetricRecentRequests(ni, p.since(i), false), m)
 		}
 		return 0
 	})
@@ -137,7 +137,7 @@ func (pl *PrometheusScore) Explain(ctx context.Context, nodes []*framework.NodeI
 		if pl.estimate == 0 {
 			return 0
 		}
-		return prommetric.Recent(ni, p.tables[0].Since, func(*framework.PodInfo) float64 { return pl.estimate })
+		return prommetric.Recent(ni, p.since(0), func(*framework.PodInfo) float64 { return pl.estimate })
 	})
 	explainScores(ctx, pl, pl, nodes, pod, rows)
 	return rows
@@ -151,9 +151,9 @@ func (pl *LoadHotSpot) Explain(ctx context.Context, nodes []*framework.NodeInfo,
 	rows := explainRows(pl.set, nodes, func(p *pinnedTables, i int, ni *framework.NodeInfo) float64 {
 		c, m := capacity(ni)
 		if i == hotCPU {
-			return percentOf(pl.cpu.recentMilliCPU(ni, p.tables[i].Since), c)
+			return percentOf(pl.cpu.recentMilliCPU(ni, p.since(i)), c)
 		}
-		return percentOf(recentMemory(ni, p.tables[i].Since), m)
+		return percentOf(recentMemory(ni, p.since(i)), m)
 	})
 	state := framework.NewCycleState()
 	if _, st := pl.PreFilter(ctx, state, pod, nodes); st.IsSuccess() {

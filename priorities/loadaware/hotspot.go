@@ -100,6 +100,7 @@ func NewLoadHotSpot(args *framework.LoadHotSpotArgs, h framework.Handle, opts ..
 	if err != nil {
 		return nil, err
 	}
+	set.lag = a.TimeRange.Duration
 	pl.set = set
 	return pl, nil
 }
@@ -148,12 +149,12 @@ func (pl *LoadHotSpot) utilization(p *pinnedTables, ni *framework.NodeInfo) (cpu
 	capCPU, capMem := capacity(ni)
 	if pl.cpuOn {
 		if cpu, cpuOK = p.lookup(hotCPU, ni); cpuOK {
-			cpu += percentOf(pl.cpu.recentMilliCPU(ni, p.tables[hotCPU].Since), capCPU)
+			cpu += percentOf(pl.cpu.recentMilliCPU(ni, p.since(hotCPU)), capCPU)
 		}
 	}
 	if pl.memOn {
 		if mem, memOK = p.lookup(hotMem, ni); memOK {
-			mem += percentOf(recentMemory(ni, p.tables[hotMem].Since), capMem)
+			mem += percentOf(recentMemory(ni, p.since(hotMem)), capMem)
 		}
 	}
 	return cpu, mem, cpuOK, memOK

@@ -67,10 +67,16 @@ func TestTargetLoadPacking(t *testing.T) {
 	if got, want := scoreAll(t, pl, pod, busy)["idle"], int64(math.Round(40*(100-56.25)/60)); got != want {
 		t.Errorf("idle with a pod placed since: score %d, want %d", got, want)
 	}
-	// The same pod bound before the table is in the measurement already.
-	old := node("idle", boundAt(assumed("before", "1", "1Gi"), t0.Add(-time.Minute)))
+	// The same pod bound 30s before the table is still counted: the 60s
+	// rate window holds it only in part.
+	recent := node("idle", boundAt(assumed("before", "1", "1Gi"), t0.Add(-30*time.Second)))
+	if got, want := scoreAll(t, pl, pod, recent)["idle"], int64(math.Round(40*(100-56.25)/60)); got != want {
+		t.Errorf("idle with a pod bound 30s before the table: score %d, want %d", got, want)
+	}
+	// Bound two minutes before, it is in the measurement already.
+	old := node("idle", boundAt(assumed("before", "1", "1Gi"), t0.Add(-2*time.Minute)))
 	if got := scoreAll(t, pl, pod, old)["idle"]; got != 68 {
-		t.Errorf("idle with a pod bound before the table: score %d, want 68", got)
+		t.Errorf("idle with a pod bound before the table's window: score %d, want 68", got)
 	}
 
 	// Stale data: PreScore skips, every node alike.

@@ -61,6 +61,7 @@ func NewLoadVariationRiskBalancing(args *framework.LoadVariationRiskBalancingArg
 	if err != nil {
 		return nil, err
 	}
+	set.lag = a.Resolution.Duration
 	return &LoadVariationRiskBalancing{args: a, missing: missingScore(a.MissingMetricsPolicy), set: set}, nil
 }
 
@@ -117,14 +118,14 @@ func (pl *LoadVariationRiskBalancing) stats(p *pinnedTables, ni *framework.NodeI
 	var v float64
 	if v, cpuOK = p.lookup(cpuAvg, ni); cpuOK {
 		cpu.avg = v * capCPU / 100
-		cpu.recent = prommetricRecentRequests(ni, p.tables[cpuAvg].Since, true)
+		cpu.recent = prommetricRecentRequests(ni, p.since(cpuAvg), true)
 		if s, ok := p.lookup(cpuStd, ni); ok {
 			cpu.std = s * capCPU / 100
 		}
 	}
 	if v, memOK = p.lookup(memAvg, ni); memOK {
 		mem.avg = v * capMem / 100
-		mem.recent = prommetricRecentRequests(ni, p.tables[memAvg].Since, false)
+		mem.recent = prommetricRecentRequests(ni, p.since(memAvg), false)
 		if s, ok := p.lookup(memStd, ni); ok {
 			mem.std = s * capMem / 100
 		}

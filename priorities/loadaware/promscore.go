@@ -104,7 +104,7 @@ func (pl *PrometheusScore) value(p *pinnedTables, ni *framework.NodeInfo) (float
 		return 0, false
 	}
 	if pl.estimate != 0 {
-		v += prommetric.Recent(ni, p.tables[0].Since, func(*framework.PodInfo) float64 { return pl.estimate })
+		v += prommetric.Recent(ni, p.since(0), func(*framework.PodInfo) float64 { return pl.estimate })
 	}
 	return v, true
 }

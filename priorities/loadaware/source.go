@@ -3,6 +3,7 @@ package loadaware
 import (
 	"encoding/binary"
 	"fmt"
+	"time"
 
 	"go.uber.org/zap"
 	"k8s.io/utils/clock"
@@ -34,6 +35,12 @@ type metricSet struct {
 	name    string
 	metrics []*prommetric.Metric
 	key     framework.StateKey
+	// lag is how long before a table's time a pod may have been bound and
+	// still not be in it: the query's window (a rate() over the last
+	// minute holds a pod started 30s ago at half its use, a new pod takes
+	// a while to start working at all). Trimaran counts pods bound within
+	// its metrics' 60-second reporting interval the same way.
+	lag time.Duration
 }
 
 // newMetricSet gets one metric per query from the pool; an empty query
@@ -98,7 +105,14 @@ func missingScore(p framework.MissingMetricsPolicy) int64 {
 // pinnedTables are one cycle's tables, one per metric (nil where the
 // metric has no usable table), so that a refresh in the middle of a cycle
 // cannot score some nodes by one table and some by another.
-type pinnedTables struct{ tables []*prommetric.Table }
+type pinnedTables struct {
+	tables []*prommetric.Table
+	lag    time.Duration
+}
+
+// since is the time from which pods placed count against metric i's
+// table: its time less the set's lag.
+func (p *pinnedTables) since(i int) time.Time { return p.tables[i].Since.Add(-p.lag) }
 
 // Clone returns p: it is never mutated.
 func (p *pinnedTables) Clone() framework.StateData { return p }
@@ -106,7 +120,7 @@ func (p *pinnedTables) Clone() framework.StateData { return p }
 // current returns every metric's usable table, and whether the first
 // (the one a plugin cannot do without) is usable.
 func (ms *metricSet) current() (*pinnedTables, bool) {
-	p := &pinnedTables{tables: make([]*prommetric.Table, len(ms.metrics))}
+	p := &pinnedTables{tables: make([]*prommetric.Table, len(ms.metrics)), lag: ms.lag}
 	for i, m := range ms.metrics {
 		if m != nil {
 			p.tables[i] = m.Pin()

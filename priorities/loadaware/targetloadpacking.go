@@ -52,6 +52,7 @@ func NewTargetLoadPacking(args *framework.TargetLoadPackingArgs, h framework.Han
 	if err != nil {
 		return nil, err
 	}
+	set.lag = a.TimeRange.Duration
 	q := a.DefaultRequests[v1.ResourceCPU]
 	return &TargetLoadPacking{
 		args:    a,
@@ -106,7 +107,7 @@ func (pl *TargetLoadPacking) Score(_ context.Context, state *framework.CycleStat
 		return pl.missing, nil
 	}
 	capMilli, _ := capacity(ni)
-	recent := pl.cpu.recentMilliCPU(ni, p.tables[0].Since)
+	recent := pl.cpu.recentMilliCPU(ni, p.since(0))
 	return targetScore(util, recent, pl.cpu.predict(pod), capMilli, pl.target), nil
 }
 
