@@ -1,9 +1,9 @@
 package main
 
-// The load part of the demo. Three nodes of zone-c get a node_exporter
-// stand-in for CPU and memory (promtest.LoadExporter) scraped by a
-// Prometheus of their own: one hot, one warm (under the 40% target), one
-// idle. The yardmaster-load profile scores by TargetLoadPacking only, and a
+// The load part of the demo. Three nodes that the workloads above left
+// some room on (500m each) get a node_exporter stand-in for CPU and memory
+// (promtest.LoadExporter) scraped by a Prometheus of their own: one hot,
+// one warm (under the 40% target), one idle. The yardmaster-load profile scores by TargetLoadPacking only, and a
 // burst of cpu-* pods shows it packing the warm node up to the target, then
 // moving on, with each placed pod counted until the next measurement.
 
@@ -48,9 +48,9 @@ type loadNode struct {
 
 func loadNodes() []loadNode {
 	return []loadNode{
-		{"node-08", 85, "hot: 85% CPU"},
-		{"node-11", 30, "warm: 30% CPU, under TargetLoadPacking's 40% target"},
-		{"node-14", 5, "idle: 5% CPU"},
+		{"node-05", 85, "hot: 85% CPU"},
+		{"node-08", 30, "warm: 30% CPU, under TargetLoadPacking's 40% target"},
+		{"node-09", 5, "idle: 5% CPU"},
 	}
 }
 
