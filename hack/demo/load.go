@@ -1,9 +1,10 @@
 package main
 
-// The load part of the demo. Three nodes that the workloads above left
-// some room on (500m each) get a node_exporter stand-in for CPU and memory
-// (promtest.LoadExporter) scraped by a Prometheus of their own: one hot,
-// one warm (under the 40% target), one idle. The yardmaster-load profile scores by TargetLoadPacking only, and a
+// The load part of the demo. Three nodes added for it (tainted, so that
+// the pods still pending above stay off them) get a node_exporter
+// stand-in for CPU and memory (promtest.LoadExporter) scraped by a
+// Prometheus of their own: one hot, one warm (under the 40% target), one
+// idle. The yardmaster-load profile scores by TargetLoadPacking only, and a
 // burst of cpu-* pods shows it packing the warm node up to the target, then
 // moving on, with each placed pod counted until the next measurement.
 
@@ -25,6 +26,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/config"
 	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/internal/controlplane"
 	"github.com/yardmaster-io/yardmaster/internal/promtest"
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 	"github.com/yardmaster-io/yardmaster/priorities/loadaware"
@@ -33,6 +35,8 @@ import (
 const (
 	loadProfile = "yardmaster-load"
 	cpuPods     = 4
+	// loadTaint keeps every pod but the cpu-* ones off the load nodes.
+	loadTaint = "demo/load"
 	// loadRefresh is the profile's refreshInterval, and its rate window
 	// loadWindow; a long staleAfter keeps the one table the burst uses.
 	loadRefresh = 2 * time.Second
@@ -48,9 +52,9 @@ type loadNode struct {
 
 func loadNodes() []loadNode {
 	return []loadNode{
-		{"node-05", 85, "hot: 85% CPU"},
-		{"node-08", 30, "warm: 30% CPU, under TargetLoadPacking's 40% target"},
-		{"node-09", 5, "idle: 5% CPU"},
+		{"load-hot", 85, "hot: 85% CPU"},
+		{"load-warm", 30, "warm: 30% CPU, under TargetLoadPacking's 40% target"},
+		{"load-idle", 5, "idle: 5% CPU"},
 	}
 }
 
@@ -135,8 +139,14 @@ func (l *load) show(ctx context.Context, client kubernetes.Interface) error {
 	step(fmt.Sprintf("Load: profile %s scores nodes by measured CPU only (%s, target %d%%)", loadProfile, loadaware.TargetLoadPackingName, l.args.TargetUtilization))
 	var names []string
 	for _, n := range loadNodes() {
-		fmt.Printf("     %s  %s\n", n.node, n.what)
+		fmt.Printf("     %-9s  %s\n", n.node, n.what)
 		names = append(names, n.node)
+		node := schedtest.MakeNode().Name(n.node).Capacity("4", "16Gi", 110).
+			Label(v1.LabelTopologyZone, "zone-a").Label(v1.LabelTopologyRegion, "demo").
+			Taint(loadTaint, "true", v1.TaintEffectNoSchedule)
+		if _, err := controlplane.CreateKWOKNode(ctx, client, node.Obj()); err != nil {
+			return err
+		}
 	}
 	pl, err := loadaware.NewTargetLoadPacking(l.args, nil)
 	if err != nil {
@@ -170,11 +180,12 @@ func (l *load) show(ctx context.Context, client kubernetes.Interface) error {
 			{Key: v1.LabelHostname, Operator: v1.NodeSelectorOpIn, Values: names},
 		}}},
 	}}}
-	// A small request, so that the nodes the workloads above filled still
-	// fit them, and a limit: Trimaran expects a container to use its limit.
+	// A small request and a limit: Trimaran expects a container to use its
+	// limit.
 	fmt.Printf("   Creating %d cpu-* pods at once (profile %s, CPU limit 300m each: 7.5%% of 4 CPUs expected; request 10m)\n", cpuPods, loadProfile)
 	cpuPod := func(name string) *v1.Pod {
-		p := schedtest.MakePod().Namespace(namespace).Name(name).SchedulerName(loadProfile).Label("app", "cpu").Req("10m", "16Mi").Obj()
+		p := schedtest.MakePod().Namespace(namespace).Name(name).SchedulerName(loadProfile).Label("app", "cpu").Req("10m", "16Mi").
+			Toleration(loadTaint, v1.TolerationOpEqual, "true", v1.TaintEffectNoSchedule).Obj()
 		p.Spec.Containers[0].Resources.Limits = v1.ResourceList{v1.ResourceCPU: resource.MustParse("300m")}
 		return p
 	}
