@@ -3,6 +3,7 @@ package loadaware
 import (
 	"encoding/binary"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -41,6 +42,9 @@ type metricSet struct {
 	// a while to start working at all). Trimaran counts pods bound within
 	// its metrics' 60-second reporting interval the same way.
 	lag time.Duration
+	// last is the tables the last cycle pinned: reused while no metric
+	// has a new table, so that a cycle pins without allocating.
+	last atomic.Pointer[pinnedTables]
 }
 
 // newMetricSet gets one metric per query from the pool; an empty query
@@ -120,12 +124,25 @@ func (p *pinnedTables) Clone() framework.StateData { return p }
 // current returns every metric's usable table, and whether the first
 // (the one a plugin cannot do without) is usable.
 func (ms *metricSet) current() (*pinnedTables, bool) {
+	if last := ms.last.Load(); last != nil {
+		same := true
+		for i, m := range ms.metrics {
+			if m != nil && m.Pin() != last.tables[i] {
+				same = false
+				break
+			}
+		}
+		if same {
+			return last, last.tables[0] != nil
+		}
+	}
 	p := &pinnedTables{tables: make([]*prommetric.Table, len(ms.metrics)), lag: ms.lag}
 	for i, m := range ms.metrics {
 		if m != nil {
 			p.tables[i] = m.Pin()
 		}
 	}
+	ms.last.Store(p)
 	return p, p.tables[0] != nil
 }
 
