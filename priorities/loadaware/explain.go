@@ -53,7 +53,7 @@ var (
 // explainRows fills Values and Added; added returns metric i's estimate
 // for a node.
 func explainRows(ms *metricSet, nodes []*framework.NodeInfo, added func(p *pinnedTables, i int, ni *framework.NodeInfo) float64) []NodeLoad {
-	p, _ := ms.current()
+	p := ms.current()
 	out := make([]NodeLoad, len(nodes))
 	for j, ni := range nodes {
 		r := NodeLoad{Node: ni.NodeName(), Score: -1}

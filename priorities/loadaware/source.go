@@ -33,7 +33,6 @@ func WithPool(p *prommetric.Pool) Option { return func(o *options) { o.pool = p 
 
 // metricSet is the metrics of one plugin, pinned together per cycle.
 type metricSet struct {
-	name    string
 	metrics []*prommetric.Metric
 	key     framework.StateKey
 	// lag is how long before a table's time a pod may have been bound and
@@ -54,7 +53,7 @@ func newMetricSet(name string, a *framework.PrometheusSourceArgs, h framework.Ha
 	for _, f := range opts {
 		f(&o)
 	}
-	ms := &metricSet{name: name, key: framework.StateKey("PreScore" + name)}
+	ms := &metricSet{key: framework.StateKey("PreScore" + name)}
 	for _, q := range queries {
 		if q.promql == "" {
 			ms.metrics = append(ms.metrics, nil) // a metric the args switched off
@@ -121,9 +120,8 @@ func (p *pinnedTables) since(i int) time.Time { return p.tables[i].Since.Add(-p.
 // Clone returns p: it is never mutated.
 func (p *pinnedTables) Clone() framework.StateData { return p }
 
-// current returns every metric's usable table, and whether the first
-// (the one a plugin cannot do without) is usable.
-func (ms *metricSet) current() (*pinnedTables, bool) {
+// current returns every metric's usable table (nil where none is).
+func (ms *metricSet) current() *pinnedTables {
 	if last := ms.last.Load(); last != nil {
 		same := true
 		for i, m := range ms.metrics {
@@ -133,7 +131,7 @@ func (ms *metricSet) current() (*pinnedTables, bool) {
 			}
 		}
 		if same {
-			return last, last.tables[0] != nil
+			return last
 		}
 	}
 	p := &pinnedTables{tables: make([]*prommetric.Table, len(ms.metrics)), lag: ms.lag}
@@ -143,7 +141,7 @@ func (ms *metricSet) current() (*pinnedTables, bool) {
 		}
 	}
 	ms.last.Store(p)
-	return p, p.tables[0] != nil
+	return p
 }
 
 // anyUsable reports whether some metric has a usable table.
@@ -159,7 +157,7 @@ func (p *pinnedTables) anyUsable() bool {
 // pin writes the current tables in state and returns them; nil when none
 // is usable.
 func (ms *metricSet) pin(state *framework.CycleState) *pinnedTables {
-	p, _ := ms.current()
+	p := ms.current()
 	if !p.anyUsable() {
 		return nil
 	}
@@ -175,7 +173,7 @@ func (ms *metricSet) pinned(state *framework.CycleState) (*pinnedTables, bool) {
 			return p, true
 		}
 	}
-	p, _ := ms.current()
+	p := ms.current()
 	if !p.anyUsable() {
 		return nil, false
 	}
