@@ -117,6 +117,23 @@ func TestDefaultValuesMakeTheKustomizeBase(t *testing.T) {
 	}
 }
 
+// The chart's default configuration is a copy of the base's (a chart
+// cannot read a file outside its directory): an edit of one is made in
+// both.
+func TestConfigFileIsTheBases(t *testing.T) {
+	base, err := os.ReadFile(filepath.Join("../../deploy", deploy.Base, configKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chart, err := os.ReadFile(filepath.Join(helm.Chart, "files", configKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(base), string(chart)); diff != "" {
+		t.Errorf("deploy/helm/yardmaster/files/config.yaml differs from deploy/base/config.yaml (-base +chart); copy it:\n%s", diff)
+	}
+}
+
 // serviceMonitor.enabled makes deploy/overlays/servicemonitor: the base
 // plus the ServiceMonitor and the metrics reader for kube-prometheus's
 // Prometheus.
