@@ -70,7 +70,7 @@ func BenchmarkFailAndMove(b *testing.B) {
 			}
 		}
 		clk.Step(time.Second) // backoff over: straight to activeQ
-		q.MoveAllToActiveOrBackoff(NodeAdd)
+		q.MoveAllToActiveOrBackoff(nodeAdd, nil, nil)
 		for range pods {
 			qpi, err := q.Pop(ctx)
 			if err != nil {

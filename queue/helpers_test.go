@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 )
 
@@ -110,3 +111,10 @@ func (q *PriorityQueue) checkInvariants(t testing.TB) {
 		note(uid, InFlight)
 	}
 }
+
+// Cluster events for the tests.
+var (
+	nodeAdd           = framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}
+	assignedPodDelete = framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete}
+	pvcAdd            = framework.ClusterEvent{Resource: framework.PersistentVolumeClaim, ActionType: framework.Add}
+)

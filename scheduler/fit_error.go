@@ -169,9 +169,14 @@ func (f *FitError) addStatus(s *framework.Status, p string) {
 		f.ReasonCounts[r]++
 	}
 	if p != "" {
-		if f.Plugins == nil {
-			f.Plugins = sets.New[string]()
-		}
-		f.Plugins.Insert(p)
+		f.addPlugins(p)
 	}
+}
+
+// addPlugins records plugins that rejected the pod.
+func (f *FitError) addPlugins(names ...string) {
+	if f.Plugins == nil {
+		f.Plugins = sets.New[string]()
+	}
+	f.Plugins.Insert(names...)
 }
