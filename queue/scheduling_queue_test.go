@@ -785,8 +785,8 @@ func TestMetrics(t *testing.T) {
 	m := &recordingMetrics{}
 	q, clk := newTestQueue(Options{Metrics: m})
 	pod := makePod("p").Obj()
-	q.Add(pod)                          // active, PodAdd
-	fail(t, q, true)                    // unschedulable, ScheduleAttemptFailure
+	q.Add(pod)                                    // active, PodAdd
+	fail(t, q, true)                              // unschedulable, ScheduleAttemptFailure
 	q.MoveAllToActiveOrBackoff(nodeAdd, nil, nil) // backoff, NodeAdd
 	clk.Step(time.Second)
 	q.flushBackoffCompleted() // active, BackoffComplete

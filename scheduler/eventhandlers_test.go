@@ -9,7 +9,6 @@ import (
 	"github.com/yardmaster-io/yardmaster/queue"
 )
 
-
 // A pod deleted and recreated under the same name can reach the informer
 // as one update (after a relist): the old pod must leave the cache and the
 // queue, and the new one be taken as new.
