@@ -100,14 +100,22 @@ func mayRunOn(pod *v1.Pod, nodeName string) bool {
 // With DeviceClasses (DRA-served extended resources), a DeviceClass
 // created or changed too.
 func (f *Fit) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
+	h := &fitHints{Fit: f}
 	events := []framework.ClusterEventWithHint{
-		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Delete | framework.UpdatePodScaleDown}, QueueingHintFn: f.isSchedulableAfterPodEvent},
-		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeAllocatable}, QueueingHintFn: f.isSchedulableAfterNodeChange},
+		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Delete | framework.UpdatePodScaleDown}, QueueingHintFn: h.isSchedulableAfterPodEvent},
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeAllocatable}, QueueingHintFn: h.isSchedulableAfterNodeChange},
 	}
 	if f.deviceClasses != nil {
 		events = append(events, framework.ClusterEventWithHint{Event: framework.ClusterEvent{Resource: framework.DeviceClass, ActionType: framework.Add | framework.Update}})
 	}
 	return events, nil
+}
+
+// fitHints are NodeResourcesFit's hints, with the pods' requests kept.
+type fitHints struct {
+	*Fit
+	states podMemo[*fitState]
+	names  podMemo[[]v1.ResourceName]
 }
 
 // isSchedulableAfterPodEvent queues the pod when a pod that held resources
@@ -117,7 +125,7 @@ func (f *Fit) EventsToRegister(context.Context) ([]framework.ClusterEventWithHin
 // also skips a pod pinned to other nodes and a pod that requests nothing
 // the deleted one held, since those find no more room than before (only a
 // pod slot, which the 5-minute flush covers for a node full by count).
-func (f *Fit) isSchedulableAfterPodEvent(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
+func (f *fitHints) isSchedulableAfterPodEvent(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
 	oldPod, newPod, err := asObjects[*v1.Pod](oldObj, newObj)
 	if err != nil {
 		return framework.Queue, err
@@ -138,32 +146,29 @@ func (f *Fit) isSchedulableAfterPodEvent(_ *zap.Logger, pod *v1.Pod, oldObj, new
 	if !mayRunOn(pod, node) {
 		return framework.QueueSkip, nil
 	}
-	freed := framework.FitRequests(oldPod)
-	if newPod != nil {
-		now := framework.FitRequests(newPod)
-		freed.AddResource(&now, -1)
+	if newPod == nil {
+		// Deleted: whatever it requested is freed. Compared by name, so
+		// the 20,000 pods an event may reach cost no allocation.
+		if f.requestsAnyOf(pod, func(name v1.ResourceName) bool { return requests(oldPod, name) }) {
+			return framework.Queue, nil
+		}
+		return framework.QueueSkip, nil
 	}
-	if f.requestsAnyOf(pod, &freed) {
+	freed := framework.FitRequests(oldPod)
+	now := framework.FitRequests(newPod)
+	freed.AddResource(&now, -1)
+	if f.requestsAnyOf(pod, func(name v1.ResourceName) bool { return freed.Get(name) > 0 }) {
 		return framework.Queue, nil
 	}
 	return framework.QueueSkip, nil
 }
 
-// requestsAnyOf reports whether pod requests a resource of which freed
-// holds a positive amount, looking at the requests as written (containers,
-// restartable and other init containers, pod-level), without computing
-// them.
-func (f *Fit) requestsAnyOf(pod *v1.Pod, freed *framework.Resource) bool {
+// requests reports whether pod requests a positive amount of name in
+// one of its containers, init containers or its pod-level resources.
+func requests(pod *v1.Pod, name v1.ResourceName) bool {
 	has := func(rl v1.ResourceList) bool {
-		for name, q := range rl {
-			if q.IsZero() || f.ignores(name) {
-				continue
-			}
-			if freed.Get(name) > 0 {
-				return true
-			}
-		}
-		return false
+		q, ok := rl[name]
+		return ok && q.Sign() > 0
 	}
 	for i := range pod.Spec.Containers {
 		if has(pod.Spec.Containers[i].Resources.Requests) {
@@ -178,11 +183,46 @@ func (f *Fit) requestsAnyOf(pod *v1.Pod, freed *framework.Resource) bool {
 	return pod.Spec.Resources != nil && has(pod.Spec.Resources.Requests)
 }
 
+// requestsAnyOf reports whether pod requests a resource that freed
+// reports freed.
+func (f *fitHints) requestsAnyOf(pod *v1.Pod, freed func(v1.ResourceName) bool) bool {
+	for _, name := range f.names.get(pod, f.requestedNames) {
+		if freed(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// requestedNames lists the resources pod requests a positive amount of,
+// as written (containers, init containers, pod-level), that the filter
+// checks.
+func (f *Fit) requestedNames(pod *v1.Pod) []v1.ResourceName {
+	var names []v1.ResourceName
+	add := func(rl v1.ResourceList) {
+		for name, q := range rl {
+			if q.Sign() > 0 && !f.ignores(name) && !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	for i := range pod.Spec.Containers {
+		add(pod.Spec.Containers[i].Resources.Requests)
+	}
+	for i := range pod.Spec.InitContainers {
+		add(pod.Spec.InitContainers[i].Resources.Requests)
+	}
+	if pod.Spec.Resources != nil {
+		add(pod.Spec.Resources.Requests)
+	}
+	return names
+}
+
 // isSchedulableAfterNodeChange queues the pod when an added node's
 // allocatable holds its requests, or an updated node's allocatable grew in
 // a resource it requests (or in pods) and now holds them, as
 // kube-scheduler does.
-func (f *Fit) isSchedulableAfterNodeChange(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
+func (f *fitHints) isSchedulableAfterNodeChange(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
 	oldNode, newNode, err := asObjects[*v1.Node](oldObj, newObj)
 	if err != nil {
 		return framework.Queue, err
@@ -190,27 +230,72 @@ func (f *Fit) isSchedulableAfterNodeChange(_ *zap.Logger, pod *v1.Pod, oldObj, n
 	if newNode == nil {
 		return framework.QueueSkip, nil
 	}
-	s := f.newFitState(pod)
-	ni := framework.NewNodeInfo()
-	ni.SetNode(newNode)
-	if len(s.insufficient(ni)) != 0 {
+	s := f.states.get(pod, f.newFitState)
+	if !s.fitsAllocatable(newNode) {
 		return framework.QueueSkip, nil
 	}
 	if oldNode == nil {
 		return framework.Queue, nil
 	}
-	o, n := framework.NewResource(oldNode.Status.Allocatable), framework.NewResource(newNode.Status.Allocatable)
-	grew := n.AllowedPodNumber > o.AllowedPodNumber ||
-		(s.milliCPU > 0 && n.MilliCPU > o.MilliCPU) ||
-		(s.memory > 0 && n.Memory > o.Memory) ||
-		(s.ephemeralStorage > 0 && n.EphemeralStorage > o.EphemeralStorage)
-	for _, sc := range s.scalars {
-		grew = grew || n.Get(sc.name) > o.Get(sc.name)
+	o, n := oldNode.Status.Allocatable, newNode.Status.Allocatable
+	grew := func(name v1.ResourceName) bool {
+		nq, ok := n[name]
+		if !ok {
+			return false
+		}
+		oq, ok := o[name]
+		return !ok || nq.Cmp(oq) > 0
 	}
-	if grew {
+	if grew(v1.ResourcePods) ||
+		(s.milliCPU > 0 && grew(v1.ResourceCPU)) ||
+		(s.memory > 0 && grew(v1.ResourceMemory)) ||
+		(s.ephemeralStorage > 0 && grew(v1.ResourceEphemeralStorage)) {
 		return framework.Queue, nil
 	}
+	for _, sc := range s.scalars {
+		if grew(sc.name) {
+			return framework.Queue, nil
+		}
+	}
 	return framework.QueueSkip, nil
+}
+
+// fitsAllocatable reports whether the requests fit the node's whole
+// allocatable (with no pod on it), as kube-scheduler's hint checks an
+// added or grown node, without building a NodeInfo.
+func (s *fitState) fitsAllocatable(node *v1.Node) bool {
+	alloc := node.Status.Allocatable
+	fits := func(name v1.ResourceName, want int64, milli bool) bool {
+		if want <= 0 {
+			return true
+		}
+		q, ok := alloc[name]
+		if !ok {
+			return false
+		}
+		if milli {
+			return q.MilliValue() >= want
+		}
+		return q.Value() >= want
+	}
+	if q, ok := alloc[v1.ResourcePods]; ok && q.Value() < 1 {
+		return false
+	}
+	if !fits(v1.ResourceCPU, s.milliCPU, true) || !fits(v1.ResourceMemory, s.memory, false) ||
+		!fits(v1.ResourceEphemeralStorage, s.ephemeralStorage, false) {
+		return false
+	}
+	for _, sc := range s.scalars {
+		if sc.draServed {
+			if _, published := alloc[sc.name]; !published {
+				continue // DynamicResources' to place
+			}
+		}
+		if !fits(sc.name, sc.quantity, false) {
+			return false
+		}
+	}
+	return true
 }
 
 // EventsToRegister: a node added or whose taints changed, and the pod's
@@ -258,15 +343,23 @@ func ownPodChanged(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.Qu
 
 // EventsToRegister: a node added or relabelled.
 func (pl *NodeAffinity) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
+	h := &nodeAffinityHints{NodeAffinity: pl}
 	return []framework.ClusterEventWithHint{
-		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel}, QueueingHintFn: pl.isSchedulableAfterNodeChange},
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel}, QueueingHintFn: h.isSchedulableAfterNodeChange},
 	}, nil
+}
+
+// nodeAffinityHints are NodeAffinity's hints, with the pods' compiled
+// affinity kept.
+type nodeAffinityHints struct {
+	*NodeAffinity
+	required podMemo[*framework.RequiredNodeAffinity]
 }
 
 // isSchedulableAfterNodeChange queues the pod when the node matches the
 // profile's added affinity and the pod's nodeSelector and required
 // affinity now, and did not before (or is new).
-func (pl *NodeAffinity) isSchedulableAfterNodeChange(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
+func (pl *nodeAffinityHints) isSchedulableAfterNodeChange(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
 	oldNode, newNode, err := asObjects[*v1.Node](oldObj, newObj)
 	if err != nil {
 		return framework.Queue, err
@@ -277,7 +370,7 @@ func (pl *NodeAffinity) isSchedulableAfterNodeChange(_ *zap.Logger, pod *v1.Pod,
 	if pl.added != nil && !pl.added.Match(newNode) {
 		return framework.QueueSkip, nil
 	}
-	required := framework.NewRequiredNodeAffinity(pod)
+	required := pl.required.get(pod, framework.NewRequiredNodeAffinity)
 	if !required.Match(newNode) {
 		return framework.QueueSkip, nil
 	}
@@ -387,10 +480,26 @@ func (*NodeDeclaredFeatures) EventsToRegister(context.Context) ([]framework.Clus
 // EventsToRegister: a pod added, relabelled or deleted, and a node added
 // or relabelled.
 func (pl *InterPodAffinity) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
+	h := &affinityHints{}
 	return []framework.ClusterEventWithHint{
-		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Add | framework.UpdatePodLabel | framework.Delete}, QueueingHintFn: affinityPodChange},
-		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel}, QueueingHintFn: affinityNodeChange},
+		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Add | framework.UpdatePodLabel | framework.Delete}, QueueingHintFn: h.podChange},
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel}, QueueingHintFn: h.nodeChange},
 	}, nil
+}
+
+// affinityHints are InterPodAffinity's hints, with the pods' compiled
+// terms kept (an empty set for a pod without terms).
+type affinityHints struct {
+	terms podMemo[*framework.PodAffinityTerms]
+}
+
+func (h *affinityHints) termsOf(pod *v1.Pod) *framework.PodAffinityTerms {
+	return h.terms.get(pod, func(pod *v1.Pod) *framework.PodAffinityTerms {
+		if t := framework.NewPodAffinityTerms(pod); t != nil {
+			return t
+		}
+		return &framework.PodAffinityTerms{}
+	})
 }
 
 // affinityPodChange queues the pod, as kube-scheduler does, when an
@@ -399,7 +508,7 @@ func (pl *InterPodAffinity) EventsToRegister(context.Context) ([]framework.Clust
 // anti-affinity terms left them (relabelled or deleted), or when a deleted
 // pod's own anti-affinity excluded it. Any update of the pod itself
 // queues it.
-func affinityPodChange(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
+func (h *affinityHints) podChange(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
 	oldPod, newPod, err := asObjects[*v1.Pod](oldObj, newObj)
 	if err != nil {
 		return framework.Queue, err
@@ -410,10 +519,8 @@ func affinityPodChange(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framewor
 	if (newPod != nil && !assignedOrNominated(newPod)) || (oldPod != nil && !assignedOrNominated(oldPod)) {
 		return framework.QueueSkip, nil
 	}
-	terms := framework.NewPodAffinityTerms(pod)
-	if terms == nil {
-		terms = &framework.PodAffinityTerms{}
-	} else if terms.Err != nil {
+	terms := h.termsOf(pod)
+	if terms.Err != nil {
 		return framework.Queue, terms.Err
 	}
 	affinity, anti := terms.RequiredAffinity, terms.RequiredAntiAffinity
@@ -435,6 +542,9 @@ func affinityPodChange(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framewor
 	if framework.PodMatchesAllTerms(anti, oldPod) {
 		return framework.Queue, nil
 	}
+	if a := oldPod.Spec.Affinity; a == nil || a.PodAntiAffinity == nil || len(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) == 0 {
+		return framework.QueueSkip, nil
+	}
 	if theirs := framework.NewPodAffinityTerms(oldPod); theirs != nil && framework.PodMatchesAllTerms(theirs.RequiredAntiAffinity, pod) {
 		return framework.Queue, nil
 	}
@@ -445,7 +555,7 @@ func affinityPodChange(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framewor
 // topology key of one of its affinity terms or changes its value, or when
 // a node loses or changes the topology key of one of its anti-affinity
 // terms (or is added while it has any), as kube-scheduler does.
-func affinityNodeChange(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
+func (h *affinityHints) nodeChange(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
 	oldNode, newNode, err := asObjects[*v1.Node](oldObj, newObj)
 	if err != nil {
 		return framework.Queue, err
@@ -453,10 +563,7 @@ func affinityNodeChange(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framewo
 	if newNode == nil {
 		return framework.QueueSkip, nil
 	}
-	terms := framework.NewPodAffinityTerms(pod)
-	if terms == nil {
-		return framework.QueueSkip, nil
-	}
+	terms := h.termsOf(pod)
 	for i := range terms.RequiredAffinity {
 		key := terms.RequiredAffinity[i].TopologyKey
 		nv, nHas := newNode.Labels[key]
@@ -488,10 +595,31 @@ func affinityNodeChange(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framewo
 // EventsToRegister: a pod added, relabelled, deleted or whose tolerations
 // changed, and a node added, deleted, relabelled or whose taints changed.
 func (pl *PodTopologySpread) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
+	h := &spreadHints{PodTopologySpread: pl}
 	return []framework.ClusterEventWithHint{
-		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Add | framework.UpdatePodLabel | framework.UpdatePodToleration | framework.Delete}, QueueingHintFn: pl.isSchedulableAfterPodChange},
-		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.Delete | framework.UpdateNodeLabel | framework.UpdateNodeTaint}, QueueingHintFn: pl.isSchedulableAfterNodeChange},
+		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Add | framework.UpdatePodLabel | framework.UpdatePodToleration | framework.Delete}, QueueingHintFn: h.isSchedulableAfterPodChange},
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.Delete | framework.UpdateNodeLabel | framework.UpdateNodeTaint}, QueueingHintFn: h.isSchedulableAfterNodeChange},
 	}, nil
+}
+
+// spreadHints are PodTopologySpread's hints, with the pods' compiled
+// DoNotSchedule constraints kept.
+type spreadHints struct {
+	*PodTopologySpread
+	constraints podMemo[compiledConstraints]
+}
+
+type compiledConstraints struct {
+	c   []framework.SpreadConstraint
+	err error
+}
+
+func (pl *spreadHints) constraintsOf(pod *v1.Pod) ([]framework.SpreadConstraint, error) {
+	cc := pl.constraints.get(pod, func(pod *v1.Pod) compiledConstraints {
+		c, err := pl.spread.Constraints(pod, v1.DoNotSchedule)
+		return compiledConstraints{c, err}
+	})
+	return cc.c, cc.err
 }
 
 // involvedInSpreading reports whether other counts in pod's spreading: the
@@ -508,7 +636,7 @@ func involvedInSpreading(other, pod *v1.Pod) bool {
 // is added or deleted, or is relabelled into or out of a constraint's
 // selector; or when its own tolerations changed and a constraint honours
 // node taints.
-func (pl *PodTopologySpread) isSchedulableAfterPodChange(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
+func (pl *spreadHints) isSchedulableAfterPodChange(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
 	oldPod, newPod, err := asObjects[*v1.Pod](oldObj, newObj)
 	if err != nil {
 		return framework.Queue, err
@@ -516,7 +644,7 @@ func (pl *PodTopologySpread) isSchedulableAfterPodChange(_ *zap.Logger, pod *v1.
 	if (newPod != nil && !involvedInSpreading(newPod, pod)) || (oldPod != nil && !involvedInSpreading(oldPod, pod)) {
 		return framework.QueueSkip, nil
 	}
-	constraints, err := pl.spread.Constraints(pod, v1.DoNotSchedule)
+	constraints, err := pl.constraintsOf(pod)
 	if err != nil {
 		return framework.Queue, err
 	}
@@ -563,12 +691,12 @@ func (pl *PodTopologySpread) isSchedulableAfterPodChange(_ *zap.Logger, pod *v1.
 // when a node carrying every constraint's topology key is added or
 // deleted, when a node gains or loses one of those keys, or when a node
 // that has them all changes a key's value or its taints.
-func (pl *PodTopologySpread) isSchedulableAfterNodeChange(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
+func (pl *spreadHints) isSchedulableAfterNodeChange(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
 	oldNode, newNode, err := asObjects[*v1.Node](oldObj, newObj)
 	if err != nil {
 		return framework.Queue, err
 	}
-	constraints, err := pl.spread.Constraints(pod, v1.DoNotSchedule)
+	constraints, err := pl.constraintsOf(pod)
 	if err != nil {
 		return framework.Queue, err
 	}
