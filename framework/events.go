@@ -179,8 +179,11 @@ type EnqueueExtensions interface {
 	EventsToRegister(ctx context.Context) ([]ClusterEventWithHint, error)
 }
 
-// EveryEvent is the registration of a plugin without EnqueueExtensions.
-var EveryEvent = []ClusterEventWithHint{{Event: ClusterEvent{Resource: WildCard, ActionType: All}}}
+// EveryEvent returns the registration of a plugin without
+// EnqueueExtensions: every event, no hint.
+func EveryEvent() []ClusterEventWithHint {
+	return []ClusterEventWithHint{{Event: ClusterEvent{Resource: WildCard, ActionType: All}}}
+}
 
 // NodeUpdateActions returns the changes between two versions of a node that
 // can matter to scheduling, as kube-scheduler's

@@ -47,7 +47,7 @@ type pluginHints struct {
 
 // SetProfileHints registers the events and hints of the plugins of the
 // profile that schedules pods with schedulerName: plugins maps each plugin
-// name of the profile to its registrations (framework.EveryEvent for a
+// name of the profile to its registrations (framework.EveryEvent() for a
 // plugin without EnqueueExtensions). Pods of a profile without hints are
 // woken by every event. Call it before pods of the profile are queued.
 func (q *PriorityQueue) SetProfileHints(schedulerName string, plugins map[string][]framework.ClusterEventWithHint) {
@@ -104,7 +104,8 @@ func (ph *profileHints) interestIn(ev framework.ClusterEvent) uint64 {
 // as kube-scheduler's isPodWorthRequeuing: a pod with no recorded
 // rejector is always retried; otherwise one of its rejectors must have
 // registered the event and its hint must say Queue (an error counts as
-// Queue). interest() of the pod's profile must be current.
+// Queue). The interest of the pod's profile must be current
+// (refreshInterest).
 func (q *PriorityQueue) worthRequeuing(qpi *QueuedPodInfo, ev framework.ClusterEvent, oldObj, newObj any) bool {
 	if qpi.rejectors == 0 || ev.Resource == framework.WildCard {
 		return true
@@ -142,9 +143,8 @@ func (q *PriorityQueue) worthRequeuing(qpi *QueuedPodInfo, ev framework.ClusterE
 	return false
 }
 
-// refreshInterest computes every profile's interest in ev and reports
-// whether any plugin registered it (or a pod may be woken anyway: one
-// without rejectors). q.mu must be held.
+// refreshInterest computes every profile's interest in ev. q.mu must be
+// held.
 func (q *PriorityQueue) refreshInterest(ev framework.ClusterEvent) {
 	for _, ph := range q.hints {
 		ph.interested = ph.interestIn(ev)
@@ -153,7 +153,7 @@ func (q *PriorityQueue) refreshInterest(ev framework.ClusterEvent) {
 
 // ProfileHints builds a profile's registrations from its plugins, for
 // SetProfileHints: plugins implementing framework.EnqueueExtensions give
-// theirs, the others framework.EveryEvent. Several parts under one name
+// theirs, the others framework.EveryEvent(). Several parts under one name
 // (a plugin built as a predicate and a priority) pool their events.
 func ProfileHints(ctx context.Context, parts map[string][]framework.Plugin) (map[string][]framework.ClusterEventWithHint, error) {
 	out := make(map[string][]framework.ClusterEventWithHint, len(parts))
@@ -173,7 +173,7 @@ func ProfileHints(ctx context.Context, parts map[string][]framework.Plugin) (map
 			events = append(events, evs...)
 		}
 		if !declared {
-			events = framework.EveryEvent
+			events = framework.EveryEvent()
 		}
 		out[name] = events
 	}

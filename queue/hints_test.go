@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -217,4 +218,33 @@ func TestHintsInFlightEventsCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantLocation(t, q, p, BackoffQ)
+}
+
+type plainPlugin struct{ name string }
+
+func (p plainPlugin) Name() string { return p.name }
+
+type declaringPlugin struct{ plainPlugin }
+
+func (declaringPlugin) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
+	return []framework.ClusterEventWithHint{{Event: framework.ClusterEvent{Resource: framework.CSINode, ActionType: framework.Add}}}, nil
+}
+
+// A plugin without EnqueueExtensions receives every event; the parts of
+// one plugin pool their registrations.
+func TestProfileHints(t *testing.T) {
+	got, err := ProfileHints(context.Background(), map[string][]framework.Plugin{
+		"Plain":     {plainPlugin{"Plain"}},
+		"Declaring": {plainPlugin{"Declaring"}, declaringPlugin{plainPlugin{"Declaring"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	everything := framework.ClusterEvent{Resource: framework.StorageClass, ActionType: framework.Update}
+	if len(got["Plain"]) != 1 || !got["Plain"][0].Event.Match(everything) {
+		t.Errorf("Plain registers %v, want every event", got["Plain"])
+	}
+	if len(got["Declaring"]) != 1 || got["Declaring"][0].Event.Match(everything) {
+		t.Errorf("Declaring registers %v, want its CSINode Add only", got["Declaring"])
+	}
 }
