@@ -38,6 +38,9 @@ type profileHints struct {
 	// interested is, while an event is being handled, the bits of the
 	// plugins that registered it; everyEventBit is always in it.
 	interested uint64
+	// overflow is set when plugins beyond maxHintPlugins share
+	// everyEventBit: every event then interests the profile.
+	overflow bool
 }
 
 type pluginHints struct {
@@ -55,6 +58,7 @@ func (q *PriorityQueue) SetProfileHints(schedulerName string, plugins map[string
 	for name, events := range plugins {
 		if len(ph.plugins) == maxHintPlugins {
 			ph.bit[name] = everyEventBit
+			ph.overflow = true
 			continue
 		}
 		ph.bit[name] = 1 << len(ph.plugins)
@@ -143,12 +147,17 @@ func (q *PriorityQueue) worthRequeuing(qpi *QueuedPodInfo, ev framework.ClusterE
 	return false
 }
 
-// refreshInterest computes every profile's interest in ev. q.mu must be
-// held.
-func (q *PriorityQueue) refreshInterest(ev framework.ClusterEvent) {
+// refreshInterest computes every profile's interest in ev, and reports
+// whether some plugin registered it: kube-scheduler's isEventOfInterest.
+// No profile registered (a queue used without SetProfileHints) counts as
+// interest. q.mu must be held.
+func (q *PriorityQueue) refreshInterest(ev framework.ClusterEvent) bool {
+	any := len(q.hints) == 0 || ev.Resource == framework.WildCard
 	for _, ph := range q.hints {
 		ph.interested = ph.interestIn(ev)
+		any = any || ph.interested != everyEventBit || ph.overflow
 	}
+	return any
 }
 
 // ProfileHints builds a profile's registrations from its plugins, for

@@ -88,8 +88,10 @@ func TestHintsMoveOnlyTheRightPods(t *testing.T) {
 			moved: []string{"labels", "both", "none", "unknown"}, label: NodeUpdate},
 		{name: "label change elsewhere", event: nodeLabelled, old: namedNode("bad"), new: namedNode("bad"),
 			moved: []string{"none", "unknown"}, label: NodeUpdate},
+		// As kube-scheduler's isEventOfInterest: not even the pods
+		// without recorded rejectors.
 		{name: "event nobody registered", event: nodeHeartbeatLike, old: namedNode("good"), new: namedNode("good"),
-			moved: []string{"none", "unknown"}, label: NodeUpdate},
+			label: NodeUpdate},
 		{name: "assigned pod deleted", event: assignedPodDelete, old: makePod("gone").Node("n1").Obj(),
 			moved: []string{"deletes", "both", "none", "unknown"}, label: AssignedPodDelete},
 		{name: "failing hint counts as Queue", event: nodeAdd, new: namedNode("n"),
@@ -133,7 +135,7 @@ func TestHintsOtherProfile(t *testing.T) {
 	p := makePod("p").SchedulerName("other").Obj()
 	q.Add(p)
 	failWith(t, q, "Labels")
-	q.MoveAllToActiveOrBackoff(nodeHeartbeatLike, namedNode("n"), namedNode("n"))
+	q.MoveAllToActiveOrBackoff(nodeLabelled, namedNode("bad"), namedNode("bad"))
 	wantLocation(t, q, p, BackoffQ)
 }
 
@@ -150,7 +152,8 @@ func TestHintsInFlightEvents(t *testing.T) {
 		{name: "event that helps", rejector: "Labels", event: nodeLabelled, new: namedNode("good"), want: BackoffQ},
 		{name: "event the hint turns down", rejector: "Labels", event: nodeLabelled, new: namedNode("bad"), want: UnschedulablePods},
 		{name: "event not registered", rejector: "Deletes", event: nodeLabelled, new: namedNode("good"), want: UnschedulablePods},
-		{name: "no rejector", event: nodeHeartbeatLike, new: namedNode("n"), want: BackoffQ},
+		{name: "no rejector", event: nodeLabelled, new: namedNode("bad"), want: BackoffQ},
+		{name: "no rejector, event nobody registered", event: nodeHeartbeatLike, new: namedNode("n"), want: UnschedulablePods},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -580,9 +580,15 @@ func (q *PriorityQueue) MoveToActiveOrBackoff(ev framework.ClusterEvent, oldObj,
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	label := eventLabel(ev)
-	q.refreshInterest(ev)
+	// An event no plugin registered wakes no unschedulable pod, not even
+	// one without recorded rejectors, and cannot matter to a pod in
+	// flight, as in kube-scheduler: a heartbeat costs nothing.
+	interesting := q.refreshInterest(ev)
 	now := q.clock.Now()
 	for uid, qpi := range q.unschedulable {
+		if !interesting {
+			break
+		}
 		if worth != nil && !worth(qpi) {
 			continue
 		}
@@ -602,7 +608,7 @@ func (q *PriorityQueue) MoveToActiveOrBackoff(ev framework.ClusterEvent, oldObj,
 			}
 		}
 	}
-	if len(q.inFlight) > 0 {
+	if interesting && len(q.inFlight) > 0 {
 		if len(q.events) == maxInFlightEvents {
 			half := maxInFlightEvents / 2
 			q.eventsBase += int64(half)
