@@ -123,9 +123,9 @@ const benchUnschedulable = 20_000
 
 // unschedulablePool returns a queue holding n unschedulable pods of the
 // default profile, with the in-tree filters' hints, rejected as pods are
-// on a full cluster: by NodeResourcesFit mostly, some by TaintToleration,
-// NodeAffinity and InterPodAffinity.
-func unschedulablePool(b *testing.B, n int) *PriorityQueue {
+// on a full cluster: by NodeResourcesFit mostly, and when mixed some by
+// TaintToleration, NodeAffinity and InterPodAffinity.
+func unschedulablePool(b *testing.B, n int, mixed bool) *PriorityQueue {
 	b.Helper()
 	q := New(Options{Clock: testingclock.NewFakeClock(t0)})
 	snap := cache.NewSnapshotFromNodes(nil, nil)
@@ -149,7 +149,7 @@ func unschedulablePool(b *testing.B, n int) *PriorityQueue {
 	for i := range n {
 		p := makePod(fmt.Sprintf("p%d", i)).Req("8", "1Gi")
 		rejector := predicates.FitName
-		switch i % 10 {
+		switch i % 10 * btoi(mixed) {
 		case 7:
 			rejector = predicates.TaintTolerationName
 		case 8:
@@ -196,9 +196,24 @@ func BenchmarkWakeUnschedulable(b *testing.B) {
 		{"AssignedPodAdd", framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Add}, nil,
 			schedtest.MakePod().Name("web").Label("app", "web").Node("n1").Obj()},
 	}
+	// A pod bound while every parked pod waits for room (kube-scheduler's
+	// Unschedulable workload): NodeResourcesFit does not register it, so
+	// the pool is not walked at all.
+	b.Run("AssignedPodAdd/FitOnly", func(b *testing.B) {
+		q := unschedulablePool(b, benchUnschedulable, false)
+		ev := framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Add}
+		bound := schedtest.MakePod().Name("web").Label("app", "web").Node("n1").Obj()
+		b.ReportAllocs()
+		for b.Loop() {
+			q.MoveAllToActiveOrBackoff(ev, nil, bound)
+		}
+		if _, _, n, _ := q.PendingPods(); n != benchUnschedulable {
+			b.Fatalf("%d pods unschedulable, want %d", n, benchUnschedulable)
+		}
+	})
 	for _, tc := range tests {
 		b.Run(tc.name, func(b *testing.B) {
-			q := unschedulablePool(b, benchUnschedulable)
+			q := unschedulablePool(b, benchUnschedulable, true)
 			b.ReportAllocs()
 			for b.Loop() {
 				q.MoveAllToActiveOrBackoff(tc.event, tc.old, tc.new)
@@ -209,4 +224,11 @@ func BenchmarkWakeUnschedulable(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchUnschedulable), "ns/pod")
 		})
 	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -92,11 +92,24 @@ func (q *PriorityQueue) checkInvariants(t testing.TB) {
 			note(uid, h.loc)
 		}
 	}
+	var byRejector [64]int
+	noRejector := 0
 	for uid, qpi := range q.unschedulable {
 		if qpi.Pod.UID != uid {
 			t.Errorf("unschedulable: key %s holds pod %s", uid, qpi.Pod.UID)
 		}
 		note(uid, UnschedulablePods)
+		if qpi.rejectors == 0 {
+			noRejector++
+		}
+		for i := range 64 {
+			if qpi.rejectors&(1<<i) != 0 {
+				byRejector[i]++
+			}
+		}
+	}
+	if byRejector != q.byRejector || noRejector != q.noRejector {
+		t.Errorf("rejector counts %v/%d, want %v/%d", q.byRejector, q.noRejector, byRejector, noRejector)
 	}
 	for uid, qpi := range q.gated {
 		if qpi.Pod.UID != uid {

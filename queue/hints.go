@@ -147,6 +147,50 @@ func (q *PriorityQueue) worthRequeuing(qpi *QueuedPodInfo, ev framework.ClusterE
 	return false
 }
 
+// addUnschedulable parks qpi in the unschedulable pool. q.mu must be held.
+func (q *PriorityQueue) addUnschedulable(qpi *QueuedPodInfo) {
+	q.unschedulable[qpi.Pod.UID] = qpi
+	q.countRejectors(qpi, 1)
+}
+
+// removeUnschedulable takes qpi out of the unschedulable pool. q.mu must
+// be held.
+func (q *PriorityQueue) removeUnschedulable(qpi *QueuedPodInfo) {
+	delete(q.unschedulable, qpi.Pod.UID)
+	q.countRejectors(qpi, -1)
+}
+
+func (q *PriorityQueue) countRejectors(qpi *QueuedPodInfo, d int) {
+	if qpi.rejectors == 0 {
+		q.noRejector += d
+		return
+	}
+	for m := qpi.rejectors; m != 0; m &= m - 1 {
+		q.byRejector[bits.TrailingZeros64(m)] += d
+	}
+}
+
+// mayWakeAny reports whether some parked pod could be woken by the event
+// whose interest refreshInterest computed: one without rejectors, or one
+// rejected by a plugin that registered it. The bits of different profiles
+// share counters, which only makes the answer more often yes. q.mu must be
+// held.
+func (q *PriorityQueue) mayWakeAny() bool {
+	if q.noRejector > 0 {
+		return true
+	}
+	var interested uint64
+	for _, ph := range q.hints {
+		interested |= ph.interested
+	}
+	for m := interested; m != 0; m &= m - 1 {
+		if q.byRejector[bits.TrailingZeros64(m)] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // refreshInterest computes every profile's interest in ev, and reports
 // whether some plugin registered it: kube-scheduler's isEventOfInterest.
 // No profile registered (a queue used without SetProfileHints) counts as

@@ -186,6 +186,13 @@ type PriorityQueue struct {
 	events     []inFlightEvent
 	eventsBase int64
 
+	// byRejector[i] counts the unschedulable pods whose rejectors have
+	// bit i (in their profile's table), noRejector those with none: an
+	// event that no parked pod's rejector registered skips the pool
+	// (hints.go).
+	byRejector [64]int
+	noRejector int
+
 	// schedulingCycle counts Pops.
 	schedulingCycle int64
 	closed          bool
@@ -353,7 +360,7 @@ func (q *PriorityQueue) updateLocked(newPod *v1.Pod) bool {
 		changed := schedulingPropertiesChanged(qpi.Pod, newPod)
 		refresh(qpi, newPod)
 		if changed {
-			delete(q.unschedulable, uid)
+			q.removeUnschedulable(qpi)
 			q.activateOrBackoff(qpi, q.clock.Now(), PodUpdate)
 		}
 		return true
@@ -414,7 +421,9 @@ func (q *PriorityQueue) deleteLocked(uid types.UID) {
 	if _, ok := q.backoffQ.remove(uid); ok {
 		return
 	}
-	delete(q.unschedulable, uid)
+	if qpi, ok := q.unschedulable[uid]; ok {
+		q.removeUnschedulable(qpi)
+	}
 	delete(q.gated, uid)
 }
 
@@ -557,7 +566,7 @@ func (q *PriorityQueue) AddUnschedulable(qpi *QueuedPodInfo, podSchedulingCycle 
 	case !unschedulable, missed, e.changed:
 		q.pushBackoff(qpi, ScheduleAttemptFailure)
 	default:
-		q.unschedulable[uid] = qpi
+		q.addUnschedulable(qpi)
 		q.metrics.PodQueued(UnschedulablePods, ScheduleAttemptFailure)
 	}
 	return nil
@@ -585,8 +594,10 @@ func (q *PriorityQueue) MoveToActiveOrBackoff(ev framework.ClusterEvent, oldObj,
 	// flight, as in kube-scheduler: a heartbeat costs nothing.
 	interesting := q.refreshInterest(ev)
 	now := q.clock.Now()
-	for uid, qpi := range q.unschedulable {
-		if !interesting {
+	// The pool is walked only when the event can wake one of its pods.
+	walk := ev.Resource == framework.WildCard || (interesting && q.mayWakeAny())
+	for _, qpi := range q.unschedulable {
+		if !walk {
 			break
 		}
 		if worth != nil && !worth(qpi) {
@@ -595,7 +606,7 @@ func (q *PriorityQueue) MoveToActiveOrBackoff(ev framework.ClusterEvent, oldObj,
 		if !q.worthRequeuing(qpi, ev, oldObj, newObj) {
 			continue
 		}
-		delete(q.unschedulable, uid)
+		q.removeUnschedulable(qpi)
 		q.activateOrBackoff(qpi, now, label)
 	}
 	// Pods a PreEnqueue plugin turned away are asked again: the event may
@@ -674,9 +685,9 @@ func (q *PriorityQueue) flushUnschedulableLeftover() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	now := q.clock.Now()
-	for uid, qpi := range q.unschedulable {
+	for _, qpi := range q.unschedulable {
 		if now.Sub(qpi.Timestamp) > q.maxUnschedulableStay {
-			delete(q.unschedulable, uid)
+			q.removeUnschedulable(qpi)
 			q.activateOrBackoff(qpi, now, UnschedulableTimeout)
 		}
 	}
