@@ -127,5 +127,8 @@ deploy: ## Apply deploy/ to the cluster kubectl points at.
 clean:
 	rm -rf $(BIN)
 
-demo: build $(CONTROL_PLANE) ## Show yardmaster scheduling on a local control plane; exits by itself.
+# The demo installs Prometheus as make test does, for its bandwidth part; where
+# that cannot be done (no apt-get, not root) it says why and runs without it.
+demo: build $(CONTROL_PLANE) ## Show yardmaster scheduling on a local control plane (Prometheus installed for bandwidth scoring); exits by itself.
+	@bash hack/install-prometheus.sh || echo "demo: no Prometheus, so the bandwidth part will be skipped (see the message above)" >&2
 	YARDMASTER_BINARY=$(BIN)/yardmaster $(GO) run ./hack/demo
