@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/yardmaster-io/yardmaster/cmd/yardmaster/app"
 	"github.com/yardmaster-io/yardmaster/config"
@@ -325,5 +326,37 @@ func TestLoadAwareQueryMissingNodes(t *testing.T) {
 		if !regexp.MustCompile(want).MatchString(out.String()) {
 			t.Errorf("explain-load output does not match %s", want)
 		}
+	}
+}
+
+// A pod LoadHotSpot refused because of the pods placed on a node since the
+// last measurement is retried when one of those pods goes: the filter
+// declares the deletion (and the hint checks that the pod counted), so the
+// pod does not wait for the unschedulable pool's five-minute flush.
+func TestLoadAwareHotSpotRetriedOnDelete(t *testing.T) {
+	e := newEnv(t)
+	le := e.startLoad(map[string]float64{"a": 50})
+	le.waitCPU()
+	// One table for the whole test.
+	le.startScheduler([]string{loadaware.LoadHotSpotName}, []string{loadaware.TargetLoadPackingName},
+		"  - name: LoadHotSpot\n    args:\n"+fmt.Sprintf("      prometheusAddress: %q\n", le.prom.URL)+
+			"      refreshInterval: 10m\n      staleAfter: 20m\n      timeout: 1s\n      timeRange: 5s\n      cpuUtilizationAbove: 60\n"+
+			pluginConfig(loadaware.TargetLoadPackingName, le.prom.URL, "      timeRange: 5s\n"))
+	le.waitFirstTable()
+
+	onA := map[string]string{loadLabel: e.ns, "kubernetes.io/hostname": le.node("a")}
+	// heavy: 1 CPU requested, 1.5 expected, 37.5% of 4: a goes from 50%
+	// (passes) to 87.5% for the next pod until the next measurement.
+	e.createPod(le.pod("heavy", "1").NodeSelector(onA))
+	e.waitBound(30*time.Second, "heavy")
+	e.createPod(le.pod("waiter", "100m").NodeSelector(onA))
+	e.waitFailedScheduling("waiter", loadaware.ReasonCPUHotSpot)
+
+	if err := e.client.CoreV1().Pods(e.ns).Delete(e.ctx, "heavy", metav1.DeleteOptions{GracePeriodSeconds: ptr(int64(0))}); err != nil {
+		t.Fatal(err)
+	}
+	// Well within the pool's 5-minute stay.
+	if got := e.waitBound(60*time.Second, "waiter")["waiter"]; got != le.node("a") {
+		t.Errorf("waiter bound to %s, want %s", got, le.node("a"))
 	}
 }
