@@ -25,7 +25,7 @@ func (s *Scheduler) schedulePod(ctx context.Context, prof *profile, state *frame
 	if len(all) == 0 {
 		return scheduleResult{}, ErrNoNodesAvailable
 	}
-	feasible, evaluated, fitErr, err := s.findFeasible(ctx, prof, state, pod, all)
+	feasible, evaluated, fitErr, err := s.findFeasible(ctx, prof, state, pod, all, nil)
 	if err != nil {
 		return scheduleResult{}, err
 	}
@@ -36,7 +36,7 @@ func (s *Scheduler) schedulePod(ctx context.Context, prof *profile, state *frame
 		return scheduleResult{node: feasible[0].Node().Name, evaluated: evaluated, feasible: 1}, nil
 	}
 	// findFeasible left the nodes' slots beside them.
-	totals, err := s.prioritize(ctx, prof, state, pod, feasible, s.feasibleSlotsBuf[:len(feasible)])
+	totals, err := s.prioritize(ctx, prof, state, pod, feasible, s.feasibleSlotsBuf[:len(feasible)], nil)
 	if err != nil {
 		return scheduleResult{}, err
 	}
@@ -73,8 +73,9 @@ func (s *Scheduler) numFeasibleNodesToFind(prof *profile, numAll int) int {
 // parallel, starting where the previous cycle stopped so that every node
 // gets its turn, and stops once enough feasible nodes are found. It returns
 // the feasible nodes and how many nodes it evaluated, or a FitError when
-// no node is feasible.
-func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, all []*framework.NodeInfo) ([]*framework.NodeInfo, int, *FitError, error) {
+// no node is feasible. rec, nil in scheduling cycles, makes it filter every
+// node and keep each one's verdict (explain.go).
+func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, all []*framework.NodeInfo, rec *cycleRecorder) ([]*framework.NodeInfo, int, *FitError, error) {
 	// Made only when the pod fits nowhere: most cycles find a node.
 	newFitErr := func() *FitError { return &FitError{NumAllNodes: len(all), ReasonCounts: map[string]int{}} }
 
@@ -88,6 +89,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	// (the last one's reason is the pod's), an UnschedulableAndUnresolvable
 	// one ends the step at once.
 	var rejected *framework.Status
+	var rejectedBy string
 	for i, pl := range prof.preFilter {
 		res, st := pl.PreFilter(ctx, state, pod, all)
 		t0 = endPlugin(preFilterTimers, i, st.Code(), t0)
@@ -99,9 +101,10 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 			state.SkipFilterPlugins[pl.Name()] = struct{}{}
 			continue
 		case st.Code() == framework.Unschedulable:
-			rejected = st
+			rejected, rejectedBy = st, pl.Name()
 			continue
 		case st.IsRejected():
+			rec.preFilterRejected(pl.Name(), st)
 			prof.observe(metrics.PreFilter, st.Code(), preFilterStart)
 			fitErr := newFitErr()
 			fitErr.PreFilterMessage = st.Message()
@@ -118,12 +121,14 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 				prof.observe(metrics.PreFilter, framework.UnschedulableAndUnresolvable, preFilterStart)
 				fitErr := newFitErr()
 				fitErr.PreFilterMessage = notSatisfiedMessage(narrowedBy)
+				rec.preFilterRejected(pl.Name(), framework.NewStatus(framework.UnschedulableAndUnresolvable, fitErr.PreFilterMessage))
 				fitErr.Unresolvable = true
 				return nil, 0, fitErr, nil
 			}
 		}
 	}
 	if rejected != nil {
+		rec.preFilterRejected(rejectedBy, rejected)
 		prof.observe(metrics.PreFilter, framework.Unschedulable, preFilterStart)
 		fitErr := newFitErr()
 		fitErr.PreFilterMessage = rejected.Message()
@@ -147,6 +152,10 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	}
 
 	numToFind := s.numFeasibleNodesToFind(prof, len(nodes))
+	if rec != nil {
+		rec.nodesToFind = numToFind
+		numToFind = len(nodes)
+	}
 	if cap(s.feasibleBuf) < numToFind {
 		s.feasibleBuf = make([]*framework.NodeInfo, numToFind)
 	}
@@ -265,6 +274,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 		}
 	}
 	s.nextStartNodeIndex = (start + evaluated) % len(nodes)
+	rec.filtered(nodes, statuses)
 
 	n := min(int(found.Load()), numToFind)
 	if n > 0 {
@@ -355,8 +365,9 @@ func intersect(a, b map[string]struct{}) map[string]struct{} {
 // prioritize runs PreScore, then every scorer on every feasible node in
 // parallel, normalizes each scorer's list and returns the weighted sums.
 // slots, when not nil, are the feasible nodes' slots in the snapshot: their
-// names and generations are then read from its arrays.
-func (s *Scheduler) prioritize(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, feasible []*framework.NodeInfo, slots []int) ([]int64, error) {
+// names and generations are then read from its arrays. rec, nil in
+// scheduling cycles, keeps every scorer's raw and normalized scores.
+func (s *Scheduler) prioritize(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, feasible []*framework.NodeInfo, slots []int, rec *cycleRecorder) ([]int64, error) {
 	preScoreStart := time.Now()
 	preScoreTimers := prof.metrics.timers(s.recordPluginMetrics, metrics.PreScore)
 	t0 := startPlugin(preScoreTimers)
@@ -469,6 +480,7 @@ func (s *Scheduler) prioritize(ctx context.Context, prof *profile, state *framew
 		return nil, err
 	}
 	for i, sc := range scorers {
+		rec.raw(sc, lists[i])
 		if ext := sc.ScoreExtensions(); ext != nil {
 			t0 := startPlugin(normalizeTimers)
 			st := ext.NormalizeScore(ctx, state, pod, lists[i])
@@ -478,6 +490,7 @@ func (s *Scheduler) prioritize(ctx context.Context, prof *profile, state *framew
 				return nil, st.Err()
 			}
 		}
+		rec.normalized(lists[i])
 		for n := range lists[i] {
 			totals[n] += lists[i][n].Score * sc.weight
 		}

@@ -126,7 +126,12 @@ type Scheduler struct {
 	bindCtx    context.Context
 	abortBinds context.CancelFunc
 
-	// Owned by the scheduling goroutine only.
+	// cycleMu is held through a cycle, from the snapshot to the hand-off
+	// to the binding cycle, and through an explanation (explain.go), which
+	// uses the same snapshot, buffers and plugin state. Taken before any
+	// other lock of the scheduler.
+	cycleMu sync.Mutex
+	// Owned by the scheduling goroutine (or Explain) under cycleMu.
 	nextStartNodeIndex int
 	rng                *rand.Rand
 	statusBuf          []rejection
@@ -419,6 +424,8 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 			s.cyclePanicked(ctx, qpi, cycle, assumed, r, start)
 		}
 	}()
+	s.cycleMu.Lock()
+	defer s.cycleMu.Unlock()
 	// Time each plugin in a sample of cycles only, as kube-scheduler does.
 	s.recordPluginMetrics = s.rng.IntN(100) < metrics.SamplePercent
 

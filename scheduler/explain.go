@@ -1,0 +1,270 @@
+package scheduler
+
+// Explain: one cycle of the real pipeline for one pod, with a recorder.
+//
+// findFeasible and prioritize take a *cycleRecorder, nil in scheduling
+// cycles (each use is a nil check outside the per-node loop). Given one,
+// findFeasible filters every node instead of stopping at enough, and keeps
+// each node's verdict; prioritize keeps every scorer's raw scores before
+// NormalizeScore and the normalized ones after. The plugins, their order,
+// their arguments, the snapshot, the kept answers per signature and the
+// nominations are the scheduler's own, so an explanation cannot drift
+// from what a cycle decides. Preemption runs as planPreemption, which
+// evicts nothing.
+//
+// An explanation runs between two cycles of the loop: cycleMu is held by
+// scheduleOne from the snapshot to the hand-off to the binding cycle, and
+// by Explain. A scheduler whose loop does not run (the command line's
+// snapshot, simulate) takes it uncontended.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/yardmaster-io/yardmaster/explain"
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/predicates"
+)
+
+// ErrNoProfile is returned by Explain for a pod whose spec.schedulerName
+// names no profile of this scheduler.
+var ErrNoProfile = errors.New("no profile schedules this pod")
+
+// cycleRecorder keeps what an explained cycle finds (see above).
+type cycleRecorder struct {
+	// nodesToFind is how many feasible nodes the scheduler's own cycle
+	// would have looked for.
+	nodesToFind int
+	// preFilterBy and preFilter are the PreFilter rejection, if any.
+	preFilterBy string
+	preFilter   *framework.Status
+	// nodes are the nodes filtered; rejections, parallel to it, each
+	// one's verdict (a nil status: feasible).
+	nodes      []*framework.NodeInfo
+	rejections []rejection
+	// scorers ran in this order; raw and norm are parallel to it, and
+	// each list parallel to the feasible nodes.
+	scorers []weightedScorer
+	raws    [][]int64
+	norms   [][]int64
+}
+
+func (r *cycleRecorder) preFilterRejected(plugin string, st *framework.Status) {
+	if r != nil {
+		r.preFilterBy, r.preFilter = plugin, st
+	}
+}
+
+func (r *cycleRecorder) filtered(nodes []*framework.NodeInfo, statuses []rejection) {
+	if r != nil {
+		r.nodes, r.rejections = nodes, slices.Clone(statuses)
+	}
+}
+
+func (r *cycleRecorder) raw(sc weightedScorer, list framework.NodeScoreList) {
+	if r != nil {
+		r.scorers = append(r.scorers, sc)
+		r.raws = append(r.raws, scoresOf(list))
+	}
+}
+
+func (r *cycleRecorder) normalized(list framework.NodeScoreList) {
+	if r != nil {
+		r.norms = append(r.norms, scoresOf(list))
+	}
+}
+
+func scoresOf(list framework.NodeScoreList) []int64 {
+	out := make([]int64, len(list))
+	for i, ns := range list {
+		out[i] = ns.Score
+	}
+	return out
+}
+
+// Explain runs one cycle of pod's profile on the scheduler's current
+// cache as scheduleOne would, except that every node is filtered and
+// every feasible node scored, nothing is assumed, and preemption is a dry
+// run. A pod already bound is explained as if it were not: on a copy of
+// its node without it. It waits for the cycle in progress, if any.
+func (s *Scheduler) Explain(ctx context.Context, pod *v1.Pod) (*explain.Explanation, error) {
+	prof := s.profiles[pod.Spec.SchedulerName]
+	if prof == nil {
+		return nil, fmt.Errorf("pod %s/%s has schedulerName %q: %w", pod.Namespace, pod.Name, pod.Spec.SchedulerName, ErrNoProfile)
+	}
+	s.cycleMu.Lock()
+	defer s.cycleMu.Unlock()
+	s.Cache.UpdateSnapshot(s.snapshot)
+	e, _, err := s.explainLocked(ctx, prof, pod)
+	return e, err
+}
+
+// explainLocked is Explain under cycleMu with the snapshot updated. It
+// also returns the chosen node's NodeInfo when the pod fits.
+func (s *Scheduler) explainLocked(ctx context.Context, prof *profile, pod *v1.Pod) (*explain.Explanation, *framework.NodeInfo, error) {
+	e := &explain.Explanation{
+		Pod:           pod.Namespace + "/" + pod.Name,
+		Profile:       prof.name,
+		BoundTo:       pod.Spec.NodeName,
+		NominatedNode: pod.Status.NominatedNodeName,
+	}
+	all := s.snapshot.List()
+	e.Nodes = len(all)
+	if len(all) == 0 {
+		e.Message = ErrNoNodesAvailable.Error()
+		e.Summarize()
+		return e, nil, nil
+	}
+	if pod.Spec.NodeName != "" {
+		all = withoutPod(all, pod)
+		pod = pod.DeepCopy()
+		pod.Spec.NodeName = ""
+	}
+	// An explanation leaves the loop where it was.
+	defer func(next int) { s.nextStartNodeIndex = next }(s.nextStartNodeIndex)
+
+	state := framework.NewCycleState()
+	rec := &cycleRecorder{}
+	feasible, _, fitErr, err := s.findFeasible(ctx, prof, state, pod, all, rec)
+	if err != nil {
+		return nil, nil, err
+	}
+	e.NodesToFind = rec.nodesToFind
+	var totals []int64
+	if fitErr == nil {
+		slots := slices.Clone(s.feasibleSlotsBuf[:len(feasible)])
+		if totals, err = s.prioritize(ctx, prof, state, pod, feasible, slots, rec); err != nil {
+			return nil, nil, err
+		}
+	}
+	byNode := map[string]int{}
+	for n, ni := range feasible {
+		byNode[ni.NodeName()] = n
+	}
+	for i, ni := range rec.nodes {
+		r := rec.rejections[i]
+		v := explain.NodeVerdict{Node: ni.NodeName()}
+		if r.status == nil {
+			n, ok := byNode[v.Node]
+			if !ok {
+				continue // not looked at: the cycle ended with an error
+			}
+			v.Feasible = true
+			v.Total = totals[n]
+			for j := range rec.scorers {
+				v.Raw = append(v.Raw, rec.raws[j][n])
+				v.Normalized = append(v.Normalized, rec.norms[j][n])
+			}
+		} else {
+			v.Rejected = &explain.Rejection{Plugin: r.plugin, Reasons: r.status.Reasons(),
+				Unresolvable: r.status.Code() == framework.UnschedulableAndUnresolvable}
+			if r.plugin == predicates.FitName {
+				v.Shortfall = shortfall(pod, ni)
+			}
+		}
+		e.Verdicts = append(e.Verdicts, v)
+	}
+	for _, sc := range rec.scorers {
+		e.Scorers = append(e.Scorers, explain.Scorer{Plugin: sc.Name(), Weight: sc.weight})
+	}
+	sort.SliceStable(e.Verdicts, func(i, j int) bool {
+		a, b := e.Verdicts[i], e.Verdicts[j]
+		if a.Feasible != b.Feasible {
+			return a.Feasible
+		}
+		if a.Total != b.Total {
+			return a.Total > b.Total
+		}
+		return a.Node < b.Node
+	})
+
+	var chosen *framework.NodeInfo
+	if fitErr == nil {
+		e.Selected = s.selectHost(feasible, totals)
+		chosen = feasible[byNode[e.Selected]]
+		for _, v := range e.Verdicts {
+			if v.Feasible && v.Total == e.Verdicts[0].Total {
+				e.Best = append(e.Best, v.Node)
+			}
+		}
+	} else {
+		if rec.preFilter != nil || len(rec.nodes) == 0 {
+			e.PreFilter = &explain.Rejection{Plugin: rec.preFilterBy, Unresolvable: fitErr.Unresolvable}
+			if rec.preFilter != nil {
+				e.PreFilter.Reasons = rec.preFilter.Reasons()
+			} else {
+				e.PreFilter.Reasons = []string{fitErr.Error()}
+			}
+		}
+		if prof.preemption != nil && ctx.Err() == nil {
+			plan := s.planPreemption(ctx, prof, state, pod, fitErr)
+			p := &explain.Preemption{Eligible: plan.eligible, Message: plan.message}
+			for _, c := range plan.candidates {
+				pc := explain.PreemptionCandidate{Node: c.node, PDBViolations: c.pdbViolations}
+				for _, v := range c.victims {
+					pc.Victims = append(pc.Victims, v.Namespace+"/"+v.Name)
+				}
+				p.Candidates = append(p.Candidates, pc)
+			}
+			if plan.best != nil {
+				p.Node = plan.best.node
+			}
+			e.Preemption = p
+			fitErr.PostFilterMessage = plan.message
+		}
+		e.Message = fitErr.Error()
+	}
+	e.Summarize()
+	return e, chosen, nil
+}
+
+// withoutPod returns all with the node pod is bound to replaced by a copy
+// without it, so that the pod is not counted against itself.
+func withoutPod(all []*framework.NodeInfo, pod *v1.Pod) []*framework.NodeInfo {
+	out := slices.Clone(all)
+	for i, ni := range out {
+		if ni.NodeName() != pod.Spec.NodeName {
+			continue
+		}
+		c := ni.Clone()
+		// Not the cache's node any more: no memo may read it by slot.
+		c.Generation, c.Slot = 0, 0
+		_ = c.RemovePod(pod) // not there (not in the cache yet): nothing to take out
+		out[i] = c
+	}
+	return out
+}
+
+// shortfall says how much of each resource pod requests that ni lacks, as
+// NodeResourcesFit counts them.
+func shortfall(pod *v1.Pod, ni *framework.NodeInfo) map[string]string {
+	req := framework.FitRequests(pod)
+	out := map[string]string{}
+	if free := ni.Allocatable.AllowedPodNumber - int64(len(ni.Pods)); free < 1 {
+		out[string(v1.ResourcePods)] = resource.NewQuantity(1-free, resource.DecimalSI).String()
+	}
+	if d := req.MilliCPU - (ni.Allocatable.MilliCPU - ni.Requested.MilliCPU); req.MilliCPU > 0 && d > 0 {
+		out[string(v1.ResourceCPU)] = resource.NewMilliQuantity(d, resource.DecimalSI).String()
+	}
+	if d := req.Memory - (ni.Allocatable.Memory - ni.Requested.Memory); req.Memory > 0 && d > 0 {
+		out[string(v1.ResourceMemory)] = resource.NewQuantity(d, resource.BinarySI).String()
+	}
+	if d := req.EphemeralStorage - (ni.Allocatable.EphemeralStorage - ni.Requested.EphemeralStorage); req.EphemeralStorage > 0 && d > 0 {
+		out[string(v1.ResourceEphemeralStorage)] = resource.NewQuantity(d, resource.BinarySI).String()
+	}
+	for name, want := range req.ScalarResources {
+		if d := want - (ni.Allocatable.ScalarResources[name] - ni.Requested.ScalarResources[name]); want > 0 && d > 0 {
+			out[string(name)] = resource.NewQuantity(d, resource.DecimalSI).String()
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
