@@ -25,8 +25,10 @@ import (
 
 // Sources of an Explanation.
 const (
-	// SourceLeader: the leader's live state, over /debug/explain.
-	SourceLeader = "leader"
+	// SourceLive: a running yardmaster's state, over /debug/explain (the
+	// leader's is the one that decides; a standby's cache is as warm but
+	// does not hold the leader's assumed pods).
+	SourceLive = "live"
 	// SourceSnapshot: a snapshot read from the API with the configuration
 	// file, by the command line itself.
 	SourceSnapshot = "snapshot"

@@ -26,6 +26,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/yardmaster-io/yardmaster/explain"
 	"github.com/yardmaster-io/yardmaster/framework"
@@ -101,8 +102,58 @@ func (s *Scheduler) Explain(ctx context.Context, pod *v1.Pod) (*explain.Explanat
 	s.cycleMu.Lock()
 	defer s.cycleMu.Unlock()
 	s.Cache.UpdateSnapshot(s.snapshot)
+	// Plugins are timed in the scheduler's cycles only.
+	s.recordPluginMetrics = false
 	e, _, err := s.explainLocked(ctx, prof, pod)
 	return e, err
+}
+
+// ExplainPod is Explain for the pod namespace/name as the scheduler's
+// informer has it: pending, or placed by any scheduler.
+func (s *Scheduler) ExplainPod(ctx context.Context, namespace, name string) (*explain.Explanation, error) {
+	if s.podLister == nil {
+		return nil, errors.New("explain: the scheduler has no informers")
+	}
+	pod, err := s.podLister.Pods(namespace).Get(name)
+	if err != nil {
+		return nil, err
+	}
+	return s.Explain(ctx, pod)
+}
+
+// Place is simulate's step: Explain pod and, when it fits, assume it on
+// the node the cycle selected, so that the next pod sees it there. The
+// assumption is never bound, and never expires. pod needs a UID of its
+// own, and a schedulerName that names a profile.
+func (s *Scheduler) Place(ctx context.Context, pod *v1.Pod) (*explain.Explanation, error) {
+	prof := s.profiles[pod.Spec.SchedulerName]
+	if prof == nil {
+		return nil, fmt.Errorf("pod %s/%s has schedulerName %q: %w", pod.Namespace, pod.Name, pod.Spec.SchedulerName, ErrNoProfile)
+	}
+	s.cycleMu.Lock()
+	defer s.cycleMu.Unlock()
+	s.Cache.UpdateSnapshot(s.snapshot)
+	s.recordPluginMetrics = false
+	e, chosen, err := s.explainLocked(ctx, prof, pod)
+	if err != nil || chosen == nil {
+		return e, err
+	}
+	assumed := pod.DeepCopy()
+	assumed.Spec.NodeName = e.Selected
+	if err := s.Cache.AssumePod(assumed); err != nil {
+		return nil, fmt.Errorf("assume %s/%s on %q: %w", pod.Namespace, pod.Name, e.Selected, err)
+	}
+	return e, nil
+}
+
+// ProfileNames returns the schedulerNames of the profiles.
+func (s *Scheduler) ProfileNames() []string {
+	out := make([]string, 0, len(s.profiles))
+	for name := range s.profiles {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // explainLocked is Explain under cycleMu with the snapshot updated. It
@@ -267,4 +318,27 @@ func shortfall(pod *v1.Pod, ni *framework.NodeInfo) map[string]string {
 		return nil
 	}
 	return out
+}
+
+// Drain is simulate's --drain: in the cache only, node is cordoned and
+// the pods a drain evicts (all but DaemonSet pods, which a drain leaves)
+// are taken off it. It returns those pods, to be placed again.
+func (s *Scheduler) Drain(node string) ([]*v1.Pod, error) {
+	ni, ok := s.Cache.NodeInfo(node)
+	if !ok || ni.Node() == nil {
+		return nil, fmt.Errorf("drain: no node %q", node)
+	}
+	cordoned := ni.Node().DeepCopy()
+	cordoned.Spec.Unschedulable = true
+	s.Cache.UpdateNode(ni.Node(), cordoned)
+	var out []*v1.Pod
+	for _, pi := range ni.Pods {
+		if owner := metav1.GetControllerOf(pi.Pod); owner != nil && owner.Kind == "DaemonSet" {
+			continue
+		}
+		s.Cache.RemovePod(pi.Pod)
+		out = append(out, pi.Pod)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Namespace+"/"+out[i].Name < out[j].Namespace+"/"+out[j].Name })
+	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/yardmaster-io/yardmaster/explain"
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
@@ -209,4 +210,28 @@ func contains(s []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// BenchmarkExplain explains one pod (the benchPods mix) on 5,000 nodes that
+// run 5 pods each: every node filtered, every feasible node scored. The
+// issue's target is under a second of CPU; ns/op is wall time on
+// GOMAXPROCS cores, so CPU is at most ns/op × GOMAXPROCS.
+func BenchmarkExplain(b *testing.B) {
+	const n = 5000
+	s := newTestScheduler(b, 0, benchNodes(n)...)
+	for i, p := range benchPods(5 * n) {
+		p.Name, p.UID = fmt.Sprintf("existing-%d", i), types.UID(fmt.Sprintf("existing-%d", i))
+		p.Spec.NodeName = fmt.Sprintf("node-%05d", i%n)
+		p.Spec.Containers[0].Ports = nil
+		s.Cache.AddPod(p)
+	}
+	pods := benchPods(b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		e, err := s.Explain(context.Background(), pods[i])
+		if err != nil || len(e.Verdicts) != n {
+			b.Fatalf("%v, %d verdicts", err, len(e.Verdicts))
+		}
+	}
 }
