@@ -21,6 +21,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // Sources of an Explanation.
@@ -304,11 +306,25 @@ func (e *Explanation) closest() string {
 	return fmt.Sprintf("The closest is %s: freeing %s there would get the pod past NodeResourcesFit.", v.Node, shortfallPhrase(v.Shortfall))
 }
 
-// shortfallLess orders shortfalls of the same resources by their text
-// length then text: quantities are strings here, and a shorter one with
-// the same suffix is the smaller; good enough to name one close node.
+// shortfallLess orders shortfalls of the same number of resources
+// resource by resource (names sorted), by quantity.
 func shortfallLess(a, b map[string]string) bool {
-	return shortfallPhrase(a) < shortfallPhrase(b)
+	names := make([]string, 0, len(a))
+	for n := range a {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		qa, errA := resource.ParseQuantity(a[n])
+		qb, errB := resource.ParseQuantity(b[n])
+		if errA != nil || errB != nil {
+			continue
+		}
+		if c := qa.Cmp(qb); c != 0 {
+			return c < 0
+		}
+	}
+	return false
 }
 
 func shortfallPhrase(s map[string]string) string {

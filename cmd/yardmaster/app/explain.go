@@ -198,6 +198,13 @@ func explainSnapshot(ctx context.Context, f explainFlags, ns, name string) (*exp
 	if err != nil {
 		return nil, err
 	}
+	return ExplainSnapshot(ctx, cfg, c, ns, name)
+}
+
+// ExplainSnapshot is `yardmaster explain` without --server: the pipeline
+// of c's profiles on a snapshot of the cluster cfg reaches, read through
+// a client that can only read.
+func ExplainSnapshot(ctx context.Context, cfg *rest.Config, c *config.Config, ns, name string) (*explain.Explanation, error) {
 	s, stop, err := startSnapshotScheduler(ctx, c, cfg)
 	if err != nil {
 		return nil, err

@@ -21,6 +21,9 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+
+	"github.com/yardmaster-io/yardmaster/config"
 
 	"github.com/yardmaster-io/yardmaster/explain"
 	"github.com/yardmaster-io/yardmaster/scheduler"
@@ -172,6 +175,19 @@ func (sim *simulation) run(ctx context.Context, f simulateFlags) (*SimulationRes
 		res.Capacity, res.Limit = &n, limit
 	}
 	return res, nil
+}
+
+// SimulateCapacity is `yardmaster simulate --capacity` on the cluster cfg
+// reaches (read only): how many more replicas of pod fit, and the
+// explanation of the first that does not.
+func SimulateCapacity(ctx context.Context, cfg *rest.Config, c *config.Config, pod *v1.Pod) (int, *explain.Explanation, error) {
+	s, stop, err := startSnapshotScheduler(ctx, c, cfg)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer stop()
+	sim := &simulation{s: s, defaultProfile: c.Profiles[0].SchedulerName}
+	return sim.capacity(ctx, pod)
 }
 
 // place places a copy of p with a UID of its own.
@@ -377,17 +393,5 @@ func printSimulation(w io.Writer, res *SimulationResult, f simulateFlags) error 
 }
 
 func printStructured(w io.Writer, v any, format string) error {
-	var buf bytes.Buffer
-	// Print handles both formats for an Explanation; a result is
-	// marshalled the same way.
-	switch format {
-	case explain.FormatJSON, explain.FormatYAML:
-		if err := explain.Marshal(&buf, v, format); err != nil {
-			return err
-		}
-	default:
-		return fmt.Errorf("unknown output format %q: table, json or yaml", format)
-	}
-	_, err := w.Write(buf.Bytes())
-	return err
+	return explain.Marshal(w, v, format)
 }
