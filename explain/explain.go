@@ -149,6 +149,8 @@ type ReasonCount struct {
 	Plugin string `json:"plugin,omitempty"`
 	Reason string `json:"reason"`
 	Nodes  int    `json:"nodes"`
+	// Sample names a few of the nodes.
+	Sample []string `json:"sample,omitempty"`
 }
 
 // Feasible returns how many nodes passed every filter.

@@ -37,6 +37,12 @@ import (
 // names no profile of this scheduler.
 var ErrNoProfile = errors.New("no profile schedules this pod")
 
+// ErrNotKept is returned by KeptExplanation for a pod without a kept
+// attempt: placed, not tried yet, or tried by another replica.
+var ErrNotKept = errors.New("no failed attempt kept for this pod")
+
+var errNoInformers = errors.New("explain: the scheduler has no informers")
+
 // cycleRecorder keeps what an explained cycle finds (see above).
 type cycleRecorder struct {
 	// nodesToFind is how many feasible nodes the scheduler's own cycle
@@ -112,7 +118,7 @@ func (s *Scheduler) Explain(ctx context.Context, pod *v1.Pod) (*explain.Explanat
 // informer has it: pending, or placed by any scheduler.
 func (s *Scheduler) ExplainPod(ctx context.Context, namespace, name string) (*explain.Explanation, error) {
 	if s.podLister == nil {
-		return nil, errors.New("explain: the scheduler has no informers")
+		return nil, errNoInformers
 	}
 	pod, err := s.podLister.Pods(namespace).Get(name)
 	if err != nil {

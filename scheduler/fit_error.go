@@ -3,6 +3,7 @@ package scheduler
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -36,6 +37,52 @@ type FitError struct {
 	// candidates are the nodes whose rejection another pod's eviction
 	// might undo (not UnschedulableAndUnresolvable), for preemption.
 	candidates []*framework.NodeInfo
+	// preFilterPlugin is the PreFilter plugin that rejected the pod.
+	preFilterPlugin string
+	// byStatus counts the nodes per distinct rejection, for the kept
+	// explanation (kept.go); overflowed says some were not counted there.
+	byStatus   []statusCount
+	overflowed bool
+}
+
+// statusCount is how many nodes one rejection (a status a plugin
+// returned) was given for, with a few of their names.
+type statusCount struct {
+	rejection
+	nodes  int
+	sample []string
+}
+
+// Bounds of FitError.byStatus.
+const (
+	// maxStatusCounts bounds the distinct rejections counted: plugins
+	// return one shared status per fixed reason, so a cluster gives a few;
+	// a reason that names something of the node (a taint) gives more.
+	maxStatusCounts = 32
+	// keptSample is how many node names a rejection keeps.
+	keptSample = 3
+)
+
+// tally counts r, given for node ni. Statuses for a fixed reason are
+// shared, so comparing pointers finds the entry, most often the last one.
+func (f *FitError) tally(r rejection, ni *framework.NodeInfo) {
+	i := len(f.byStatus) - 1
+	if i < 0 || f.byStatus[i].status != r.status || f.byStatus[i].plugin != r.plugin {
+		i = slices.IndexFunc(f.byStatus, func(c statusCount) bool { return c.status == r.status && c.plugin == r.plugin })
+	}
+	if i < 0 {
+		if len(f.byStatus) >= maxStatusCounts {
+			f.overflowed = true
+			return
+		}
+		f.byStatus = append(f.byStatus, statusCount{rejection: r})
+		i = len(f.byStatus) - 1
+	}
+	c := &f.byStatus[i]
+	c.nodes++
+	if len(c.sample) < keptSample {
+		c.sample = append(c.sample, ni.NodeName())
+	}
 }
 
 // Error renders the message users know from kube-scheduler:

@@ -107,7 +107,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 			rec.preFilterRejected(pl.Name(), st)
 			prof.observe(metrics.PreFilter, st.Code(), preFilterStart)
 			fitErr := newFitErr()
-			fitErr.PreFilterMessage = st.Message()
+			fitErr.PreFilterMessage, fitErr.preFilterPlugin = st.Message(), pl.Name()
 			fitErr.Unresolvable = true
 			return nil, 0, fitErr, nil
 		case !st.IsSuccess():
@@ -131,7 +131,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 		rec.preFilterRejected(rejectedBy, rejected)
 		prof.observe(metrics.PreFilter, framework.Unschedulable, preFilterStart)
 		fitErr := newFitErr()
-		fitErr.PreFilterMessage = rejected.Message()
+		fitErr.PreFilterMessage, fitErr.preFilterPlugin = rejected.Message(), rejectedBy
 		fitErr.candidates = all
 		return nil, 0, fitErr, nil
 	}
@@ -287,6 +287,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 			continue
 		}
 		fitErr.addStatus(r.status, r.plugin)
+		fitErr.tally(r, nodes[i])
 		if r.status.Code() != framework.UnschedulableAndUnresolvable {
 			unresolvable = false
 			fitErr.candidates = append(fitErr.candidates, nodes[i])

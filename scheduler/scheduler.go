@@ -181,6 +181,8 @@ type Scheduler struct {
 	podLister corelisters.PodLister
 	// loop is the scheduling loop's progress, for LoopHealthy.
 	loop loopProgress
+	// kept are the last failed attempts of pending pods (kept.go).
+	kept keptExplanations
 }
 
 // handle gives plugins the snapshot and the informers.
@@ -386,11 +388,14 @@ func (s *Scheduler) waitForBinds() {
 func (s *Scheduler) cacheCleanupLoop(ctx context.Context) {
 	t := s.clock.NewTicker(time.Second)
 	defer t.Stop()
-	for {
+	for tick := 1; ; tick++ {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C():
+			if tick%keptPruneTicks == 0 {
+				s.pruneKept()
+			}
 			for _, p := range s.Cache.CleanupExpired() {
 				s.logger.Warn("assumed pod expired before its binding was seen", zap.String("pod", p.Namespace+"/"+p.Name))
 				s.Queue.MoveAllToActiveOrBackoff(queue.AssignedPodDelete)
@@ -435,8 +440,11 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 	s.metrics.SchedulingAlgorithmDuration(s.clock.Since(start))
 	if err != nil {
 		var fitErr *FitError
-		if errors.As(err, &fitErr) && len(prof.postFilter) > 0 && ctx.Err() == nil {
-			fitErr.PostFilterMessage = s.runPostFilter(ctx, prof, state, pod, fitErr)
+		if errors.As(err, &fitErr) {
+			if len(prof.postFilter) > 0 && ctx.Err() == nil {
+				fitErr.PostFilterMessage = s.runPostFilter(ctx, prof, state, pod, fitErr)
+			}
+			s.kept.record(pod, prof.name, qpi.Attempts, fitErr, s.clock.Now())
 		}
 		s.handleFailure(ctx, qpi, cycle, err, start)
 		return
@@ -458,6 +466,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 	assumed = nil
 	// Placed: the room its preemption made is taken, by the pod itself.
 	s.forgetPreemption(pod.UID)
+	s.kept.forget(pod.UID)
 	s.logger.Debug("pod assumed", zap.String("pod", pod.Namespace+"/"+pod.Name), zap.String("node", res.node))
 	s.startBinding(ctx, j)
 }

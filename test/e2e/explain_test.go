@@ -119,6 +119,25 @@ func TestExplainPendingAndPlaced(t *testing.T) {
 		t.Errorf("without RBAC: %d %s", code, body)
 	}
 
+	// The scheduler kept its last attempt: reasons per plugin, no cycle run.
+	code, body = testca.HTTPSGet(t, d.SecureAddr(), path+"&kept=true", cp.AdminToken, nil)
+	if code != http.StatusOK {
+		t.Fatalf("GET %s&kept=true: %d %s", path, code, body)
+	}
+	var kept explain.Explanation
+	if err := json.Unmarshal([]byte(body), &kept); err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for _, c := range kept.Kept.Counts {
+		found[c.Plugin+": "+c.Reason] = true
+	}
+	for _, v := range want {
+		if !found[v] {
+			t.Errorf("kept counts lack %q: %+v", v, kept.Kept.Counts)
+		}
+	}
+
 	// A node that fits: the pod is bound there, and explain says why.
 	e.addNode(e.node("big").Capacity("4", "16Gi", 110))
 	bound := e.waitBound(30*time.Second, "big")["big"]
@@ -128,6 +147,10 @@ func TestExplainPendingAndPlaced(t *testing.T) {
 	}
 	if placed.BoundTo != bound || placed.Selected != bound || len(placed.Best) != 1 {
 		t.Errorf("bound to %s; explain: bound %q, selected %q, best %v", bound, placed.BoundTo, placed.Selected, placed.Best)
+	}
+	// Placed: nothing kept any more.
+	if code, body := testca.HTTPSGet(t, d.SecureAddr(), path+"&kept=true", cp.AdminToken, nil); code != http.StatusNotFound {
+		t.Errorf("kept after placing: %d %s", code, body)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,7 +30,8 @@ import (
 
 // explainPath is the secure port's route for explanations:
 // GET /debug/explain?namespace=NS&name=NAME answers an
-// explain.Explanation in JSON. It is authorized as kube-scheduler's /debug
+// explain.Explanation in JSON; with &kept=true, the pod's last failed
+// attempt as the scheduler kept it, without running a cycle. It is authorized as kube-scheduler's /debug
 // paths are: a SubjectAccessReview of get on the non-resource path
 // /debug/explain.
 const explainPath = "GET /debug/explain"
@@ -51,8 +53,17 @@ func (d *Daemon) explainHandler() http.Handler {
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 		defer cancel()
-		e, err := d.Scheduler.ExplainPod(ctx, ns, name)
+		var e *explain.Explanation
+		var err error
+		if kept, _ := strconv.ParseBool(q.Get("kept")); kept {
+			e, err = d.Scheduler.KeptExplanation(ns, name)
+		} else {
+			e, err = d.Scheduler.ExplainPod(ctx, ns, name)
+		}
 		switch {
+		case errors.Is(err, scheduler.ErrNotKept):
+			http.Error(w, fmt.Sprintf("explain: %s/%s: %v", ns, name, err), http.StatusNotFound)
+			return
 		case apierrors.IsNotFound(err):
 			http.Error(w, fmt.Sprintf("explain: pod %s/%s not found in yardmaster's cache", ns, name), http.StatusNotFound)
 			return
@@ -76,7 +87,7 @@ type explainFlags struct {
 	server, caFile                    string
 	insecure                          bool
 	output                            string
-	nodes                             bool
+	nodes, kept                       bool
 }
 
 // newExplainCommand returns `yardmaster explain POD`.
@@ -108,6 +119,9 @@ func newExplainCommand() *cobra.Command {
 			defer cancel()
 			var e *explain.Explanation
 			var err error
+			if f.kept && f.server == "" {
+				return errors.New("--kept needs --server: only a running yardmaster keeps attempts")
+			}
 			if f.server != "" {
 				e, err = explainRemote(ctx, f, ns, name)
 			} else {
@@ -122,6 +136,7 @@ func newExplainCommand() *cobra.Command {
 	fs := cmd.Flags()
 	fs.StringVarP(&f.namespace, "namespace", "n", "", "the pod's namespace (default \"default\")")
 	fs.StringVarP(&f.output, "output", "o", explain.FormatTable, "table, json or yaml")
+	fs.BoolVar(&f.kept, "kept", false, "with --server: the pod's last failed attempt as yardmaster kept it (reason counts per plugin), without running a cycle")
 	fs.BoolVar(&f.nodes, "nodes", false, "list every node in the table, not the groups of rejected nodes and the best 10")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "path to a kubeconfig (default $KUBECONFIG, then ~/.kube/config)")
 	fs.StringVar(&f.configFile, "config", "", "KubeSchedulerConfiguration file the scheduler runs with (default: the defaults); without --server")
@@ -163,7 +178,11 @@ func explainRemote(ctx context.Context, f explainFlags, ns, name string) (*expla
 	if err != nil {
 		return nil, err
 	}
-	u := strings.TrimSuffix(f.server, "/") + "/debug/explain?" + url.Values{"namespace": {ns}, "name": {name}}.Encode()
+	q := url.Values{"namespace": {ns}, "name": {name}}
+	if f.kept {
+		q.Set("kept", "true")
+	}
+	u := strings.TrimSuffix(f.server, "/") + "/debug/explain?" + q.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err
