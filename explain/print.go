@@ -105,7 +105,7 @@ func printTable(w io.Writer, e *Explanation, all bool) error {
 		if n := e.Feasible(); n > 0 {
 			fmt.Fprintln(w)
 			shown := min(n, topFeasible)
-			fmt.Fprintf(w, "Feasible: %d nodes, best first (normalized score × weight per plugin)", n)
+			fmt.Fprintf(w, "Feasible: %d %s, best first (normalized score × weight per plugin)", n, plural(n, "node"))
 			if shown < n {
 				fmt.Fprintf(w, ", %d shown; --nodes lists all", shown)
 			}

@@ -299,28 +299,35 @@ func withoutPod(all []*framework.NodeInfo, pod *v1.Pod) []*framework.NodeInfo {
 }
 
 // shortfall says how much of each resource pod requests that ni lacks, as
-// NodeResourcesFit counts them.
+// NodeResourcesFit counts them; nil when freeing room on ni cannot make
+// the pod fit (it asks for more than the node has at all).
 func shortfall(pod *v1.Pod, ni *framework.NodeInfo) map[string]string {
 	req := framework.FitRequests(pod)
 	out := map[string]string{}
-	if free := ni.Allocatable.AllowedPodNumber - int64(len(ni.Pods)); free < 1 {
-		out[string(v1.ResourcePods)] = resource.NewQuantity(1-free, resource.DecimalSI).String()
-	}
-	if d := req.MilliCPU - (ni.Allocatable.MilliCPU - ni.Requested.MilliCPU); req.MilliCPU > 0 && d > 0 {
-		out[string(v1.ResourceCPU)] = resource.NewMilliQuantity(d, resource.DecimalSI).String()
-	}
-	if d := req.Memory - (ni.Allocatable.Memory - ni.Requested.Memory); req.Memory > 0 && d > 0 {
-		out[string(v1.ResourceMemory)] = resource.NewQuantity(d, resource.BinarySI).String()
-	}
-	if d := req.EphemeralStorage - (ni.Allocatable.EphemeralStorage - ni.Requested.EphemeralStorage); req.EphemeralStorage > 0 && d > 0 {
-		out[string(v1.ResourceEphemeralStorage)] = resource.NewQuantity(d, resource.BinarySI).String()
-	}
-	for name, want := range req.ScalarResources {
-		if d := want - (ni.Allocatable.ScalarResources[name] - ni.Requested.ScalarResources[name]); want > 0 && d > 0 {
-			out[string(name)] = resource.NewQuantity(d, resource.DecimalSI).String()
+	short := func(name v1.ResourceName, want, allocatable, requested int64, q func(int64) *resource.Quantity) bool {
+		if want <= 0 {
+			return true
 		}
+		if want > allocatable {
+			return false
+		}
+		if d := want - (allocatable - requested); d > 0 {
+			out[string(name)] = q(d).String()
+		}
+		return true
 	}
-	if len(out) == 0 {
+	milli := func(v int64) *resource.Quantity { return resource.NewMilliQuantity(v, resource.DecimalSI) }
+	binary := func(v int64) *resource.Quantity { return resource.NewQuantity(v, resource.BinarySI) }
+	decimal := func(v int64) *resource.Quantity { return resource.NewQuantity(v, resource.DecimalSI) }
+	a, r := ni.Allocatable, ni.Requested
+	ok := short(v1.ResourcePods, 1, a.AllowedPodNumber, int64(len(ni.Pods)), decimal) &&
+		short(v1.ResourceCPU, req.MilliCPU, a.MilliCPU, r.MilliCPU, milli) &&
+		short(v1.ResourceMemory, req.Memory, a.Memory, r.Memory, binary) &&
+		short(v1.ResourceEphemeralStorage, req.EphemeralStorage, a.EphemeralStorage, r.EphemeralStorage, binary)
+	for name, want := range req.ScalarResources {
+		ok = ok && short(name, want, a.ScalarResources[name], r.ScalarResources[name], decimal)
+	}
+	if !ok || len(out) == 0 {
 		return nil
 	}
 	return out

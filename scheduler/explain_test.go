@@ -52,12 +52,12 @@ func TestExplainPending(t *testing.T) {
 	if diff := cmp.Diff(want, verdicts(e)); diff != "" {
 		t.Errorf("verdicts (-want +got):\n%s", diff)
 	}
-	// small: 2 - 1 = 1 cpu; busy: 2 - (4 - 3.5) = 1.5 cpu.
+	// small: 2 cpus of 1, never enough; busy: 2 - (4 - 3.5) = 1.5 cpu.
 	for _, v := range e.Verdicts {
 		switch v.Node {
 		case "small":
-			if diff := cmp.Diff(map[string]string{"cpu": "1"}, v.Shortfall); diff != "" {
-				t.Errorf("small's shortfall (-want +got):\n%s", diff)
+			if v.Shortfall != nil {
+				t.Errorf("small's shortfall %v, want none", v.Shortfall)
 			}
 		case "busy":
 			if diff := cmp.Diff(map[string]string{"cpu": "1500m"}, v.Shortfall); diff != "" {
@@ -72,7 +72,7 @@ func TestExplainPending(t *testing.T) {
 	if e.Preemption == nil || e.Preemption.Node != "" || !strings.Contains(e.Preemption.Message, "No preemption victims") {
 		t.Errorf("preemption: %+v", e.Preemption)
 	}
-	for _, part := range []string{"Fits nowhere: of 4 nodes", "2 nodes (NodeResourcesFit: Insufficient cpu)", "The closest is small: freeing 1 cpu"} {
+	for _, part := range []string{"Fits nowhere: of 4 nodes", "2 nodes (NodeResourcesFit: Insufficient cpu)", "The closest is busy: freeing 1500m cpu"} {
 		if !strings.Contains(e.Summary, part) {
 			t.Errorf("summary lacks %q:\n%s", part, e.Summary)
 		}
@@ -233,5 +233,27 @@ func BenchmarkExplain(b *testing.B) {
 		if err != nil || len(e.Verdicts) != n {
 			b.Fatalf("%v, %d verdicts", err, len(e.Verdicts))
 		}
+	}
+}
+
+// A pod that asks for more than a node has at all: freeing room there
+// would not help, and no shortfall is given for it.
+func TestExplainShortfallBeyondAllocatable(t *testing.T) {
+	s := newTestScheduler(t, 0,
+		schedtest.MakeNode().Name("tiny").Capacity("1", "4Gi", 110).Obj(),
+		schedtest.MakeNode().Name("full").Capacity("4", "16Gi", 110).Obj(),
+	)
+	s.Cache.AddPod(placed(schedtest.MakePod().Name("x").Req("3", "1Gi"), "full"))
+	e, err := s.Explain(context.Background(), schedtest.MakePod().Name("web").Req("2", "1Gi").Obj())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]map[string]string{}
+	for _, v := range e.Verdicts {
+		got[v.Node] = v.Shortfall
+	}
+	// full: 2 - (4 - 3) = 1 cpu short; tiny: 2 > 1, never enough.
+	if diff := cmp.Diff(map[string]map[string]string{"tiny": nil, "full": {"cpu": "1"}}, got); diff != "" {
+		t.Errorf("shortfalls (-want +got):\n%s", diff)
 	}
 }

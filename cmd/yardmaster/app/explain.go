@@ -247,6 +247,14 @@ func loadConfigOrDefault(path string) (*config.Config, error) {
 	return config.Load(path)
 }
 
+// SnapshotScheduler is the scheduler explain and simulate run on the live
+// cluster: c's profiles over informers of the cluster cfg reaches, through
+// a client that can only read, its loop never run. stop ends the
+// informers.
+func SnapshotScheduler(ctx context.Context, cfg *rest.Config, c *config.Config) (s *scheduler.Scheduler, stop func(), err error) {
+	return startSnapshotScheduler(ctx, c, cfg)
+}
+
 // startSnapshotScheduler builds a Scheduler of c's profiles over
 // informers of the cluster cfg reaches, through a client that can only
 // read, and waits for their caches. Its loop never runs: nothing is
