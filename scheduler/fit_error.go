@@ -49,8 +49,10 @@ type FitError struct {
 // returned) was given for, with a few of their names.
 type statusCount struct {
 	rejection
-	nodes  int
-	sample []string
+	nodes int
+	// sample holds the first min(nodes, keptSample) names: an array, so
+	// that counting allocates nothing per node.
+	sample [keptSample]string
 }
 
 // Bounds of FitError.byStatus.
@@ -64,25 +66,40 @@ const (
 )
 
 // tally counts r, given for node ni. Statuses for a fixed reason are
-// shared, so comparing pointers finds the entry, most often the last one.
+// shared, so comparing pointers finds the entry, most often the last one;
+// a status made for the node (a taint named in it) is matched by its
+// reasons.
 func (f *FitError) tally(r rejection, ni *framework.NodeInfo) {
 	i := len(f.byStatus) - 1
-	if i < 0 || f.byStatus[i].status != r.status || f.byStatus[i].plugin != r.plugin {
-		i = slices.IndexFunc(f.byStatus, func(c statusCount) bool { return c.status == r.status && c.plugin == r.plugin })
+	if i < 0 || !f.byStatus[i].matches(r) {
+		i = slices.IndexFunc(f.byStatus, func(c statusCount) bool { return c.matches(r) })
 	}
 	if i < 0 {
 		if len(f.byStatus) >= maxStatusCounts {
 			f.overflowed = true
 			return
 		}
+		if f.byStatus == nil {
+			// A failed cycle on a real cluster sees a few reasons.
+			f.byStatus = make([]statusCount, 0, 8)
+		}
 		f.byStatus = append(f.byStatus, statusCount{rejection: r})
 		i = len(f.byStatus) - 1
 	}
 	c := &f.byStatus[i]
-	c.nodes++
-	if len(c.sample) < keptSample {
-		c.sample = append(c.sample, ni.NodeName())
+	if c.nodes < keptSample {
+		c.sample[c.nodes] = ni.NodeName()
 	}
+	c.nodes++
+}
+
+// matches reports whether r is c's rejection: the same status, or one of
+// the same plugin with the same reasons.
+func (c *statusCount) matches(r rejection) bool {
+	if c.plugin != r.plugin {
+		return false
+	}
+	return c.status == r.status || slices.Equal(c.status.Reasons(), r.status.Reasons())
 }
 
 // Error renders the message users know from kube-scheduler:

@@ -101,7 +101,7 @@ func keptCounts(f *FitError) []explain.ReasonCount {
 				out = append(out, explain.ReasonCount{Plugin: c.plugin, Reason: r})
 			}
 			out[i].Nodes += c.nodes
-			for _, n := range c.sample {
+			for _, n := range c.sample[:min(c.nodes, keptSample)] {
 				if len(out[i].Sample) < keptSample {
 					out[i].Sample = append(out[i].Sample, n)
 				}
