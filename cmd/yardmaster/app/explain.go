@@ -334,10 +334,13 @@ func asKubectlPlugin(argv0 string) bool {
 // explain and simulate, which only read the cluster.
 func kubectlPluginCommand() *cobra.Command {
 	root := &cobra.Command{
-		Use:           "kubectl yardmaster",
+		Use:           "yardmaster",
 		Short:         "Ask yardmaster why a pod is Pending, and where pods would go",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Help says "kubectl yardmaster explain", as the user types it.
+		Annotations:       map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl yardmaster"},
+		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
 	}
 	root.AddCommand(newExplainCommand(), newSimulateCommand(), newVersionCommand())
 	return root

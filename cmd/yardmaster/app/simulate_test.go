@@ -197,3 +197,16 @@ spec: {containers: [{name: c, image: x}]}
 		t.Errorf("pods (-want +got):\n%s", diff)
 	}
 }
+
+func TestKubectlPluginHelp(t *testing.T) {
+	root := kubectlPluginCommand()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetArgs([]string{"explain", "--help"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "kubectl yardmaster explain POD [flags]") {
+		t.Errorf("help does not say how kubectl runs it:\n%s", out.String())
+	}
+}
