@@ -45,6 +45,11 @@ var errNoInformers = errors.New("explain: the scheduler has no informers")
 
 // cycleRecorder keeps what an explained cycle finds (see above).
 type cycleRecorder struct {
+	// allNodes makes findFeasible filter every node (explain); without
+	// it, the cycle stops where a scheduling cycle stops (annotations).
+	allNodes bool
+	// feasible are the nodes prioritize scored, in its order.
+	feasible []string
 	// nodesToFind is how many feasible nodes the scheduler's own cycle
 	// would have looked for.
 	nodesToFind int
@@ -71,6 +76,15 @@ func (r *cycleRecorder) preFilterRejected(plugin string, st *framework.Status) {
 func (r *cycleRecorder) filtered(nodes []*framework.NodeInfo, statuses []rejection) {
 	if r != nil {
 		r.nodes, r.rejections = nodes, slices.Clone(statuses)
+	}
+}
+
+func (r *cycleRecorder) feasibleNodes(nodes []*framework.NodeInfo) {
+	if r != nil {
+		r.feasible = make([]string, len(nodes))
+		for i, ni := range nodes {
+			r.feasible[i] = ni.NodeName()
+		}
 	}
 }
 
@@ -187,7 +201,7 @@ func (s *Scheduler) explainLocked(ctx context.Context, prof *profile, pod *v1.Po
 	defer func(next int) { s.nextStartNodeIndex = next }(s.nextStartNodeIndex)
 
 	state := framework.NewCycleState()
-	rec := &cycleRecorder{}
+	rec := &cycleRecorder{allNodes: true}
 	feasible, _, fitErr, err := s.findFeasible(ctx, prof, state, pod, all, rec)
 	if err != nil {
 		return nil, nil, err

@@ -21,22 +21,29 @@ type scheduleResult struct {
 
 // schedulePod picks a node for pod or says why none fits.
 func (s *Scheduler) schedulePod(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod) (scheduleResult, error) {
+	return s.scheduleRecorded(ctx, prof, state, pod, nil)
+}
+
+// scheduleRecorded is schedulePod with a recorder, nil but for profiles
+// that write kube-scheduler-simulator's annotations (annotations.go).
+func (s *Scheduler) scheduleRecorded(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, rec *cycleRecorder) (scheduleResult, error) {
 	all := s.snapshot.List()
 	if len(all) == 0 {
 		return scheduleResult{}, ErrNoNodesAvailable
 	}
-	feasible, evaluated, fitErr, err := s.findFeasible(ctx, prof, state, pod, all, nil)
+	feasible, evaluated, fitErr, err := s.findFeasible(ctx, prof, state, pod, all, rec)
 	if err != nil {
 		return scheduleResult{}, err
 	}
 	if fitErr != nil {
 		return scheduleResult{}, fitErr
 	}
+	rec.feasibleNodes(feasible)
 	if len(feasible) == 1 {
 		return scheduleResult{node: feasible[0].Node().Name, evaluated: evaluated, feasible: 1}, nil
 	}
 	// findFeasible left the nodes' slots beside them.
-	totals, err := s.prioritize(ctx, prof, state, pod, feasible, s.feasibleSlotsBuf[:len(feasible)], nil)
+	totals, err := s.prioritize(ctx, prof, state, pod, feasible, s.feasibleSlotsBuf[:len(feasible)], rec)
 	if err != nil {
 		return scheduleResult{}, err
 	}
@@ -152,7 +159,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	}
 
 	numToFind := s.numFeasibleNodesToFind(prof, len(nodes))
-	if rec != nil {
+	if rec != nil && rec.allNodes {
 		rec.nodesToFind = numToFind
 		numToFind = len(nodes)
 	}

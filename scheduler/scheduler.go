@@ -183,6 +183,10 @@ type Scheduler struct {
 	loop loopProgress
 	// kept are the last failed attempts of pending pods (kept.go).
 	kept keptExplanations
+	// annotating bounds the annotation patches in flight
+	// (annotations.go); annotationsDropped counts those not written.
+	annotating         chan struct{}
+	annotationsDropped atomic.Int64
 }
 
 // handle gives plugins the snapshot and the informers.
@@ -259,6 +263,7 @@ func New(opts Options) (*Scheduler, error) {
 		preempting:               map[types.UID]*inFlightPreemption{},
 		waiting:                  newWaitingPods(),
 		binding:                  map[types.UID]context.CancelCauseFunc{},
+		annotating:               make(chan struct{}, maxAnnotationPatches),
 		rng:                      rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 	}
 	s.Queue = queue.New(queue.Options{
@@ -436,8 +441,16 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 
 	s.Cache.UpdateSnapshot(s.snapshot)
 	state := framework.NewCycleState()
-	res, err := s.schedulePod(ctx, prof, state, pod)
+	// Only for a profile that writes the simulator's annotations.
+	var rec *cycleRecorder
+	if prof.annotate {
+		rec = &cycleRecorder{}
+	}
+	res, err := s.scheduleRecorded(ctx, prof, state, pod, rec)
 	s.metrics.SchedulingAlgorithmDuration(s.clock.Since(start))
+	if rec != nil && ctx.Err() == nil {
+		s.annotateLater(pod, attemptResultsOf(prof, skipped(state.SkipFilterPlugins), rec, res.node))
+	}
 	if err != nil {
 		var fitErr *FitError
 		if errors.As(err, &fitErr) {

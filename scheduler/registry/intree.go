@@ -112,6 +112,7 @@ func NewInTree() Registry {
 	reg := Registry{}
 	for _, group := range [][]Registration{
 		coreRegistrations(), spreadRegistrations(), affinityRegistrations(), networkRegistrations(), draRegistrations(),
+		explainRegistrations(),
 	} {
 		for _, r := range group {
 			if err := reg.Register(r); err != nil {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -23,6 +24,7 @@ import (
 	"github.com/yardmaster-io/yardmaster/config"
 	"github.com/yardmaster-io/yardmaster/explain"
 	"github.com/yardmaster-io/yardmaster/internal/testca"
+	"github.com/yardmaster-io/yardmaster/scheduler"
 )
 
 // ownVerdicts returns node → "plugin: reasons" ("" when feasible) for the
@@ -78,6 +80,10 @@ func TestExplainPendingAndPlaced(t *testing.T) {
 	})
 	e.createPod(e.pod("big").Req("2", "1Gi").NodeSelector(mine))
 	condition := e.waitUnschedulableCondition("big")
+	// The simulator's annotations are off by default.
+	if p, err := e.client.CoreV1().Pods(e.ns).Get(e.ctx, "big", metav1.GetOptions{}); err != nil || p.Annotations[scheduler.AnnotationFilterResult] != "" {
+		t.Errorf("annotations without the switch: %v %v", err, p.Annotations)
+	}
 
 	want := map[string]string{
 		"small":    "NodeResourcesFit: Insufficient cpu",
@@ -269,5 +275,67 @@ func TestExplainPlacementsMatchScheduler(t *testing.T) {
 		}); err != nil {
 			t.Fatalf("the snapshot never saw %s bound to %s: %v", name, node, err)
 		}
+	}
+}
+
+// With Explain's simulatorAnnotations, each attempt's results are written
+// on the pod in kube-scheduler-simulator's format: a pending pod's filter
+// results, a placed pod's scores and selected node.
+func TestSimulatorAnnotationsWritten(t *testing.T) {
+	e := newEnv(t)
+	mine := map[string]string{testLabel: e.ns}
+	e.addNode(e.node("a").Capacity("2", "8Gi", 110))
+	e.addNode(e.node("b").Capacity("4", "8Gi", 110))
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	cfg := fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: %s
+  pluginConfig:
+  - name: Explain
+    args: {simulatorAnnotations: true}
+`, e.scheduler)
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.startScheduler(func(o *app.Options) { o.ConfigFile = path })
+	e.createPod(e.pod("fits").Req("1", "1Gi").NodeSelector(mine))
+	e.createPod(e.pod("too-big").Req("5", "1Gi").NodeSelector(mine))
+	node := e.waitBound(30*time.Second, "fits")["fits"]
+
+	annotations := func(name string) map[string]string {
+		var got map[string]string
+		if err := wait.PollUntilContextTimeout(e.ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			p, err := e.client.CoreV1().Pods(e.ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			got = p.Annotations
+			return got[scheduler.AnnotationFilterResult] != "", nil
+		}); err != nil {
+			t.Fatalf("%s: no filter-result annotation: %v", name, err)
+		}
+		return got
+	}
+	placed := annotations("fits")
+	if placed[scheduler.AnnotationSelectedNode] != node {
+		t.Errorf("selected-node %q, bound to %s", placed[scheduler.AnnotationSelectedNode], node)
+	}
+	var final map[string]map[string]string
+	if err := json.Unmarshal([]byte(placed[scheduler.AnnotationFinalScoreResult]), &final); err != nil || final[node]["TaintToleration"] != "300" {
+		t.Errorf("finalscore-result %q: %v", placed[scheduler.AnnotationFinalScoreResult], err)
+	}
+	pending := annotations("too-big")
+	var filter map[string]map[string]string
+	if err := json.Unmarshal([]byte(pending[scheduler.AnnotationFilterResult]), &filter); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"a", "b"} {
+		if got := filter[e.ns+"-"+n]["NodeResourcesFit"]; got != "Insufficient cpu" {
+			t.Errorf("filter-result for %s: %v", n, filter[e.ns+"-"+n])
+		}
+	}
+	if _, ok := pending[scheduler.AnnotationSelectedNode]; ok {
+		t.Errorf("a pending pod has a selected node: %v", pending)
 	}
 }
