@@ -353,7 +353,7 @@ func printSimulation(w io.Writer, res *SimulationResult, f simulateFlags) error 
 				}
 			}
 		}
-		return printStructured(w, res, f.output)
+		return explain.Marshal(w, res, f.output)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	if len(res.Placements) > 0 {
@@ -390,8 +390,4 @@ func printSimulation(w io.Writer, res *SimulationResult, f simulateFlags) error 
 		}
 	}
 	return nil
-}
-
-func printStructured(w io.Writer, v any, format string) error {
-	return explain.Marshal(w, v, format)
 }
