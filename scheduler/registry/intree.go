@@ -19,6 +19,9 @@ const (
 	// DefaultPreemptionName switches on preemption (scheduler/preemption.go)
 	// for pods that fit nowhere.
 	DefaultPreemptionName = "DefaultPreemption"
+	// NodeResourcesFitName is NodeResourcesFit's, for the scheduler,
+	// which reaches the plugins only through the registry.
+	NodeResourcesFitName = predicates.FitName
 )
 
 // DefaultPlugins is kube-scheduler's default multiPoint plugin list, in
@@ -112,6 +115,7 @@ func NewInTree() Registry {
 	reg := Registry{}
 	for _, group := range [][]Registration{
 		coreRegistrations(), spreadRegistrations(), affinityRegistrations(), networkRegistrations(), draRegistrations(),
+		explainRegistrations(),
 	} {
 		for _, r := range group {
 			if err := reg.Register(r); err != nil {
