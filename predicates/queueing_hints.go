@@ -119,12 +119,11 @@ type fitHints struct {
 }
 
 // isSchedulableAfterPodEvent queues the pod when a pod that held resources
-// on a node (bound or nominated) was deleted or shrank, on a node the pod
-// may run on, and freed some resource the pod requests; or when the pod
+// on a node (bound or nominated) was deleted, on a node the pod may run on;
+// when such a pod shrank in some resource the pod requests; or when the pod
 // itself shrank. kube-scheduler queues on every such deletion; yardmaster
-// also skips a pod pinned to other nodes and a pod that requests nothing
-// the deleted one held, since those find no more room than before (only a
-// pod slot, which the 5-minute flush covers for a node full by count).
+// also skips a pod pinned to other nodes, which finds no more room than
+// before.
 func (f *fitHints) isSchedulableAfterPodEvent(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
 	oldPod, newPod, err := asObjects[*v1.Pod](oldObj, newObj)
 	if err != nil {
@@ -147,12 +146,10 @@ func (f *fitHints) isSchedulableAfterPodEvent(_ *zap.Logger, pod *v1.Pod, oldObj
 		return framework.QueueSkip, nil
 	}
 	if newPod == nil {
-		// Deleted: whatever it requested is freed. Compared by name, so
-		// the 20,000 pods an event may reach cost no allocation.
-		if f.requestsAnyOf(pod, func(name v1.ResourceName) bool { return requests(oldPod, name) }) {
-			return framework.Queue, nil
-		}
-		return framework.QueueSkip, nil
+		// Deleted: it freed at least a pod slot, which every pod needs
+		// (a node full by count rejects a pod that asks for nothing
+		// else), so this queues whatever the deleted pod requested.
+		return framework.Queue, nil
 	}
 	freed := framework.FitRequests(oldPod)
 	now := framework.FitRequests(newPod)
@@ -161,26 +158,6 @@ func (f *fitHints) isSchedulableAfterPodEvent(_ *zap.Logger, pod *v1.Pod, oldObj
 		return framework.Queue, nil
 	}
 	return framework.QueueSkip, nil
-}
-
-// requests reports whether pod requests a positive amount of name in
-// one of its containers, init containers or its pod-level resources.
-func requests(pod *v1.Pod, name v1.ResourceName) bool {
-	has := func(rl v1.ResourceList) bool {
-		q, ok := rl[name]
-		return ok && q.Sign() > 0
-	}
-	for i := range pod.Spec.Containers {
-		if has(pod.Spec.Containers[i].Resources.Requests) {
-			return true
-		}
-	}
-	for i := range pod.Spec.InitContainers {
-		if has(pod.Spec.InitContainers[i].Resources.Requests) {
-			return true
-		}
-	}
-	return pod.Spec.Resources != nil && has(pod.Spec.Resources.Requests)
 }
 
 // requestsAnyOf reports whether pod requests a resource that freed

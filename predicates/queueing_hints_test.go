@@ -116,9 +116,10 @@ func TestFitHints(t *testing.T) {
 		{name: "nominated pod deleted", pod: big, event: evAssignedDelete, old: nominated, want: framework.Queue},
 		{name: "pending pod deleted", pod: big, event: evAssignedDelete, old: unassigned, want: framework.QueueSkip},
 		{name: "pod of a node the pod is not pinned to", pod: pinned, event: evAssignedDelete, old: onN1, want: framework.QueueSkip},
-		{name: "deleted pod frees nothing the pod requests", pod: gpu, event: evAssignedDelete, old: onN1, want: framework.QueueSkip},
+		{name: "deleted pod frees only a pod slot: a node full by count", pod: gpu, event: evAssignedDelete, old: onN1, want: framework.Queue},
 		{name: "deleted pod frees some of what the pod requests", pod: pod("mem").Req("", "1Gi").Obj(), event: evAssignedDelete, old: onN1, want: framework.Queue},
-		{name: "deleted pod frees cpu, the pod wants memory", pod: pod("mem").Req("", "1Gi").Obj(), event: evAssignedDelete, old: cpuOnly, want: framework.QueueSkip},
+		{name: "deleted pod frees cpu and a pod slot, the pod wants memory", pod: pod("mem").Req("", "1Gi").Obj(), event: evAssignedDelete, old: cpuOnly, want: framework.Queue},
+		{name: "pod of another node shrank in cpu, the pod wants memory", pod: pod("mem").Req("", "1Gi").Obj(), event: assignedPodUpdate(onN1, shrunk), old: onN1, new: shrunk, want: framework.QueueSkip},
 		{name: "assigned pod scaled down", pod: big, event: assignedPodUpdate(onN1, shrunk), old: onN1, new: shrunk, want: framework.Queue},
 		{name: "assigned pod added: not registered", pod: big, event: evAssignedAdd, new: onN1, want: framework.QueueSkip},
 	})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 
@@ -190,8 +191,16 @@ func TestEventsWakeOnlyThePodsTheyCanHelp(t *testing.T) {
 		name:  "unrelated node label",
 		event: func() { s.updateNode(n1, nodeV(n1, func(n *v1.Node) { n.Labels["team"] = "blue" })) },
 	}, {
-		name:  "a pod finishing that frees no cpu",
-		event: func() { s.deletePod(memOnly) },
+		name: "a pod shrinking in memory only",
+		event: func() {
+			shrunk := memOnly.DeepCopy()
+			shrunk.ResourceVersion = "2"
+			shrunk.Spec.Containers[0].Resources.Requests[v1.ResourceMemory] = resource.MustParse("512Mi")
+			s.updatePod(memOnly, shrunk)
+		},
+	}, {
+		name:  "a pending pod of another scheduler deleted",
+		event: func() { s.deletePod(schedtest.MakePod().Name("elsewhere").SchedulerName("default-scheduler").Obj()) },
 	}, {
 		name:  "a pod that matches nobody's affinity bound",
 		event: func() { s.addPod(schedtest.MakePod().Name("web").Label("app", "web").Node("n2").Obj()) },

@@ -200,6 +200,9 @@ func run() error {
 			return err
 		}
 	}
+	if err := explainPending(ctx, client, binary, outDir, kubeconfig, configPath); err != nil {
+		return err
+	}
 
 	if os.Getenv("DEMO_KEEP") == "1" {
 		fmt.Printf("\nDEMO_KEEP=1: everything keeps running. Try:\n   kubectl --kubeconfig %s get pods -n %s -o wide\n", kubeconfig, namespace)

@@ -20,6 +20,9 @@ const (
 	// DefaultPreemptionName switches on preemption (scheduler/preemption.go)
 	// for pods that fit nowhere.
 	DefaultPreemptionName = "DefaultPreemption"
+	// NodeResourcesFitName is NodeResourcesFit's, for the scheduler,
+	// which reaches the plugins only through the registry.
+	NodeResourcesFitName = predicates.FitName
 )
 
 // DefaultPlugins is kube-scheduler's default multiPoint plugin list, in
@@ -116,6 +119,7 @@ func NewInTree() Registry {
 	pool := prommetric.NewPool()
 	for _, group := range [][]Registration{
 		coreRegistrations(), spreadRegistrations(), affinityRegistrations(), networkRegistrations(pool), loadRegistrations(pool), draRegistrations(),
+		explainRegistrations(),
 	} {
 		for _, r := range group {
 			if err := reg.Register(r); err != nil {
