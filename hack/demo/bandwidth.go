@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"slices"
@@ -86,8 +87,7 @@ func trafficOf(node string) float64 {
 // bandwidth is the demo's network traffic: the exporters, the Prometheus
 // that scrapes them, and the NetworkTraffic arguments of the quiet profile.
 type bandwidth struct {
-	exporters []*httptest.Server
-	prom      *promtest.Server
+	*scraped
 	// args are the quiet profile's NetworkTraffic arguments as the
 	// configuration file sets them, defaulted; set by loadArgs.
 	args *framework.NetworkTrafficArgs
@@ -97,33 +97,55 @@ type bandwidth struct {
 // Prometheus that scrapes them every second. Its error wraps
 // promtest.ErrNotInstalled when there is no prometheus binary.
 func startBandwidth(ctx context.Context, nodes []string) (*bandwidth, error) {
+	exporters := make([]http.Handler, 0, len(nodes))
+	for _, n := range nodes {
+		exporters = append(exporters, promtest.NewNodeExporter(n, trafficOf(n)))
+	}
+	sc, err := startScraped(ctx, exporters)
+	if err != nil {
+		return nil, err
+	}
+	return &bandwidth{scraped: sc}, nil
+}
+
+// scraped is exporters served on loopback and a Prometheus scraping them
+// every second: the bandwidth part's and the load part's.
+type scraped struct {
+	exporters []*httptest.Server
+	prom      *promtest.Server
+}
+
+// startScraped serves each exporter on loopback and starts a Prometheus
+// scraping them. Its error wraps promtest.ErrNotInstalled when there is
+// no prometheus binary.
+func startScraped(ctx context.Context, exporters []http.Handler) (*scraped, error) {
 	if _, err := promtest.Binary(""); err != nil {
 		return nil, err
 	}
-	b := &bandwidth{}
-	targets := make([]string, 0, len(nodes))
-	for _, n := range nodes {
-		srv := httptest.NewServer(promtest.NewNodeExporter(n, trafficOf(n)))
-		b.exporters = append(b.exporters, srv)
+	sc := &scraped{}
+	targets := make([]string, 0, len(exporters))
+	for _, h := range exporters {
+		srv := httptest.NewServer(h)
+		sc.exporters = append(sc.exporters, srv)
 		targets = append(targets, strings.TrimPrefix(srv.URL, "http://"))
 	}
 	prom, err := promtest.Start(ctx, promtest.Options{Targets: targets, ScrapeInterval: time.Second})
 	if err != nil {
-		b.stop()
+		sc.stop()
 		return nil, err
 	}
-	b.prom = prom
-	return b, nil
+	sc.prom = prom
+	return sc, nil
 }
 
 // stop stops Prometheus and the exporters.
-func (b *bandwidth) stop() {
-	if b.prom != nil {
-		if err := b.prom.Stop(); err != nil {
+func (sc *scraped) stop() {
+	if sc.prom != nil {
+		if err := sc.prom.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "demo: stop Prometheus:", err)
 		}
 	}
-	for _, srv := range b.exporters {
+	for _, srv := range sc.exporters {
 		srv.Close()
 	}
 }

@@ -11,7 +11,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -61,42 +61,22 @@ func loadNodes() []loadNode {
 // load is the demo's CPU load: exporters, their Prometheus, and the
 // profile's TargetLoadPacking arguments.
 type load struct {
-	exporters []*httptest.Server
-	prom      *promtest.Server
-	args      *framework.TargetLoadPackingArgs
+	*scraped
+	args *framework.TargetLoadPackingArgs
 }
 
 // startLoad serves a CPU exporter per load node and starts a Prometheus
 // scraping them; its error wraps promtest.ErrNotInstalled without one.
 func startLoad(ctx context.Context) (*load, error) {
-	if _, err := promtest.Binary(""); err != nil {
-		return nil, err
-	}
-	l := &load{}
-	var targets []string
+	var exporters []http.Handler
 	for _, n := range loadNodes() {
-		srv := httptest.NewServer(promtest.NewLoadExporter(n.node, 4, 16<<30, n.cpu, 20))
-		l.exporters = append(l.exporters, srv)
-		targets = append(targets, strings.TrimPrefix(srv.URL, "http://"))
+		exporters = append(exporters, promtest.NewLoadExporter(n.node, 4, 16<<30, n.cpu, 20))
 	}
-	prom, err := promtest.Start(ctx, promtest.Options{Targets: targets, ScrapeInterval: time.Second})
+	sc, err := startScraped(ctx, exporters)
 	if err != nil {
-		l.stop()
 		return nil, err
 	}
-	l.prom = prom
-	return l, nil
-}
-
-func (l *load) stop() {
-	if l.prom != nil {
-		if err := l.prom.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "demo: stop Prometheus:", err)
-		}
-	}
-	for _, srv := range l.exporters {
-		srv.Close()
-	}
+	return &load{scraped: sc}, nil
 }
 
 // profile returns the load profile for the configuration's profiles list.
