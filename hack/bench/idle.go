@@ -39,7 +39,10 @@ type IdleResult struct {
 	CompletionsPerSecond float64 `json:"completions_per_second"`
 	ChurnOps             int64   `json:"churn_ops"`
 	PeakRSSMiB           float64 `json:"peak_rss_mib"`
-	Profile              string  `json:"profile,omitempty"`
+	// With -profile: the CPU profile of the window and the heap at its
+	// end.
+	Profile     string `json:"profile,omitempty"`
+	HeapProfile string `json:"heap_profile,omitempty"`
 	Usage
 	Placement Placement `json:"placement"`
 }
@@ -188,6 +191,13 @@ func (c *cluster) idle(ctx context.Context, w workload, contender string) (_ *Id
 	res.CompletionsPerSecond = float64(res.Completions) / res.WindowS
 	if st, err := readProcStat(proc.Pid()); err == nil {
 		res.PeakRSSMiB = float64(st.peakKiB) / 1024
+	}
+	if c.opts.profile && proc.pprofURL != "" {
+		// What it holds for a pool it cannot place.
+		res.HeapProfile = filepath.Join(c.profileDir, ns+"-"+contender+".heap.pprof")
+		if perr := fetchProfile(ctx, proc.pprofURL+"heap", "", res.HeapProfile); perr != nil {
+			logf("  %s: %v", contender, perr)
+		}
 	}
 	proc.stop(stopGrace)
 
