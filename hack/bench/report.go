@@ -585,6 +585,7 @@ type idleSummary struct {
 	completions float64
 	churnOps    float64
 	poolPods    int
+	attempted   int
 	attemptS    float64
 	poolCPU     float64
 	rss         float64
@@ -640,6 +641,7 @@ func idleSummaries(runs []*Run) []*idleSummary {
 		s.other = med(func(r *IdleResult) float64 { return r.OtherCPUCores })
 		for _, r := range g {
 			s.poolPods = r.PoolPods
+			s.attempted = r.PoolAttempted
 			s.violations = max(s.violations, r.Placement.Violations)
 		}
 	}
@@ -654,7 +656,7 @@ func writeIdle(w io.Writer, runs []*Run) {
 	}
 	fmt.Fprintln(w, "\nIdle: scheduler CPU over a pool of pods that fit nowhere, under churn (medians):")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| nodes | scheduler | pool pods | idle CPU (millicores) | × kube-scheduler | completions/s | churn ops/s | pool tried in s (CPU s) | peak RSS MiB | violations | other load (cores) |")
+	fmt.Fprintln(w, "| nodes | scheduler | pool pods (PodScheduled False written) | idle CPU (millicores) | × kube-scheduler | completions/s | churn ops/s | pool tried in s (CPU s) | peak RSS MiB | violations | other load (cores) |")
 	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, s := range all {
 		if s.runs == 0 {
@@ -673,7 +675,7 @@ func writeIdle(w io.Writer, runs []*Run) {
 				}
 			}
 		}
-		fmt.Fprintf(w, "| %d | %s | %d | %.1f | %s | %.1f | %.1f | %.1f (%.1f) | %.0f | %d | %.2f |\n",
-			s.nodes, s.contender, s.poolPods, s.millicores, vs, s.completions, s.churnOps, s.attemptS, s.poolCPU, s.rss, s.violations, s.other)
+		fmt.Fprintf(w, "| %d | %s | %d (%d) | %.1f | %s | %.1f | %.1f | %.1f (%.1f) | %.0f | %d | %.2f |\n",
+			s.nodes, s.contender, s.poolPods, s.attempted, s.millicores, vs, s.completions, s.churnOps, s.attemptS, s.poolCPU, s.rss, s.violations, s.other)
 	}
 }
