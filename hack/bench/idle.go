@@ -137,7 +137,15 @@ func (c *cluster) idle(ctx context.Context, w workload, contender string) (_ *Id
 		return nil, fmt.Errorf("%s tried none of %d pool pods within %s; see %s", contender, len(pool), poolQuiet, res.Log)
 	}
 	res.PoolAttemptS = lastAttempt.Sub(proc.started).Seconds()
-	res.PoolCPUSeconds = sampler.settle(ctx).Seconds()
+	// Idle means idle: the window opens once the scheduler has used
+	// less than settleThreshold in a settleWindow (at most -stall), and
+	// the API server and etcd have worked off what it wrote.
+	res.PoolCPUSeconds = sampler.settleWithin(ctx, c.opts.stall).Seconds()
+	if c.opts.quiesce {
+		if err := c.quiesce(ctx); err != nil {
+			return nil, err
+		}
+	}
 	logf("  %-12s %-14s %d of %d pool pods marked unschedulable in %.1fs, %.2f CPU s", w.name, contender, attempted, len(pool), res.PoolAttemptS, res.PoolCPUSeconds)
 
 	churnCtx, stopChurn := context.WithCancel(ctx)

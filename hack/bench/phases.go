@@ -691,7 +691,12 @@ func (c *cluster) quiesce(ctx context.Context) error {
 // settle waits until the process used less than settleThreshold of CPU in
 // the last settleWindow, at most settleMax, and returns its CPU time then.
 func (s *cpuSampler) settle(ctx context.Context) time.Duration {
-	deadline := time.Now().Add(settleMax)
+	return s.settleWithin(ctx, settleMax)
+}
+
+// settleWithin is settle with a bound of its own.
+func (s *cpuSampler) settleWithin(ctx context.Context, limit time.Duration) time.Duration {
+	deadline := time.Now().Add(limit)
 	for {
 		now := s.now()
 		if time.Now().After(deadline) || ctx.Err() != nil {
