@@ -28,7 +28,7 @@ CONTROL_PLANE := $(KUBE_BINARIES) $(BIN)/kwok
 
 export YARDMASTER_BIN_DIR := $(BIN)
 
-.PHONY: all build test unit e2e lint vet fmt bench demo image image-tarball image-test deploy control-plane prometheus clean soak
+.PHONY: all build test unit e2e lint vet fmt bench demo image image-tarball image-test helm-test deploy control-plane prometheus clean soak
 
 all: build
 
@@ -55,15 +55,18 @@ fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-# hack/image is a module of its own (go-containerregistry stays out of
-# yardmaster's), so ./... does not reach it: it is vetted and linted here.
+# hack/image and hack/helm are modules of their own (go-containerregistry,
+# and Helm with its newer k8s.io modules, stay out of yardmaster's), so ./...
+# does not reach them: they are vetted and linted here.
 vet:
 	$(GO) vet $(PKGS)
 	cd hack/image && $(GO) vet ./...
+	cd hack/helm && $(GO) vet ./...
 
 lint: fmt vet $(BIN)/staticcheck ## gofmt, go vet and staticcheck.
 	$(BIN)/staticcheck $(PKGS)
 	cd hack/image && $(BIN)/staticcheck ./...
+	cd hack/helm && $(BIN)/staticcheck ./...
 
 unit: ## Unit tests with the race detector (no control plane).
 	$(GO) test -race -count=1 $$($(GO) list $(PKGS) | grep -v /test/e2e)
@@ -74,9 +77,10 @@ e2e: $(CONTROL_PLANE) prometheus ## End-to-end tests against a local control pla
 prometheus: ## Install Prometheus (Debian package) for the bandwidth e2e tests, if missing.
 	bash hack/install-prometheus.sh
 
-test: lint $(CONTROL_PLANE) prometheus ## Everything CI runs: lint, unit and e2e tests with -race, a short fuzz run, the image tarball.
+test: lint $(CONTROL_PLANE) prometheus ## Everything CI runs: lint, unit and e2e tests with -race, a short fuzz run, the image tarball, the Helm chart.
 	$(GO) test -race -count=1 -timeout 40m $(PKGS)
 	$(MAKE) image-test
+	$(MAKE) helm-test
 	@# Allocation counts are exact only without the race detector.
 	$(GO) test -count=1 -run 'Alloc|NoAlloc|ReuseArrays' ./framework/ ./predicates/ ./priorities/ ./metrics/
 	@# A count, not a duration: with -fuzztime 15s, Go 1.26's fuzz coordinator
@@ -131,11 +135,19 @@ image-tarball: build ## Build the image without Docker (hack/image, go-container
 image-test: image-tarball ## Check the tarball image-tarball wrote: config, files, and its binary running.
 	cd hack/image && YARDMASTER_IMAGE_TARBALL=$(CURDIR)/$(IMAGE_TARBALL) $(GO) test -count=1 ./...
 
+# Without -race, as image-test: the tests render templates in one goroutine,
+# and -race would compile Helm and its dependencies a second time.
+helm-test: build ## helm lint and helm template of deploy/helm/yardmaster through Helm's Go module (hack/helm); the default values must make deploy/base.
+	cd hack/helm && YARDMASTER_BINARY=$(BIN)/yardmaster $(GO) test -count=1 ./...
+
 deploy: ## Apply deploy/ to the cluster kubectl points at.
 	kubectl apply -k deploy/
 
 clean:
 	rm -rf $(BIN)
 
-demo: build $(CONTROL_PLANE) ## Show yardmaster scheduling on a local control plane; exits by itself.
+# The demo installs Prometheus as make test does, for its bandwidth part; where
+# that cannot be done (no apt-get, not root) it says why and runs without it.
+demo: build $(CONTROL_PLANE) ## Show yardmaster scheduling on a local control plane (Prometheus installed for bandwidth scoring); exits by itself.
+	@bash hack/install-prometheus.sh || echo "demo: no Prometheus, so the bandwidth part will be skipped (see the message above)" >&2
 	YARDMASTER_BINARY=$(BIN)/yardmaster $(GO) run ./hack/demo

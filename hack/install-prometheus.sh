@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Install Prometheus for the e2e tests (test/e2e/bandwidth_test.go starts it
-# through internal/promtest), from the distribution's `prometheus` package.
+# through internal/promtest) and the demo's bandwidth part, from the
+# distribution's `prometheus` package.
 #
-# Idempotent: does nothing when `prometheus` is already on $PATH (or
+# Idempotent: only says which binary it found when `prometheus` is already on $PATH (or
 # $PROMETHEUS_BINARY names an executable). Otherwise it must run as root on a
 # Debian-family machine with apt-get; anywhere else it fails with a message
 # saying what to do instead.
@@ -18,9 +19,11 @@ die() { log "$*"; exit 1; }
 
 if [[ -n "${PROMETHEUS_BINARY:-}" ]]; then
 	[[ -x "$PROMETHEUS_BINARY" ]] || die "PROMETHEUS_BINARY=$PROMETHEUS_BINARY is not an executable file"
+	log "using $PROMETHEUS_BINARY (PROMETHEUS_BINARY)"
 	exit 0
 fi
 if command -v prometheus >/dev/null 2>&1; then
+	log "using $(command -v prometheus)"
 	exit 0
 fi
 

@@ -5,8 +5,9 @@ package main
 // them every second. Three nodes have a 10G uplink (label net=10g): one
 // busy with a backup, one moderately busy, one quiet. The yardmaster-quiet
 // profile scores nodes by NetworkTraffic only, and a burst of stream pods
-// that need a 10G uplink shows where it sends them. It runs only when a
-// prometheus binary is installed; the demo installs nothing.
+// that need a 10G uplink shows where it sends them. It needs a prometheus
+// binary, which `make demo` installs (hack/install-prometheus.sh); run
+// without one, the demo says so and skips this part.
 
 import (
 	"context"

@@ -9,7 +9,7 @@
 // pods that fit only by preempting backfill pods. Then it scales a
 // Deployment up, drains a node and adds one, and prints which pods run on
 // each node, why the pending ones wait, and which volume and device each
-// claim got. When a prometheus binary is installed (make prometheus), it
+// claim got. With a prometheus binary (make demo installs one), it
 // also shows NetworkTraffic placing pods by the traffic Prometheus
 // measures (see bandwidth.go). It stops everything it started unless
 // DEMO_KEEP=1, in which case it waits for Ctrl-C.
@@ -175,7 +175,7 @@ func run() error {
 	}
 
 	if bw == nil {
-		step("Bandwidth scoring skipped: no prometheus binary (`make prometheus` installs it, or set " + promtest.BinaryEnv + ")")
+		step("Bandwidth scoring skipped: no prometheus binary (`make demo` installs it as root with apt-get; or put one on PATH, or set " + promtest.BinaryEnv + ")")
 	} else if err := bw.show(ctx, client); err != nil {
 		return err
 	}
