@@ -5,6 +5,19 @@ import (
 	"strings"
 )
 
+// ReasonUntoleratedTaint is the format of the reason TaintToleration rejects
+// a node with: "node(s) had untolerated taint {dedicated: gpu}". It lives
+// here, not with the plugin, because the scheduler reads it too: when the
+// "0/N nodes are available" message would overflow, it counts every such
+// reason under kube-scheduler's one, and the scheduler imports no plugin.
+//
+// kube-scheduler v1.36 reports the constant "node(s) had untolerated
+// taint(s)" and only logs the taint. yardmaster names the first untolerated
+// taint, as kube-scheduler did before, because "which taint?" is the first
+// question of a user reading the message; nodes with different taints are
+// counted under different reasons.
+const ReasonUntoleratedTaint = "node(s) had untolerated taint {%s: %s}"
+
 // Code is the outcome of a plugin call.
 type Code int
 

@@ -16,14 +16,8 @@ import (
 const TaintTolerationName = "TaintToleration"
 
 // ReasonUntoleratedTaint is the format of the reason TaintToleration rejects
-// a node with: "node(s) had untolerated taint {dedicated: gpu}".
-//
-// kube-scheduler v1.36 reports the constant "node(s) had untolerated
-// taint(s)" and only logs the taint. yardmaster names the first untolerated
-// taint, as kube-scheduler did before, because "which taint?" is the first
-// question of a user reading the message; nodes with different taints are
-// counted under different reasons.
-const ReasonUntoleratedTaint = "node(s) had untolerated taint {%s: %s}"
+// a node with (framework.ReasonUntoleratedTaint).
+const ReasonUntoleratedTaint = framework.ReasonUntoleratedTaint
 
 // TaintToleration is the filter that keeps pods off nodes with a NoSchedule
 // or NoExecute taint they do not tolerate. PreferNoSchedule taints only lower

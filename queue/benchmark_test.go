@@ -8,7 +8,14 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
+	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/predicates"
+	"github.com/yardmaster-io/yardmaster/scheduler/cache"
 )
 
 const benchPods = 10_000
@@ -70,7 +77,7 @@ func BenchmarkFailAndMove(b *testing.B) {
 			}
 		}
 		clk.Step(time.Second) // backoff over: straight to activeQ
-		q.MoveAllToActiveOrBackoff(NodeAdd)
+		q.MoveAllToActiveOrBackoff(nodeAdd, nil, nil)
 		for range pods {
 			qpi, err := q.Pop(ctx)
 			if err != nil {
@@ -108,4 +115,120 @@ func BenchmarkUpdate(b *testing.B) {
 		}
 		flip = !flip
 	}
+}
+
+// benchUnschedulable is the size of the unschedulable pool in the wake-up
+// benchmarks, as in kube-scheduler's Unschedulable workload.
+const benchUnschedulable = 20_000
+
+// unschedulablePool returns a queue holding n unschedulable pods of the
+// default profile, with the in-tree filters' hints, rejected as pods are
+// on a full cluster: by NodeResourcesFit mostly, and when mixed some by
+// TaintToleration, NodeAffinity and InterPodAffinity.
+func unschedulablePool(b *testing.B, n int, mixed bool) *PriorityQueue {
+	b.Helper()
+	q := New(Options{Clock: testingclock.NewFakeClock(t0)})
+	snap := cache.NewSnapshotFromNodes(nil, nil)
+	ipa, err := predicates.NewInterPodAffinity(fakehandle.New(snap))
+	if err != nil {
+		b.Fatal(err)
+	}
+	plugins := map[string][]framework.Plugin{
+		predicates.FitName:               {predicates.NewFit(nil)},
+		predicates.TaintTolerationName:   {predicates.NewTaintToleration()},
+		predicates.NodeAffinityName:      {predicates.NewNodeAffinity(nil)},
+		predicates.InterPodAffinityName:  {ipa},
+		predicates.NodeUnschedulableName: {predicates.NewNodeUnschedulable()},
+	}
+	hints, err := ProfileHints(context.Background(), plugins)
+	if err != nil {
+		b.Fatal(err)
+	}
+	q.SetProfileHints("yardmaster", hints)
+	ctx := context.Background()
+	for i := range n {
+		p := makePod(fmt.Sprintf("p%d", i)).Req("8", "1Gi")
+		rejector := predicates.FitName
+		switch i % 10 * btoi(mixed) {
+		case 7:
+			rejector = predicates.TaintTolerationName
+		case 8:
+			p = p.NodeSelector(map[string]string{"pool": "gpu"})
+			rejector = predicates.NodeAffinityName
+		case 9:
+			p = p.RequiredPodAffinity(schedtest.MakePodAffinityTerm("zone").MatchLabel("app", "db").Obj())
+			rejector = predicates.InterPodAffinityName
+		}
+		q.Add(p.Obj())
+		qpi, err := q.Pop(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		qpi.UnschedulablePlugins = sets.New(rejector)
+		if err := q.AddUnschedulable(qpi, q.SchedulingCycle(), true); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return q
+}
+
+// BenchmarkWakeUnschedulable delivers one cluster event to a pool of
+// 20,000 unschedulable pods, none of which it can help: the cost of the
+// events a busy cluster raises all the time. One op is one event; the
+// pool must stay whole.
+func BenchmarkWakeUnschedulable(b *testing.B) {
+	node := schedtest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Label("zone", "a").Obj()
+	relabelled := node.DeepCopy()
+	relabelled.Labels["team"] = "blue"
+	heartbeat := node.DeepCopy()
+	heartbeat.ResourceVersion = "2"
+	tests := []struct {
+		name     string
+		event    framework.ClusterEvent
+		old, new any
+	}{
+		{"NodeLabelUpdate", framework.ClusterEvent{Resource: framework.Node, ActionType: framework.NodeUpdateActions(node, relabelled)}, node, relabelled},
+		{"NodeConditionUpdate", framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeCondition}, node, heartbeat},
+		// A finished pod that requested nothing the pool requests
+		// (a GPU job's pod): NodeResourcesFit's hint turns it down.
+		{"AssignedPodDelete", assignedPodDelete, schedtest.MakePod().Name("done").Node("n1").
+			Res(map[v1.ResourceName]string{"example.com/gpu": "1"}).Obj(), nil},
+		{"AssignedPodAdd", framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Add}, nil,
+			schedtest.MakePod().Name("web").Label("app", "web").Node("n1").Obj()},
+	}
+	// A pod bound while every parked pod waits for room (kube-scheduler's
+	// Unschedulable workload): NodeResourcesFit does not register it, so
+	// the pool is not walked at all.
+	b.Run("AssignedPodAdd/FitOnly", func(b *testing.B) {
+		q := unschedulablePool(b, benchUnschedulable, false)
+		ev := framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Add}
+		bound := schedtest.MakePod().Name("web").Label("app", "web").Node("n1").Obj()
+		b.ReportAllocs()
+		for b.Loop() {
+			q.MoveAllToActiveOrBackoff(ev, nil, bound)
+		}
+		if _, _, n, _ := q.PendingPods(); n != benchUnschedulable {
+			b.Fatalf("%d pods unschedulable, want %d", n, benchUnschedulable)
+		}
+	})
+	for _, tc := range tests {
+		b.Run(tc.name, func(b *testing.B) {
+			q := unschedulablePool(b, benchUnschedulable, true)
+			b.ReportAllocs()
+			for b.Loop() {
+				q.MoveAllToActiveOrBackoff(tc.event, tc.old, tc.new)
+			}
+			if _, _, n, _ := q.PendingPods(); n != benchUnschedulable {
+				b.Fatalf("%d pods unschedulable, want %d: the event woke some", n, benchUnschedulable)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchUnschedulable), "ns/pod")
+		})
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -199,7 +199,7 @@ func TestConcurrentNoDuplicateNoLoss(t *testing.T) {
 	for i := 0; q.SchedulingCycle() < cycles; i++ {
 		iterations++
 		if i%3 == 0 {
-			q.MoveAllToActiveOrBackoff(AssignedPodDelete)
+			q.MoveAllToActiveOrBackoff(assignedPodDelete, nil, nil)
 		}
 		clk.Step(2 * time.Millisecond)
 		q.flushBackoffCompleted()

@@ -2,7 +2,8 @@ package queue
 
 // Event is why a pod entered a queue: a change the queue saw itself (a pod
 // added, a failed attempt, a backoff that ran out) or a cluster event that
-// the scheduler passes to MoveAllToActiveOrBackoff. Its String is the label
+// the scheduler passes to MoveAllToActiveOrBackoff (as a
+// framework.ClusterEvent, which the queue labels with an Event). Its String is the label
 // the Metrics hook receives, spelled as kube-scheduler spells its events.
 type Event int
 
@@ -31,12 +32,20 @@ const (
 	// NodeUpdate: a node's allocatable, labels, taints, conditions or
 	// unschedulable flag changed.
 	NodeUpdate
+	// NodeDelete: a node was deleted.
+	NodeDelete
 	// AssignedPodAdd: a pod was bound to a node (affinity may now match).
 	AssignedPodAdd
 	// AssignedPodUpdate: a bound pod changed (its labels, or it shrank).
 	AssignedPodUpdate
 	// AssignedPodDelete: a bound pod went away and freed its resources.
 	AssignedPodDelete
+	// UnscheduledPodAdd: a pending pod was added.
+	UnscheduledPodAdd
+	// UnscheduledPodUpdate: a pending pod changed.
+	UnscheduledPodUpdate
+	// UnscheduledPodDelete: a pending pod was deleted.
+	UnscheduledPodDelete
 	// PersistentVolumeAdd: a PersistentVolume was added.
 	PersistentVolumeAdd
 	// PersistentVolumeUpdate: a PersistentVolume changed.
@@ -74,6 +83,9 @@ const (
 	DeviceClassAdd
 	// DeviceClassUpdate: a DeviceClass changed.
 	DeviceClassUpdate
+	// ForceActivate: every unschedulable pod is retried, whatever
+	// rejected it (a preemption that did not complete, say).
+	ForceActivate
 
 	numEvents // keep last
 )
@@ -87,9 +99,13 @@ var eventNames = [numEvents]string{
 	UnschedulableTimeout:        "UnschedulableTimeout",
 	NodeAdd:                     "NodeAdd",
 	NodeUpdate:                  "NodeUpdate",
+	NodeDelete:                  "NodeDelete",
 	AssignedPodAdd:              "AssignedPodAdd",
 	AssignedPodUpdate:           "AssignedPodUpdate",
 	AssignedPodDelete:           "AssignedPodDelete",
+	UnscheduledPodAdd:           "UnscheduledPodAdd",
+	UnscheduledPodUpdate:        "UnscheduledPodUpdate",
+	UnscheduledPodDelete:        "UnscheduledPodDelete",
 	PersistentVolumeAdd:         "PvAdd",
 	PersistentVolumeUpdate:      "PvUpdate",
 	PersistentVolumeClaimAdd:    "PvcAdd",
@@ -107,6 +123,7 @@ var eventNames = [numEvents]string{
 	ResourceSliceUpdate:         "ResourceSliceUpdate",
 	DeviceClassAdd:              "DeviceClassAdd",
 	DeviceClassUpdate:           "DeviceClassUpdate",
+	ForceActivate:               "ForceActivate",
 }
 
 // String returns the event's name, "Unknown" for values out of range.

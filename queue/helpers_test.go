@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 )
 
@@ -91,11 +92,24 @@ func (q *PriorityQueue) checkInvariants(t testing.TB) {
 			note(uid, h.loc)
 		}
 	}
+	var byRejector [64]int
+	noRejector := 0
 	for uid, qpi := range q.unschedulable {
 		if qpi.Pod.UID != uid {
 			t.Errorf("unschedulable: key %s holds pod %s", uid, qpi.Pod.UID)
 		}
 		note(uid, UnschedulablePods)
+		if qpi.rejectors == 0 {
+			noRejector++
+		}
+		for i := range 64 {
+			if qpi.rejectors&(1<<i) != 0 {
+				byRejector[i]++
+			}
+		}
+	}
+	if byRejector != q.byRejector || noRejector != q.noRejector {
+		t.Errorf("rejector counts %v/%d, want %v/%d", q.byRejector, q.noRejector, byRejector, noRejector)
 	}
 	for uid, qpi := range q.gated {
 		if qpi.Pod.UID != uid {
@@ -110,3 +124,10 @@ func (q *PriorityQueue) checkInvariants(t testing.TB) {
 		note(uid, InFlight)
 	}
 }
+
+// Cluster events for the tests.
+var (
+	nodeAdd           = framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}
+	assignedPodDelete = framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete}
+	pvcAdd            = framework.ClusterEvent{Resource: framework.PersistentVolumeClaim, ActionType: framework.Add}
+)

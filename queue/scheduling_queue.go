@@ -14,9 +14,10 @@
 //     failed attempt (Timestamp). Run moves finished pods to activeQ.
 //   - unschedulablePods: pods that failed for lack of fit. Retrying them
 //     before the cluster changes would fail again, so they wait for a cluster
-//     event (MoveAllToActiveOrBackoff), for an update to their own spec or
-//     labels, or at most MaxUnschedulableStay; then they go to backoffQ if
-//     still backing off, else to activeQ.
+//     event that the plugins which rejected them say can help
+//     (MoveAllToActiveOrBackoff and the queueing hints, hints.go), for an
+//     update to their own spec or labels, or at most MaxUnschedulableStay;
+//     then they go to backoffQ if still backing off, else to activeQ.
 //   - gated pods: pods with spec.schedulingGates, or that a PreEnqueue
 //     plugin turns away (Options.PreEnqueue: a pod whose ResourceClaims do
 //     not exist yet). A pod is only put in activeQ once neither holds it:
@@ -31,12 +32,13 @@
 // requeued and popped again by another cycle is thereby harmless.
 //
 // A failed attempt goes to unschedulablePods, except that it goes to backoffQ
-// when the failure was an error rather than a misfit, or when a cluster event
-// arrived or the pod itself changed while the attempt ran: the verdict was
-// reached on a cluster (or pod) that no longer exists, so it must not park
-// the pod until the next event. Cluster events are detected by comparing the
-// pod's scheduling cycle with the cycle of the last move request, as
-// kube-scheduler does without queueing hints.
+// when the failure was an error rather than a misfit, or when the pod itself
+// changed or a cluster event that its hints say can help it arrived while
+// the attempt ran: the verdict was reached on a cluster (or pod) that no
+// longer exists, so it must not park the pod until the next event. The
+// queue records the cluster events that arrive while pods are in flight
+// and asks each failed pod's hints about those since its Pop, as
+// kube-scheduler does.
 //
 // Informer events for in-flight pods are remembered, not applied: an update
 // is kept and replaces the pod object when the pod comes back; a delete makes
@@ -60,6 +62,7 @@ import (
 	"sync"
 	"time"
 
+	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
@@ -110,8 +113,15 @@ type QueuedPodInfo struct {
 	// Attempts counts how often the pod was popped.
 	Attempts int
 	// UnschedulablePlugins names the plugins that rejected the pod in its
-	// last attempt. The scheduler fills it in; the queue only carries it.
+	// last attempt. The scheduler fills it in; the queue reads it when the
+	// pod comes back, to know which events can wake it (hints.go).
 	UnschedulablePlugins sets.Set[string]
+
+	// hints is the pod's profile's table, and rejectors the bits of
+	// UnschedulablePlugins in it (0: wake on every event); set by
+	// AddUnschedulable on the queue's own copy.
+	hints     *profileHints
+	rejectors uint64
 }
 
 // Options configure a PriorityQueue. Zero (or negative) durations mean the
@@ -128,6 +138,8 @@ type Options struct {
 	MaxUnschedulableStay time.Duration
 	// Metrics receives transitions; nil records nothing.
 	Metrics Metrics
+	// Logger logs hints that fail; nil logs nothing.
+	Logger *zap.Logger
 	// PreEnqueue, when set, is asked whether a pod without scheduling
 	// gates may go to activeQ; a pod it refuses waits with the gated pods
 	// until an update of the pod or a cluster event, when it is asked
@@ -144,6 +156,7 @@ type PriorityQueue struct {
 	maxBackoff           time.Duration
 	maxUnschedulableStay time.Duration
 	metrics              Metrics
+	logger               *zap.Logger
 	preEnqueue           func(pod *v1.Pod) bool
 
 	// mu guards every field below it. It is the queue's only lock and a leaf
@@ -161,13 +174,28 @@ type PriorityQueue struct {
 	unschedulable map[types.UID]*QueuedPodInfo
 	gated         map[types.UID]*QueuedPodInfo
 	inFlight      map[types.UID]*inFlightPod
+	// hints are the profiles' queueing hints by scheduler name (hints.go).
+	hints map[string]*profileHints
 
-	// schedulingCycle counts Pops; moveRequestCycle is its value at the last
-	// MoveAllToActiveOrBackoff. A pod that failed in a cycle ≤
-	// moveRequestCycle missed an event and goes to backoffQ.
-	schedulingCycle  int64
-	moveRequestCycle int64
-	closed           bool
+	// events are the cluster events some plugin registered that arrived
+	// while pods were in flight, in order; events[i] has sequence number
+	// eventsBase+i. A pod whose attempt fails is checked against those
+	// that arrived since its Pop. Cleared when no pod is in flight, and
+	// cut to its newer half beyond maxInFlightEvents: a pod whose events
+	// were cut goes to backoffQ, as if one of them could help it.
+	events     []inFlightEvent
+	eventsBase int64
+
+	// byRejector[i] counts the unschedulable pods whose rejectors have
+	// bit i (in their profile's table), noRejector those with none: an
+	// event that no parked pod's rejector registered skips the pool
+	// (hints.go).
+	byRejector [64]int
+	noRejector int
+
+	// schedulingCycle counts Pops.
+	schedulingCycle int64
+	closed          bool
 
 	// closedCh is closed by Close, so that Run returns.
 	closedCh chan struct{}
@@ -191,7 +219,20 @@ type inFlightPod struct {
 	changed bool
 	// deleted is set when the pod was deleted (or bound) meanwhile.
 	deleted bool
+	// firstEvent is the sequence number of the first cluster event
+	// recorded after the Pop (PriorityQueue.events).
+	firstEvent int64
 }
+
+// inFlightEvent is a cluster event recorded while pods were in flight.
+type inFlightEvent struct {
+	event          framework.ClusterEvent
+	oldObj, newObj any
+}
+
+// maxInFlightEvents bounds PriorityQueue.events: at 1,000 events a second
+// with pods always in flight, a few seconds of them.
+const maxInFlightEvents = 4096
 
 // New returns an empty, open queue. Call Run to have backed-off and
 // long-unschedulable pods retried.
@@ -202,11 +243,11 @@ func New(opts Options) *PriorityQueue {
 		maxBackoff:           orDefault(opts.MaxBackoff, DefaultMaxBackoff),
 		maxUnschedulableStay: orDefault(opts.MaxUnschedulableStay, DefaultMaxUnschedulableStay),
 		metrics:              opts.Metrics,
+		logger:               opts.Logger,
 		preEnqueue:           opts.PreEnqueue,
 		unschedulable:        make(map[types.UID]*QueuedPodInfo),
 		gated:                make(map[types.UID]*QueuedPodInfo),
 		inFlight:             make(map[types.UID]*inFlightPod),
-		moveRequestCycle:     -1,
 		closedCh:             make(chan struct{}),
 		backoffHeadChanged:   make(chan struct{}, 1),
 	}
@@ -215,6 +256,9 @@ func New(opts Options) *PriorityQueue {
 	}
 	if q.metrics == nil {
 		q.metrics = noMetrics{}
+	}
+	if q.logger == nil {
+		q.logger = zap.NewNop()
 	}
 	q.cond = sync.NewCond(&q.mu)
 	q.activeQ = newPodHeap(compareActive)
@@ -316,7 +360,7 @@ func (q *PriorityQueue) updateLocked(newPod *v1.Pod) bool {
 		changed := schedulingPropertiesChanged(qpi.Pod, newPod)
 		refresh(qpi, newPod)
 		if changed {
-			delete(q.unschedulable, uid)
+			q.removeUnschedulable(qpi)
 			q.activateOrBackoff(qpi, q.clock.Now(), PodUpdate)
 		}
 		return true
@@ -377,7 +421,9 @@ func (q *PriorityQueue) deleteLocked(uid types.UID) {
 	if _, ok := q.backoffQ.remove(uid); ok {
 		return
 	}
-	delete(q.unschedulable, uid)
+	if qpi, ok := q.unschedulable[uid]; ok {
+		q.removeUnschedulable(qpi)
+	}
 	delete(q.gated, uid)
 }
 
@@ -416,7 +462,8 @@ func (q *PriorityQueue) Pop(ctx context.Context) (*QueuedPodInfo, error) {
 	popped := *q.activeQ.pop()
 	popped.Attempts++
 	q.schedulingCycle++
-	q.inFlight[popped.Pod.UID] = &inFlightPod{cycle: &popped, pod: popped.Pod, attempts: popped.Attempts}
+	q.inFlight[popped.Pod.UID] = &inFlightPod{cycle: &popped, pod: popped.Pod, attempts: popped.Attempts,
+		firstEvent: q.eventsBase + int64(len(q.events))}
 	return &popped, nil
 }
 
@@ -439,8 +486,37 @@ func (q *PriorityQueue) Done(qpi *QueuedPodInfo) {
 	defer q.mu.Unlock()
 	uid := qpi.Pod.UID
 	if e, ok := q.inFlight[uid]; ok && e.cycle == qpi {
-		delete(q.inFlight, uid)
+		q.endInFlight(uid)
 	}
+}
+
+// endInFlight forgets an in-flight pod, and the recorded events once no
+// pod is in flight. q.mu must be held.
+func (q *PriorityQueue) endInFlight(uid types.UID) {
+	delete(q.inFlight, uid)
+	if len(q.inFlight) == 0 {
+		q.eventsBase += int64(len(q.events))
+		clear(q.events)
+		q.events = q.events[:0]
+	}
+}
+
+// missedEvent reports whether a cluster event that arrived while the pod
+// of e was in flight may make qpi schedulable. q.mu must be held.
+func (q *PriorityQueue) missedEvent(e *inFlightPod, qpi *QueuedPodInfo) bool {
+	if e.firstEvent < q.eventsBase {
+		return true // its events were cut
+	}
+	for i := e.firstEvent - q.eventsBase; i < int64(len(q.events)); i++ {
+		ev := &q.events[i]
+		if qpi.hints != nil {
+			qpi.hints.interested = qpi.hints.interestIn(ev.event)
+		}
+		if q.worthRequeuing(qpi, ev.event, ev.oldObj, ev.newObj) {
+			return true
+		}
+	}
+	return false
 }
 
 // AddUnschedulable ends the cycle that popped qpi, whose attempt failed, and
@@ -448,9 +524,9 @@ func (q *PriorityQueue) Done(qpi *QueuedPodInfo) {
 // after the Pop.
 //
 // The pod goes to backoffQ when the attempt failed with an error
-// (unschedulable false), or when a cluster event or an update of the pod's
-// spec or labels arrived during the attempt; otherwise to the unschedulable
-// pool. The queue stores a copy of qpi (the caller keeps qpi), with the
+// (unschedulable false), or when a cluster event that may make it
+// schedulable (by its queueing hints) or an update of the pod's spec or
+// labels arrived during the attempt; otherwise to the unschedulable pool. The queue stores a copy of qpi (the caller keeps qpi), with the
 // latest object the informer delivered meanwhile; a pod deleted meanwhile is
 // dropped.
 //
@@ -465,8 +541,8 @@ func (q *PriorityQueue) AddUnschedulable(qpi *QueuedPodInfo, podSchedulingCycle 
 		return fmt.Errorf("requeue pod %s/%s (uid %s), found in %q: %w",
 			qpi.Pod.Namespace, qpi.Pod.Name, uid, q.locateLocked(uid), ErrNotInFlight)
 	}
-	delete(q.inFlight, uid)
 	if e.deleted {
+		q.endInFlight(uid)
 		return nil
 	}
 	stored := *qpi
@@ -478,42 +554,60 @@ func (q *PriorityQueue) AddUnschedulable(qpi *QueuedPodInfo, podSchedulingCycle 
 		qpi.PodInfo = framework.NewPodInfo(e.pod)
 	}
 	qpi.Timestamp = q.clock.Now()
+	qpi.hints = q.hints[qpi.Pod.Spec.SchedulerName]
+	qpi.rejectors = qpi.hints.rejectorBits(qpi)
+	missed := unschedulable && !e.changed && q.missedEvent(e, qpi)
+	q.endInFlight(uid)
 	switch {
 	case isGated(qpi.Pod):
 		// Gates cannot be added to a pod after creation; this is defence.
 		q.gated[uid] = qpi
 		q.metrics.PodQueued(GatedPods, ScheduleAttemptFailure)
-	case !unschedulable, q.moveRequestCycle >= podSchedulingCycle, e.changed:
+	case !unschedulable, missed, e.changed:
 		q.pushBackoff(qpi, ScheduleAttemptFailure)
 	default:
-		q.unschedulable[uid] = qpi
+		q.addUnschedulable(qpi)
 		q.metrics.PodQueued(UnschedulablePods, ScheduleAttemptFailure)
 	}
 	return nil
 }
 
-// MoveAllToActiveOrBackoff reacts to a cluster event that may make
-// unschedulable pods fit: each goes to backoffQ if still backing off, else to
-// activeQ. Pods in flight now go to backoffQ if their attempt fails. Gated
-// pods stay gated.
-func (q *PriorityQueue) MoveAllToActiveOrBackoff(event Event) {
-	q.MoveToActiveOrBackoff(event, nil)
+// MoveAllToActiveOrBackoff reacts to a cluster event, given as its old and
+// new object (old nil for an Add, new nil for a Delete), that may make
+// unschedulable pods fit: each pod whose queueing hints say the event can
+// help it (hints.go) goes to backoffQ if still backing off, else to
+// activeQ. A pod in flight is checked against the event when its attempt
+// fails. Pods a PreEnqueue plugin turned away are asked again; pods with
+// scheduling gates stay gated.
+func (q *PriorityQueue) MoveAllToActiveOrBackoff(ev framework.ClusterEvent, oldObj, newObj any) {
+	q.MoveToActiveOrBackoff(ev, oldObj, newObj, nil)
 }
 
 // MoveToActiveOrBackoff is MoveAllToActiveOrBackoff for the unschedulable
-// pods that worth accepts: a cluster event that can only help pods rejected
-// by certain plugins need not retry the others. A nil worth accepts every
-// pod. Pods in flight are treated as if the event could help them.
-func (q *PriorityQueue) MoveToActiveOrBackoff(event Event, worth func(*QueuedPodInfo) bool) {
+// pods that worth accepts (nil: all), before their hints are asked.
+func (q *PriorityQueue) MoveToActiveOrBackoff(ev framework.ClusterEvent, oldObj, newObj any, worth func(*QueuedPodInfo) bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	label := eventLabel(ev)
+	// An event no plugin registered wakes no unschedulable pod, not even
+	// one without recorded rejectors, and cannot matter to a pod in
+	// flight, as in kube-scheduler: a heartbeat costs nothing.
+	interesting := q.refreshInterest(ev)
 	now := q.clock.Now()
-	for uid, qpi := range q.unschedulable {
+	// The pool is walked only when the event can wake one of its pods.
+	walk := ev.Resource == framework.WildCard || (interesting && q.mayWakeAny())
+	for _, qpi := range q.unschedulable {
+		if !walk {
+			break
+		}
 		if worth != nil && !worth(qpi) {
 			continue
 		}
-		delete(q.unschedulable, uid)
-		q.activateOrBackoff(qpi, now, event)
+		if !q.worthRequeuing(qpi, ev, oldObj, newObj) {
+			continue
+		}
+		q.removeUnschedulable(qpi)
+		q.activateOrBackoff(qpi, now, label)
 	}
 	// Pods a PreEnqueue plugin turned away are asked again: the event may
 	// be the one they wait for (their claim created, say).
@@ -521,11 +615,20 @@ func (q *PriorityQueue) MoveToActiveOrBackoff(event Event, worth func(*QueuedPod
 		for uid, qpi := range q.gated {
 			if !isGated(qpi.Pod) && q.preEnqueue(qpi.Pod) {
 				delete(q.gated, uid)
-				q.pushActive(qpi, event)
+				q.pushActive(qpi, label)
 			}
 		}
 	}
-	q.moveRequestCycle = q.schedulingCycle
+	if interesting && len(q.inFlight) > 0 {
+		if len(q.events) == maxInFlightEvents {
+			half := maxInFlightEvents / 2
+			q.eventsBase += int64(half)
+			n := copy(q.events, q.events[half:])
+			clear(q.events[n:])
+			q.events = q.events[:n]
+		}
+		q.events = append(q.events, inFlightEvent{event: ev, oldObj: oldObj, newObj: newObj})
+	}
 }
 
 // Run retries pods in the background until ctx is done or the queue is
@@ -582,9 +685,9 @@ func (q *PriorityQueue) flushUnschedulableLeftover() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	now := q.clock.Now()
-	for uid, qpi := range q.unschedulable {
+	for _, qpi := range q.unschedulable {
 		if now.Sub(qpi.Timestamp) > q.maxUnschedulableStay {
-			delete(q.unschedulable, uid)
+			q.removeUnschedulable(qpi)
 			q.activateOrBackoff(qpi, now, UnschedulableTimeout)
 		}
 	}

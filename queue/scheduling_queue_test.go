@@ -155,7 +155,7 @@ func TestBackoffTiming(t *testing.T) {
 				}
 				cycle := q.SchedulingCycle()
 				if tc.unschedulable {
-					q.MoveAllToActiveOrBackoff(NodeAdd)
+					q.MoveAllToActiveOrBackoff(nodeAdd, nil, nil)
 				}
 				if err := q.AddUnschedulable(qpi, cycle, tc.unschedulable); err != nil {
 					t.Fatal(err)
@@ -238,7 +238,7 @@ func TestMoveAllToActiveOrBackoff(t *testing.T) {
 			wantLocation(t, q, pod, UnschedulablePods)
 
 			clk.Step(tc.beforeMove)
-			q.MoveAllToActiveOrBackoff(NodeAdd)
+			q.MoveAllToActiveOrBackoff(nodeAdd, nil, nil)
 			wantLocation(t, q, pod, tc.want)
 			wantLocation(t, q, gatedPod, GatedPods)
 			q.checkInvariants(t)
@@ -304,13 +304,13 @@ func TestAddUnschedulableAfterEvents(t *testing.T) {
 			pod := makePod("p").Req("1", "1Gi").Obj()
 			q.Add(pod)
 			if tc.moveBeforePop {
-				q.MoveAllToActiveOrBackoff(NodeAdd)
+				q.MoveAllToActiveOrBackoff(nodeAdd, nil, nil)
 			}
 			qpi := mustPop(t, q)
 			cycle := q.SchedulingCycle()
 			wantLocation(t, q, pod, InFlight)
 			if tc.moveInFlight {
-				q.MoveAllToActiveOrBackoff(AssignedPodDelete)
+				q.MoveAllToActiveOrBackoff(assignedPodDelete, nil, nil)
 			}
 			if tc.update != nil {
 				newPod := pod.DeepCopy()
@@ -514,7 +514,7 @@ func TestGatedPods(t *testing.T) {
 
 	// Cluster events and time do not release gated pods.
 	clk.Step(time.Hour)
-	q.MoveAllToActiveOrBackoff(NodeAdd)
+	q.MoveAllToActiveOrBackoff(nodeAdd, nil, nil)
 	q.flushUnschedulableLeftover()
 	q.flushBackoffCompleted()
 	wantLocation(t, q, pod, GatedPods)
@@ -549,18 +549,18 @@ func TestPreEnqueue(t *testing.T) {
 	pod.ResourceVersion = "1"
 	q.Add(pod)
 	wantLocation(t, q, pod, GatedPods)
-	q.MoveAllToActiveOrBackoff(NodeAdd)
+	q.MoveAllToActiveOrBackoff(nodeAdd, nil, nil)
 	wantLocation(t, q, pod, GatedPods)
 
 	ready["p"] = true
-	q.MoveAllToActiveOrBackoff(PersistentVolumeClaimAdd)
+	q.MoveAllToActiveOrBackoff(pvcAdd, nil, nil)
 	wantLocation(t, q, pod, ActiveQ)
 
 	// Turned away again when it comes back from a failed attempt.
 	fail(t, q, true)
 	ready["p"] = false
 	clk.Step(time.Hour)
-	q.MoveAllToActiveOrBackoff(NodeAdd)
+	q.MoveAllToActiveOrBackoff(nodeAdd, nil, nil)
 	wantLocation(t, q, pod, GatedPods)
 
 	// An update of the pod asks again.
@@ -785,9 +785,9 @@ func TestMetrics(t *testing.T) {
 	m := &recordingMetrics{}
 	q, clk := newTestQueue(Options{Metrics: m})
 	pod := makePod("p").Obj()
-	q.Add(pod)                          // active, PodAdd
-	fail(t, q, true)                    // unschedulable, ScheduleAttemptFailure
-	q.MoveAllToActiveOrBackoff(NodeAdd) // backoff, NodeAdd
+	q.Add(pod)                                    // active, PodAdd
+	fail(t, q, true)                              // unschedulable, ScheduleAttemptFailure
+	q.MoveAllToActiveOrBackoff(nodeAdd, nil, nil) // backoff, NodeAdd
 	clk.Step(time.Second)
 	q.flushBackoffCompleted() // active, BackoffComplete
 	gated := makePod("g").SchedulingGate("x").Obj()

@@ -471,7 +471,7 @@ func (s *Scheduler) bindingFailed(ctx context.Context, j bindJob, point string, 
 	// The room the pod held is free again: wake the pods it may help,
 	// after the pod itself is queued, so that a rejected pod waits for
 	// an event of its own.
-	s.Queue.MoveToActiveOrBackoff(queue.AssignedPodDelete, others)
+	s.Queue.MoveToActiveOrBackoff(assignedPodDelete, j.assumed, nil, others)
 	s.binder.RecordFailure(ctx, j.qpi.Pod, reason, err.Error(), true)
 }
 

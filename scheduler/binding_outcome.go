@@ -198,5 +198,5 @@ func (s *Scheduler) bindingDropped(ctx context.Context, j bindJob, out bindingOu
 		s.logger.Info("pod bound elsewhere meanwhile", zap.String("pod", pod.Namespace+"/"+pod.Name),
 			zap.String("node", out.node), zap.String("ours", j.res.node), zap.String("at", point))
 	}
-	s.Queue.MoveToActiveOrBackoff(queue.AssignedPodDelete, func(qpi *queue.QueuedPodInfo) bool { return qpi.Pod.UID != pod.UID })
+	s.Queue.MoveToActiveOrBackoff(assignedPodDelete, pod, nil, func(qpi *queue.QueuedPodInfo) bool { return qpi.Pod.UID != pod.UID })
 }

@@ -3,26 +3,26 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"reflect"
-	"slices"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	toolscache "k8s.io/client-go/tools/cache"
 
-	"github.com/yardmaster-io/yardmaster/predicates"
-	"github.com/yardmaster-io/yardmaster/queue"
+	"github.com/yardmaster-io/yardmaster/framework"
 )
 
 // addEventHandlers wires the informers to the cache and the queue:
 //
 //   - assigned pods (any scheduler) → cache, so their usage counts;
 //   - unassigned pods of our profiles → queue;
-//   - nodes → cache, and node events that could make pending pods fit
-//     wake the unschedulable pool;
-//   - an assigned pod leaving frees capacity → wake the unschedulable pool.
+//   - nodes → cache.
+//
+// Every change that may matter to a pending pod is handed to the queue as
+// a framework.ClusterEvent with the old and new object; the queue asks the
+// hints of the plugins that rejected each unschedulable pod whether it can
+// help (queue/hints.go). The handlers name no plugin: they only say
+// precisely what changed.
 func (s *Scheduler) addEventHandlers(f informers.SharedInformerFactory) error {
 	// One handler for every pod event: a listener runs on its own goroutine,
 	// so two handlers (assigned, pending) could see a binding out of order,
@@ -39,11 +39,14 @@ func (s *Scheduler) addEventHandlers(f informers.SharedInformerFactory) error {
 	s.handlers = append(s.handlers, reg)
 	reg, err = f.Core().V1().Nodes().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
-			s.Cache.AddNode(obj.(*v1.Node))
-			s.Queue.MoveAllToActiveOrBackoff(queue.NodeAdd)
+			node := obj.(*v1.Node)
+			s.Cache.AddNode(node)
+			s.Queue.MoveAllToActiveOrBackoff(nodeAdd, nil, node)
 		},
 		UpdateFunc: s.updateNode,
 		DeleteFunc: func(obj any) {
+			// No plugin passes a node it rejected because another node
+			// went away, as in kube-scheduler: no event.
 			if node := nodeOf(obj); node != nil {
 				s.Cache.RemoveNode(node)
 			}
@@ -72,17 +75,14 @@ func (s *Scheduler) WaitForHandlersSync(ctx context.Context) bool {
 	return toolscache.WaitForCacheSync(ctx.Done(), synced...)
 }
 
-// rejectedByPodPlacement accepts the unschedulable pods that a pod
-// arriving on a node (or relabelled there) could help: those rejected by
-// inter-pod affinity or topology spread, whose counts it changes, and those
-// whose rejecting plugins are unknown. Every bind raises this event, so
-// without the filter a backlog on a full cluster would retry every
-// unschedulable pod once per bind.
-func rejectedByPodPlacement(qpi *queue.QueuedPodInfo) bool {
-	return len(qpi.UnschedulablePlugins) == 0 ||
-		qpi.UnschedulablePlugins.Has(predicates.InterPodAffinityName) ||
-		qpi.UnschedulablePlugins.Has(predicates.PodTopologySpreadName)
-}
+// The cluster events the handlers raise with a single action.
+var (
+	nodeAdd           = framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}
+	assignedPodAdd    = framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Add}
+	assignedPodDelete = framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete}
+	// forceActivate retries a pod whatever rejected it.
+	forceActivate = framework.ClusterEvent{Resource: framework.WildCard, ActionType: framework.All}
+)
 
 // ours reports whether a pending pod is for one of our profiles.
 func (s *Scheduler) ours(pod *v1.Pod) bool {
@@ -96,7 +96,7 @@ func (s *Scheduler) addPod(obj any) {
 		s.Cache.AddPod(pod)
 		s.outcomes.tell(pod.UID, bindingOutcome{node: pod.Spec.NodeName})
 		// A new pod on a node can satisfy a pending pod's affinity.
-		s.Queue.MoveToActiveOrBackoff(queue.AssignedPodAdd, rejectedByPodPlacement)
+		s.Queue.MoveAllToActiveOrBackoff(assignedPodAdd, nil, pod)
 	case s.ours(pod):
 		s.Queue.Add(pod)
 		s.syncNomination(pod)
@@ -128,13 +128,13 @@ func (s *Scheduler) updatePod(oldObj, newObj any) {
 		}
 		s.Cache.UpdatePod(oldPod, newPod)
 		s.outcomes.tell(newPod.UID, bindingOutcome{node: newPod.Spec.NodeName})
-		// A pod just bound, or relabelled, can satisfy a pending pod's
-		// inter-pod affinity or change topology spread counts.
-		switch {
-		case oldPod.Spec.NodeName == "":
-			s.Queue.MoveToActiveOrBackoff(queue.AssignedPodAdd, rejectedByPodPlacement)
-		case !reflect.DeepEqual(oldPod.Labels, newPod.Labels):
-			s.Queue.MoveToActiveOrBackoff(queue.AssignedPodUpdate, rejectedByPodPlacement)
+		// A pod just bound is new on its node (kube-scheduler sees it
+		// as an AssignedPod Add too); a bound pod that changed may have
+		// new labels or smaller requests.
+		if oldPod.Spec.NodeName == "" {
+			s.Queue.MoveAllToActiveOrBackoff(assignedPodAdd, nil, newPod)
+		} else if a := framework.PodUpdateActions(oldPod, newPod); a != framework.Update {
+			s.Queue.MoveAllToActiveOrBackoff(framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: a}, oldPod, newPod)
 		}
 	case s.ours(newPod):
 		if s.ours(oldPod) {
@@ -161,7 +161,7 @@ func (s *Scheduler) deletePod(obj any) {
 		// A pod the informer saw only bound (a relist) may still be
 		// remembered as pending.
 		s.forgetPod(pod.UID)
-		s.Queue.MoveAllToActiveOrBackoff(queue.AssignedPodDelete)
+		s.Queue.MoveAllToActiveOrBackoff(assignedPodDelete, pod, nil)
 		return
 	}
 	// A pending pod was deleted. If we had assumed it, its binding has not
@@ -170,8 +170,10 @@ func (s *Scheduler) deletePod(obj any) {
 	s.abandonBinding(pod.UID)
 	s.Queue.Delete(pod)
 	s.forgetPod(pod.UID)
-	if s.Cache.ForgetPod(pod) {
-		s.Queue.MoveAllToActiveOrBackoff(queue.AssignedPodDelete)
+	if assumed, ok := s.Cache.AssumedPod(pod.UID); ok && s.Cache.ForgetPod(pod) {
+		// The room it held on its node is free again: for the hints,
+		// an assigned pod left that node.
+		s.Queue.MoveAllToActiveOrBackoff(assignedPodDelete, assumed, nil)
 	}
 }
 
@@ -193,24 +195,11 @@ func (s *Scheduler) updateNode(oldObj, newObj any) {
 		return
 	}
 	s.Cache.UpdateNode(oldNode, newNode)
-	if nodeChangeCouldHelp(oldNode, newNode) {
-		s.Queue.MoveAllToActiveOrBackoff(queue.NodeUpdate)
+	// One event with every change the update makes (labels and taints,
+	// say); none for a heartbeat, which only moves condition times.
+	if a := framework.NodeUpdateActions(oldNode, newNode); a != framework.None {
+		s.Queue.MoveAllToActiveOrBackoff(framework.ClusterEvent{Resource: framework.Node, ActionType: a}, oldNode, newNode)
 	}
-}
-
-// nodeChangeCouldHelp reports whether a node update can make a pending pod
-// fit: more allocatable, new labels, fewer taints, schedulable again, new
-// images or other declared features (NodeDeclaredFeatures; kube-scheduler's
-// UpdateNodeDeclaredFeature event). Heartbeat-only status updates do not
-// qualify, which keeps the unschedulable pool from churning every 10
-// seconds.
-func nodeChangeCouldHelp(o, n *v1.Node) bool {
-	return o.Spec.Unschedulable != n.Spec.Unschedulable ||
-		!slices.Equal(o.Status.DeclaredFeatures, n.Status.DeclaredFeatures) ||
-		!reflect.DeepEqual(o.Labels, n.Labels) ||
-		!equality.Semantic.DeepEqual(o.Status.Allocatable, n.Status.Allocatable) ||
-		!reflect.DeepEqual(o.Spec.Taints, n.Spec.Taints) ||
-		!reflect.DeepEqual(o.Status.Images, n.Status.Images)
 }
 
 // podOf unwraps a pod from an informer object or a delete tombstone.

@@ -11,7 +11,6 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/queue"
 )
 
 // claimChanged wakes the pods waiting on a ResourceClaim: every change the
@@ -24,9 +23,9 @@ func (s *Scheduler) claimChanged(oldClaim, newClaim *resourceapi.ResourceClaim) 
 		// A deleted claim frees nothing its deallocation (an update)
 		// did not free already, as in kube-scheduler.
 	case oldClaim == nil:
-		s.Queue.MoveAllToActiveOrBackoff(queue.ResourceClaimAdd)
+		s.Queue.MoveAllToActiveOrBackoff(framework.ClusterEvent{Resource: framework.ResourceClaim, ActionType: framework.Add}, nil, newClaim)
 	default:
-		s.Queue.MoveAllToActiveOrBackoff(queue.ResourceClaimUpdate)
+		s.Queue.MoveAllToActiveOrBackoff(framework.ClusterEvent{Resource: framework.ResourceClaim, ActionType: framework.Update}, oldClaim, newClaim)
 	}
 }
 
@@ -34,10 +33,12 @@ func (s *Scheduler) claimChanged(oldClaim, newClaim *resourceapi.ResourceClaim) 
 // the DRA manager calls it after it has taken the class in.
 func (s *Scheduler) deviceClassHandler() toolscache.ResourceEventHandler {
 	return toolscache.ResourceEventHandlerFuncs{
-		AddFunc: func(any) { s.Queue.MoveAllToActiveOrBackoff(queue.DeviceClassAdd) },
+		AddFunc: func(obj any) {
+			s.Queue.MoveAllToActiveOrBackoff(framework.ClusterEvent{Resource: framework.DeviceClass, ActionType: framework.Add}, nil, obj)
+		},
 		UpdateFunc: func(oldObj, newObj any) {
 			if storageObjectChanged(oldObj, newObj) {
-				s.Queue.MoveAllToActiveOrBackoff(queue.DeviceClassUpdate)
+				s.Queue.MoveAllToActiveOrBackoff(framework.ClusterEvent{Resource: framework.DeviceClass, ActionType: framework.Update}, oldObj, newObj)
 			}
 		},
 	}
@@ -47,10 +48,12 @@ func (s *Scheduler) deviceClassHandler() toolscache.ResourceEventHandler {
 // devices published, freed of a taint, or grown.
 func (s *Scheduler) addDRAEventHandlers(f informers.SharedInformerFactory) error {
 	reg, err := f.Resource().V1().ResourceSlices().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc: func(any) { s.Queue.MoveAllToActiveOrBackoff(queue.ResourceSliceAdd) },
+		AddFunc: func(obj any) {
+			s.Queue.MoveAllToActiveOrBackoff(framework.ClusterEvent{Resource: framework.ResourceSlice, ActionType: framework.Add}, nil, obj)
+		},
 		UpdateFunc: func(oldObj, newObj any) {
 			if storageObjectChanged(oldObj, newObj) {
-				s.Queue.MoveAllToActiveOrBackoff(queue.ResourceSliceUpdate)
+				s.Queue.MoveAllToActiveOrBackoff(framework.ClusterEvent{Resource: framework.ResourceSlice, ActionType: framework.Update}, oldObj, newObj)
 			}
 		},
 	})

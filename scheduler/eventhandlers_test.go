@@ -1,53 +1,24 @@
 package scheduler
 
 import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/predicates"
 	"github.com/yardmaster-io/yardmaster/queue"
 )
-
-func TestNodeChangeCouldHelp(t *testing.T) {
-	base := func() *v1.Node {
-		n := &v1.Node{}
-		n.Name = "n1"
-		n.Labels = map[string]string{"zone": "a"}
-		n.Status.Allocatable = v1.ResourceList{v1.ResourceCPU: resource.MustParse("4")}
-		n.Status.DeclaredFeatures = []string{"RestartAllContainersOnContainerExits"}
-		return n
-	}
-	tests := []struct {
-		name   string
-		change func(*v1.Node)
-		want   bool
-	}{
-		{name: "heartbeat only", change: func(n *v1.Node) { n.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady}} }},
-		{name: "cordoned or uncordoned", change: func(n *v1.Node) { n.Spec.Unschedulable = true }, want: true},
-		{name: "labels", change: func(n *v1.Node) { n.Labels["zone"] = "b" }, want: true},
-		{name: "allocatable", change: func(n *v1.Node) { n.Status.Allocatable[v1.ResourceCPU] = resource.MustParse("8") }, want: true},
-		{name: "taints", change: func(n *v1.Node) { n.Spec.Taints = []v1.Taint{{Key: "k", Effect: v1.TaintEffectNoSchedule}} }, want: true},
-		{name: "images", change: func(n *v1.Node) { n.Status.Images = []v1.ContainerImage{{Names: []string{"web:1"}}} }, want: true},
-		{
-			name: "declared features",
-			change: func(n *v1.Node) {
-				n.Status.DeclaredFeatures = append(n.Status.DeclaredFeatures, "UserNamespacesHostNetworkSupport")
-			},
-			want: true,
-		},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			n := base()
-			tc.change(n)
-			if got := nodeChangeCouldHelp(base(), n); got != tc.want {
-				t.Errorf("nodeChangeCouldHelp = %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
 
 // A pod deleted and recreated under the same name can reach the informer
 // as one update (after a relist): the old pod must leave the cache and the
@@ -144,5 +115,120 @@ func TestUpdateWithNewUIDIsDeleteAndAdd(t *testing.T) {
 				t.Errorf("the old pod's nomination is kept: %v", n)
 			}
 		})
+	}
+}
+
+// TestEventsWakeOnlyThePodsTheyCanHelp parks pods that really failed
+// (their rejecting plugins as the cycle recorded them) and delivers
+// informer events through the handlers: a heartbeat, an unrelated label, a
+// pod finishing that frees nothing they need wake none of them; the
+// events their plugins wait for wake exactly the pods they can help.
+func TestEventsWakeOnlyThePodsTheyCanHelp(t *testing.T) {
+	n1 := schedtest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Label("zone", "a").Obj()
+	n1.ResourceVersion = "1"
+	n1.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue, LastHeartbeatTime: metav1.NewTime(time.Unix(100, 0))}}
+	n2 := schedtest.MakeNode().Name("n2").Capacity("4", "8Gi", 110).Label("zone", "b").
+		Taint("dedicated", "x", v1.TaintEffectNoSchedule).Obj()
+	n2.ResourceVersion = "1"
+	s := newTestScheduler(t, 0, n1, n2)
+
+	filler := schedtest.MakePod().Name("filler").Req("2", "").Node("n1").Obj()
+	memOnly := schedtest.MakePod().Name("mem-only").Req("", "1Gi").Node("n1").Obj()
+	s.addPod(filler)
+	s.addPod(memOnly)
+
+	pods := map[string]*v1.Pod{
+		// NodeResourcesFit on n1, TaintToleration on n2.
+		"big": schedtest.MakePod().Name("big").Req("3", "").Obj(),
+		// NodeAffinity on n1, TaintToleration on n2.
+		"picky": schedtest.MakePod().Name("picky").NodeSelector(map[string]string{"disk": "ssd"}).Obj(),
+		// InterPodAffinity on n1 (no db pod yet), TaintToleration on n2.
+		"friend": schedtest.MakePod().Name("friend").
+			RequiredPodAffinity(schedtest.MakePodAffinityTerm("zone").MatchLabel("app", "db").Obj()).Obj(),
+	}
+	wantPlugins := map[string][]string{
+		"big":    {predicates.FitName, predicates.TaintTolerationName},
+		"picky":  {predicates.NodeAffinityName, predicates.TaintTolerationName},
+		"friend": {predicates.InterPodAffinityName, predicates.TaintTolerationName},
+	}
+	for _, name := range []string{"big", "picky", "friend"} {
+		s.addPod(pods[name])
+		qpi, err := s.Queue.Pop(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Cache.UpdateSnapshot(s.snapshot)
+		_, err = s.schedulePod(context.Background(), s.profiles["yardmaster"], framework.NewCycleState(), qpi.Pod)
+		var fitErr *FitError
+		if !errors.As(err, &fitErr) {
+			t.Fatalf("pod %s: want a FitError, got %v", name, err)
+		}
+		if diff := cmp.Diff(wantPlugins[name], sets.List(fitErr.Plugins)); diff != "" {
+			t.Fatalf("pod %s rejected by (-want +got):\n%s", name, diff)
+		}
+		qpi.UnschedulablePlugins = fitErr.Plugins
+		if err := s.Queue.AddUnschedulable(qpi, s.Queue.SchedulingCycle(), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nodeV := func(n *v1.Node, change func(*v1.Node)) *v1.Node {
+		n = n.DeepCopy()
+		change(n)
+		rv, _ := strconv.Atoi(n.ResourceVersion)
+		n.ResourceVersion = strconv.Itoa(rv + 1)
+		return n
+	}
+	steps := []struct {
+		name  string
+		event func()
+		woken []string
+	}{{
+		name: "heartbeat",
+		event: func() {
+			s.updateNode(n1, nodeV(n1, func(n *v1.Node) { n.Status.Conditions[0].LastHeartbeatTime = metav1.NewTime(time.Unix(110, 0)) }))
+		},
+	}, {
+		name:  "unrelated node label",
+		event: func() { s.updateNode(n1, nodeV(n1, func(n *v1.Node) { n.Labels["team"] = "blue" })) },
+	}, {
+		name: "a pod shrinking in memory only",
+		event: func() {
+			shrunk := memOnly.DeepCopy()
+			shrunk.ResourceVersion = "2"
+			shrunk.Spec.Containers[0].Resources.Requests[v1.ResourceMemory] = resource.MustParse("512Mi")
+			s.updatePod(memOnly, shrunk)
+		},
+	}, {
+		name:  "a pending pod of another scheduler deleted",
+		event: func() { s.deletePod(schedtest.MakePod().Name("elsewhere").SchedulerName("default-scheduler").Obj()) },
+	}, {
+		name:  "a pod that matches nobody's affinity bound",
+		event: func() { s.addPod(schedtest.MakePod().Name("web").Label("app", "web").Node("n2").Obj()) },
+	}, {
+		name:  "the pod holding the cpu finishes",
+		event: func() { s.deletePod(filler) },
+		woken: []string{"big"},
+	}, {
+		name:  "the label picky wants",
+		event: func() { s.updateNode(n1, nodeV(n1, func(n *v1.Node) { n.Labels["disk"] = "ssd" })) },
+		woken: []string{"picky"},
+	}, {
+		name:  "a db pod bound",
+		event: func() { s.addPod(schedtest.MakePod().Name("db").Label("app", "db").Node("n1").Obj()) },
+		woken: []string{"friend"},
+	}}
+	parked := sets.New("big", "picky", "friend")
+	for _, step := range steps {
+		step.event()
+		for name := range parked {
+			loc := s.Queue.Locate(pods[name].UID)
+			woken := loc != queue.UnschedulablePods
+			if woken != slices.Contains(step.woken, name) {
+				t.Errorf("after %s: pod %s is in %s", step.name, name, loc)
+			}
+			if woken {
+				parked.Delete(name)
+			}
+		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
-	"github.com/yardmaster-io/yardmaster/queue"
+	"github.com/yardmaster-io/yardmaster/framework"
 )
 
 // addStorageEventHandlers wakes unschedulable pods on the storage events
@@ -29,33 +29,37 @@ func (s *Scheduler) addStorageEventHandlers(f informers.SharedInformerFactory) e
 	handlers := []struct {
 		name     string
 		informer toolscache.SharedIndexInformer
-		add      queue.Event
-		update   queue.Event
-		changed  func(oldObj, newObj any) bool
+		resource framework.EventResource
+		// onAdd is false where an added object cannot help (a
+		// CSIDriver, until it stops publishing capacity).
+		onAdd   bool
+		changed func(oldObj, newObj any) bool
 	}{
 		{"PersistentVolume", f.Core().V1().PersistentVolumes().Informer(),
-			queue.PersistentVolumeAdd, queue.PersistentVolumeUpdate, storageObjectChanged},
+			framework.PersistentVolume, true, storageObjectChanged},
 		{"PersistentVolumeClaim", f.Core().V1().PersistentVolumeClaims().Informer(),
-			queue.PersistentVolumeClaimAdd, queue.PersistentVolumeClaimUpdate, storageObjectChanged},
+			framework.PersistentVolumeClaim, true, storageObjectChanged},
 		{"StorageClass", f.Storage().V1().StorageClasses().Informer(),
-			queue.StorageClassAdd, queue.StorageClassUpdate, storageClassChanged},
+			framework.StorageClass, true, storageClassChanged},
 		{"CSINode", f.Storage().V1().CSINodes().Informer(),
-			queue.CSINodeAdd, queue.CSINodeUpdate, csiNodeChanged},
+			framework.CSINode, true, csiNodeChanged},
 		{"CSIDriver", f.Storage().V1().CSIDrivers().Informer(),
-			queue.EventUnknown, queue.CSIDriverUpdate, csiDriverChanged},
+			framework.CSIDriver, false, csiDriverChanged},
 		{"CSIStorageCapacity", f.Storage().V1().CSIStorageCapacities().Informer(),
-			queue.CSIStorageCapacityAdd, queue.CSIStorageCapacityUpdate, capacityGrew},
+			framework.CSIStorageCapacity, true, capacityGrew},
 	}
 	for _, h := range handlers {
+		add := framework.ClusterEvent{Resource: h.resource, ActionType: framework.Add}
+		update := framework.ClusterEvent{Resource: h.resource, ActionType: framework.Update}
 		reg, err := h.informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-			AddFunc: func(any) {
-				if h.add != queue.EventUnknown {
-					s.Queue.MoveAllToActiveOrBackoff(h.add)
+			AddFunc: func(obj any) {
+				if h.onAdd {
+					s.Queue.MoveAllToActiveOrBackoff(add, nil, obj)
 				}
 			},
 			UpdateFunc: func(oldObj, newObj any) {
 				if h.changed(oldObj, newObj) {
-					s.Queue.MoveAllToActiveOrBackoff(h.update)
+					s.Queue.MoveAllToActiveOrBackoff(update, oldObj, newObj)
 				}
 			},
 		})

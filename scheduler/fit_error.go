@@ -10,7 +10,6 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/binder"
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/predicates"
 )
 
 // ErrNoNodesAvailable is returned when the cluster has no nodes at all.
@@ -66,10 +65,10 @@ func (f *FitError) Error() string {
 
 // reasonUntoleratedTaints is kube-scheduler v1.36's reason for a node with
 // an untolerated taint; untoleratedTaintPrefix starts TaintToleration's
-// reason naming the taint (predicates.ReasonUntoleratedTaint).
+// reason naming the taint (framework.ReasonUntoleratedTaint).
 const reasonUntoleratedTaints = "node(s) had untolerated taint(s)"
 
-var untoleratedTaintPrefix, _, _ = strings.Cut(predicates.ReasonUntoleratedTaint, "{")
+var untoleratedTaintPrefix, _, _ = strings.Cut(framework.ReasonUntoleratedTaint, "{")
 
 // reasons renders "0/N nodes are available: ..." in at most budget bytes
 // where it can (see Error).
@@ -169,9 +168,14 @@ func (f *FitError) addStatus(s *framework.Status, p string) {
 		f.ReasonCounts[r]++
 	}
 	if p != "" {
-		if f.Plugins == nil {
-			f.Plugins = sets.New[string]()
-		}
-		f.Plugins.Insert(p)
+		f.addPlugins(p)
 	}
+}
+
+// addPlugins records plugins that rejected the pod.
+func (f *FitError) addPlugins(names ...string) {
+	if f.Plugins == nil {
+		f.Plugins = sets.New[string]()
+	}
+	f.Plugins.Insert(names...)
 }

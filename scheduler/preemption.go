@@ -514,7 +514,8 @@ func (s *Scheduler) startEvictions(pod *v1.Pod, c preemptionCandidate) {
 				zap.String("node", c.node), zap.Error(err))
 			// Nothing else may wake the pod: the victims that were
 			// deleted, if any, were already counted out of its way.
-			s.Queue.MoveAllToActiveOrBackoff(queue.AssignedPodDelete)
+			s.Queue.MoveToActiveOrBackoff(forceActivate, nil, pod,
+				func(qpi *queue.QueuedPodInfo) bool { return qpi.Pod.UID == pod.UID })
 		}
 	}()
 }

@@ -1,10 +1,12 @@
 package scheduler
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
 	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/queue"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
@@ -45,6 +47,8 @@ type profile struct {
 	// funcs name the plugins by their methods, to blame a panic on one
 	// (panics.go).
 	funcs []pluginFunc
+	// hints are the events each plugin registered, for the queue.
+	hints map[string][]framework.ClusterEventWithHint
 }
 
 // preFilterExtension is a PreFilter plugin's AddPod and RemovePod.
@@ -81,6 +85,11 @@ func newProfile(reg registry.Registry, p registry.Profile, h framework.Handle) (
 		}
 		parts[name] = ps
 	}
+	hints, err := queue.ProfileHints(context.Background(), parts)
+	if err != nil {
+		return nil, fmt.Errorf("profile %q: %w", p.SchedulerName, err)
+	}
+	prof.hints = hints
 	for _, name := range p.Plugins() {
 		for _, pl := range parts[name] {
 			if bp, ok := pl.(framework.BackgroundPlugin); ok {

@@ -88,6 +88,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	// (the last one's reason is the pod's), an UnschedulableAndUnresolvable
 	// one ends the step at once.
 	var rejected *framework.Status
+	var rejectedBy []string
 	for i, pl := range prof.preFilter {
 		res, st := pl.PreFilter(ctx, state, pod, all)
 		t0 = endPlugin(preFilterTimers, i, st.Code(), t0)
@@ -100,10 +101,12 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 			continue
 		case st.Code() == framework.Unschedulable:
 			rejected = st
+			rejectedBy = append(rejectedBy, pl.Name())
 			continue
 		case st.IsRejected():
 			prof.observe(metrics.PreFilter, st.Code(), preFilterStart)
 			fitErr := newFitErr()
+			fitErr.addPlugins(pl.Name())
 			fitErr.PreFilterMessage = st.Message()
 			fitErr.Unresolvable = true
 			return nil, 0, fitErr, nil
@@ -117,6 +120,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 			if len(allowed) == 0 {
 				prof.observe(metrics.PreFilter, framework.UnschedulableAndUnresolvable, preFilterStart)
 				fitErr := newFitErr()
+				fitErr.addPlugins(narrowedBy...)
 				fitErr.PreFilterMessage = notSatisfiedMessage(narrowedBy)
 				fitErr.Unresolvable = true
 				return nil, 0, fitErr, nil
@@ -126,6 +130,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	if rejected != nil {
 		prof.observe(metrics.PreFilter, framework.Unschedulable, preFilterStart)
 		fitErr := newFitErr()
+		fitErr.addPlugins(rejectedBy...)
 		fitErr.PreFilterMessage = rejected.Message()
 		fitErr.candidates = all
 		return nil, 0, fitErr, nil

@@ -260,6 +260,7 @@ func New(opts Options) (*Scheduler, error) {
 		MaxBackoff:           opts.PodMaxBackoff,
 		MaxUnschedulableStay: opts.MaxUnschedulableStay,
 		Metrics:              s.metrics,
+		Logger:               s.logger,
 		PreEnqueue:           s.preEnqueue,
 	})
 	// Before the profiles: their DynamicResources plugins use it. Without
@@ -296,6 +297,7 @@ func New(opts Options) (*Scheduler, error) {
 		}
 		prof.metrics = instrumentProfile(s.metrics, prof)
 		s.profiles[p.SchedulerName] = prof
+		s.Queue.SetProfileHints(p.SchedulerName, prof.hints)
 		s.background = append(s.background, prof.background...)
 	}
 	if opts.InformerFactory != nil {
@@ -388,7 +390,7 @@ func (s *Scheduler) cacheCleanupLoop(ctx context.Context) {
 		case <-t.C():
 			for _, p := range s.Cache.CleanupExpired() {
 				s.logger.Warn("assumed pod expired before its binding was seen", zap.String("pod", p.Namespace+"/"+p.Name))
-				s.Queue.MoveAllToActiveOrBackoff(queue.AssignedPodDelete)
+				s.Queue.MoveAllToActiveOrBackoff(assignedPodDelete, p, nil)
 			}
 		}
 	}
@@ -517,6 +519,10 @@ func (s *Scheduler) handleFailure(ctx context.Context, qpi *queue.QueuedPodInfo,
 	}
 	var fitErr *FitError
 	unschedulable := errors.As(err, &fitErr) || errors.Is(err, ErrNoNodesAvailable)
+	if fitErr != nil {
+		// The queue wakes the pod on the events these plugins registered.
+		qpi.UnschedulablePlugins = fitErr.Plugins
+	}
 	reason := v1.PodReasonUnschedulable
 	if prof := s.profiles[pod.Spec.SchedulerName]; prof != nil && prof.metrics != nil {
 		if unschedulable {

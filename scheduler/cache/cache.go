@@ -166,6 +166,17 @@ func (c *Cache) ForgetPod(pod *v1.Pod) bool {
 	return true
 }
 
+// AssumedPod returns the assumed pod (bound to its node) of that UID, if
+// it is assumed and not yet confirmed.
+func (c *Cache) AssumedPod(uid types.UID) (*v1.Pod, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if _, ok := c.assumed[uid]; !ok {
+		return nil, false
+	}
+	return c.pods[uid].pod, true
+}
+
 // IsAssumed reports whether the pod is assumed and not yet confirmed.
 func (c *Cache) IsAssumed(uid types.UID) bool {
 	c.mu.RLock()

@@ -5,6 +5,9 @@
 // (controlplane.StorageControllers and DRAControllers), so claims get bound
 // to volumes, protection finalizers are removed, and ResourceClaims are
 // made from templates and released when their pods go, as in a cluster.
+// The tests of cluster_test.go run on a second control plane, started by
+// the first of them, where KWOK plays the kubelet of every node and the
+// workload controllers run (Deployments, StatefulSets, Jobs).
 // Each test gets its own namespace, its own nodes and its own scheduler (a
 // profile named after the namespace), so tests never see each other's pods.
 package e2e
@@ -38,6 +41,9 @@ func run(m *testing.M) int {
 	defer func() {
 		if err := cp.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "e2e: stop control plane:", err)
+		}
+		if err := stopClusterPlane(); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: stop the cluster control plane:", err)
 		}
 	}()
 	return m.Run()

@@ -1,0 +1,37 @@
+package predicates
+
+import (
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// maxHintMemo bounds a podMemo: past it, the memo starts over. It is above
+// the pools of unschedulable pods yardmaster is benchmarked with (20,000),
+// so a pool's entries survive from one event to the next.
+const maxHintMemo = 1 << 16
+
+// podMemo keeps what a hint derives from a pending pod (its compiled
+// affinity, its requests), so that an event that reaches 20,000 pods
+// compiles each once, not once per event. Entries are keyed by the pod
+// object: an update of the pod is a new object, computed afresh, and the
+// memo holding the key keeps its address from being reused. The queue
+// calls hints one at a time; the lock only makes the memo safe to share.
+type podMemo[T any] struct {
+	mu sync.Mutex
+	m  map[*v1.Pod]T
+}
+
+func (m *podMemo[T]) get(pod *v1.Pod, compute func(*v1.Pod) T) T {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if v, ok := m.m[pod]; ok {
+		return v
+	}
+	if m.m == nil || len(m.m) >= maxHintMemo {
+		m.m = make(map[*v1.Pod]T)
+	}
+	v := compute(pod)
+	m.m[pod] = v
+	return v
+}

@@ -1,0 +1,353 @@
+package predicates_test
+
+import (
+	"context"
+	"testing"
+
+	"go.uber.org/zap"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
+	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/predicates"
+	"github.com/yardmaster-io/yardmaster/scheduler/cache"
+)
+
+// hintCase is one event seen by one plugin's registrations: what the queue
+// would decide for a pod that plugin rejected. registered false means the
+// plugin does not register the event at all.
+type hintCase struct {
+	name     string
+	pod      *v1.Pod
+	event    framework.ClusterEvent
+	old, new any
+	want     framework.QueueingHint
+}
+
+// Events as the informer handlers raise them.
+var (
+	evNodeAdd         = framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}
+	evAssignedAdd     = framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Add}
+	evAssignedDelete  = framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete}
+	evPVCAdd          = framework.ClusterEvent{Resource: framework.PersistentVolumeClaim, ActionType: framework.Add}
+	evPVCUpdate       = framework.ClusterEvent{Resource: framework.PersistentVolumeClaim, ActionType: framework.Update}
+	evCSINodeUpdate   = framework.ClusterEvent{Resource: framework.CSINode, ActionType: framework.Update}
+	evStorageClassAdd = framework.ClusterEvent{Resource: framework.StorageClass, ActionType: framework.Add}
+)
+
+func nodeUpdate(o, n *v1.Node) framework.ClusterEvent {
+	return framework.ClusterEvent{Resource: framework.Node, ActionType: framework.NodeUpdateActions(o, n)}
+}
+
+func assignedPodUpdate(o, n *v1.Pod) framework.ClusterEvent {
+	return framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.PodUpdateActions(o, n)}
+}
+
+func ownPodUpdate(o, n *v1.Pod) framework.ClusterEvent {
+	return framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.PodUpdateActions(o, n)}
+}
+
+// checkHints runs each case through the plugin's registrations the way the
+// queue does: the registrations matching the event, each hint in turn
+// (none: Queue), Queue when any says so; QueueSkip when none matches.
+func checkHints(t *testing.T, pl framework.EnqueueExtensions, cases []hintCase) {
+	t.Helper()
+	regs, err := pl.EventsToRegister(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := framework.QueueSkip
+			for _, r := range regs {
+				if !r.Event.Match(tc.event) {
+					continue
+				}
+				if r.QueueingHintFn == nil {
+					got = framework.Queue
+					break
+				}
+				h, err := r.QueueingHintFn(zap.NewNop(), tc.pod, tc.old, tc.new)
+				if err != nil {
+					t.Fatalf("hint: %v", err)
+				}
+				if h == framework.Queue {
+					got = framework.Queue
+					break
+				}
+			}
+			if got != tc.want {
+				t.Errorf("%s hint = %v, want %v", pl.Name(), got, tc.want)
+			}
+		})
+	}
+}
+
+func node(name string) *schedtest.NodeWrapper {
+	return schedtest.MakeNode().Name(name).Capacity("4", "8Gi", 110)
+}
+
+func pod(name string) *schedtest.PodWrapper { return schedtest.MakePod().Name(name) }
+
+func TestFitHints(t *testing.T) {
+	big := pod("big").Req("3", "1Gi").Obj()
+	gpu := pod("gpu").Res(map[v1.ResourceName]string{"example.com/gpu": "1"}).Obj()
+	small := node("n1").Capacity("2", "8Gi", 110).Obj()
+	large := node("n1").Obj()
+	pinned := pod("pinned").Req("3", "1Gi").Node("n2").Obj()
+	onN1 := pod("other").Req("1", "1Gi").Node("n1").Obj()
+	cpuOnly := pod("cpu-only").Req("1", "").Node("n1").Obj()
+	unassigned := pod("pending").Req("1", "1Gi").Obj()
+	nominated := pod("nominated").Req("1", "1Gi").Obj()
+	nominated.Status.NominatedNodeName = "n1"
+	shrunk := onN1.DeepCopy()
+	shrunk.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = resource.MustParse("500m")
+	grownPods := node("n1").Capacity("2", "8Gi", 200).Obj()
+	checkHints(t, predicates.NewFit(nil), []hintCase{
+		{name: "node added that holds the pod", pod: big, event: evNodeAdd, new: large, want: framework.Queue},
+		{name: "node added too small", pod: big, event: evNodeAdd, new: small, want: framework.QueueSkip},
+		{name: "allocatable grew enough", pod: big, event: nodeUpdate(small, large), old: small, new: large, want: framework.Queue},
+		{name: "allocatable grew, not enough", pod: pod("huge").Req("6", "1Gi").Obj(), event: nodeUpdate(small, large), old: small, new: large, want: framework.QueueSkip},
+		{name: "allocatable grew in pods only, pod fits the node", pod: pod("p").Req("1", "1Gi").Obj(), event: nodeUpdate(small, grownPods), old: small, new: grownPods, want: framework.Queue},
+		{name: "labels only: not registered", pod: big, event: nodeUpdate(large, node("n1").Label("a", "b").Obj()), old: large, new: node("n1").Label("a", "b").Obj(), want: framework.QueueSkip},
+		{name: "assigned pod deleted", pod: big, event: evAssignedDelete, old: onN1, want: framework.Queue},
+		{name: "nominated pod deleted", pod: big, event: evAssignedDelete, old: nominated, want: framework.Queue},
+		{name: "pending pod deleted", pod: big, event: evAssignedDelete, old: unassigned, want: framework.QueueSkip},
+		{name: "pod of a node the pod is not pinned to", pod: pinned, event: evAssignedDelete, old: onN1, want: framework.QueueSkip},
+		{name: "deleted pod frees only a pod slot: a node full by count", pod: gpu, event: evAssignedDelete, old: onN1, want: framework.Queue},
+		{name: "deleted pod frees some of what the pod requests", pod: pod("mem").Req("", "1Gi").Obj(), event: evAssignedDelete, old: onN1, want: framework.Queue},
+		{name: "deleted pod frees cpu and a pod slot, the pod wants memory", pod: pod("mem").Req("", "1Gi").Obj(), event: evAssignedDelete, old: cpuOnly, want: framework.Queue},
+		{name: "pod of another node shrank in cpu, the pod wants memory", pod: pod("mem").Req("", "1Gi").Obj(), event: assignedPodUpdate(onN1, shrunk), old: onN1, new: shrunk, want: framework.QueueSkip},
+		{name: "assigned pod scaled down", pod: big, event: assignedPodUpdate(onN1, shrunk), old: onN1, new: shrunk, want: framework.Queue},
+		{name: "assigned pod added: not registered", pod: big, event: evAssignedAdd, new: onN1, want: framework.QueueSkip},
+	})
+}
+
+func TestTaintTolerationHints(t *testing.T) {
+	p := pod("p").Toleration("ok", v1.TolerationOpExists, "", v1.TaintEffectNoSchedule).Obj()
+	tainted := node("n1").Taint("bad", "", v1.TaintEffectNoSchedule).Obj()
+	tolerated := node("n1").Taint("ok", "", v1.TaintEffectNoSchedule).Obj()
+	preferNo := node("n1").Taint("bad", "", v1.TaintEffectPreferNoSchedule).Obj()
+	clean := node("n1").Obj()
+	withTol := p.DeepCopy()
+	withTol.Spec.Tolerations = append(withTol.Spec.Tolerations, v1.Toleration{Key: "bad", Operator: v1.TolerationOpExists})
+	other := pod("other").Obj()
+	otherTol := other.DeepCopy()
+	otherTol.Spec.Tolerations = withTol.Spec.Tolerations
+	checkHints(t, predicates.NewTaintToleration(), []hintCase{
+		{name: "node added untainted", pod: p, event: evNodeAdd, new: clean, want: framework.Queue},
+		{name: "node added with a tolerated taint", pod: p, event: evNodeAdd, new: tolerated, want: framework.Queue},
+		{name: "node added with an untolerated taint", pod: p, event: evNodeAdd, new: tainted, want: framework.QueueSkip},
+		{name: "untolerated taint removed", pod: p, event: nodeUpdate(tainted, clean), old: tainted, new: clean, want: framework.Queue},
+		{name: "untolerated taint made PreferNoSchedule", pod: p, event: nodeUpdate(tainted, preferNo), old: tainted, new: preferNo, want: framework.Queue},
+		{name: "taint added", pod: p, event: nodeUpdate(clean, tainted), old: clean, new: tainted, want: framework.QueueSkip},
+		{name: "was tolerated already", pod: p, event: nodeUpdate(tolerated, clean), old: tolerated, new: clean, want: framework.QueueSkip},
+		{name: "labels only: not registered", pod: p, event: nodeUpdate(tainted, node("n1").Taint("bad", "", v1.TaintEffectNoSchedule).Label("a", "b").Obj()),
+			old: tainted, new: node("n1").Taint("bad", "", v1.TaintEffectNoSchedule).Label("a", "b").Obj(), want: framework.QueueSkip},
+		{name: "own tolerations changed", pod: p, event: ownPodUpdate(p, withTol), old: p, new: withTol, want: framework.Queue},
+		{name: "another pod's tolerations changed", pod: p, event: ownPodUpdate(other, otherTol), old: other, new: otherTol, want: framework.QueueSkip},
+	})
+}
+
+func TestNodeAffinityHints(t *testing.T) {
+	p := pod("p").NodeSelector(map[string]string{"disk": "ssd"}).Obj()
+	ssd := node("n1").Label("disk", "ssd").Obj()
+	hdd := node("n1").Label("disk", "hdd").Obj()
+	ssdMore := node("n1").Label("disk", "ssd").Label("x", "y").Obj()
+	zonal := pod("z").RequiredNodeAffinity(schedtest.MakeNodeSelectorTerm().In("zone", "a").Obj()).Obj()
+	zoneA := node("n1").Label("zone", "a").Obj()
+	zoneB := node("n1").Label("zone", "b").Obj()
+	added := predicates.NewNodeAffinity(&framework.NodeAffinityArgs{AddedAffinity: &v1.NodeAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{
+			schedtest.MakeNodeSelectorTerm().In("pool", "batch").Obj()}}}})
+	checkHints(t, predicates.NewNodeAffinity(nil), []hintCase{
+		{name: "matching node added", pod: p, event: evNodeAdd, new: ssd, want: framework.Queue},
+		{name: "other node added", pod: p, event: evNodeAdd, new: hdd, want: framework.QueueSkip},
+		{name: "label now matches", pod: p, event: nodeUpdate(hdd, ssd), old: hdd, new: ssd, want: framework.Queue},
+		{name: "matched already", pod: p, event: nodeUpdate(ssd, ssdMore), old: ssd, new: ssdMore, want: framework.QueueSkip},
+		{name: "label no longer matches", pod: p, event: nodeUpdate(ssd, hdd), old: ssd, new: hdd, want: framework.QueueSkip},
+		{name: "required term now matches", pod: zonal, event: nodeUpdate(zoneB, zoneA), old: zoneB, new: zoneA, want: framework.Queue},
+		{name: "unrelated label change", pod: zonal, event: nodeUpdate(zoneB, node("n1").Label("zone", "b").Label("x", "y").Obj()),
+			old: zoneB, new: node("n1").Label("zone", "b").Label("x", "y").Obj(), want: framework.QueueSkip},
+		{name: "taints only: not registered", pod: p, event: nodeUpdate(hdd, node("n1").Label("disk", "hdd").Taint("k", "", v1.TaintEffectNoSchedule).Obj()),
+			old: hdd, new: node("n1").Label("disk", "hdd").Taint("k", "", v1.TaintEffectNoSchedule).Obj(), want: framework.QueueSkip},
+	})
+	checkHints(t, added, []hintCase{
+		{name: "added affinity not matched", pod: p, event: evNodeAdd, new: ssd, want: framework.QueueSkip},
+		{name: "added affinity now matched", pod: p, event: nodeUpdate(ssd, node("n1").Label("disk", "ssd").Label("pool", "batch").Obj()),
+			old: ssd, new: node("n1").Label("disk", "ssd").Label("pool", "batch").Obj(), want: framework.Queue},
+	})
+}
+
+func TestNodeUnschedulableHints(t *testing.T) {
+	p := pod("p").Obj()
+	cordoned := node("n1").Unschedulable().Obj()
+	open := node("n1").Obj()
+	tol := p.DeepCopy()
+	tol.Spec.Tolerations = []v1.Toleration{{Key: v1.TaintNodeUnschedulable, Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoSchedule}}
+	checkHints(t, predicates.NewNodeUnschedulable(), []hintCase{
+		{name: "schedulable node added", pod: p, event: evNodeAdd, new: open, want: framework.Queue},
+		{name: "cordoned node added", pod: p, event: evNodeAdd, new: cordoned, want: framework.QueueSkip},
+		{name: "uncordoned", pod: p, event: nodeUpdate(cordoned, open), old: cordoned, new: open, want: framework.Queue},
+		{name: "taint change on a cordoned node", pod: p, event: nodeUpdate(cordoned, node("n1").Unschedulable().Taint("k", "", v1.TaintEffectNoSchedule).Obj()),
+			old: cordoned, new: node("n1").Unschedulable().Taint("k", "", v1.TaintEffectNoSchedule).Obj(), want: framework.QueueSkip},
+		{name: "now tolerates unschedulable", pod: p, event: ownPodUpdate(p, tol), old: p, new: tol, want: framework.Queue},
+	})
+}
+
+func TestNodeNameHints(t *testing.T) {
+	p := pod("p").Node("n2").Obj()
+	checkHints(t, predicates.NewNodeName(), []hintCase{
+		{name: "the named node added", pod: p, event: evNodeAdd, new: node("n2").Obj(), want: framework.Queue},
+		{name: "another node added", pod: p, event: evNodeAdd, new: node("n1").Obj(), want: framework.QueueSkip},
+		{name: "node relabelled: not registered", pod: p, event: nodeUpdate(node("n2").Obj(), node("n2").Label("a", "b").Obj()),
+			old: node("n2").Obj(), new: node("n2").Label("a", "b").Obj(), want: framework.QueueSkip},
+	})
+}
+
+func TestNodePortsHints(t *testing.T) {
+	p := pod("p").HostPort(8080, v1.ProtocolTCP, "").Obj()
+	holder := pod("holder").HostPort(8080, v1.ProtocolTCP, "").Node("n1").Obj()
+	otherPort := pod("other").HostPort(9090, v1.ProtocolTCP, "").Node("n1").Obj()
+	pending := pod("pending").HostPort(8080, v1.ProtocolTCP, "").Obj()
+	checkHints(t, predicates.NewNodePorts(), []hintCase{
+		{name: "pod holding the port deleted", pod: p, event: evAssignedDelete, old: holder, want: framework.Queue},
+		{name: "pod holding another port deleted", pod: p, event: evAssignedDelete, old: otherPort, want: framework.QueueSkip},
+		{name: "pod without ports deleted", pod: p, event: evAssignedDelete, old: pod("x").Node("n1").Obj(), want: framework.QueueSkip},
+		{name: "pending pod deleted", pod: p, event: evAssignedDelete, old: pending, want: framework.QueueSkip},
+		{name: "node added", pod: p, event: evNodeAdd, new: node("n9").Obj(), want: framework.Queue},
+	})
+}
+
+func TestInterPodAffinityHints(t *testing.T) {
+	snap := cache.NewSnapshotFromNodes(nil, nil)
+	pl, err := predicates.NewInterPodAffinity(fakehandle.New(snap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantsDB := pod("p").Label("app", "front").RequiredPodAffinity(schedtest.MakePodAffinityTerm("zone").MatchLabel("app", "db").Obj()).Obj()
+	avoidsWeb := pod("q").RequiredPodAntiAffinity(schedtest.MakePodAffinityTerm("zone").MatchLabel("app", "web").Obj()).Obj()
+	db := pod("db").Label("app", "db").Node("n1").Obj()
+	web := pod("web").Label("app", "web").Node("n1").Obj()
+	cache := pod("cache").Label("app", "cache").Node("n1").Obj()
+	pendingDB := pod("db2").Label("app", "db").Obj()
+	webRelabelled := web.DeepCopy()
+	webRelabelled.Labels = map[string]string{"app": "cache"}
+	cacheToDB := cache.DeepCopy()
+	cacheToDB.Labels = map[string]string{"app": "db"}
+	hater := pod("hater").Label("app", "x").Node("n1").
+		RequiredPodAntiAffinity(schedtest.MakePodAffinityTerm("zone").Exists("app").Obj()).Obj()
+	zoneless := node("n1").Obj()
+	zoned := node("n1").Label("zone", "a").Obj()
+	zonedB := node("n1").Label("zone", "b").Obj()
+	checkHints(t, pl, []hintCase{
+		{name: "matching pod bound", pod: wantsDB, event: evAssignedAdd, new: db, want: framework.Queue},
+		{name: "other pod bound", pod: wantsDB, event: evAssignedAdd, new: cache, want: framework.QueueSkip},
+		{name: "pending pod added", pod: wantsDB, event: framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.Add}, new: pendingDB, want: framework.QueueSkip},
+		{name: "relabelled into the affinity", pod: wantsDB, event: assignedPodUpdate(cache, cacheToDB), old: cache, new: cacheToDB, want: framework.Queue},
+		{name: "relabelled, still not matching", pod: wantsDB, event: assignedPodUpdate(web, webRelabelled), old: web, new: webRelabelled, want: framework.QueueSkip},
+		{name: "anti-affinity pod relabelled away", pod: avoidsWeb, event: assignedPodUpdate(web, webRelabelled), old: web, new: webRelabelled, want: framework.Queue},
+		{name: "anti-affinity pod deleted", pod: avoidsWeb, event: evAssignedDelete, old: web, want: framework.Queue},
+		{name: "unrelated pod deleted", pod: avoidsWeb, event: evAssignedDelete, old: cache, want: framework.QueueSkip},
+		{name: "pod whose anti-affinity excluded it deleted", pod: wantsDB, event: evAssignedDelete, old: hater, want: framework.Queue},
+		{name: "status-only update: not registered", pod: wantsDB, event: assignedPodUpdate(db, db.DeepCopy()), old: db, new: db.DeepCopy(), want: framework.QueueSkip},
+		{name: "node gains the topology key", pod: wantsDB, event: nodeUpdate(zoneless, zoned), old: zoneless, new: zoned, want: framework.Queue},
+		{name: "node added with the key", pod: wantsDB, event: evNodeAdd, new: zoned, want: framework.Queue},
+		{name: "node added without the key", pod: wantsDB, event: evNodeAdd, new: zoneless, want: framework.QueueSkip},
+		{name: "anti-affinity: node changes domain", pod: avoidsWeb, event: nodeUpdate(zoned, zonedB), old: zoned, new: zonedB, want: framework.Queue},
+		{name: "unrelated node label", pod: wantsDB, event: nodeUpdate(zoned, node("n1").Label("zone", "a").Label("x", "y").Obj()),
+			old: zoned, new: node("n1").Label("zone", "a").Label("x", "y").Obj(), want: framework.QueueSkip},
+	})
+}
+
+func TestPodTopologySpreadHints(t *testing.T) {
+	h := fakehandle.New(cache.NewSnapshotFromNodes(nil, nil))
+	ts, err := framework.NewTopologySpread(&framework.PodTopologySpreadArgs{DefaultingType: framework.ListDefaulting}, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := predicates.NewPodTopologySpread(ts)
+	p := pod("p").Label("app", "web").SpreadConstraint(
+		schedtest.MakeSpreadConstraint(1, "zone", v1.DoNotSchedule).MatchLabels("app", "web").Obj()).Obj()
+	honour := pod("h").Label("app", "web").SpreadConstraint(
+		schedtest.MakeSpreadConstraint(1, "zone", v1.DoNotSchedule).MatchLabels("app", "web").NodeTaintsPolicy(v1.NodeInclusionPolicyHonor).Obj()).Obj()
+	web := pod("web").Label("app", "web").Node("n1").Obj()
+	webElsewhere := pod("web").Namespace("other").Label("app", "web").Node("n1").Obj()
+	db := pod("db").Label("app", "db").Node("n1").Obj()
+	webToDB := web.DeepCopy()
+	webToDB.Labels = map[string]string{"app": "db"}
+	webMore := web.DeepCopy()
+	webMore.Labels["tier"] = "front"
+	honourTol := honour.DeepCopy()
+	honourTol.Spec.Tolerations = []v1.Toleration{{Key: "k", Operator: v1.TolerationOpExists}}
+	zoneless := node("n1").Obj()
+	zoned := node("n1").Label("zone", "a").Obj()
+	checkHints(t, pl, []hintCase{
+		{name: "matching pod bound", pod: p, event: evAssignedAdd, new: web, want: framework.Queue},
+		{name: "non-matching pod bound", pod: p, event: evAssignedAdd, new: db, want: framework.QueueSkip},
+		{name: "matching pod of another namespace bound", pod: p, event: evAssignedAdd, new: webElsewhere, want: framework.QueueSkip},
+		{name: "matching pod deleted", pod: p, event: evAssignedDelete, old: web, want: framework.Queue},
+		{name: "non-matching pod deleted", pod: p, event: evAssignedDelete, old: db, want: framework.QueueSkip},
+		{name: "relabelled out of the selector", pod: p, event: assignedPodUpdate(web, webToDB), old: web, new: webToDB, want: framework.Queue},
+		{name: "relabelled, selector unaffected", pod: p, event: assignedPodUpdate(web, webMore), old: web, new: webMore, want: framework.QueueSkip},
+		{name: "own tolerations, taints honoured", pod: honour, event: ownPodUpdate(honour, honourTol), old: honour, new: honourTol, want: framework.Queue},
+		{name: "node gains the key", pod: p, event: nodeUpdate(zoneless, zoned), old: zoneless, new: zoned, want: framework.Queue},
+		{name: "node added without the key", pod: p, event: evNodeAdd, new: zoneless, want: framework.QueueSkip},
+		{name: "node with the key deleted", pod: p, event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Delete}, old: zoned, want: framework.Queue},
+		{name: "unrelated node label", pod: p, event: nodeUpdate(zoned, node("n1").Label("zone", "a").Label("x", "y").Obj()),
+			old: zoned, new: node("n1").Label("zone", "a").Label("x", "y").Obj(), want: framework.QueueSkip},
+		{name: "taints of a counted node", pod: p, event: nodeUpdate(zoned, node("n1").Label("zone", "a").Taint("k", "", v1.TaintEffectNoSchedule).Obj()),
+			old: zoned, new: node("n1").Label("zone", "a").Taint("k", "", v1.TaintEffectNoSchedule).Obj(), want: framework.Queue},
+	})
+}
+
+func TestVolumeHints(t *testing.T) {
+	p := pod("p").PVC("data").Obj()
+	eph := pod("e").EphemeralVolume("scratch").Obj()
+	mine := schedtest.MakePVC("default", "data").Obj()
+	other := schedtest.MakePVC("default", "logs").Obj()
+	elsewhere := schedtest.MakePVC("other", "data").Obj()
+	generated := schedtest.MakePVC("default", "e-scratch").Obj()
+	sharer := pod("sharer").PVC("data").Node("n1").Obj()
+	unrelated := pod("u").PVC("logs").Node("n1").Obj()
+	h := fakehandle.New(cache.NewSnapshotFromNodes(nil, nil))
+	vb, err := predicates.NewVolumeBinding(framework.DefaultVolumeBindingArgs(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claimCases := []hintCase{
+		{name: "own claim added", pod: p, event: evPVCAdd, new: mine, want: framework.Queue},
+		{name: "other claim added", pod: p, event: evPVCAdd, new: other, want: framework.QueueSkip},
+		{name: "same name in another namespace", pod: p, event: evPVCAdd, new: elsewhere, want: framework.QueueSkip},
+		{name: "generated ephemeral claim added", pod: eph, event: evPVCAdd, new: generated, want: framework.Queue},
+	}
+	t.Run("VolumeBinding", func(t *testing.T) {
+		checkHints(t, vb, append(claimCases,
+			hintCase{name: "own claim bound", pod: p, event: evPVCUpdate, old: mine, new: mine, want: framework.Queue},
+			hintCase{name: "CSINode changed", pod: p, event: evCSINodeUpdate, old: &struct{}{}, new: &struct{}{}, want: framework.Queue},
+			hintCase{name: "assigned pod deleted: not registered", pod: p, event: evAssignedDelete, old: sharer, want: framework.QueueSkip},
+		))
+	})
+	t.Run("VolumeZone", func(t *testing.T) {
+		checkHints(t, predicates.NewVolumeZone(h), append(claimCases,
+			hintCase{name: "StorageClass added", pod: p, event: evStorageClassAdd, new: &struct{}{}, want: framework.Queue},
+		))
+	})
+	t.Run("VolumeRestrictions", func(t *testing.T) {
+		checkHints(t, predicates.NewVolumeRestrictions(h), append(claimCases,
+			hintCase{name: "pod sharing the claim deleted", pod: p, event: evAssignedDelete, old: sharer, want: framework.Queue},
+			hintCase{name: "pod with another claim deleted", pod: p, event: evAssignedDelete, old: unrelated, want: framework.QueueSkip},
+			hintCase{name: "claim updated: not registered", pod: p, event: evPVCUpdate, old: mine, new: mine, want: framework.QueueSkip},
+		))
+	})
+	t.Run("NodeVolumeLimits", func(t *testing.T) {
+		checkHints(t, predicates.NewNodeVolumeLimits(h), append(claimCases,
+			hintCase{name: "pod with a claim deleted", pod: p, event: evAssignedDelete, old: unrelated, want: framework.Queue},
+			hintCase{name: "pod without volumes deleted", pod: p, event: evAssignedDelete, old: pod("x").Node("n1").Obj(), want: framework.QueueSkip},
+			hintCase{name: "pod on a node the pod cannot use deleted", pod: pod("pinned").PVC("data").Node("n2").Obj(), event: evAssignedDelete, old: unrelated, want: framework.QueueSkip},
+			hintCase{name: "CSINode changed", pod: p, event: evCSINodeUpdate, old: &struct{}{}, new: &struct{}{}, want: framework.Queue},
+		))
+	})
+}

@@ -1,0 +1,253 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"go.uber.org/zap"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+)
+
+// testHints is a profile of four plugins:
+//   - "Labels" registers node label changes and queues only for a node
+//     named "good";
+//   - "Deletes" registers assigned pod deletions, without a hint;
+//   - "Broken" registers node additions with a hint that fails;
+//   - "Silent" registers nothing.
+func testHints() map[string][]framework.ClusterEventWithHint {
+	goodNode := func(_ *zap.Logger, _ *v1.Pod, _, newObj any) (framework.QueueingHint, error) {
+		if n, ok := newObj.(*v1.Node); ok && n.Name == "good" {
+			return framework.Queue, nil
+		}
+		return framework.QueueSkip, nil
+	}
+	fails := func(*zap.Logger, *v1.Pod, any, any) (framework.QueueingHint, error) {
+		return framework.QueueSkip, errors.New("cannot tell")
+	}
+	return map[string][]framework.ClusterEventWithHint{
+		"Labels":  {{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeLabel}, QueueingHintFn: goodNode}},
+		"Deletes": {{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Delete}}},
+		"Broken":  {{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}, QueueingHintFn: fails}},
+		"Silent":  nil,
+	}
+}
+
+var (
+	nodeLabelled      = framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeLabel}
+	nodeHeartbeatLike = framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeCondition}
+)
+
+func namedNode(name string) *v1.Node {
+	n := &v1.Node{}
+	n.Name = name
+	return n
+}
+
+// failWith pops the head and hands it back unschedulable, rejected by
+// plugins.
+func failWith(t *testing.T, q *PriorityQueue, plugins ...string) *QueuedPodInfo {
+	t.Helper()
+	qpi := mustPop(t, q)
+	if len(plugins) > 0 {
+		qpi.UnschedulablePlugins = sets.New(plugins...)
+	}
+	if err := q.AddUnschedulable(qpi, q.SchedulingCycle(), true); err != nil {
+		t.Fatalf("AddUnschedulable: %v", err)
+	}
+	return qpi
+}
+
+// recordedMetrics counts PodQueued calls by event.
+type recordedMetrics map[Event]int
+
+func (m recordedMetrics) PodQueued(_ Location, e Event) { m[e]++ }
+
+func TestHintsMoveOnlyTheRightPods(t *testing.T) {
+	pods := map[string][]string{
+		"labels":  {"Labels"},
+		"deletes": {"Deletes"},
+		"both":    {"Labels", "Deletes"},
+		"none":    nil,         // no recorded rejector: every event
+		"unknown": {"Foreign"}, // a plugin the profile does not list: every event
+		"silent":  {"Silent"},
+		"broken":  {"Broken"},
+	}
+	tests := []struct {
+		name     string
+		event    framework.ClusterEvent
+		old, new any
+		// moved are the pods that leave the unschedulable pool.
+		moved []string
+		label Event
+	}{
+		{name: "label change on the good node", event: nodeLabelled, old: namedNode("good"), new: namedNode("good"),
+			moved: []string{"labels", "both", "none", "unknown"}, label: NodeUpdate},
+		{name: "label change elsewhere", event: nodeLabelled, old: namedNode("bad"), new: namedNode("bad"),
+			moved: []string{"none", "unknown"}, label: NodeUpdate},
+		// As kube-scheduler's isEventOfInterest: not even the pods
+		// without recorded rejectors.
+		{name: "event nobody registered", event: nodeHeartbeatLike, old: namedNode("good"), new: namedNode("good"),
+			label: NodeUpdate},
+		{name: "assigned pod deleted", event: assignedPodDelete, old: makePod("gone").Node("n1").Obj(),
+			moved: []string{"deletes", "both", "none", "unknown"}, label: AssignedPodDelete},
+		{name: "failing hint counts as Queue", event: nodeAdd, new: namedNode("n"),
+			moved: []string{"none", "unknown", "broken"}, label: NodeAdd},
+		{name: "forced", event: framework.ClusterEvent{Resource: framework.WildCard, ActionType: framework.All},
+			moved: []string{"labels", "deletes", "both", "none", "unknown", "silent", "broken"}, label: ForceActivate},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := recordedMetrics{}
+			q, clk := newTestQueue(Options{Metrics: m})
+			q.SetProfileHints("yardmaster", testHints())
+			for name, plugins := range pods {
+				q.Add(makePod(name).Obj())
+				failWith(t, q, plugins...)
+			}
+			clk.Step(DefaultMaxBackoff) // moved pods go straight to activeQ
+			q.MoveAllToActiveOrBackoff(tc.event, tc.old, tc.new)
+			want := sets.New(tc.moved...)
+			for name := range pods {
+				loc := q.Locate(uidOf(name))
+				if want.Has(name) && loc != ActiveQ {
+					t.Errorf("pod %q is in %s, want it moved to active", name, loc)
+				}
+				if !want.Has(name) && loc != UnschedulablePods {
+					t.Errorf("pod %q is in %s, want it left unschedulable", name, loc)
+				}
+			}
+			if m[tc.label] != len(tc.moved) {
+				t.Errorf("%d pods counted under %s, want %d (%v)", m[tc.label], tc.label, len(tc.moved), m)
+			}
+			q.checkInvariants(t)
+		})
+	}
+}
+
+// A pod of a profile without hints wakes on every event.
+func TestHintsOtherProfile(t *testing.T) {
+	q, _ := newTestQueue(Options{})
+	q.SetProfileHints("yardmaster", testHints())
+	p := makePod("p").SchedulerName("other").Obj()
+	q.Add(p)
+	failWith(t, q, "Labels")
+	q.MoveAllToActiveOrBackoff(nodeLabelled, namedNode("bad"), namedNode("bad"))
+	wantLocation(t, q, p, BackoffQ)
+}
+
+// An event that arrives while the pod is in flight sends it to backoffQ
+// when it failed only if its hints say the event can help it.
+func TestHintsInFlightEvents(t *testing.T) {
+	tests := []struct {
+		name     string
+		rejector string
+		event    framework.ClusterEvent
+		new      any
+		want     Location
+	}{
+		{name: "event that helps", rejector: "Labels", event: nodeLabelled, new: namedNode("good"), want: BackoffQ},
+		{name: "event the hint turns down", rejector: "Labels", event: nodeLabelled, new: namedNode("bad"), want: UnschedulablePods},
+		{name: "event not registered", rejector: "Deletes", event: nodeLabelled, new: namedNode("good"), want: UnschedulablePods},
+		{name: "no rejector", event: nodeLabelled, new: namedNode("bad"), want: BackoffQ},
+		{name: "no rejector, event nobody registered", event: nodeHeartbeatLike, new: namedNode("n"), want: UnschedulablePods},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			q, _ := newTestQueue(Options{})
+			q.SetProfileHints("yardmaster", testHints())
+			p := makePod("p").Obj()
+			q.Add(p)
+			// A second pod keeps a pod in flight after p ends, so that
+			// the recorded events outlive p's attempt.
+			q.Add(makePod("q").Priority(-1).Obj())
+			qpi := mustPop(t, q)
+			other := mustPop(t, q)
+			q.MoveAllToActiveOrBackoff(tc.event, namedNode("x"), tc.new)
+			if tc.rejector != "" {
+				qpi.UnschedulablePlugins = sets.New(tc.rejector)
+			}
+			if err := q.AddUnschedulable(qpi, q.SchedulingCycle(), true); err != nil {
+				t.Fatal(err)
+			}
+			wantLocation(t, q, p, tc.want)
+			q.Done(other)
+			q.mu.Lock()
+			n := len(q.events)
+			q.mu.Unlock()
+			if n != 0 {
+				t.Errorf("%d events kept with no pod in flight", n)
+			}
+		})
+	}
+}
+
+// An event that arrived before the pod was popped does not count.
+func TestHintsEventBeforePop(t *testing.T) {
+	q, _ := newTestQueue(Options{})
+	q.SetProfileHints("yardmaster", testHints())
+	q.Add(makePod("keeper").Obj())
+	keeper := mustPop(t, q)
+	q.MoveAllToActiveOrBackoff(nodeLabelled, namedNode("good"), namedNode("good"))
+	p := makePod("p").Obj()
+	q.Add(p)
+	failWith(t, q, "Labels")
+	wantLocation(t, q, p, UnschedulablePods)
+	q.Done(keeper)
+}
+
+// Beyond maxInFlightEvents, the oldest events are cut, and a pod that may
+// have missed one of them backs off.
+func TestHintsInFlightEventsCut(t *testing.T) {
+	q, _ := newTestQueue(Options{})
+	q.SetProfileHints("yardmaster", testHints())
+	p := makePod("p").Obj()
+	q.Add(p)
+	qpi := mustPop(t, q)
+	for range maxInFlightEvents + 1 {
+		q.MoveAllToActiveOrBackoff(nodeLabelled, namedNode("bad"), namedNode("bad"))
+	}
+	q.mu.Lock()
+	n := len(q.events)
+	q.mu.Unlock()
+	if n > maxInFlightEvents {
+		t.Fatalf("%d events kept, want at most %d", n, maxInFlightEvents)
+	}
+	qpi.UnschedulablePlugins = sets.New("Labels")
+	if err := q.AddUnschedulable(qpi, q.SchedulingCycle(), true); err != nil {
+		t.Fatal(err)
+	}
+	wantLocation(t, q, p, BackoffQ)
+}
+
+type plainPlugin struct{ name string }
+
+func (p plainPlugin) Name() string { return p.name }
+
+type declaringPlugin struct{ plainPlugin }
+
+func (declaringPlugin) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
+	return []framework.ClusterEventWithHint{{Event: framework.ClusterEvent{Resource: framework.CSINode, ActionType: framework.Add}}}, nil
+}
+
+// A plugin without EnqueueExtensions receives every event; the parts of
+// one plugin pool their registrations.
+func TestProfileHints(t *testing.T) {
+	got, err := ProfileHints(context.Background(), map[string][]framework.Plugin{
+		"Plain":     {plainPlugin{"Plain"}},
+		"Declaring": {plainPlugin{"Declaring"}, declaringPlugin{plainPlugin{"Declaring"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	everything := framework.ClusterEvent{Resource: framework.StorageClass, ActionType: framework.Update}
+	if len(got["Plain"]) != 1 || !got["Plain"][0].Event.Match(everything) {
+		t.Errorf("Plain registers %v, want every event", got["Plain"])
+	}
+	if len(got["Declaring"]) != 1 || got["Declaring"][0].Event.Match(everything) {
+		t.Errorf("Declaring registers %v, want its CSINode Add only", got["Declaring"])
+	}
+}
