@@ -137,8 +137,17 @@ func buildPlugins(t *testing.T) []builtPlugin {
 			if r.NewArgs != nil {
 				args = r.NewArgs()
 			}
-			// NetworkTraffic needs an address; nothing is asked of it here.
-			if a, ok := args.(*framework.NetworkTrafficArgs); ok {
+			// The metric plugins need an address; nothing is asked of it here.
+			switch a := args.(type) {
+			case *framework.NetworkTrafficArgs:
+				a.PrometheusAddress = "http://127.0.0.1:9"
+			case *framework.TargetLoadPackingArgs:
+				a.PrometheusAddress = "http://127.0.0.1:9"
+			case *framework.LoadVariationRiskBalancingArgs:
+				a.PrometheusAddress = "http://127.0.0.1:9"
+			case *framework.PrometheusScoreArgs:
+				a.PrometheusAddress, a.Query = "http://127.0.0.1:9", "up"
+			case *framework.LoadHotSpotArgs:
 				a.PrometheusAddress = "http://127.0.0.1:9"
 			}
 			b.parts, err = r.New(args, h)
@@ -213,7 +222,11 @@ func TestPluginTable(t *testing.T) {
 		if scorerIn != none {
 			scorers++
 		}
-		want = append(want, []string{p.Name, strings.Join(p.Points, ", "), filterIn, scorerIn, profile})
+		points := strings.Join(p.Points, ", ")
+		if points == "" {
+			points = none // configuration only, as Explain
+		}
+		want = append(want, []string{p.Name, points, filterIn, scorerIn, profile})
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("%s's plugin table differs from the registry (-code +doc):\n%s", architectureDoc, diff)

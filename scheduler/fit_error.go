@@ -3,6 +3,7 @@ package scheduler
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -35,6 +36,69 @@ type FitError struct {
 	// candidates are the nodes whose rejection another pod's eviction
 	// might undo (not UnschedulableAndUnresolvable), for preemption.
 	candidates []*framework.NodeInfo
+	// preFilterPlugin is the PreFilter plugin that rejected the pod.
+	preFilterPlugin string
+	// byStatus counts the nodes per distinct rejection, for the kept
+	// explanation (kept.go); overflowed says some were not counted there.
+	byStatus   []statusCount
+	overflowed bool
+}
+
+// statusCount is how many nodes one rejection (a status a plugin
+// returned) was given for, with a few of their names.
+type statusCount struct {
+	rejection
+	nodes int
+	// sample holds the first min(nodes, keptSample) names: an array, so
+	// that counting allocates nothing per node.
+	sample [keptSample]string
+}
+
+// Bounds of FitError.byStatus.
+const (
+	// maxStatusCounts bounds the distinct rejections counted: plugins
+	// return one shared status per fixed reason, so a cluster gives a few;
+	// a reason that names something of the node (a taint) gives more.
+	maxStatusCounts = 32
+	// keptSample is how many node names a rejection keeps.
+	keptSample = 3
+)
+
+// tally counts r, given for node ni. Statuses for a fixed reason are
+// shared, so comparing pointers finds the entry, most often the last one;
+// a status made for the node (a taint named in it) is matched by its
+// reasons.
+func (f *FitError) tally(r rejection, ni *framework.NodeInfo) {
+	i := len(f.byStatus) - 1
+	if i < 0 || !f.byStatus[i].matches(r) {
+		i = slices.IndexFunc(f.byStatus, func(c statusCount) bool { return c.matches(r) })
+	}
+	if i < 0 {
+		if len(f.byStatus) >= maxStatusCounts {
+			f.overflowed = true
+			return
+		}
+		if f.byStatus == nil {
+			// A failed cycle on a real cluster sees a few reasons.
+			f.byStatus = make([]statusCount, 0, 8)
+		}
+		f.byStatus = append(f.byStatus, statusCount{rejection: r})
+		i = len(f.byStatus) - 1
+	}
+	c := &f.byStatus[i]
+	if c.nodes < keptSample {
+		c.sample[c.nodes] = ni.NodeName()
+	}
+	c.nodes++
+}
+
+// matches reports whether r is c's rejection: the same status, or one of
+// the same plugin with the same reasons.
+func (c *statusCount) matches(r rejection) bool {
+	if c.plugin != r.plugin {
+		return false
+	}
+	return c.status == r.status || slices.Equal(c.status.Reasons(), r.status.Reasons())
 }
 
 // Error renders the message users know from kube-scheduler:

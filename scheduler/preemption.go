@@ -107,25 +107,54 @@ func (s *Scheduler) syncNomination(pod *v1.Pod) {
 // It returns the nominated node, or "" and kube-scheduler's message saying
 // why preemption does not help. Evictions happen in the background.
 func (s *Scheduler) preempt(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, fitErr *FitError) (string, string) {
+	plan := s.planPreemption(ctx, prof, state, pod, fitErr)
+	if plan.best == nil {
+		if plan.clearNomination {
+			// Its nomination, if any, holds room that helps nobody.
+			s.clearNomination(pod)
+		}
+		return "", plan.message
+	}
+	s.metrics.PreemptionVictims(len(plan.best.victims))
+	s.startEvictions(pod, *plan.best)
+	return plan.best.node, ""
+}
+
+// preemptionPlan is what DefaultPreemption decided, before anything is
+// done about it.
+type preemptionPlan struct {
+	// eligible is false when the pod may not preempt now.
+	eligible   bool
+	candidates []preemptionCandidate
+	// best is the candidate picked, nil when there is none; message then
+	// says why (kube-scheduler's "preemption: ...").
+	best    *preemptionCandidate
+	message string
+	// clearNomination: the pod's nomination, if any, helps nobody.
+	clearNomination bool
+}
+
+// planPreemption is DefaultPreemption without its effects: the victims and
+// the node it would pick. It reads the snapshot and the nominations and
+// writes nothing, so explain runs it as a dry run.
+func (s *Scheduler) planPreemption(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, fitErr *FitError) preemptionPlan {
 	if ok, msg := s.eligibleToPreempt(pod, fitErr); !ok {
-		return "", "preemption: " + msg
+		return preemptionPlan{message: "preemption: " + msg}
 	}
 	all := s.snapshot.List()
 	if len(fitErr.candidates) == 0 {
-		s.clearNomination(pod)
-		return "", fmt.Sprintf("preemption: 0/%d nodes are available: %d %s.", len(all), len(all), msgPreemptionNotHelpful)
+		return preemptionPlan{eligible: true, clearNomination: true,
+			message: fmt.Sprintf("preemption: 0/%d nodes are available: %d %s.", len(all), len(all), msgPreemptionNotHelpful)}
 	}
 	var pdbs []*policyv1.PodDisruptionBudget
 	if s.pdbLister != nil {
 		var err error
 		if pdbs, err = s.pdbLister.List(labels.Everything()); err != nil {
-			return "", "preemption: listing PodDisruptionBudgets: " + err.Error()
+			return preemptionPlan{eligible: true, message: "preemption: listing PodDisruptionBudgets: " + err.Error()}
 		}
 	}
 	candidates, statuses := s.findCandidates(ctx, prof, state, pod, fitErr.candidates, pdbs)
 	if len(candidates) == 0 {
-		// Its nomination, if any, holds room that helps nobody.
-		s.clearNomination(pod)
 		f := &FitError{NumAllNodes: len(all), ReasonCounts: map[string]int{}}
 		for _, st := range statuses {
 			f.addStatus(st, "")
@@ -133,12 +162,10 @@ func (s *Scheduler) preempt(ctx context.Context, prof *profile, state *framework
 		if rest := len(all) - len(statuses); rest > 0 {
 			f.ReasonCounts[msgPreemptionNotHelpful] += rest
 		}
-		return "", "preemption: " + f.Error()
+		return preemptionPlan{eligible: true, clearNomination: true, message: "preemption: " + f.Error()}
 	}
 	best := pickCandidate(candidates)
-	s.metrics.PreemptionVictims(len(best.victims))
-	s.startEvictions(pod, best)
-	return best.node, ""
+	return preemptionPlan{eligible: true, candidates: candidates, best: &best}
 }
 
 // eligibleToPreempt is kube-scheduler's PodEligibleToPreemptOthers: a pod

@@ -49,6 +49,9 @@ type profile struct {
 	funcs []pluginFunc
 	// hints are the events each plugin registered, for the queue.
 	hints map[string][]framework.ClusterEventWithHint
+	// annotate writes kube-scheduler-simulator's annotations on every
+	// pod tried (Explain's simulatorAnnotations, annotations.go).
+	annotate bool
 }
 
 // preFilterExtension is a PreFilter plugin's AddPod and RemovePod.
@@ -66,6 +69,9 @@ type weightedScorer struct {
 // its parts at the points the profile lists it under.
 func newProfile(reg registry.Registry, p registry.Profile, h framework.Handle) (*profile, error) {
 	prof := &profile{name: p.SchedulerName, percentageOfNodesToScore: p.PercentageOfNodesToScore}
+	if a, ok := p.Args[registry.ExplainName].(*framework.ExplainArgs); ok {
+		prof.annotate = a.SimulatorAnnotations
+	}
 	parts := map[string][]framework.Plugin{}
 	for _, name := range p.Plugins() {
 		r, ok := reg[name]

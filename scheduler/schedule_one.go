@@ -21,22 +21,29 @@ type scheduleResult struct {
 
 // schedulePod picks a node for pod or says why none fits.
 func (s *Scheduler) schedulePod(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod) (scheduleResult, error) {
+	return s.scheduleRecorded(ctx, prof, state, pod, nil)
+}
+
+// scheduleRecorded is schedulePod with a recorder, nil but for profiles
+// that write kube-scheduler-simulator's annotations (annotations.go).
+func (s *Scheduler) scheduleRecorded(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, rec *cycleRecorder) (scheduleResult, error) {
 	all := s.snapshot.List()
 	if len(all) == 0 {
 		return scheduleResult{}, ErrNoNodesAvailable
 	}
-	feasible, evaluated, fitErr, err := s.findFeasible(ctx, prof, state, pod, all)
+	feasible, evaluated, fitErr, err := s.findFeasible(ctx, prof, state, pod, all, rec)
 	if err != nil {
 		return scheduleResult{}, err
 	}
 	if fitErr != nil {
 		return scheduleResult{}, fitErr
 	}
+	rec.feasibleNodes(feasible)
 	if len(feasible) == 1 {
 		return scheduleResult{node: feasible[0].Node().Name, evaluated: evaluated, feasible: 1}, nil
 	}
 	// findFeasible left the nodes' slots beside them.
-	totals, err := s.prioritize(ctx, prof, state, pod, feasible, s.feasibleSlotsBuf[:len(feasible)])
+	totals, err := s.prioritize(ctx, prof, state, pod, feasible, s.feasibleSlotsBuf[:len(feasible)], rec)
 	if err != nil {
 		return scheduleResult{}, err
 	}
@@ -73,8 +80,9 @@ func (s *Scheduler) numFeasibleNodesToFind(prof *profile, numAll int) int {
 // parallel, starting where the previous cycle stopped so that every node
 // gets its turn, and stops once enough feasible nodes are found. It returns
 // the feasible nodes and how many nodes it evaluated, or a FitError when
-// no node is feasible.
-func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, all []*framework.NodeInfo) ([]*framework.NodeInfo, int, *FitError, error) {
+// no node is feasible. rec, nil in scheduling cycles, makes it filter every
+// node and keep each one's verdict (explain.go).
+func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, all []*framework.NodeInfo, rec *cycleRecorder) ([]*framework.NodeInfo, int, *FitError, error) {
 	// Made only when the pod fits nowhere: most cycles find a node.
 	newFitErr := func() *FitError { return &FitError{NumAllNodes: len(all), ReasonCounts: map[string]int{}} }
 
@@ -104,10 +112,11 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 			rejectedBy = append(rejectedBy, pl.Name())
 			continue
 		case st.IsRejected():
+			rec.preFilterRejected(pl.Name(), st)
 			prof.observe(metrics.PreFilter, st.Code(), preFilterStart)
 			fitErr := newFitErr()
 			fitErr.addPlugins(pl.Name())
-			fitErr.PreFilterMessage = st.Message()
+			fitErr.PreFilterMessage, fitErr.preFilterPlugin = st.Message(), pl.Name()
 			fitErr.Unresolvable = true
 			return nil, 0, fitErr, nil
 		case !st.IsSuccess():
@@ -122,16 +131,20 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 				fitErr := newFitErr()
 				fitErr.addPlugins(narrowedBy...)
 				fitErr.PreFilterMessage = notSatisfiedMessage(narrowedBy)
+				rec.preFilterRejected(pl.Name(), framework.NewStatus(framework.UnschedulableAndUnresolvable, fitErr.PreFilterMessage))
 				fitErr.Unresolvable = true
 				return nil, 0, fitErr, nil
 			}
 		}
 	}
 	if rejected != nil {
+		// The last one's status is the pod's, as in kube-scheduler.
+		last := rejectedBy[len(rejectedBy)-1]
+		rec.preFilterRejected(last, rejected)
 		prof.observe(metrics.PreFilter, framework.Unschedulable, preFilterStart)
 		fitErr := newFitErr()
 		fitErr.addPlugins(rejectedBy...)
-		fitErr.PreFilterMessage = rejected.Message()
+		fitErr.PreFilterMessage, fitErr.preFilterPlugin = rejected.Message(), last
 		fitErr.candidates = all
 		return nil, 0, fitErr, nil
 	}
@@ -152,6 +165,10 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	}
 
 	numToFind := s.numFeasibleNodesToFind(prof, len(nodes))
+	if rec != nil && rec.allNodes {
+		rec.nodesToFind = numToFind
+		numToFind = len(nodes)
+	}
 	if cap(s.feasibleBuf) < numToFind {
 		s.feasibleBuf = make([]*framework.NodeInfo, numToFind)
 	}
@@ -270,6 +287,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 		}
 	}
 	s.nextStartNodeIndex = (start + evaluated) % len(nodes)
+	rec.filtered(nodes, statuses)
 
 	n := min(int(found.Load()), numToFind)
 	if n > 0 {
@@ -282,6 +300,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 			continue
 		}
 		fitErr.addStatus(r.status, r.plugin)
+		fitErr.tally(r, nodes[i])
 		if r.status.Code() != framework.UnschedulableAndUnresolvable {
 			unresolvable = false
 			fitErr.candidates = append(fitErr.candidates, nodes[i])
@@ -360,8 +379,9 @@ func intersect(a, b map[string]struct{}) map[string]struct{} {
 // prioritize runs PreScore, then every scorer on every feasible node in
 // parallel, normalizes each scorer's list and returns the weighted sums.
 // slots, when not nil, are the feasible nodes' slots in the snapshot: their
-// names and generations are then read from its arrays.
-func (s *Scheduler) prioritize(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, feasible []*framework.NodeInfo, slots []int) ([]int64, error) {
+// names and generations are then read from its arrays. rec, nil in
+// scheduling cycles, keeps every scorer's raw and normalized scores.
+func (s *Scheduler) prioritize(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, feasible []*framework.NodeInfo, slots []int, rec *cycleRecorder) ([]int64, error) {
 	preScoreStart := time.Now()
 	preScoreTimers := prof.metrics.timers(s.recordPluginMetrics, metrics.PreScore)
 	t0 := startPlugin(preScoreTimers)
@@ -474,6 +494,7 @@ func (s *Scheduler) prioritize(ctx context.Context, prof *profile, state *framew
 		return nil, err
 	}
 	for i, sc := range scorers {
+		rec.raw(sc, lists[i])
 		if ext := sc.ScoreExtensions(); ext != nil {
 			t0 := startPlugin(normalizeTimers)
 			st := ext.NormalizeScore(ctx, state, pod, lists[i])
@@ -483,6 +504,7 @@ func (s *Scheduler) prioritize(ctx context.Context, prof *profile, state *framew
 				return nil, st.Err()
 			}
 		}
+		rec.normalized(lists[i])
 		for n := range lists[i] {
 			totals[n] += lists[i][n].Score * sc.weight
 		}

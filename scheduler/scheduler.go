@@ -126,7 +126,12 @@ type Scheduler struct {
 	bindCtx    context.Context
 	abortBinds context.CancelFunc
 
-	// Owned by the scheduling goroutine only.
+	// cycleMu is held through a cycle, from the snapshot to the hand-off
+	// to the binding cycle, and through an explanation (explain.go), which
+	// uses the same snapshot, buffers and plugin state. Taken before any
+	// other lock of the scheduler.
+	cycleMu sync.Mutex
+	// Owned by the scheduling goroutine (or Explain) under cycleMu.
 	nextStartNodeIndex int
 	rng                *rand.Rand
 	statusBuf          []rejection
@@ -176,6 +181,12 @@ type Scheduler struct {
 	podLister corelisters.PodLister
 	// loop is the scheduling loop's progress, for LoopHealthy.
 	loop loopProgress
+	// kept are the last failed attempts of pending pods (kept.go).
+	kept keptExplanations
+	// annotating bounds the annotation patches in flight
+	// (annotations.go); annotationsDropped counts those not written.
+	annotating         chan struct{}
+	annotationsDropped atomic.Int64
 }
 
 // handle gives plugins the snapshot and the informers.
@@ -252,6 +263,7 @@ func New(opts Options) (*Scheduler, error) {
 		preempting:               map[types.UID]*inFlightPreemption{},
 		waiting:                  newWaitingPods(),
 		binding:                  map[types.UID]context.CancelCauseFunc{},
+		annotating:               make(chan struct{}, maxAnnotationPatches),
 		rng:                      rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 	}
 	s.Queue = queue.New(queue.Options{
@@ -383,11 +395,14 @@ func (s *Scheduler) waitForBinds() {
 func (s *Scheduler) cacheCleanupLoop(ctx context.Context) {
 	t := s.clock.NewTicker(time.Second)
 	defer t.Stop()
-	for {
+	for tick := 1; ; tick++ {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C():
+			if tick%keptPruneTicks == 0 {
+				s.pruneKept()
+			}
 			for _, p := range s.Cache.CleanupExpired() {
 				s.logger.Warn("assumed pod expired before its binding was seen", zap.String("pod", p.Namespace+"/"+p.Name))
 				s.Queue.MoveAllToActiveOrBackoff(assignedPodDelete, p, nil)
@@ -421,17 +436,30 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 			s.cyclePanicked(ctx, qpi, cycle, assumed, r, start)
 		}
 	}()
+	s.cycleMu.Lock()
+	defer s.cycleMu.Unlock()
 	// Time each plugin in a sample of cycles only, as kube-scheduler does.
 	s.recordPluginMetrics = s.rng.IntN(100) < metrics.SamplePercent
 
 	s.Cache.UpdateSnapshot(s.snapshot)
 	state := framework.NewCycleState()
-	res, err := s.schedulePod(ctx, prof, state, pod)
+	// Only for a profile that writes the simulator's annotations.
+	var rec *cycleRecorder
+	if prof.annotate {
+		rec = &cycleRecorder{}
+	}
+	res, err := s.scheduleRecorded(ctx, prof, state, pod, rec)
 	s.metrics.SchedulingAlgorithmDuration(s.clock.Since(start))
+	if rec != nil && ctx.Err() == nil {
+		s.annotateLater(pod, attemptResultsOf(prof, skipped(state.SkipFilterPlugins), rec, res.node))
+	}
 	if err != nil {
 		var fitErr *FitError
-		if errors.As(err, &fitErr) && len(prof.postFilter) > 0 && ctx.Err() == nil {
-			fitErr.PostFilterMessage = s.runPostFilter(ctx, prof, state, pod, fitErr)
+		if errors.As(err, &fitErr) {
+			if len(prof.postFilter) > 0 && ctx.Err() == nil {
+				fitErr.PostFilterMessage = s.runPostFilter(ctx, prof, state, pod, fitErr)
+			}
+			s.kept.record(pod, prof.name, qpi.Attempts, fitErr, s.clock.Now())
 		}
 		s.handleFailure(ctx, qpi, cycle, err, start)
 		return
@@ -453,6 +481,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 	assumed = nil
 	// Placed: the room its preemption made is taken, by the pod itself.
 	s.forgetPreemption(pod.UID)
+	s.kept.forget(pod.UID)
 	s.logger.Debug("pod assumed", zap.String("pod", pod.Namespace+"/"+pod.Name), zap.String("node", res.node))
 	s.startBinding(ctx, j)
 }

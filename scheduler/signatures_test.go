@@ -34,7 +34,7 @@ func (s *Scheduler) cycleForTest(t *testing.T, pod *v1.Pod) cycleOutcome {
 	prof := s.profiles[pod.Spec.SchedulerName]
 	state := framework.NewCycleState()
 	ctx := context.Background()
-	feasible, _, fitErr, err := s.findFeasible(ctx, prof, state, pod, s.snapshot.List())
+	feasible, _, fitErr, err := s.findFeasible(ctx, prof, state, pod, s.snapshot.List(), nil)
 	var out cycleOutcome
 	switch {
 	case err != nil:
@@ -45,7 +45,7 @@ func (s *Scheduler) cycleForTest(t *testing.T, pod *v1.Pod) cycleOutcome {
 		out.Err = fitErr.Error()
 		return out
 	}
-	totals, err := s.prioritize(ctx, prof, state, pod, feasible, s.feasibleSlotsBuf[:len(feasible)])
+	totals, err := s.prioritize(ctx, prof, state, pod, feasible, s.feasibleSlotsBuf[:len(feasible)], nil)
 	if err != nil {
 		out.Err = err.Error()
 		return out

@@ -1,5 +1,6 @@
 // Command yardmaster is a Kubernetes scheduler for pods that name it in
-// spec.schedulerName. See README.md.
+// spec.schedulerName. See README.md. Run as kubectl-yardmaster (a symlink
+// on the PATH), it is a kubectl plugin: `kubectl yardmaster explain POD`.
 package main
 
 import (
@@ -9,5 +10,5 @@ import (
 )
 
 func main() {
-	os.Exit(app.Execute(os.Args[1:]))
+	os.Exit(app.ExecuteArgv(os.Args))
 }

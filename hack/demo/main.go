@@ -83,6 +83,14 @@ func run() error {
 		step("Started Prometheus (" + bw.prom.URL + "), scraping a node_exporter stand-in for each node every second")
 	}
 
+	ld, err := startLoad(ctx)
+	if err != nil && !errors.Is(err, promtest.ErrNotInstalled) {
+		return fmt.Errorf("start Prometheus for the load part: %w", err)
+	}
+	if ld != nil {
+		defer ld.stop()
+	}
+
 	step("Starting a local control plane (etcd, kube-apiserver, KWOK as the kubelet of every node, kube-controller-manager's workload, volume and ResourceClaim controllers; loopback only)")
 	controllers := append(controlplane.WorkloadControllers(), controlplane.StorageControllers()...)
 	cp, err := controlplane.Start(ctx, controlplane.Options{
@@ -104,6 +112,9 @@ func run() error {
 	if bw != nil {
 		configText += bw.profile()
 	}
+	if ld != nil {
+		configText += ld.profile()
+	}
 	configPath := filepath.Join(outDir, "yardmaster.yaml")
 	if err := os.WriteFile(configPath, []byte(configText), 0o644); err != nil {
 		return err
@@ -116,6 +127,11 @@ func run() error {
 	}
 	if bw != nil {
 		if err := bw.loadArgs(cfg); err != nil {
+			return err
+		}
+	}
+	if ld != nil {
+		if err := ld.loadArgs(cfg); err != nil {
 			return err
 		}
 	}
@@ -177,6 +193,14 @@ func run() error {
 	if bw == nil {
 		step("Bandwidth scoring skipped: no prometheus binary (`make demo` installs it as root with apt-get; or put one on PATH, or set " + promtest.BinaryEnv + ")")
 	} else if err := bw.show(ctx, client); err != nil {
+		return err
+	}
+	if ld != nil {
+		if err := ld.show(ctx, client); err != nil {
+			return err
+		}
+	}
+	if err := explainPending(ctx, client, binary, outDir, kubeconfig, configPath); err != nil {
 		return err
 	}
 

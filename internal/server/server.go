@@ -83,6 +83,10 @@ type Options struct {
 	Profiling bool
 	// Logger receives serving errors; nil discards them.
 	Logger *zap.Logger
+	// Debug are more routes under /debug/ (pattern → handler, such as
+	// "GET /debug/explain"); on the secure port they are authorized as
+	// every path is, by a SubjectAccessReview of get on the path.
+	Debug map[string]http.Handler
 }
 
 // shutdownTimeout bounds how long Serve waits for requests in progress once
@@ -180,6 +184,9 @@ func Handler(opts Options) http.Handler {
 			ErrorLog:      zap.NewStdLog(loggerOrNop(opts.Logger).Named("metrics")),
 			ErrorHandling: promhttp.ContinueOnError,
 		}))
+	}
+	for pattern, h := range opts.Debug {
+		mux.Handle(pattern, h)
 	}
 	if opts.Profiling {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/priorities/prommetric"
 )
 
 // NodeBandwidth is one node's line of the debug view: what NetworkTraffic
@@ -39,7 +40,7 @@ type NodeBandwidth struct {
 // Scores are normalized among the given nodes, as a cycle normalizes them
 // among the feasible ones.
 func (pl *NetworkTraffic) Explain(nodes []*framework.NodeInfo) []NodeBandwidth {
-	return pl.scorer.explain(pl.current.Load(), pl.clock.Now(), nodes)
+	return pl.scorer.explain(pl.metric.Load(), pl.metric.Now(), nodes)
 }
 
 // Explain returns the debug view for sample s at now, for args (defaulted
@@ -48,10 +49,10 @@ func (pl *NetworkTraffic) Explain(nodes []*framework.NodeInfo) []NodeBandwidth {
 // the pile-on estimate.
 func Explain(args *framework.NetworkTrafficArgs, s *Sample, now time.Time, nodes []*framework.NodeInfo) []NodeBandwidth {
 	sc := newScorer(args)
-	return sc.explain(s, now, nodes)
+	return sc.explain(tableOf(s), now, nodes)
 }
 
-func (sc *scorer) explain(s *Sample, now time.Time, nodes []*framework.NodeInfo) []NodeBandwidth {
+func (sc *scorer) explain(s *prommetric.Table, now time.Time, nodes []*framework.NodeInfo) []NodeBandwidth {
 	type row struct {
 		name string
 		info *framework.NodeInfo
@@ -59,7 +60,7 @@ func (sc *scorer) explain(s *Sample, now time.Time, nodes []*framework.NodeInfo)
 	var rows []row
 	if nodes == nil {
 		if s != nil {
-			for name := range s.Bandwidth {
+			for name := range s.Values {
 				rows = append(rows, row{name: name})
 			}
 		}
@@ -81,13 +82,13 @@ func (sc *scorer) explain(s *Sample, now time.Time, nodes []*framework.NodeInfo)
 	scores := make(framework.NodeScoreList, len(rows))
 	for i, r := range rows {
 		nb := NodeBandwidth{Node: r.name, Age: age, Stale: !usable}
-		scores[i] = framework.NodeScore{Name: r.name, Score: missingRaw}
+		scores[i] = framework.NodeScore{Name: r.name, Score: prommetric.MissingRaw}
 		if usable {
-			if m, ok := s.Bandwidth[r.name]; ok {
+			if m, ok := s.Values[r.name]; ok {
 				bw, _ := sc.bandwidth(s, r.name, r.info)
 				nb.HasData, nb.Measured, nb.Recent, nb.Bandwidth = true, m, bw-m, bw
 				nb.Filtered = sc.above(bw)
-				scores[i].Score = rawScore(bw)
+				scores[i].Score = prommetric.RawScore(bw, 1)
 			}
 		}
 		out[i] = nb

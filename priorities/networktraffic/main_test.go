@@ -22,6 +22,7 @@ import (
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/priorities/prommetric"
 )
 
 func TestMain(m *testing.M) {
@@ -158,8 +159,8 @@ func newTestPlugin(t *testing.T, address string, mutate func(*framework.NetworkT
 // setSample publishes a sample taken at the clock's now.
 func (tp *testPlugin) setSample(bw map[string]float64) *Sample {
 	now := tp.clock.Now()
-	s := &Sample{Time: now, since: bindTimeResolution(now), Bandwidth: bw}
-	tp.current.Store(s)
+	s := &Sample{Time: now, since: prommetric.BindTimeResolution(now), Bandwidth: bw}
+	tp.metric.Store(tableOf(s))
 	return s
 }
 
@@ -313,3 +314,10 @@ func best(scores map[string]int64) string {
 	}
 	return name
 }
+
+// The query metrics, which prommetric registers for every metric plugin.
+const (
+	queryDurationMetric = "yardmaster_prometheus_query_duration_seconds"
+	queryErrorsMetric   = "yardmaster_prometheus_query_errors_total"
+	dataAgeMetric       = "yardmaster_prometheus_data_age_seconds"
+)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
+	"github.com/yardmaster-io/yardmaster/priorities/prommetric"
 )
 
 const mb = 1e6 // bytes/s
@@ -225,7 +226,7 @@ func TestRecentPods(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := tp.scorer.bandwidth(s, "n", makeNode("n", tt.pod))
+			got, ok := tp.scorer.bandwidth(tableOf(s), "n", makeNode("n", tt.pod))
 			if !ok || got != tt.want {
 				t.Errorf("bandwidth = %v, %v; want %v", got, ok, tt.want)
 			}
@@ -412,7 +413,7 @@ func TestRun(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
-	waitFor("the first sample", func() bool { return tp.current.Load() != nil })
+	waitFor("the first sample", func() bool { return sampleOf(tp.metric.Load()) != nil })
 
 	nodes := []*framework.NodeInfo{makeNode("a"), makeNode("b")}
 	for range 100 {
@@ -426,7 +427,7 @@ func TestRun(t *testing.T) {
 
 	stub.set(vector(nodeSeries("a", "5000"), nodeSeries("b", "3000")))
 	tp.clock.Step(15 * time.Second)
-	waitFor("the second sample", func() bool { return tp.current.Load().Bandwidth["a"] == 5000 })
+	waitFor("the second sample", func() bool { return sampleOf(tp.metric.Load()).Bandwidth["a"] == 5000 })
 	if got := runCycle(t, tp.NetworkTraffic, nodes, true); best(got.scores) != "b" {
 		t.Errorf("after the refresh: scores %v, want b best", got.scores)
 	}
@@ -452,10 +453,10 @@ func TestTwoInstancesShareMetrics(t *testing.T) {
 		t.Cleanup(pl.source.Close)
 		pls = append(pls, pl)
 	}
-	pls[0].current.Store(&Sample{Time: t0, Bandwidth: map[string]float64{"a": 1}})
-	pls[1].current.Store(&Sample{Time: t0.Add(-time.Minute), Bandwidth: map[string]float64{"a": 1}})
-	pls[0].metrics.queryErrors.Inc()
-	pls[1].metrics.queryErrors.Inc()
+	pls[0].metric.Store(tableOf(&Sample{Time: t0, Bandwidth: map[string]float64{"a": 1}}))
+	pls[1].metric.Store(tableOf(&Sample{Time: t0.Add(-time.Minute), Bandwidth: map[string]float64{"a": 1}}))
+	pls[0].refresh(t.Context())
+	pls[1].refresh(t.Context())
 	if got := metricValue(t, reg, queryErrorsMetric); got != 2 {
 		t.Errorf("%s = %v, want 2", queryErrorsMetric, got)
 	}
@@ -511,7 +512,7 @@ func TestExplain(t *testing.T) {
 
 	// Without nodes: the sample's, without pods.
 	args := tp.args
-	got := Explain(&args, tp.current.Load(), tp.clock.Now(), nil)
+	got := Explain(&args, sampleOf(tp.metric.Load()), tp.clock.Now(), nil)
 	var names []string
 	for _, nb := range got {
 		names = append(names, fmt.Sprintf("%s=%d", nb.Node, nb.Score))
@@ -549,7 +550,7 @@ func BenchmarkScore(b *testing.B) {
 		nodes = append(nodes, makeNode(name, pods...))
 	}
 	now := time.Now()
-	pl.current.Store(&Sample{Time: now, since: bindTimeResolution(now), Bandwidth: bw})
+	pl.metric.Store(tableOf(&Sample{Time: now, since: prommetric.BindTimeResolution(now), Bandwidth: bw}))
 	state := framework.NewCycleState()
 	ctx := context.Background()
 	if st := pl.PreScore(ctx, state, nil, nodes); !st.IsSuccess() {

@@ -8,89 +8,67 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/priorities/prommetric"
 )
 
 // scorer is the arithmetic of NetworkTraffic, shared by the scheduling
 // cycle and Explain so that the debug view shows exactly what a cycle
-// would compute.
+// would compute. Its normalization is PrometheusScore's, configured as
+// lower is better, ratio (or range [0, maxBandwidth]).
 type scorer struct {
-	maxBandwidth float64
-	filterAbove  float64
-	podEstimate  float64
-	missingScore int64
-	staleAfter   time.Duration
+	filterAbove float64
+	podEstimate float64
+	staleAfter  time.Duration
+	norm        prommetric.Normalizer
 }
 
 func newScorer(a *framework.NetworkTrafficArgs) scorer {
 	sc := scorer{
-		maxBandwidth: a.MaxBandwidth,
-		filterAbove:  a.FilterAbove,
-		podEstimate:  a.PodBandwidthEstimate,
-		missingScore: neutralScore,
-		staleAfter:   a.StaleAfter.Duration,
+		filterAbove: a.FilterAbove,
+		podEstimate: a.PodBandwidthEstimate,
+		staleAfter:  a.StaleAfter.Duration,
+		norm: prommetric.Normalizer{
+			HigherIsBetter: false,
+			Normalization:  framework.NormalizationRatio,
+			MissingScore:   neutralScore,
+		},
+	}
+	if a.MaxBandwidth > 0 {
+		sc.norm.Normalization, sc.norm.Min, sc.norm.Max = framework.NormalizationRange, 0, a.MaxBandwidth
 	}
 	if a.MissingMetricsPolicy == framework.MissingMetricsLowest {
-		sc.missingScore = framework.MinNodeScore
+		sc.norm.MissingScore = framework.MinNodeScore
 	}
 	return sc
 }
 
-// usable reports whether s exists and is not older than staleAfter at now.
-func (sc *scorer) usable(s *Sample, now time.Time) bool {
-	return s != nil && now.Sub(s.Time) <= sc.staleAfter
+// usable reports whether t exists and is not older than staleAfter at now.
+func (sc *scorer) usable(t *prommetric.Table, now time.Time) bool {
+	return t != nil && now.Sub(t.Time) <= sc.staleAfter
 }
 
-// bandwidth returns the node's traffic in s plus the estimate of the pods
-// on nodeInfo (which may be nil) bound since s was taken; false when s has
+// bandwidth returns the node's traffic in t plus the estimate of the pods
+// on nodeInfo (which may be nil) bound since t was taken; false when t has
 // no value for the node.
-func (sc *scorer) bandwidth(s *Sample, node string, nodeInfo *framework.NodeInfo) (float64, bool) {
-	bw, ok := s.Bandwidth[node]
+func (sc *scorer) bandwidth(t *prommetric.Table, node string, nodeInfo *framework.NodeInfo) (float64, bool) {
+	var bw float64
+	var ok bool
+	if nodeInfo != nil {
+		bw, ok = t.Lookup(nodeInfo)
+	} else {
+		bw, ok = t.Values[node]
+	}
 	if !ok {
 		return 0, false
 	}
-	return bw + sc.recent(nodeInfo, s.since), true
+	return bw + sc.recent(nodeInfo, t.Since), true
 }
 
 // recent sums the bandwidth estimates of the pods on nodeInfo bound at or
-// after since: their traffic cannot be in a sample taken before. The
-// snapshot holds the scheduler's assumed pods as soon as a cycle has
-// picked their node, so a burst of pods sees its own earlier members.
+// after since: their traffic cannot be in a sample taken before.
 func (sc *scorer) recent(nodeInfo *framework.NodeInfo, since time.Time) float64 {
-	if nodeInfo == nil {
-		return 0
-	}
-	var sum float64
-	for _, pi := range nodeInfo.Pods {
-		if boundBefore(pi.Pod, since) {
-			continue
-		}
-		sum += sc.estimate(pi.Pod)
-	}
-	return sum
+	return prommetric.Recent(nodeInfo, since, func(pi *framework.PodInfo) float64 { return sc.estimate(pi.Pod) })
 }
-
-// boundBefore reports whether pod is known to have been bound before t.
-//
-// The API server stamps PodScheduled=True with the time of the binding
-// (and the kubelet does for pods created with a node name), so every bound
-// pod the informer delivers carries it. A pod without it is one the
-// scheduler has assumed and not yet seen bound: it was placed just now.
-func boundBefore(pod *v1.Pod, t time.Time) bool {
-	for i := range pod.Status.Conditions {
-		c := &pod.Status.Conditions[i]
-		if c.Type == v1.PodScheduled && c.Status == v1.ConditionTrue {
-			return !c.LastTransitionTime.IsZero() && c.LastTransitionTime.Time.Before(t)
-		}
-	}
-	return false
-}
-
-// bindTimeResolution rounds a sample time down to the resolution of the
-// bind times it is compared with: the API serializes them in whole
-// seconds, so a pod bound 0.4s after a sample reads as bound up to 0.6s
-// before it. Rounding down counts such a pod (and at worst one bound just
-// under a second before the sample) rather than forget it.
-func bindTimeResolution(t time.Time) time.Time { return t.Truncate(time.Second) }
 
 // estimate returns the bytes/s pod is expected to add: its
 // yardmaster.io/bandwidth annotation when that is a valid non-negative
@@ -122,31 +100,10 @@ func (sc *scorer) above(bw float64) bool {
 	return sc.filterAbove > 0 && bw > sc.filterAbove
 }
 
-// normalize rewrites raw scores (bandwidths, or missingRaw) as scores.
-// maxBW is maxBandwidth, or the largest raw bandwidth in the list.
+// normalize rewrites raw scores (bandwidths, or MissingRaw) as scores:
+// 100 − 100 × bw / maxBW, rounded and clamped to [0, 100], where maxBW is
+// maxBandwidth or the largest raw bandwidth in the list. With maxBW 0
+// (every node idle) all nodes score 100: there is nothing to rank by.
 func (sc *scorer) normalize(scores framework.NodeScoreList) {
-	maxBW := sc.maxBandwidth
-	if maxBW <= 0 {
-		for i := range scores {
-			maxBW = max(maxBW, float64(scores[i].Score))
-		}
-	}
-	for i := range scores {
-		scores[i].Score = sc.score(scores[i].Score, maxBW)
-	}
-}
-
-// score is 100 − 100 × raw / maxBW, rounded and clamped to [0, 100]. With
-// maxBW 0 (every node idle) all nodes score 100: there is nothing to rank
-// by. A missing raw score gets the missingMetricsPolicy score.
-func (sc *scorer) score(raw int64, maxBW float64) int64 {
-	if raw < 0 {
-		return sc.missingScore
-	}
-	if maxBW <= 0 {
-		return framework.MaxNodeScore
-	}
-	top := float64(framework.MaxNodeScore)
-	s := math.Round(top - top*float64(raw)/maxBW)
-	return int64(min(max(s, float64(framework.MinNodeScore)), float64(framework.MaxNodeScore)))
+	sc.norm.Normalize(scores)
 }

@@ -421,17 +421,6 @@ func TestAddressRedacted(t *testing.T) {
 	}
 }
 
-func TestResponseSizeLimit(t *testing.T) {
-	body := &limitedBody{rc: io.NopCloser(strings.NewReader(strings.Repeat("x", 10))), left: 10}
-	if b, err := io.ReadAll(body); err != nil || len(b) != 10 {
-		t.Errorf("body of exactly the limit: %d bytes, %v", len(b), err)
-	}
-	body = &limitedBody{rc: io.NopCloser(strings.NewReader(strings.Repeat("x", 11))), left: 10}
-	if _, err := io.ReadAll(body); !errors.Is(err, errResponseTooLarge) {
-		t.Errorf("body over the limit: error %v, want %v", err, errResponseTooLarge)
-	}
-}
-
 // The token goes to the configured host only: a redirect to another host,
 // or from https to http, is followed without it.
 func TestBearerTokenNotSentAcrossRedirects(t *testing.T) {

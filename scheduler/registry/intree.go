@@ -7,6 +7,7 @@ import (
 	"github.com/yardmaster-io/yardmaster/predicates"
 	"github.com/yardmaster-io/yardmaster/predicates/dynamicresources"
 	"github.com/yardmaster-io/yardmaster/priorities"
+	"github.com/yardmaster-io/yardmaster/priorities/prommetric"
 )
 
 // Names of plugins that only switch on behaviour built into the scheduler:
@@ -19,6 +20,9 @@ const (
 	// DefaultPreemptionName switches on preemption (scheduler/preemption.go)
 	// for pods that fit nowhere.
 	DefaultPreemptionName = "DefaultPreemption"
+	// NodeResourcesFitName is NodeResourcesFit's, for the scheduler,
+	// which reaches the plugins only through the registry.
+	NodeResourcesFitName = predicates.FitName
 )
 
 // DefaultPlugins is kube-scheduler's default multiPoint plugin list, in
@@ -110,8 +114,12 @@ func ExpandMultiPoint(reg Registry, schedulerName string, plugins []WeightedPlug
 // NewInTree returns the registry of built-in plugins.
 func NewInTree() Registry {
 	reg := Registry{}
+	// One pool of Prometheus queries for every metric plugin of every
+	// profile built from this registry: a query runs once per refresh.
+	pool := prommetric.NewPool()
 	for _, group := range [][]Registration{
-		coreRegistrations(), spreadRegistrations(), affinityRegistrations(), networkRegistrations(), draRegistrations(),
+		coreRegistrations(), spreadRegistrations(), affinityRegistrations(), networkRegistrations(pool), loadRegistrations(pool), draRegistrations(),
+		explainRegistrations(),
 	} {
 		for _, r := range group {
 			if err := reg.Register(r); err != nil {

@@ -5,12 +5,13 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/priorities/networktraffic"
+	"github.com/yardmaster-io/yardmaster/priorities/prommetric"
 )
 
 // networkRegistrations are the plugins that read live metrics rather than
-// the snapshot alone. None is in DefaultPlugins: they need a Prometheus
+// the snapshot alone, sharing pool's queries. None is in DefaultPlugins: they need a Prometheus
 // address, so a profile enables them by name.
-func networkRegistrations() []Registration {
+func networkRegistrations(pool *prommetric.Pool) []Registration {
 	return []Registration{
 		{
 			Name: networktraffic.Name,
@@ -35,7 +36,7 @@ func networkRegistrations() []Registration {
 				if !ok {
 					return nil, fmt.Errorf("args of type %T, want NetworkTrafficArgs", a)
 				}
-				p, err := networktraffic.New(args, h)
+				p, err := networktraffic.New(args, h, networktraffic.WithPool(pool))
 				if err != nil {
 					return nil, err
 				}

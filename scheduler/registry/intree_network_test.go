@@ -37,7 +37,7 @@ func (fakeHandle) Logger() *zap.Logger                                    { retu
 
 func TestNetworkRegistrations(t *testing.T) {
 	reg := Registry{}
-	for _, r := range networkRegistrations() {
+	for _, r := range networkRegistrations(nil) {
 		if err := reg.Register(r); err != nil {
 			t.Fatal(err)
 		}

@@ -20,7 +20,7 @@ func Execute(args []string) int {
 	root := newSchedulerCommand("yardmaster", "A Kubernetes scheduler for pods that set spec.schedulerName to it")
 	root.SilenceUsage = true
 	root.SilenceErrors = true
-	root.AddCommand(newSchedulerCommand("run", "Run the scheduler"), newConfigCommand(), newExplainBandwidthCommand(), newVersionCommand())
+	root.AddCommand(newSchedulerCommand("run", "Run the scheduler"), newConfigCommand(), newExplainBandwidthCommand(), newExplainLoadCommand(), newExplainCommand(), newSimulateCommand(), newVersionCommand())
 	root.SetArgs(args)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "yardmaster:", err)

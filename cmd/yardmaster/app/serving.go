@@ -72,7 +72,11 @@ func (d *Daemon) newSecureServer(s *SecureServing, kubeconfig string, profiling 
 	if err != nil {
 		return nil, err
 	}
-	srv, err := server.NewSecure(d.routes(profiling, ""), sec)
+	routes := d.routes(profiling, "")
+	// Only here, behind authentication and authorization: an explanation
+	// shows pods and nodes of every namespace.
+	routes.Debug = map[string]http.Handler{explainPath: d.explainHandler()}
+	srv, err := server.NewSecure(routes, sec)
 	if err != nil {
 		_ = sec.Serving.Listener.Close()
 		return nil, err

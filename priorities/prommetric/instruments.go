@@ -1,4 +1,4 @@
-package networktraffic
+package prommetric
 
 import (
 	"errors"
@@ -9,27 +9,26 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Metric names.
+// Names of the instruments, kept from NetworkTraffic's, which had them first.
 const (
 	queryDurationMetric = "yardmaster_prometheus_query_duration_seconds"
 	queryErrorsMetric   = "yardmaster_prometheus_query_errors_total"
 	dataAgeMetric       = "yardmaster_prometheus_data_age_seconds"
 )
 
-// metrics are the plugin's instruments. Several profiles may each run a
-// NetworkTraffic instance against one registry: they share the query
-// histogram and error counter, and the age gauge reports the oldest data
-// any of them scores with.
-type metrics struct {
+// instruments are the metrics' own metrics. Every Metric of a registry
+// (several plugins, several profiles) shares the query histogram and error
+// counter, and the age gauge reports the oldest data any of them has.
+type instruments struct {
 	queryDuration prometheus.Histogram
 	queryErrors   prometheus.Counter
 }
 
-func newMetrics(reg prometheus.Registerer, age func() float64) (*metrics, error) {
-	m := &metrics{}
+func newInstruments(reg prometheus.Registerer, age func() float64) (*instruments, error) {
+	m := &instruments{}
 	dur, err := register(reg, prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    queryDurationMetric,
-		Help:    "Duration of the Prometheus queries of NetworkTraffic, failed ones included.",
+		Help:    "Duration of the Prometheus queries of the metric plugins (NetworkTraffic, PrometheusScore, TargetLoadPacking, LoadVariationRiskBalancing, LoadHotSpot), failed ones included.",
 		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 	}))
 	if err != nil {
@@ -37,13 +36,13 @@ func newMetrics(reg prometheus.Registerer, age func() float64) (*metrics, error)
 	}
 	errs, err := register(reg, prometheus.NewCounter(prometheus.CounterOpts{
 		Name: queryErrorsMetric,
-		Help: "Prometheus queries of NetworkTraffic that failed: unreachable, timed out, an error answer, or no usable series.",
+		Help: "Prometheus queries of the metric plugins that failed: unreachable, timed out, an error answer, or no usable series.",
 	}))
 	if err != nil {
 		return nil, err
 	}
 	ages, err := register(reg, &ageCollector{desc: prometheus.NewDesc(dataAgeMetric,
-		"Age of the network traffic data NetworkTraffic scores with, in seconds; +Inf before the first successful query.", nil, nil)})
+		"Age of the oldest data a metric plugin (NetworkTraffic, PrometheusScore, the load plugins) scores with, in seconds; +Inf before the first successful query.", nil, nil)})
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +65,7 @@ func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error)
 		}
 	}
 	var zero C
-	return zero, fmt.Errorf("register NetworkTraffic metrics: %w", err)
+	return zero, fmt.Errorf("register the Prometheus query metrics: %w", err)
 }
 
 // ageCollector reports the largest age among the registered functions.

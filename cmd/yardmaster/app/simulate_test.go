@@ -1,0 +1,212 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+func TestReadOnlyClientRefusesWrites(t *testing.T) {
+	var mu sync.Mutex
+	var methods []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		methods = append(methods, r.Method)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"default"}}`))
+	}))
+	defer srv.Close()
+	client, err := kubernetes.NewForConfig(readOnly(&rest.Config{Host: srv.URL}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := client.CoreV1().Pods("default").Get(ctx, "p", metav1.GetOptions{}); err != nil {
+		t.Fatalf("GET refused: %v", err)
+	}
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}}
+	if _, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); !errors.Is(err, errReadOnly) {
+		t.Errorf("create: %v, want %v", err, errReadOnly)
+	}
+	if err := client.CoreV1().Pods("default").Delete(ctx, "p", metav1.DeleteOptions{}); !errors.Is(err, errReadOnly) {
+		t.Errorf("delete: %v, want %v", err, errReadOnly)
+	}
+	if _, err := client.CoreV1().Pods("default").UpdateStatus(ctx, pod, metav1.UpdateOptions{}); !errors.Is(err, errReadOnly) {
+		t.Errorf("update status: %v, want %v", err, errReadOnly)
+	}
+	if diff := cmp.Diff([]string{http.MethodGet}, methods); diff != "" {
+		t.Errorf("requests that reached the server (-want +got):\n%s", diff)
+	}
+}
+
+func TestAsKubectlPlugin(t *testing.T) {
+	for argv0, want := range map[string]bool{
+		"/usr/local/bin/kubectl-yardmaster": true,
+		"kubectl-yardmaster":                true,
+		`C:\bin\kubectl-yardmaster.exe`:     false, // filepath.Base on Linux keeps the backslashes
+		"kubectl-yardmaster.exe":            true,
+		"/usr/local/bin/yardmaster":         false,
+		"yardmaster":                        false,
+	} {
+		if got := asKubectlPlugin(argv0); got != want {
+			t.Errorf("%s: %v, want %v", argv0, got, want)
+		}
+	}
+}
+
+const clusterFile = `apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}
+  status:
+    allocatable: {cpu: "2", memory: 4Gi, pods: "110"}
+    conditions: [{type: Ready, status: "True"}]
+- apiVersion: v1
+  kind: Node
+  metadata: {name: n2, labels: {kubernetes.io/hostname: n2}}
+  status:
+    allocatable: {cpu: "4", memory: 8Gi, pods: "110"}
+    conditions: [{type: Ready, status: "True"}]
+- apiVersion: v1
+  kind: Node
+  metadata: {name: gpu, labels: {kubernetes.io/hostname: gpu}}
+  spec:
+    taints: [{key: gpu, value: "true", effect: NoSchedule}]
+  status:
+    allocatable: {cpu: "16", memory: 64Gi, pods: "110"}
+    conditions: [{type: Ready, status: "True"}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: existing, namespace: default}
+spec:
+  nodeName: n2
+  containers: [{name: c, image: x, resources: {requests: {cpu: "3"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: done, namespace: default}
+spec:
+  nodeName: n1
+  containers: [{name: c, image: x, resources: {requests: {cpu: "2"}}}]
+status: {phase: Succeeded}
+`
+
+const webFile = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: default}
+spec:
+  replicas: 4
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: c, image: x, resources: {requests: {cpu: 500m}}}]
+`
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// The cluster: n1 has 2 cpus free (the Succeeded pod does not count), n2
+// 1 of 4, gpu is tainted: 2/0.5 + 1/0.5 = 6 replicas of 500m fit.
+func TestSimulateFromFile(t *testing.T) {
+	cluster := writeFile(t, "cluster.yaml", clusterFile)
+	web := writeFile(t, "web.yaml", webFile)
+	ctx := context.Background()
+
+	var out bytes.Buffer
+	if err := runSimulate(ctx, &out, simulateFlags{cluster: cluster, add: []string{web}, capacity: web}); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	// After the 4 web pods (2 cpus), 6 - 4 = 2 more fit.
+	for _, want := range []string{"4 placed, 0 Pending.", "Capacity: 2 more replicas fit.", "Runs out first: Insufficient cpu (2 of 3 nodes)."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+
+	out.Reset()
+	if err := runSimulate(ctx, &out, simulateFlags{cluster: cluster, drain: "n2"}); err != nil {
+		t.Fatal(err)
+	}
+	// existing (3 cpus) fits on no node once n2 is cordoned: n1 has 2.
+	if !strings.Contains(out.String(), "default/existing  Pending  0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {gpu: true}, 1 node(s) were unschedulable.") {
+		t.Errorf("drain:\n%s", out.String())
+	}
+}
+
+func TestExpandPods(t *testing.T) {
+	path := writeFile(t, "w.yaml", webFile+`---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: c, image: x}]}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: batch, namespace: jobs}
+spec:
+  parallelism: 3
+  template:
+    spec: {restartPolicy: Never, containers: [{name: c, image: x}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: single}
+spec: {containers: [{name: c, image: x}]}
+`)
+	objs, err := readObjects(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range expandPods(objs) {
+		got = append(got, p.Namespace+"/"+p.Name)
+	}
+	want := []string{"default/web-sim-0", "default/web-sim-1", "default/web-sim-2", "default/web-sim-3",
+		"default/db-0", "default/db-1", "jobs/batch-sim-0", "jobs/batch-sim-1", "jobs/batch-sim-2", "/single"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("pods (-want +got):\n%s", diff)
+	}
+}
+
+func TestKubectlPluginHelp(t *testing.T) {
+	root := kubectlPluginCommand()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetArgs([]string{"explain", "--help"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "kubectl yardmaster explain POD [flags]") {
+		t.Errorf("help does not say how kubectl runs it:\n%s", out.String())
+	}
+}

@@ -1,0 +1,44 @@
+package loadaware
+
+import (
+	"context"
+
+	"go.uber.org/zap"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/priorities/prommetric"
+)
+
+var _ framework.EnqueueExtensions = &LoadHotSpot{}
+
+// EventsToRegister declares what can undo a rejection of LoadHotSpot: a
+// node added (it may be cool) or resized (the share of the pods placed
+// since changes), and a pod leaving a node while it still counts in the
+// estimate of the pods placed since the table. A new measurement is no
+// cluster event: the unschedulable pool's periodic flush retries the pods
+// within five minutes, by which time the tables are new.
+func (pl *LoadHotSpot) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
+	return []framework.ClusterEventWithHint{
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeAllocatable}},
+		{Event: framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete}, QueueingHintFn: pl.isPodCounted},
+	}, nil
+}
+
+// isPodCounted queues the pod when the pod deleted was placed since a
+// table of the filter (less its window): its estimate no longer weighs on
+// its node. A pod placed before is in the measurement, which only the next
+// table (and the flush) can tell has changed.
+func (pl *LoadHotSpot) isPodCounted(_ *zap.Logger, _ *v1.Pod, oldObj, _ any) (framework.QueueingHint, error) {
+	deleted, ok := oldObj.(*v1.Pod)
+	if !ok {
+		return framework.Queue, nil // not a pod we can read: never strand one
+	}
+	p := pl.set.current()
+	for i, t := range p.tables {
+		if t != nil && !prommetric.BoundBefore(deleted, p.since(i)) {
+			return framework.Queue, nil
+		}
+	}
+	return framework.QueueSkip, nil
+}

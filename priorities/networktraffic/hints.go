@@ -1,0 +1,42 @@
+package networktraffic
+
+import (
+	"context"
+
+	"go.uber.org/zap"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/priorities/prommetric"
+)
+
+var _ framework.EnqueueExtensions = &NetworkTraffic{}
+
+// EventsToRegister declares what can undo a filterAbove rejection: a node
+// added, and a pod leaving a node while its estimate still counts there. A
+// new sample is no cluster event: the unschedulable pool's periodic flush
+// retries the pods within five minutes. Without filterAbove the plugin
+// rejects nothing and registers nothing.
+func (pl *NetworkTraffic) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
+	if pl.args.FilterAbove <= 0 {
+		return nil, nil
+	}
+	return []framework.ClusterEventWithHint{
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}},
+		{Event: framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete}, QueueingHintFn: pl.isPodCounted},
+	}, nil
+}
+
+// isPodCounted queues the pod when the pod deleted was bound since the
+// current sample: its estimate no longer weighs on its node.
+func (pl *NetworkTraffic) isPodCounted(_ *zap.Logger, _ *v1.Pod, oldObj, _ any) (framework.QueueingHint, error) {
+	deleted, ok := oldObj.(*v1.Pod)
+	if !ok {
+		return framework.Queue, nil
+	}
+	t := pl.metric.Load()
+	if t == nil || !prommetric.BoundBefore(deleted, t.Since) {
+		return framework.Queue, nil
+	}
+	return framework.QueueSkip, nil
+}
