@@ -100,6 +100,16 @@ test: lint $(CONTROL_PLANE) prometheus ## Everything CI runs: lint, unit and e2e
 # ResourceClaimTemplate, with kube-controller-manager's ResourceClaim
 # controller; a few minutes):
 #   make bench-compare BENCH_FLAGS='-nodes 1000 -workloads dra -stream-count 0 -runs 3'
+# and the shapes of kube-scheduler's scheduler_perf: Unschedulable (20,000
+# pods that fit nowhere queued before 5,000 that fit) and
+# SchedulingWithMixedChurn (10,000 pods while nodes, pods and Services come
+# and go), PreemptionBasic (full nodes, higher-priority pods), DaemonSet
+# pods pinned by node affinity to each of 15,000 nodes, and the scheduler's
+# idle CPU over 20,000 unschedulable pods while KWOK completes 50 pods/s:
+#   make bench-compare BENCH_FLAGS='-nodes 5000 -workloads unschedulable,mixedchurn -stream-count 0 -stall 120s'
+#   make bench-compare BENCH_FLAGS='-nodes 1000 -workloads preemption -stream-count 0'
+#   make bench-compare BENCH_FLAGS='-nodes 15000 -workloads daemonset -stream-count 0'
+#   make bench-compare BENCH_FLAGS='-nodes 5000 -workloads idle'
 BENCH_FLAGS ?=
 
 bench: bench-go bench-compare ## Go benchmarks, then yardmaster against kube-scheduler side by side.

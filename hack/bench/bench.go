@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -101,10 +102,17 @@ func binariesNeeded(o *options) []string {
 // interrupted benchmark still leaves what it measured.
 func runCluster(ctx context.Context, o *options, r *Report, n int, out, logDir string) error {
 	logf("%d nodes: starting etcd and kube-apiserver", n)
+	kwok := slices.ContainsFunc(o.workloads, func(name string) bool {
+		w, _ := workloadByName(name)
+		return w.idle
+	})
 	cp, err := controlplane.Start(ctx, controlplane.Options{
 		BinDir:              o.binDir,
 		LogDir:              logDir,
 		ExtraAPIServerFlags: apiserverFlags(),
+		// KWOK completes the idle workload's pods; it runs only when
+		// that workload does, since it watches every pod.
+		KWOK: kwok,
 	})
 	if err != nil {
 		return err
@@ -133,6 +141,15 @@ func runCluster(ctx context.Context, o *options, r *Report, n int, out, logDir s
 		c.nodes = append(c.nodes, benchNode(i))
 	}
 	logf("%d nodes: created %d ready nodes in %s", n, n, time.Since(t).Round(time.Millisecond))
+	if kwok {
+		if err := createKWOKNodes(ctx, client, o.kwokNodes); err != nil {
+			return err
+		}
+		logf("%d nodes: created %d tainted KWOK nodes for the completions of idle", n, o.kwokNodes)
+	}
+	if err := ensurePriorityClass(ctx, client); err != nil {
+		return err
+	}
 	if err := checkNodesEmpty(ctx, client); err != nil {
 		return err
 	}
@@ -160,7 +177,7 @@ func runCluster(ctx context.Context, o *options, r *Report, n int, out, logDir s
 func (c *cluster) runWorkload(ctx context.Context, r *Report, w workload) error {
 	o := c.opts
 	contenders := o.schedulers
-	if controllers := w.controllers(); len(controllers) > 0 {
+	if w.skipsCeilings() {
 		contenders = nil
 		for _, s := range o.schedulers {
 			if !isCeiling(s) {
@@ -174,6 +191,8 @@ func (c *cluster) runWorkload(ctx context.Context, r *Report, w workload) error 
 		if len(contenders) == 0 {
 			return nil
 		}
+	}
+	if controllers := w.controllers(); len(controllers) > 0 {
 		stop, err := c.startControllers(ctx, controllers)
 		if err != nil {
 			return fmt.Errorf("%s: %w", w.name, err)
@@ -273,15 +292,34 @@ func (c *cluster) warmUp(ctx context.Context, w workload, contenders []string, c
 // sizes returns what the number of pods of a phase depends on, pods being
 // -pods or -stream-count.
 func (c *cluster) sizes(pods int) sizes {
-	return sizes{pods: pods, volumePods: c.opts.volumePods, draPods: c.opts.draPods, nodes: len(c.nodes)}
+	return sizes{pods: pods, volumePods: c.opts.volumePods, draPods: c.opts.draPods, nodes: len(c.nodes), measurePods: c.opts.measurePods}
 }
 
-// measure runs the drain and, for a real scheduler, the stream phase.
+// measure runs the drain and, for a real scheduler, the stream phase; for
+// an idle workload, the idle phase alone.
 func (c *cluster) measure(ctx context.Context, w workload, run *Run) error {
+	if w.idle {
+		res, err := c.idle(ctx, w, run.Contender)
+		run.Idle = res
+		if err != nil {
+			return fmt.Errorf("idle: %w", err)
+		}
+		logf("  %-12s run %d %-14s idle over %d pool pods: %6.1f millicores  (%.1f completions/s, %d churn ops in %.0fs)  pool tried in %.1fs, %.1f CPU s  rss %4.0f MiB  violations %d  other load %.2f",
+			w.name, run.Run, run.Contender, res.PoolPods, res.Millicores, res.CompletionsPerSecond, res.ChurnOps, res.WindowS, res.PoolAttemptS, res.PoolCPUSeconds, res.PeakRSSMiB, res.Placement.Violations, res.OtherCPUCores)
+		return nil
+	}
 	d, err := c.drain(ctx, w, run.Contender, w.count(c.sizes(c.opts.pods)))
 	run.Drain = d
 	if err != nil {
 		return fmt.Errorf("drain: %w", err)
+	}
+	switch {
+	case d.PoolPods > 0:
+		logf("  %-12s run %d %-14s pool of %d tried in %.1fs, %.1f CPU s", w.name, run.Run, run.Contender, d.PoolPods, d.PoolAttemptS, d.PoolCPUSeconds)
+	case d.FillPods > 0:
+		logf("  %-12s run %d %-14s %d victims of %d low-priority pods for %d preemptors", w.name, run.Run, run.Contender, d.Victims, d.FillPods, d.Bound)
+	case d.ChurnOps > 0:
+		logf("  %-12s run %d %-14s %d churn creates and deletes", w.name, run.Run, run.Contender, d.ChurnOps)
 	}
 	logf("  %-12s run %d %-14s drain %5d/%-5d pods %7.0f pods/s  first bind after %5.2fs  cpu %6.2f ms/pod  rss %4.0f MiB  violations %d  stddev %.0fm  other load %.2f  events %d (+%.1fs)",
 		w.name, run.Run, run.Contender, d.Bound, d.Pods, d.PodsPerSecond, d.StartToFirstBindS, d.CPUMsPerPod, d.PeakRSSMiB,
@@ -290,7 +328,9 @@ func (c *cluster) measure(ctx context.Context, w workload, run *Run) error {
 		logf("  %-12s run %d %-14s drain: kube-controller-manager %.2f ms/pod, kube-apiserver+etcd %.2f ms/pod",
 			w.name, run.Run, run.Contender, 1000*d.ControllerManagerCPUSeconds/float64(d.Bound), 1000*(d.APIServerCPUSeconds+d.EtcdCPUSeconds)/float64(d.Bound))
 	}
-	if isCeiling(run.Contender) || c.opts.streamCount == 0 {
+	if isCeiling(run.Contender) || c.opts.streamCount == 0 || w.pool || w.churn || w.preempt {
+		// The scheduler_perf shapes have no stream phase: their
+		// background would have to be made again for it.
 		return nil
 	}
 	s, err := c.stream(ctx, w, run.Contender)

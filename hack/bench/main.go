@@ -33,6 +33,20 @@
 //	go run ./hack/bench -nodes 1000 -pods 5000 -workloads basic,spread,antiaffinity,mixed
 //	go run ./hack/bench -nodes 1000 -workloads volumes -schedulers yardmaster,kube-scheduler
 //	go run ./hack/bench -nodes 1000 -workloads dra -stream-count 0 -runs 2
+//	go run ./hack/bench -nodes 5000 -workloads unschedulable,mixedchurn -stream-count 0
+//	go run ./hack/bench -nodes 1000 -workloads preemption -stream-count 0
+//	go run ./hack/bench -nodes 15000 -workloads daemonset -stream-count 0
+//	go run ./hack/bench -nodes 5000 -workloads idle
+//
+// The shapes of kube-scheduler's scheduler_perf (scenarios.go) change the
+// drain: unschedulable queues a pool of higher-priority pods that fit
+// nowhere before the measured pods, so the scheduler tries the whole pool
+// first and retries it as the cluster changes; mixedchurn
+// creates and deletes a node, a pod and a Service every second around the
+// drain; preemption binds low-priority pods that fill every node first.
+// idle (idle.go) drains nothing: it measures the scheduler's CPU over a
+// pool it cannot place while KWOK, which the control plane then runs,
+// completes pods on a few nodes of its own.
 //
 // It prints a markdown table and writes results.json, results.md, one PNG
 // of pods bound over time per cluster size and workload, and every
@@ -110,6 +124,14 @@ type options struct {
 	// profile saves a CPU profile of every scheduler drain.
 	profile bool
 
+	// The scheduler_perf shapes (scenarios.go, idle.go).
+	measurePods    int
+	poolPods       int
+	churnInterval  time.Duration
+	completionRate float64
+	idleDuration   time.Duration
+	kwokNodes      int
+
 	qps   float64
 	burst int
 
@@ -155,6 +177,12 @@ func parseFlags(args []string) (*options, error) {
 	fs.Float64Var(&o.streamRate, "stream-rate", 100, "pods created per second in the stream phase")
 	fs.IntVar(&o.streamCount, "stream-count", 1000, "pods in the stream phase (antiaffinity: at most one per node); 0 skips it")
 	fs.IntVar(&o.workers, "workers", 32, "parallel clients creating objects and, in the ceiling, binding")
+	fs.IntVar(&o.measurePods, "measure-pods", 0, "measured pods of unschedulable (default 5000), mixedchurn (10000), preemption and daemonset (one per node); 0 means those defaults, the first two capped at half the cluster's pod slots")
+	fs.IntVar(&o.poolPods, "pool-pods", 20000, "pods that fit nowhere, queued before unschedulable's measured pods and idling in idle")
+	fs.DurationVar(&o.churnInterval, "churn-interval", time.Second, "mixedchurn and idle: a node, an unschedulable pod and a Service are created at one tick and deleted at the next")
+	fs.Float64Var(&o.completionRate, "completion-rate", 50, "idle: pods completed per second on KWOK nodes")
+	fs.DurationVar(&o.idleDuration, "idle-duration", 60*time.Second, "idle: the measured window of churn")
+	fs.IntVar(&o.kwokNodes, "kwok-nodes", 20, "idle: KWOK nodes (tainted; only the completing pods run there)")
 	fs.DurationVar(&o.stall, "stall", 60*time.Second, "give up on a phase after this long without a new binding")
 	fs.BoolVar(&o.quiesce, "quiesce", true, "before every drain's clock starts, have kube-apiserver collect its garbage and wait until it and etcd are idle, so no contender pays for the garbage of the run before it")
 	fs.BoolVar(&o.profile, "profile", false, "save CPU profiles of each drain (scheduler and kube-apiserver) and a heap profile of the scheduler into <out>/profiles; the profiled runs pay for it, do not quote them")
@@ -202,8 +230,10 @@ func parseFlags(args []string) (*options, error) {
 		return nil, errors.New("-nodes, -workloads and -schedulers must not be empty")
 	case o.pods <= 0 || o.runs <= 0 || o.workers <= 0:
 		return nil, errors.New("-pods, -runs and -workers must be positive")
-	case o.volumePods < 0 || o.draPods < 0:
-		return nil, errors.New("-volume-pods and -dra-pods must be >= 0")
+	case o.volumePods < 0 || o.draPods < 0 || o.measurePods < 0:
+		return nil, errors.New("-volume-pods, -dra-pods and -measure-pods must be >= 0")
+	case o.poolPods <= 0 || o.churnInterval <= 0 || o.completionRate <= 0 || o.idleDuration <= 0 || o.kwokNodes <= 0:
+		return nil, errors.New("-pool-pods, -churn-interval, -completion-rate, -idle-duration and -kwok-nodes must be positive")
 	case o.qps <= 0 || o.burst <= 0:
 		return nil, errors.New("-qps and -burst must be positive")
 	case o.streamCount < 0 || (o.streamCount > 0 && o.streamRate <= 0):

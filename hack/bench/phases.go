@@ -153,6 +153,31 @@ func (c *cluster) drain(ctx context.Context, w workload, contender string, count
 			return nil, err
 		}
 	}
+	// What the contender finds before it starts, besides the measured
+	// pods: a pool of pods that fit nowhere (queued first), or nodes full
+	// of low-priority pods.
+	var background []*v1.Pod
+	switch {
+	case w.pool && !isCeiling(contender):
+		background = namedPods(c.opts.poolPods, ns, profileName(contender), poolPod)
+	case w.preempt:
+		background = namedPods(fillPerNode*len(c.nodes), ns, profileName(contender), func(i int) *v1.Pod { return fillPod(i, len(c.nodes)) })
+	}
+	if len(background) > 0 {
+		if err := createPods(ctx, c.client, c.opts.workers, background); err != nil {
+			return nil, err
+		}
+		if _, err := rec.waitProgress(ctx, c.opts.stall, nil, func() (int, bool) {
+			seen, _, _ := rec.poolCounts()
+			return seen, seen >= len(background)
+		}); err != nil {
+			return nil, err
+		}
+	}
+	// The pool comes first in the queue either way: its pods have the
+	// higher priority, and both schedulers try the higher priority
+	// first. So every pool pod has been tried before the first measured
+	// pod is bound.
 	pods := podsFor(w, count, len(c.nodes), ns, profileName(contender))
 	if err := createPods(ctx, c.client, c.opts.workers, pods); err != nil {
 		return nil, err
@@ -179,6 +204,12 @@ func (c *cluster) drain(ctx context.Context, w workload, contender string, count
 		}
 	}
 	res := &DrainResult{Pods: count, Namespace: ns}
+	if w.pool && !isCeiling(contender) {
+		res.PoolPods = c.opts.poolPods
+	}
+	if w.preempt {
+		res.FillPods = len(background)
+	}
 	res.LoadAvg1 = loadAvg()
 	meter := newCPUMeter(c.meterPIDs())
 	var (
@@ -229,6 +260,17 @@ func (c *cluster) drain(ctx context.Context, w workload, contender string, count
 			profile(c.controllers.URL+"/debug/pprof/", "", res.ControllerManagerProfile)
 		}
 	}
+	var churn *churner
+	defer func() {
+		if churn != nil {
+			if _, cerr := churn.stop(); cerr != nil {
+				logf("  %s: %v", contender, cerr)
+			}
+		}
+	}()
+	if w.churn {
+		churn = startChurn(ctx, c.client, ns, profileName(contender), c.opts.churnInterval)
+	}
 	start := time.Now()
 	if isCeiling(contender) {
 		if err := bindRoundRobin(ctx, c.client, c.opts.workers, pods, len(c.nodes), contender == ceilingEventsName); err != nil {
@@ -250,11 +292,37 @@ func (c *cluster) drain(ctx context.Context, w workload, contender string, count
 		}
 	}
 
-	ok, err := rec.waitFor(ctx, c.opts.stall, proc, func(_, bound int) bool { return bound >= count })
+	// Trying a pool of 20,000 binds nothing for a while: the pool's
+	// first tries count as progress too.
+	ok, err := rec.waitProgress(ctx, c.opts.stall, proc, func() (int, bool) {
+		_, bound := rec.counts()
+		_, attempted, _ := rec.poolCounts()
+		return bound + attempted, bound >= count
+	})
 	if err != nil {
 		return nil, err
 	}
 	res.Complete = ok
+	if res.PoolPods > 0 {
+		_, attempted, lastAttempt := rec.poolCounts()
+		if attempted < res.PoolPods {
+			logf("  %s: tried only %d of %d pool pods", contender, attempted, res.PoolPods)
+		}
+		if !lastAttempt.IsZero() {
+			res.PoolAttemptS = lastAttempt.Sub(start).Seconds()
+		}
+	}
+	if churn != nil {
+		var cerr error
+		res.ChurnOps, cerr = churn.stop()
+		churn = nil
+		if cerr != nil {
+			logf("  %s: %v", contender, cerr)
+		}
+	}
+	if w.preempt {
+		res.Victims = rec.victimCount()
+	}
 
 	times, first, last := rec.bindTimes()
 	res.Bound = len(times)
@@ -278,7 +346,14 @@ func (c *cluster) drain(ctx context.Context, w workload, contender string, count
 		}
 	}
 	if proc != nil {
-		cpuAtEnd := sampler.settle(ctx)
+		// With a pool, what the pods cost starts at the first binding:
+		// before it, the scheduler tried the pool (PoolCPUSeconds).
+		var cpuBase time.Duration
+		if res.PoolPods > 0 && !first.IsZero() {
+			cpuBase = sampler.at(first)
+			res.PoolCPUSeconds = cpuBase.Seconds()
+		}
+		cpuAtEnd := sampler.settle(ctx) - cpuBase
 		res.CPUSeconds = cpuAtEnd.Seconds()
 		res.DrainCPUSeconds = (sampler.at(last) - sampler.at(first)).Seconds()
 		if res.Bound > 0 {
@@ -616,7 +691,12 @@ func (c *cluster) quiesce(ctx context.Context) error {
 // settle waits until the process used less than settleThreshold of CPU in
 // the last settleWindow, at most settleMax, and returns its CPU time then.
 func (s *cpuSampler) settle(ctx context.Context) time.Duration {
-	deadline := time.Now().Add(settleMax)
+	return s.settleWithin(ctx, settleMax)
+}
+
+// settleWithin is settle with a bound of its own.
+func (s *cpuSampler) settleWithin(ctx context.Context, limit time.Duration) time.Duration {
+	deadline := time.Now().Add(limit)
 	for {
 		now := s.now()
 		if time.Now().After(deadline) || ctx.Err() != nil {

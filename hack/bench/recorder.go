@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,23 +25,43 @@ type recorder struct {
 	lister  cache.Indexer
 
 	mu    sync.Mutex
-	seen  int                  // pods seen at all
+	seen  int                  // measured pods seen at all
 	bound map[string]time.Time // pod name → when seen bound
 	first time.Time
 	last  time.Time
 
 	scheduled map[string]time.Time // pod name → when its Scheduled event was seen
 	lastEvent time.Time
+
+	// Pods that are not measured (named without measuredPrefix): how
+	// many were seen, which of the pool were tried (PodScheduled False),
+	// how many fill pods were deleted (preemption's victims), and which
+	// completing pods succeeded, each passed once to onDone.
+	others      int
+	attempted   map[string]bool
+	lastAttempt time.Time
+	victims     int
+	succeeded   map[string]bool
+	onDone      func(name string)
 }
 
 // startRecorder starts a pod informer on ns and waits for its cache.
 func startRecorder(ctx context.Context, c kubernetes.Interface, ns string) (*recorder, error) {
-	r := &recorder{bound: map[string]time.Time{}, scheduled: map[string]time.Time{}}
+	return startRecorderWith(ctx, c, ns, nil)
+}
+
+// startRecorderWith is startRecorder with onDone called (from the
+// informer's goroutine; it must not block) for every completing pod seen
+// Succeeded.
+func startRecorderWith(ctx context.Context, c kubernetes.Interface, ns string, onDone func(name string)) (*recorder, error) {
+	r := &recorder{bound: map[string]time.Time{}, scheduled: map[string]time.Time{},
+		attempted: map[string]bool{}, succeeded: map[string]bool{}, onDone: onDone}
 	r.factory = informers.NewSharedInformerFactoryWithOptions(c, 0, informers.WithNamespace(ns))
 	inf := r.factory.Core().V1().Pods().Informer()
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { r.observe(obj, true) },
 		UpdateFunc: func(_, obj any) { r.observe(obj, false) },
+		DeleteFunc: r.observeDelete,
 	}); err != nil {
 		return nil, fmt.Errorf("adding pod handler: %w", err)
 	}
@@ -71,6 +92,10 @@ func (r *recorder) observe(obj any, added bool) {
 	now := time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if !strings.HasPrefix(p.Name, measuredPrefix) {
+		r.observeOther(p, added, now)
+		return
+	}
 	if added {
 		r.seen++
 	}
@@ -85,6 +110,75 @@ func (r *recorder) observe(obj any, added bool) {
 		r.first = now
 	}
 	r.last = now
+}
+
+// observeOther notes what matters of a pod that is not measured; r.mu is
+// held.
+func (r *recorder) observeOther(p *v1.Pod, added bool, now time.Time) {
+	if added {
+		r.others++
+	}
+	switch {
+	case strings.HasPrefix(p.Name, poolPrefix):
+		if !r.attempted[p.Name] && triedAndFailed(p) {
+			r.attempted[p.Name] = true
+			r.lastAttempt = now
+		}
+	case strings.HasPrefix(p.Name, donePrefix):
+		if p.Status.Phase == v1.PodSucceeded && !r.succeeded[p.Name] {
+			r.succeeded[p.Name] = true
+			if r.onDone != nil {
+				r.onDone(p.Name)
+			}
+		}
+	}
+}
+
+// triedAndFailed reports whether a scheduler has tried p and found no
+// node: PodScheduled False, which both schedulers write after a failed
+// attempt.
+func triedAndFailed(p *v1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *recorder) observeDelete(obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	p, ok := obj.(*v1.Pod)
+	if !ok || !strings.HasPrefix(p.Name, fillPrefix) {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.victims++
+}
+
+// poolCounts returns how many unmeasured pods were seen and how many pool
+// pods were tried, and when the last of them was.
+func (r *recorder) poolCounts() (seen, attempted int, last time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.others, len(r.attempted), r.lastAttempt
+}
+
+// victimCount returns how many fill pods were deleted.
+func (r *recorder) victimCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.victims
+}
+
+// completions returns how many completing pods were seen Succeeded.
+func (r *recorder) completions() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.succeeded)
 }
 
 func (r *recorder) observeEvent(obj any) {
@@ -181,18 +275,37 @@ func (r *recorder) stop() {
 // waitFor polls until done reports true, the process ends, no pod was bound
 // for stall, or ctx ends. It returns whether done was reached.
 func (r *recorder) waitFor(ctx context.Context, stall time.Duration, proc *process, done func(seen, bound int) bool) (bool, error) {
+	return r.waitProgress(ctx, stall, proc, func() (int, bool) {
+		seen, bound := r.counts()
+		return bound, done(seen, bound)
+	})
+}
+
+// waitPool waits until want pool pods were tried, as waitFor waits for
+// bindings.
+func (r *recorder) waitPool(ctx context.Context, stall time.Duration, proc *process, want int) (bool, error) {
+	return r.waitProgress(ctx, stall, proc, func() (int, bool) {
+		_, attempted, _ := r.poolCounts()
+		return attempted, attempted >= want
+	})
+}
+
+// waitProgress polls check until it reports done, the process ends, the
+// progress it reports stayed the same for stall, or ctx ends. It returns
+// whether done was reached.
+func (r *recorder) waitProgress(ctx context.Context, stall time.Duration, proc *process, check func() (progress int, done bool)) (bool, error) {
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
-	lastBound, lastProgress := -1, time.Now()
+	lastProgress, lastChange := -1, time.Now()
 	for {
-		seen, bound := r.counts()
-		if done(seen, bound) {
+		progress, done := check()
+		if done {
 			return true, nil
 		}
-		if bound != lastBound {
-			lastBound, lastProgress = bound, time.Now()
+		if progress != lastProgress {
+			lastProgress, lastChange = progress, time.Now()
 		}
-		if time.Since(lastProgress) > stall {
+		if time.Since(lastChange) > stall {
 			return false, nil
 		}
 		if proc != nil {

@@ -57,6 +57,26 @@ type workload struct {
 	// profileRate is the drain rate, in pods/s, that -profile sizes its
 	// CPU profiles for; 0 means defaultProfileRate.
 	profileRate int
+
+	// The shapes of kube-scheduler's scheduler_perf (scenarios.go):
+	//
+	// pool queues -pool-pods pods that fit nowhere, at a higher priority,
+	// before the measured pods: the contender tries the whole pool
+	// before it binds the first measured pod, and retries it as it
+	// goes.
+	pool bool
+	// churn creates and deletes a node, an unschedulable pod and a
+	// Service every -churn-interval while the contender drains
+	// (scheduler_perf's churn op in recreate mode).
+	churn bool
+	// preempt fills every node with fillPerNode low-priority pods,
+	// bound before the contender starts; each measured pod needs
+	// preemptVictims of them evicted from one node.
+	preempt bool
+	// idle measures no drain: the contender's CPU while a pool of
+	// unschedulable pods waits and nodes and pods churn around it
+	// (idle.go).
+	idle bool
 }
 
 // defaultProfileRate is the profileRate of most workloads: a drain at
@@ -72,6 +92,18 @@ type sizes struct {
 	volumePods int
 	draPods    int
 	nodes      int
+	// measurePods is -measure-pods: the measured pods of the
+	// scheduler_perf shapes; 0 means each shape's default.
+	measurePods int
+}
+
+// measured returns -measure-pods, or else def capped at half the pod
+// slots of the cluster, so a small test cluster gets a drain that fits.
+func (s sizes) measured(def int) int {
+	if s.measurePods > 0 {
+		return s.measurePods
+	}
+	return min(def, s.nodes*nodePods/2)
 }
 
 var workloads = []workload{
@@ -141,7 +173,58 @@ var workloads = []workload{
 		// kube-scheduler drains some 60 pods/s here.
 		profileRate: 50,
 	},
+	{
+		name:  "unschedulable",
+		what:  "scheduler_perf Unschedulable: -pool-pods high-priority pods that fit nowhere (64 cpu) queued first, then pods of 100m/500Mi (-measure-pods, default 5,000), all queued before the scheduler starts",
+		count: func(s sizes) int { return s.measured(unschedulablePods) },
+		pod:   func(i, _ int) *v1.Pod { return defaultPerfPod(i) },
+		pool:  true,
+	},
+	{
+		name:  "mixedchurn",
+		what:  "scheduler_perf SchedulingWithMixedChurn: pods of 100m/500Mi (-measure-pods, default 10,000) while a node, an unschedulable pod and a Service are created and deleted every -churn-interval",
+		count: func(s sizes) int { return s.measured(mixedChurnPods) },
+		pod:   func(i, _ int) *v1.Pod { return defaultPerfPod(i) },
+		churn: true,
+	},
+	{
+		name: "preemption",
+		what: fmt.Sprintf("scheduler_perf PreemptionBasic: every node full with %d low-priority pods of %s, then high-priority pods of %s (-measure-pods, default one per node) that each need %d victims", fillPerNode, fillCPU, preemptorCPU, preemptVictims),
+		count: func(s sizes) int {
+			if s.measurePods > 0 {
+				return min(s.measurePods, s.nodes)
+			}
+			return s.nodes
+		},
+		pod:     func(i, _ int) *v1.Pod { return preemptorPod(i) },
+		preempt: true,
+		// kube-scheduler preempts some tens of pods per second.
+		profileRate: 50,
+	},
+	{
+		name: "daemonset",
+		what: "scheduler_perf's DaemonSet pods: one per node, pinned by required node affinity on metadata.name (matchFields), no requests",
+		count: func(s sizes) int {
+			if s.measurePods > 0 {
+				return min(s.measurePods, s.nodes)
+			}
+			return s.nodes
+		},
+		pod: daemonSetPod,
+	},
+	{
+		name:  "idle",
+		what:  "scheduler CPU while idle: -pool-pods pods that fit nowhere, tried once, then -idle-duration of churn: -completion-rate pod completions per second on KWOK nodes, and a node, an unschedulable pod and a Service created and deleted every -churn-interval",
+		count: func(s sizes) int { return 0 },
+		pod:   func(i, _ int) *v1.Pod { return defaultPerfPod(i) },
+		idle:  true,
+	},
 }
+
+// measuredPrefix starts the name of every pod a drain measures; the
+// recorder counts only those as bound (pool, fill and churn pods are
+// named otherwise).
+const measuredPrefix = "pod-"
 
 // controllers returns the kube-controller-manager controllers w needs
 // beside the scheduler, or nil.
@@ -155,6 +238,9 @@ func (w workload) controllers() []string {
 	return nil
 }
 
+// skipsCeilings reports whether the ceilings sit w out.
+func (w workload) skipsCeilings() bool { return w.ceilingSkipped() != "" }
+
 // ceilingSkipped says why the ceilings, which post Bindings and nothing
 // else, cannot run w, or "" when they can.
 func (w workload) ceilingSkipped() string {
@@ -163,6 +249,10 @@ func (w workload) ceilingSkipped() string {
 		return "no claim would get a volume"
 	case w.devices:
 		return "no claim would get a device"
+	case w.preempt:
+		return "binding would overcommit nodes that only preemption frees"
+	case w.idle:
+		return "there is nothing to bind"
 	}
 	return ""
 }
@@ -210,7 +300,7 @@ func basePod(i int, app, cpu, mem string) *v1.Pod {
 	return p
 }
 
-func podName(i int) string { return fmt.Sprintf("pod-%06d", i) }
+func podName(i int) string { return fmt.Sprintf(measuredPrefix+"%06d", i) }
 
 func withZoneSpread(p *v1.Pod) *v1.Pod {
 	p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{
