@@ -218,6 +218,9 @@ func (e *Explanation) Summarize() {
 		if s := e.closest(); s != "" {
 			b.WriteString(" " + s)
 		}
+	case e.Selected == "" && e.Message != "":
+		// Simulate's Reserve refused the node the cycle chose.
+		fmt.Fprintf(&b, "Passed the filters on %d of %d nodes, but was not placed: %s.", feasible, e.Nodes, strings.TrimSuffix(e.Message, "."))
 	default:
 		where := "would go to " + e.Selected
 		if len(e.Best) > 1 {

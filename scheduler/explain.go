@@ -124,7 +124,7 @@ func (s *Scheduler) Explain(ctx context.Context, pod *v1.Pod) (*explain.Explanat
 	s.Cache.UpdateSnapshot(s.snapshot)
 	// Plugins are timed in the scheduler's cycles only.
 	s.recordPluginMetrics = false
-	e, _, err := s.explainLocked(ctx, prof, pod)
+	e, _, err := s.explainLocked(ctx, prof, framework.NewCycleState(), pod)
 	return e, err
 }
 
@@ -142,9 +142,13 @@ func (s *Scheduler) ExplainPod(ctx context.Context, namespace, name string) (*ex
 }
 
 // Place is simulate's step: Explain pod and, when it fits, assume it on
-// the node the cycle selected, so that the next pod sees it there. The
-// assumption is never bound, and never expires. pod needs a UID of its
-// own, and a schedulerName that names a profile.
+// the node the cycle selected and run the profile's Reserve plugins, as
+// the scheduling cycle does, so that the next pod sees it there with the
+// volumes and devices it was given. Nothing is bound or written: Permit
+// and the binding cycle do not run, and the assumption never expires. A
+// Reserve failure undoes the reservation and leaves the pod unplaced,
+// with the plugin's message. pod needs a UID of its own, and a
+// schedulerName that names a profile.
 func (s *Scheduler) Place(ctx context.Context, pod *v1.Pod) (*explain.Explanation, error) {
 	prof := s.profiles[pod.Spec.SchedulerName]
 	if prof == nil {
@@ -154,7 +158,8 @@ func (s *Scheduler) Place(ctx context.Context, pod *v1.Pod) (*explain.Explanatio
 	defer s.cycleMu.Unlock()
 	s.Cache.UpdateSnapshot(s.snapshot)
 	s.recordPluginMetrics = false
-	e, chosen, err := s.explainLocked(ctx, prof, pod)
+	state := framework.NewCycleState()
+	e, chosen, err := s.explainLocked(ctx, prof, state, pod)
 	if err != nil || chosen == nil {
 		return e, err
 	}
@@ -162,6 +167,13 @@ func (s *Scheduler) Place(ctx context.Context, pod *v1.Pod) (*explain.Explanatio
 	assumed.Spec.NodeName = e.Selected
 	if err := s.Cache.AssumePod(assumed); err != nil {
 		return nil, fmt.Errorf("assume %s/%s on %q: %w", pod.Namespace, pod.Name, e.Selected, err)
+	}
+	j := &bindJob{prof: prof, state: state, assumed: assumed, res: scheduleResult{node: e.Selected}}
+	if st, plugin := s.runReserve(ctx, j); st != nil {
+		s.unreserveAndForget(ctx, j)
+		e.Message = pluginFailure("Reserve", st, plugin, e.Selected).Error()
+		e.Selected = ""
+		e.Summarize()
 	}
 	return e, nil
 }
@@ -178,7 +190,7 @@ func (s *Scheduler) ProfileNames() []string {
 
 // explainLocked is Explain under cycleMu with the snapshot updated. It
 // also returns the chosen node's NodeInfo when the pod fits.
-func (s *Scheduler) explainLocked(ctx context.Context, prof *profile, pod *v1.Pod) (*explain.Explanation, *framework.NodeInfo, error) {
+func (s *Scheduler) explainLocked(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod) (*explain.Explanation, *framework.NodeInfo, error) {
 	e := &explain.Explanation{
 		Pod:           pod.Namespace + "/" + pod.Name,
 		Profile:       prof.name,
@@ -200,7 +212,6 @@ func (s *Scheduler) explainLocked(ctx context.Context, prof *profile, pod *v1.Po
 	// An explanation leaves the loop where it was.
 	defer func(next int) { s.nextStartNodeIndex = next }(s.nextStartNodeIndex)
 
-	state := framework.NewCycleState()
 	rec := &cycleRecorder{allNodes: true}
 	feasible, _, fitErr, err := s.findFeasible(ctx, prof, state, pod, all, rec)
 	if err != nil {

@@ -210,3 +210,75 @@ func TestKubectlPluginHelp(t *testing.T) {
 		t.Errorf("help does not say how kubectl runs it:\n%s", out.String())
 	}
 }
+
+// One local volume of a WaitForFirstConsumer class, two claims that could
+// each take it: simulate reserves it for the first pod, as the scheduler
+// does, so the second pod stays Pending instead of being placed on it too.
+const volumeClusterFile = `apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}
+  status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+- apiVersion: v1
+  kind: Node
+  metadata: {name: n2, labels: {kubernetes.io/hostname: n2}}
+  status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+- apiVersion: storage.k8s.io/v1
+  kind: StorageClass
+  metadata: {name: local}
+  provisioner: kubernetes.io/no-provisioner
+  volumeBindingMode: WaitForFirstConsumer
+- apiVersion: v1
+  kind: PersistentVolume
+  metadata: {name: pv-n1}
+  spec:
+    capacity: {storage: 1Gi}
+    accessModes: [ReadWriteOnce]
+    storageClassName: local
+    local: {path: /mnt/disk}
+    nodeAffinity:
+      required:
+        nodeSelectorTerms:
+        - matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [n1]}]
+  status: {phase: Available}
+- apiVersion: v1
+  kind: PersistentVolumeClaim
+  metadata: {name: data-a, namespace: default}
+  spec: {accessModes: [ReadWriteOnce], storageClassName: local, resources: {requests: {storage: 1Gi}}}
+- apiVersion: v1
+  kind: PersistentVolumeClaim
+  metadata: {name: data-b, namespace: default}
+  spec: {accessModes: [ReadWriteOnce], storageClassName: local, resources: {requests: {storage: 1Gi}}}
+`
+
+const volumePodsFile = `apiVersion: v1
+kind: Pod
+metadata: {name: a, namespace: default}
+spec:
+  containers: [{name: c, image: x}]
+  volumes: [{name: d, persistentVolumeClaim: {claimName: data-a}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: b, namespace: default}
+spec:
+  containers: [{name: c, image: x}]
+  volumes: [{name: d, persistentVolumeClaim: {claimName: data-b}}]
+`
+
+func TestSimulateReservesVolumes(t *testing.T) {
+	cluster := writeFile(t, "cluster.yaml", volumeClusterFile)
+	pods := writeFile(t, "pods.yaml", volumePodsFile)
+	var out bytes.Buffer
+	if err := runSimulate(context.Background(), &out, simulateFlags{cluster: cluster, add: []string{pods}}); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{"1 placed, 1 Pending.", "default/a  n1", "default/b  Pending"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+}
