@@ -189,10 +189,9 @@ func BenchmarkWakeUnschedulable(b *testing.B) {
 	}{
 		{"NodeLabelUpdate", framework.ClusterEvent{Resource: framework.Node, ActionType: framework.NodeUpdateActions(node, relabelled)}, node, relabelled},
 		{"NodeConditionUpdate", framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeCondition}, node, heartbeat},
-		// A finished pod that requested nothing the pool requests
-		// (a GPU job's pod): NodeResourcesFit's hint turns it down.
-		{"AssignedPodDelete", assignedPodDelete, schedtest.MakePod().Name("done").Node("n1").
-			Res(map[v1.ResourceName]string{"example.com/gpu": "1"}).Obj(), nil},
+		// No assigned pod's deletion here: it frees a pod slot at least,
+		// so NodeResourcesFit's hint queues every pod it rejected that may
+		// run on that node, as kube-scheduler's does.
 		{"AssignedPodAdd", framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Add}, nil,
 			schedtest.MakePod().Name("web").Label("app", "web").Node("n1").Obj()},
 	}
