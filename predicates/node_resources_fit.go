@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
 )
@@ -68,6 +69,17 @@ type Fit struct {
 	// deviceClasses tells which extended resources a DeviceClass serves;
 	// nil without DRA.
 	deviceClasses framework.DeviceClassResolver
+	// nodes, when set, lets the hints look up the node of a deleted pod
+	// (UseNodeLister).
+	nodes corelisters.NodeLister
+}
+
+// UseNodeLister lets the queueing hints read nodes: a pod deleted from a
+// node whose whole allocatable could never hold a pending pod's requests
+// then wakes that pod no more (see fitHints.isSchedulableAfterPodEvent).
+func (f *Fit) UseNodeLister(l corelisters.NodeLister) *Fit {
+	f.nodes = l
+	return f
 }
 
 // UseDeviceClasses makes the filter leave to DynamicResources the extended

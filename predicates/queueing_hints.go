@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync/atomic"
 
 	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
@@ -116,14 +117,42 @@ type fitHints struct {
 	*Fit
 	states podMemo[*fitState]
 	names  podMemo[[]v1.ResourceName]
+	// lastNode is the node of the last pod event's pod, looked up once
+	// per event rather than once per parked pod.
+	lastNode atomic.Pointer[eventNode]
+}
+
+// eventNode is the node (nil when unknown) that a pod event's pod was on.
+type eventNode struct {
+	pod  *v1.Pod
+	node *v1.Node
+}
+
+// nodeOf returns the node named name that the event's pod was on, or nil
+// when there is no lister or no such node.
+func (f *fitHints) nodeOf(eventPod *v1.Pod, name string) *v1.Node {
+	if f.nodes == nil {
+		return nil
+	}
+	if last := f.lastNode.Load(); last != nil && last.pod == eventPod {
+		return last.node
+	}
+	node, err := f.nodes.Get(name)
+	if err != nil {
+		node = nil
+	}
+	f.lastNode.Store(&eventNode{pod: eventPod, node: node})
+	return node
 }
 
 // isSchedulableAfterPodEvent queues the pod when a pod that held resources
 // on a node (bound or nominated) was deleted, on a node the pod may run on;
 // when such a pod shrank in some resource the pod requests; or when the pod
 // itself shrank. kube-scheduler queues on every such deletion; yardmaster
-// also skips a pod pinned to other nodes, which finds no more room than
-// before.
+// also skips a pod pinned to other nodes, and a pod whose requests that
+// node's whole allocatable could not hold (a pod of 64 cpu waiting for a
+// bigger node is not helped by any pod leaving a node of 32): neither finds
+// more room than before. A node that grows registers its own event.
 func (f *fitHints) isSchedulableAfterPodEvent(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
 	oldPod, newPod, err := asObjects[*v1.Pod](oldObj, newObj)
 	if err != nil {
@@ -143,6 +172,9 @@ func (f *fitHints) isSchedulableAfterPodEvent(_ *zap.Logger, pod *v1.Pod, oldObj
 		node = oldPod.Status.NominatedNodeName
 	}
 	if !mayRunOn(pod, node) {
+		return framework.QueueSkip, nil
+	}
+	if n := f.nodeOf(oldPod, node); n != nil && !f.states.get(pod, f.newFitState).fitsAllocatable(n) {
 		return framework.QueueSkip, nil
 	}
 	if newPod == nil {

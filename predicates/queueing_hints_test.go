@@ -7,6 +7,8 @@ import (
 	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
@@ -122,6 +124,25 @@ func TestFitHints(t *testing.T) {
 		{name: "pod of another node shrank in cpu, the pod wants memory", pod: pod("mem").Req("", "1Gi").Obj(), event: assignedPodUpdate(onN1, shrunk), old: onN1, new: shrunk, want: framework.QueueSkip},
 		{name: "assigned pod scaled down", pod: big, event: assignedPodUpdate(onN1, shrunk), old: onN1, new: shrunk, want: framework.Queue},
 		{name: "assigned pod added: not registered", pod: big, event: evAssignedAdd, new: onN1, want: framework.QueueSkip},
+	})
+
+	// With the node lister, a deletion on a node whose whole allocatable
+	// is smaller than the pod's requests wakes nothing.
+	nodes := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{})
+	if err := nodes.Add(small); err != nil { // n1: 2 cpu
+		t.Fatal(err)
+	}
+	withNodes := predicates.NewFit(nil).UseNodeLister(corelisters.NewNodeLister(nodes))
+	onN2 := pod("other").Req("1", "1Gi").Node("n2").Obj()
+	shrunkOnN1 := pod("other").Req("1", "1Gi").Node("n1").Obj()
+	shrunkOnN1.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = resource.MustParse("500m")
+	checkHints(t, withNodes, []hintCase{
+		{name: "deleted from a node too small for the pod's cpu", pod: big, event: evAssignedDelete, old: onN1, want: framework.QueueSkip},
+		{name: "nominated on a node too small", pod: big, event: evAssignedDelete, old: nominated, want: framework.QueueSkip},
+		{name: "scaled down on a node too small", pod: big, event: assignedPodUpdate(onN1, shrunk), old: onN1, new: shrunk, want: framework.QueueSkip},
+		{name: "deleted from a node that could hold the pod", pod: pod("fits").Req("1", "1Gi").Obj(), event: evAssignedDelete, old: onN1, want: framework.Queue},
+		{name: "the same event for a pod the node could hold", pod: pod("fits").Req("1", "1Gi").Obj(), event: assignedPodUpdate(onN1, shrunkOnN1), old: onN1, new: shrunkOnN1, want: framework.Queue},
+		{name: "deleted from a node the lister does not know", pod: big, event: evAssignedDelete, old: onN2, want: framework.Queue},
 	})
 }
 

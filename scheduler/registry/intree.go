@@ -219,6 +219,9 @@ func coreRegistrations() []Registration {
 				if h != nil && h.SharedDRAManager() != nil {
 					fit.UseDeviceClasses(h.SharedDRAManager())
 				}
+				if h != nil && h.SharedInformerFactory() != nil {
+					fit.UseNodeLister(h.SharedInformerFactory().Core().V1().Nodes().Lister())
+				}
 				return []framework.Plugin{fit, scorer}, nil
 			},
 		},
