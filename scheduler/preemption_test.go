@@ -326,3 +326,34 @@ func TestNominationFromStatus(t *testing.T) {
 		t.Errorf("the nomination was cleared, yet the room is kept: %v", err)
 	}
 }
+
+// A pod nominated to a node tries that node first and, when it fits there,
+// takes it without scoring the others, as kube-scheduler does: here an
+// empty node added since would score higher under LeastAllocated.
+func TestNominatedNodeFirst(t *testing.T) {
+	s := newTestScheduler(t, 0, schedtest.MakeNode().Name("n1").Capacity("1", "4Gi", 110).Obj())
+	victim := placed(schedtest.MakePod().Name("victim").Priority(10).Req("800m", ""), "n1")
+	s.Cache.AddPod(victim)
+	pod := schedtest.MakePod().Name("preemptor").Priority(1000).Req("600m", "").Obj()
+	if node, _, msg := tryPreempt(t, s, pod); node != "n1" {
+		t.Fatalf("preemption: node %q, %s", node, msg)
+	}
+	s.Cache.RemovePod(victim)
+	s.Cache.AddPod(placed(schedtest.MakePod().Name("small").Priority(10).Req("100m", ""), "n1"))
+	s.Cache.AddNode(schedtest.MakeNode().Name("big").Capacity("64", "256Gi", 110).Obj())
+	s.Cache.UpdateSnapshot(s.snapshot)
+	for range 5 {
+		res, err := s.schedulePod(context.Background(), s.profiles[pod.Spec.SchedulerName], framework.NewCycleState(), pod)
+		if err != nil || res.node != "n1" || res.evaluated != 1 {
+			t.Fatalf("the preemptor went to %q after evaluating %d nodes (%v), want its nominated n1 alone", res.node, res.evaluated, err)
+		}
+	}
+
+	// Nominated by status only (another leader's preemption): the same.
+	other := schedtest.MakePod().Name("by-status").Priority(1000).Req("100m", "").Obj()
+	other.UID = "by-status"
+	other.Status.NominatedNodeName = "n1"
+	if node, err := s.scheduleForTest(other); err != nil || node != "n1" {
+		t.Errorf("a pod nominated by its status went to %q (%v), want n1", node, err)
+	}
+}

@@ -51,6 +51,31 @@ func (s *Scheduler) scheduleRecorded(ctx context.Context, prof *profile, state *
 	return scheduleResult{node: best, evaluated: evaluated, feasible: len(feasible)}, nil
 }
 
+// nominatedNodeInfo returns the node pod is nominated to, by its own
+// preemption here or by its status.nominatedNodeName, when the snapshot
+// has it and PreFilter left it in (allowed nil means every node); else nil.
+func (s *Scheduler) nominatedNodeInfo(pod *v1.Pod, allowed map[string]struct{}) *framework.NodeInfo {
+	node := pod.Status.NominatedNodeName
+	s.preemptMu.Lock()
+	if p, ok := s.preempting[pod.UID]; ok {
+		node = p.node
+	}
+	s.preemptMu.Unlock()
+	if node == "" {
+		return nil
+	}
+	if allowed != nil {
+		if _, ok := allowed[node]; !ok {
+			return nil
+		}
+	}
+	ni, err := s.snapshot.Get(node)
+	if err != nil {
+		return nil
+	}
+	return ni
+}
+
 // numFeasibleNodesToFind is how many feasible nodes are enough to pick from:
 // scoring every node of a large cluster buys little placement quality for a
 // lot of time. The adaptive percentage (kube-scheduler's) shrinks from 50%
@@ -216,6 +241,19 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 		s.feasibleSlotsBuf = make([]int, numToFind)
 	}
 	feasibleSlots := s.feasibleSlotsBuf[:numToFind]
+	// A pod that preempted for a node tries that node first, alone, as
+	// kube-scheduler does (evaluateNominatedNode): its victims made room
+	// there, and once they are gone a one-node cycle places it. Explain
+	// (rec) shows every node instead.
+	if rec == nil {
+		if ni := s.nominatedNodeInfo(pod, allowed); ni != nil {
+			if st, _ := runFiltersWithNominated(filterCtx, prof, active, state, pod, ni, nominated[ni.NodeName()], nil); st.IsSuccess() {
+				prof.observe(metrics.Filter, framework.Success, filterStart)
+				feasible[0], feasibleSlots[0] = ni, ni.Slot
+				return feasible[:1], 1, nil, nil
+			}
+		}
+	}
 	s.parallelizer.Until(filterCtx, len(nodes), func(i int) {
 		if filterCtx.Err() != nil {
 			return // enough nodes found: the rest of the chunk is not looked at
