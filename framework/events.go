@@ -167,6 +167,17 @@ type QueueingHintFn func(logger *zap.Logger, pod *v1.Pod, oldObj, newObj any) (Q
 type ClusterEventWithHint struct {
 	Event          ClusterEvent
 	QueueingHintFn QueueingHintFn
+	// NodeLocal, on a registration matching a Node Add, promises two
+	// things: the plugin's verdict on the other nodes does not depend on
+	// the added node, and its hint (nil: always Queue) judges the added
+	// node alone, QueueSkip meaning the pod fails the plugin there. A pod
+	// whose rejectors interested in a Node Add are all NodeLocal can then
+	// only go to the added node, and must pass each of them there: it is
+	// woken only if every one says Queue (kube-scheduler wakes it when one
+	// does). A pod 64 cpu large, rejected by NodeResourcesFit and by a
+	// tainted node's TaintToleration, stays parked when a small untainted
+	// node joins.
+	NodeLocal bool
 }
 
 // EnqueueExtensions is implemented by a plugin that can reject a pod and

@@ -104,7 +104,7 @@ func (f *Fit) EventsToRegister(context.Context) ([]framework.ClusterEventWithHin
 	h := &fitHints{Fit: f}
 	events := []framework.ClusterEventWithHint{
 		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Delete | framework.UpdatePodScaleDown}, QueueingHintFn: h.isSchedulableAfterPodEvent},
-		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeAllocatable}, QueueingHintFn: h.isSchedulableAfterNodeChange},
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeAllocatable}, QueueingHintFn: h.isSchedulableAfterNodeChange, NodeLocal: true},
 	}
 	if f.deviceClasses != nil {
 		events = append(events, framework.ClusterEventWithHint{Event: framework.ClusterEvent{Resource: framework.DeviceClass, ActionType: framework.Add | framework.Update}})
@@ -311,7 +311,7 @@ func (s *fitState) fitsAllocatable(node *v1.Node) bool {
 // own tolerations changed.
 func (pl *TaintToleration) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
-		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeTaint}, QueueingHintFn: taintsNowTolerated},
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeTaint}, QueueingHintFn: taintsNowTolerated, NodeLocal: true},
 		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.UpdatePodToleration}, QueueingHintFn: ownPodChanged},
 	}, nil
 }
@@ -354,7 +354,7 @@ func ownPodChanged(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.Qu
 func (pl *NodeAffinity) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	h := &nodeAffinityHints{NodeAffinity: pl}
 	return []framework.ClusterEventWithHint{
-		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel}, QueueingHintFn: h.isSchedulableAfterNodeChange},
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel}, QueueingHintFn: h.isSchedulableAfterNodeChange, NodeLocal: true},
 	}, nil
 }
 
@@ -427,7 +427,7 @@ func toleratesUnschedulableNow(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (
 // EventsToRegister: a node added (the one the pod names may appear).
 func (*NodeName) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
-		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}, QueueingHintFn: namedNodeAdded},
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}, QueueingHintFn: namedNodeAdded, NodeLocal: true},
 	}, nil
 }
 
@@ -449,7 +449,7 @@ func namedNodeAdded(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.Q
 func (*NodePorts) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
 		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Delete}, QueueingHintFn: conflictingPortsFreed},
-		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}},
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}, NodeLocal: true},
 	}, nil
 }
 
@@ -482,7 +482,7 @@ func conflictingPortsFreed(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (fram
 // EventsToRegister: a node added or whose declared features changed.
 func (*NodeDeclaredFeatures) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
-		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeDeclaredFeature}},
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeDeclaredFeature}, NodeLocal: true},
 	}, nil
 }
 

@@ -38,6 +38,9 @@ type profileHints struct {
 	// interested is, while an event is being handled, the bits of the
 	// plugins that registered it; everyEventBit is always in it.
 	interested uint64
+	// local is, while a Node Add is being handled, the bits of the
+	// plugins whose registration of it is NodeLocal.
+	local uint64
 	// overflow is set when plugins beyond maxHintPlugins share
 	// everyEventBit: every event then interests the profile.
 	overflow bool
@@ -93,23 +96,38 @@ func (ph *profileHints) rejectorBits(qpi *QueuedPodInfo) uint64 {
 // matching ev.
 func (ph *profileHints) interestIn(ev framework.ClusterEvent) uint64 {
 	m := everyEventBit
+	ph.local = 0
+	nodeAdd := isNodeAdd(ev)
 	for i := range ph.plugins {
+		local := nodeAdd
+		matched := false
 		for _, r := range ph.plugins[i].events {
 			if r.Event.Match(ev) {
-				m |= 1 << i
-				break
+				matched = true
+				local = local && r.NodeLocal
+			}
+		}
+		if matched {
+			m |= 1 << i
+			if local {
+				ph.local |= 1 << i
 			}
 		}
 	}
 	return m
 }
 
+func isNodeAdd(ev framework.ClusterEvent) bool {
+	return ev.Resource == framework.Node && ev.ActionType&framework.Add != 0
+}
+
 // worthRequeuing reports whether ev can make the pod of qpi schedulable,
 // as kube-scheduler's isPodWorthRequeuing: a pod with no recorded
 // rejector is always retried; otherwise one of its rejectors must have
 // registered the event and its hint must say Queue (an error counts as
-// Queue). The interest of the pod's profile must be current
-// (refreshInterest).
+// Queue). On a Node Add where every interested rejector is NodeLocal,
+// all of them must say Queue (framework.ClusterEventWithHint). The
+// interest of the pod's profile must be current (refreshInterest).
 func (q *PriorityQueue) worthRequeuing(qpi *QueuedPodInfo, ev framework.ClusterEvent, oldObj, newObj any) bool {
 	if qpi.rejectors == 0 || ev.Resource == framework.WildCard {
 		return true
@@ -121,6 +139,9 @@ func (q *PriorityQueue) worthRequeuing(qpi *QueuedPodInfo, ev framework.ClusterE
 	}
 	if m&everyEventBit != 0 {
 		return true
+	}
+	if m&^ph.local == 0 {
+		return q.allSayQueue(qpi, ph, m, ev, oldObj, newObj)
 	}
 	for m != 0 {
 		i := bits.TrailingZeros64(m)
@@ -145,6 +166,32 @@ func (q *PriorityQueue) worthRequeuing(qpi *QueuedPodInfo, ev framework.ClusterE
 		}
 	}
 	return false
+}
+
+// allSayQueue reports whether the hint of every plugin in m says Queue
+// for ev (an error counts as Queue): the rule for a pod whose interested
+// rejectors are all NodeLocal to a Node Add.
+func (q *PriorityQueue) allSayQueue(qpi *QueuedPodInfo, ph *profileHints, m uint64, ev framework.ClusterEvent, oldObj, newObj any) bool {
+	for m != 0 {
+		i := bits.TrailingZeros64(m)
+		m &^= 1 << i
+		p := &ph.plugins[i]
+		for _, r := range p.events {
+			if !r.Event.Match(ev) || r.QueueingHintFn == nil {
+				continue
+			}
+			hint, err := r.QueueingHintFn(q.logger, qpi.Pod, oldObj, newObj)
+			if err != nil {
+				q.logger.Error("queueing hint failed: the pod is retried", zap.String("plugin", p.name),
+					zap.String("pod", qpi.Pod.Namespace+"/"+qpi.Pod.Name), zap.Error(err))
+				return true
+			}
+			if hint != framework.Queue {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // addUnschedulable parks qpi in the unschedulable pool. q.mu must be held.

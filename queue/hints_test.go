@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"go.uber.org/zap"
@@ -249,5 +250,60 @@ func TestProfileHints(t *testing.T) {
 	}
 	if len(got["Declaring"]) != 1 || got["Declaring"][0].Event.Match(everything) {
 		t.Errorf("Declaring registers %v, want its CSINode Add only", got["Declaring"])
+	}
+}
+
+// On a Node Add, a pod whose interested rejectors are all NodeLocal wakes
+// only when every one of them says Queue: it can only go to the new node.
+// With a rejector that is not NodeLocal, one Queue is enough, as in
+// kube-scheduler.
+func TestHintsNodeLocalAdd(t *testing.T) {
+	nodeAddIf := func(ok func(name string) bool) framework.QueueingHintFn {
+		return func(_ *zap.Logger, _ *v1.Pod, _, newObj any) (framework.QueueingHint, error) {
+			if ok(newObj.(*v1.Node).Name) {
+				return framework.Queue, nil
+			}
+			return framework.QueueSkip, nil
+		}
+	}
+	add := framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}
+	addOrTaint := framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeTaint}
+	profile := map[string][]framework.ClusterEventWithHint{
+		"Size":   {{Event: add, QueueingHintFn: nodeAddIf(func(n string) bool { return strings.Contains(n, "big") }), NodeLocal: true}},
+		"Taints": {{Event: addOrTaint, QueueingHintFn: nodeAddIf(func(n string) bool { return !strings.HasPrefix(n, "tainted") }), NodeLocal: true}},
+		"Ports":  {{Event: add, NodeLocal: true}},
+		"Spread": {{Event: add, QueueingHintFn: nodeAddIf(func(string) bool { return true })}},
+	}
+	pods := map[string][]string{
+		"size+taints": {"Size", "Taints"},
+		"size+spread": {"Size", "Spread"},
+		"size":        {"Size"},
+		"ports+size":  {"Ports", "Size"},
+	}
+	for _, tc := range []struct {
+		node  string
+		moved []string
+	}{
+		{node: "small", moved: []string{"size+spread"}},
+		{node: "big", moved: []string{"size+taints", "size+spread", "size", "ports+size"}},
+		{node: "tainted-big", moved: []string{"size+spread", "size", "ports+size"}},
+	} {
+		t.Run(tc.node, func(t *testing.T) {
+			q, clk := newTestQueue(Options{})
+			q.SetProfileHints("yardmaster", profile)
+			for name, plugins := range pods {
+				q.Add(makePod(name).Obj())
+				failWith(t, q, plugins...)
+			}
+			clk.Step(DefaultMaxBackoff)
+			q.MoveAllToActiveOrBackoff(add, nil, namedNode(tc.node))
+			want := sets.New(tc.moved...)
+			for name := range pods {
+				if moved := q.Locate(uidOf(name)) == ActiveQ; moved != want.Has(name) {
+					t.Errorf("pod %q moved %v, want %v", name, moved, want.Has(name))
+				}
+			}
+			q.checkInvariants(t)
+		})
 	}
 }

@@ -232,3 +232,42 @@ func TestEventsWakeOnlyThePodsTheyCanHelp(t *testing.T) {
 		}
 	}
 }
+
+// A node added that the pod cannot use (too small for it, though it has
+// none of the taints that also rejected the pod) wakes nothing; one that
+// holds it does. kube-scheduler wakes the pod on both, because
+// TaintToleration alone says Queue.
+func TestNodeAddedWakesOnlyWhenEveryNodeLocalRejectorAgrees(t *testing.T) {
+	n1 := schedtest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Obj()
+	n2 := schedtest.MakeNode().Name("n2").Capacity("4", "8Gi", 110).Taint("dedicated", "x", v1.TaintEffectNoSchedule).Obj()
+	s := newTestScheduler(t, 0, n1, n2)
+	s.addPod(schedtest.MakePod().Name("filler").Req("2", "").Node("n1").Obj())
+	big := schedtest.MakePod().Name("big").Req("3", "").Obj()
+	s.addPod(big)
+	qpi, err := s.Queue.Pop(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Cache.UpdateSnapshot(s.snapshot)
+	_, err = s.schedulePod(context.Background(), s.profiles["yardmaster"], framework.NewCycleState(), qpi.Pod)
+	var fitErr *FitError
+	if !errors.As(err, &fitErr) {
+		t.Fatalf("want a FitError, got %v", err)
+	}
+	qpi.UnschedulablePlugins = fitErr.Plugins
+	if err := s.Queue.AddUnschedulable(qpi, s.Queue.SchedulingCycle(), true); err != nil {
+		t.Fatal(err)
+	}
+	add := func(n *v1.Node) {
+		s.Cache.AddNode(n)
+		s.Queue.MoveAllToActiveOrBackoff(nodeAdd, nil, n)
+	}
+	add(schedtest.MakeNode().Name("small").Capacity("2", "8Gi", 110).Obj())
+	if loc := s.Queue.Locate(big.UID); loc != queue.UnschedulablePods {
+		t.Fatalf("a node too small woke the pod: it is in %s", loc)
+	}
+	add(schedtest.MakeNode().Name("large").Capacity("8", "8Gi", 110).Obj())
+	if loc := s.Queue.Locate(big.UID); loc == queue.UnschedulablePods {
+		t.Fatalf("a node that holds the pod left it parked")
+	}
+}
