@@ -17,6 +17,16 @@ import (
 // flight at once, and the API server answers them no sooner for it.
 const maxRequestsInFlight = 64
 
+// maxEventRequestsInFlight bounds the event client's requests in flight.
+// client-go's event broadcaster writes each event from a goroutine of its
+// own, and the event client shares the scheduler client's connection (the
+// same TLS configuration, one cached transport): unbounded, a burst of
+// FailedScheduling events (a pool of 20,000 pods that fit nowhere, tried
+// in a minute) went past the connection's 100 streams, and every request
+// beyond them dialled a connection of its own, which took peak RSS past a
+// gigabyte in TLS handshakes. 64 + 16 + the watches stay under 100.
+const maxEventRequestsInFlight = 16
+
 // limitInFlight makes cfg's clients wait for one of n slots before each
 // request that is not a watch, and free it when the response's body is
 // closed (client-go always reads and closes it). A

@@ -313,7 +313,7 @@ func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
 	}
 	// Events get their own client, hence their own rate limiter, so a burst
 	// of events never delays a Binding.
-	eventClient, err := kubernetes.NewForConfig(restConfig)
+	eventClient, err := kubernetes.NewForConfig(limitInFlight(restConfig, maxEventRequestsInFlight))
 	if err != nil {
 		return nil, fmt.Errorf("build event client: %w", err)
 	}
