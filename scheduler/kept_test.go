@@ -113,4 +113,20 @@ func TestKeptBounded(t *testing.T) {
 	if _, ok := k.byUID[types.UID("default-p5")]; !ok {
 		t.Error("p5 was dropped")
 	}
+	// A pod tried again is young again: the next oldest goes instead.
+	k.record(schedtest.MakePod().Name("p5").Obj(), "yardmaster", 2, f, start.Add(time.Hour))
+	k.record(schedtest.MakePod().Name("new").Obj(), "yardmaster", 1, f, start.Add(time.Hour))
+	if _, ok := k.byUID[types.UID("default-p5")]; !ok {
+		t.Error("p5, tried again, was dropped")
+	}
+	if _, ok := k.byUID[types.UID("default-p6")]; ok {
+		t.Error("p6, now the oldest, is still kept")
+	}
+	// Pods tried over and over leave no trail behind.
+	for i := range 5 * maxKept {
+		k.record(schedtest.MakePod().Name(fmt.Sprintf("p%d", 100+i%50)).Obj(), "yardmaster", i, f, start.Add(2*time.Hour))
+	}
+	if k.len() != maxKept || len(k.order) > 2*maxKept+64 {
+		t.Errorf("%d kept, %d in order", k.len(), len(k.order))
+	}
 }
