@@ -167,18 +167,25 @@ type QueueingHintFn func(logger *zap.Logger, pod *v1.Pod, oldObj, newObj any) (Q
 type ClusterEventWithHint struct {
 	Event          ClusterEvent
 	QueueingHintFn QueueingHintFn
-	// NodeLocal, on a registration matching a Node Add, promises two
-	// things: the plugin's verdict on the other nodes does not depend on
-	// the added node, and its hint (nil: always Queue) judges the added
-	// node alone, QueueSkip meaning the pod fails the plugin there. A pod
-	// whose rejectors interested in a Node Add are all NodeLocal can then
-	// only go to the added node, and must pass each of them there: it is
-	// woken only if every one says Queue (kube-scheduler wakes it when one
-	// does). A pod 64 cpu large, rejected by NodeResourcesFit and by a
-	// tainted node's TaintToleration, stays parked when a small untainted
-	// node joins.
-	NodeLocal bool
+	// NodeCheck, set on one of a plugin's Node registrations, says the
+	// plugin is node-local: its verdict on a node depends on that node
+	// and the pods on it alone, so a Node event changes it on that node
+	// only. NodeCheck(pod, node) is false only when the pod fails the
+	// plugin on node whatever pods run there (NodeResourcesFit: the
+	// node's whole allocatable is smaller than the pod's requests). A pod
+	// whose rejectors are all node-local can then only become schedulable
+	// on the node of a Node event: the queue wakes it only if every
+	// rejector's NodeCheck passes on that node and, on a Node Add, every
+	// rejector interested in it says Queue (kube-scheduler wakes it when
+	// one interested rejector says Queue). A pod of 64 cpu, rejected by
+	// NodeResourcesFit and by tainted nodes' TaintToleration, then stays
+	// parked when a node of 32 cpu joins or loses its taint.
+	NodeCheck NodeCheckFn
 }
+
+// NodeCheckFn is a node-local plugin's check of a pod against one node
+// (ClusterEventWithHint.NodeCheck). It must be quick and allocate nothing.
+type NodeCheckFn func(pod *v1.Pod, node *v1.Node) bool
 
 // EnqueueExtensions is implemented by a plugin that can reject a pod and
 // knows which events can undo that. EventsToRegister is called once, when

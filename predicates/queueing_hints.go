@@ -104,7 +104,7 @@ func (f *Fit) EventsToRegister(context.Context) ([]framework.ClusterEventWithHin
 	h := &fitHints{Fit: f}
 	events := []framework.ClusterEventWithHint{
 		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Delete | framework.UpdatePodScaleDown}, QueueingHintFn: h.isSchedulableAfterPodEvent},
-		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeAllocatable}, QueueingHintFn: h.isSchedulableAfterNodeChange, NodeLocal: true},
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeAllocatable}, QueueingHintFn: h.isSchedulableAfterNodeChange, NodeCheck: h.fitsNode},
 	}
 	if f.deviceClasses != nil {
 		events = append(events, framework.ClusterEventWithHint{Event: framework.ClusterEvent{Resource: framework.DeviceClass, ActionType: framework.Add | framework.Update}})
@@ -269,6 +269,16 @@ func (f *fitHints) isSchedulableAfterNodeChange(_ *zap.Logger, pod *v1.Pod, oldO
 	return framework.QueueSkip, nil
 }
 
+// fitsNode is Fit's NodeCheck: the node's whole allocatable holds the
+// pod's requests.
+func (f *fitHints) fitsNode(pod *v1.Pod, node *v1.Node) bool {
+	return f.states.get(pod, f.newFitState).fitsAllocatable(node)
+}
+
+// anyNode is the NodeCheck of a node-local plugin that cannot tell from
+// the node alone: it never rules a node out.
+func anyNode(*v1.Pod, *v1.Node) bool { return true }
+
 // fitsAllocatable reports whether the requests fit the node's whole
 // allocatable (with no pod on it), as kube-scheduler's hint checks an
 // added or grown node, without building a NodeInfo.
@@ -311,7 +321,7 @@ func (s *fitState) fitsAllocatable(node *v1.Node) bool {
 // own tolerations changed.
 func (pl *TaintToleration) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
-		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeTaint}, QueueingHintFn: taintsNowTolerated, NodeLocal: true},
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeTaint}, QueueingHintFn: taintsNowTolerated, NodeCheck: toleratesNode},
 		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.UpdatePodToleration}, QueueingHintFn: ownPodChanged},
 	}, nil
 }
@@ -337,6 +347,13 @@ func taintsNowTolerated(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framewo
 	return framework.Queue, nil
 }
 
+// toleratesNode is TaintToleration's NodeCheck: the pod tolerates the
+// node's NoSchedule and NoExecute taints.
+func toleratesNode(pod *v1.Pod, node *v1.Node) bool {
+	_, untolerated := FirstUntoleratedTaint(pod, node)
+	return !untolerated
+}
+
 // ownPodChanged queues the pod when the event is an update of the pod
 // itself (its tolerations grew, say): another pod's change does not help.
 func ownPodChanged(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
@@ -354,7 +371,7 @@ func ownPodChanged(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.Qu
 func (pl *NodeAffinity) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	h := &nodeAffinityHints{NodeAffinity: pl}
 	return []framework.ClusterEventWithHint{
-		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel}, QueueingHintFn: h.isSchedulableAfterNodeChange, NodeLocal: true},
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel}, QueueingHintFn: h.isSchedulableAfterNodeChange, NodeCheck: h.matchesNode},
 	}, nil
 }
 
@@ -363,6 +380,13 @@ func (pl *NodeAffinity) EventsToRegister(context.Context) ([]framework.ClusterEv
 type nodeAffinityHints struct {
 	*NodeAffinity
 	required podMemo[*framework.RequiredNodeAffinity]
+}
+
+// matchesNode is NodeAffinity's NodeCheck: the node matches the
+// profile's added affinity and the pod's nodeSelector and required
+// affinity.
+func (pl *nodeAffinityHints) matchesNode(pod *v1.Pod, node *v1.Node) bool {
+	return (pl.added == nil || pl.added.Match(node)) && pl.required.get(pod, framework.NewRequiredNodeAffinity).Match(node)
 }
 
 // isSchedulableAfterNodeChange queues the pod when the node matches the
@@ -427,8 +451,13 @@ func toleratesUnschedulableNow(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (
 // EventsToRegister: a node added (the one the pod names may appear).
 func (*NodeName) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
-		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}, QueueingHintFn: namedNodeAdded, NodeLocal: true},
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}, QueueingHintFn: namedNodeAdded, NodeCheck: isNamedNode},
 	}, nil
+}
+
+// isNamedNode is NodeName's NodeCheck: the pod names no node, or this one.
+func isNamedNode(pod *v1.Pod, node *v1.Node) bool {
+	return pod.Spec.NodeName == "" || pod.Spec.NodeName == node.Name
 }
 
 // namedNodeAdded queues the pod when the added node is the one it names.
@@ -449,7 +478,7 @@ func namedNodeAdded(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.Q
 func (*NodePorts) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
 		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Delete}, QueueingHintFn: conflictingPortsFreed},
-		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}, NodeLocal: true},
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}, NodeCheck: anyNode},
 	}, nil
 }
 
@@ -482,7 +511,7 @@ func conflictingPortsFreed(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (fram
 // EventsToRegister: a node added or whose declared features changed.
 func (*NodeDeclaredFeatures) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
-		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeDeclaredFeature}, NodeLocal: true},
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeDeclaredFeature}, NodeCheck: anyNode},
 	}, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 
 	"go.uber.org/zap"
+	v1 "k8s.io/api/core/v1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
 )
@@ -38,9 +39,8 @@ type profileHints struct {
 	// interested is, while an event is being handled, the bits of the
 	// plugins that registered it; everyEventBit is always in it.
 	interested uint64
-	// local is, while a Node Add is being handled, the bits of the
-	// plugins whose registration of it is NodeLocal.
-	local uint64
+	// nodeLocal has the bits of the plugins with a NodeCheck.
+	nodeLocal uint64
 	// overflow is set when plugins beyond maxHintPlugins share
 	// everyEventBit: every event then interests the profile.
 	overflow bool
@@ -49,6 +49,8 @@ type profileHints struct {
 type pluginHints struct {
 	name   string
 	events []framework.ClusterEventWithHint
+	// nodeCheck is the plugin's NodeCheck; nil if it is not node-local.
+	nodeCheck framework.NodeCheckFn
 }
 
 // SetProfileHints registers the events and hints of the plugins of the
@@ -64,8 +66,16 @@ func (q *PriorityQueue) SetProfileHints(schedulerName string, plugins map[string
 			ph.overflow = true
 			continue
 		}
+		p := pluginHints{name: name, events: events}
+		for _, r := range events {
+			if r.NodeCheck != nil {
+				p.nodeCheck = r.NodeCheck
+				ph.nodeLocal |= 1 << len(ph.plugins)
+				break
+			}
+		}
 		ph.bit[name] = 1 << len(ph.plugins)
-		ph.plugins = append(ph.plugins, pluginHints{name: name, events: events})
+		ph.plugins = append(ph.plugins, p)
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -96,21 +106,11 @@ func (ph *profileHints) rejectorBits(qpi *QueuedPodInfo) uint64 {
 // matching ev.
 func (ph *profileHints) interestIn(ev framework.ClusterEvent) uint64 {
 	m := everyEventBit
-	ph.local = 0
-	nodeAdd := isNodeAdd(ev)
 	for i := range ph.plugins {
-		local := nodeAdd
-		matched := false
 		for _, r := range ph.plugins[i].events {
 			if r.Event.Match(ev) {
-				matched = true
-				local = local && r.NodeLocal
-			}
-		}
-		if matched {
-			m |= 1 << i
-			if local {
-				ph.local |= 1 << i
+				m |= 1 << i
+				break
 			}
 		}
 	}
@@ -125,8 +125,9 @@ func isNodeAdd(ev framework.ClusterEvent) bool {
 // as kube-scheduler's isPodWorthRequeuing: a pod with no recorded
 // rejector is always retried; otherwise one of its rejectors must have
 // registered the event and its hint must say Queue (an error counts as
-// Queue). On a Node Add where every interested rejector is NodeLocal,
-// all of them must say Queue (framework.ClusterEventWithHint). The
+// Queue). On a Node event, a pod whose rejectors are all node-local
+// must pass each one's NodeCheck on the node and, on a Node Add, every
+// interested one must say Queue (framework.ClusterEventWithHint). The
 // interest of the pod's profile must be current (refreshInterest).
 func (q *PriorityQueue) worthRequeuing(qpi *QueuedPodInfo, ev framework.ClusterEvent, oldObj, newObj any) bool {
 	if qpi.rejectors == 0 || ev.Resource == framework.WildCard {
@@ -140,8 +141,17 @@ func (q *PriorityQueue) worthRequeuing(qpi *QueuedPodInfo, ev framework.ClusterE
 	if m&everyEventBit != 0 {
 		return true
 	}
-	if m&^ph.local == 0 {
-		return q.allSayQueue(qpi, ph, m, ev, oldObj, newObj)
+	if ev.Resource == framework.Node && qpi.rejectors&^ph.nodeLocal == 0 {
+		if node, ok := newObj.(*v1.Node); ok {
+			for r := qpi.rejectors; r != 0; r &= r - 1 {
+				if !ph.plugins[bits.TrailingZeros64(r)].nodeCheck(qpi.Pod, node) {
+					return false
+				}
+			}
+		}
+		if isNodeAdd(ev) {
+			return q.allSayQueue(qpi, ph, m, ev, oldObj, newObj)
+		}
 	}
 	for m != 0 {
 		i := bits.TrailingZeros64(m)
@@ -170,7 +180,7 @@ func (q *PriorityQueue) worthRequeuing(qpi *QueuedPodInfo, ev framework.ClusterE
 
 // allSayQueue reports whether the hint of every plugin in m says Queue
 // for ev (an error counts as Queue): the rule for a pod whose interested
-// rejectors are all NodeLocal to a Node Add.
+// rejectors are all node-local, on a Node Add.
 func (q *PriorityQueue) allSayQueue(qpi *QueuedPodInfo, ph *profileHints, m uint64, ev framework.ClusterEvent, oldObj, newObj any) bool {
 	for m != 0 {
 		i := bits.TrailingZeros64(m)

@@ -269,9 +269,9 @@ func TestHintsNodeLocalAdd(t *testing.T) {
 	add := framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}
 	addOrTaint := framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeTaint}
 	profile := map[string][]framework.ClusterEventWithHint{
-		"Size":   {{Event: add, QueueingHintFn: nodeAddIf(func(n string) bool { return strings.Contains(n, "big") }), NodeLocal: true}},
-		"Taints": {{Event: addOrTaint, QueueingHintFn: nodeAddIf(func(n string) bool { return !strings.HasPrefix(n, "tainted") }), NodeLocal: true}},
-		"Ports":  {{Event: add, NodeLocal: true}},
+		"Size":   {{Event: add, QueueingHintFn: nodeAddIf(func(n string) bool { return strings.Contains(n, "big") }), NodeCheck: func(*v1.Pod, *v1.Node) bool { return true }}},
+		"Taints": {{Event: addOrTaint, QueueingHintFn: nodeAddIf(func(n string) bool { return !strings.HasPrefix(n, "tainted") }), NodeCheck: func(*v1.Pod, *v1.Node) bool { return true }}},
+		"Ports":  {{Event: add, NodeCheck: func(*v1.Pod, *v1.Node) bool { return true }}},
 		"Spread": {{Event: add, QueueingHintFn: nodeAddIf(func(string) bool { return true })}},
 	}
 	pods := map[string][]string{

@@ -233,11 +233,11 @@ func TestEventsWakeOnlyThePodsTheyCanHelp(t *testing.T) {
 	}
 }
 
-// A node added that the pod cannot use (too small for it, though it has
-// none of the taints that also rejected the pod) wakes nothing; one that
-// holds it does. kube-scheduler wakes the pod on both, because
-// TaintToleration alone says Queue.
-func TestNodeAddedWakesOnlyWhenEveryNodeLocalRejectorAgrees(t *testing.T) {
+// A node added, or losing its taint, that the pod cannot use (too small
+// for it, though it has none of the taints that also rejected the pod)
+// wakes nothing; one that holds it does. kube-scheduler wakes the pod on
+// all of them, because TaintToleration alone says Queue.
+func TestNodeEventsWakeOnlyWhenEveryNodeLocalRejectorAgrees(t *testing.T) {
 	n1 := schedtest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Obj()
 	n2 := schedtest.MakeNode().Name("n2").Capacity("4", "8Gi", 110).Taint("dedicated", "x", v1.TaintEffectNoSchedule).Obj()
 	s := newTestScheduler(t, 0, n1, n2)
@@ -266,8 +266,25 @@ func TestNodeAddedWakesOnlyWhenEveryNodeLocalRejectorAgrees(t *testing.T) {
 	if loc := s.Queue.Locate(big.UID); loc != queue.UnschedulablePods {
 		t.Fatalf("a node too small woke the pod: it is in %s", loc)
 	}
-	add(schedtest.MakeNode().Name("large").Capacity("8", "8Gi", 110).Obj())
+	// A small node that loses its taint (a node turning Ready loses
+	// node.kubernetes.io/not-ready) does not wake it either.
+	tainted := schedtest.MakeNode().Name("small-tainted").Capacity("2", "8Gi", 110).Taint("node.kubernetes.io/not-ready", "", v1.TaintEffectNoSchedule).Obj()
+	tainted.ResourceVersion = "1"
+	add(tainted)
+	ready := tainted.DeepCopy()
+	ready.ResourceVersion, ready.Spec.Taints = "2", nil
+	s.updateNode(tainted, ready)
+	if loc := s.Queue.Locate(big.UID); loc != queue.UnschedulablePods {
+		t.Fatalf("a node too small that lost its taint woke the pod: it is in %s", loc)
+	}
+	// On a node that could hold it, the taint going does.
+	taintedLarge := schedtest.MakeNode().Name("large-tainted").Capacity("8", "8Gi", 110).Taint("node.kubernetes.io/not-ready", "", v1.TaintEffectNoSchedule).Obj()
+	taintedLarge.ResourceVersion = "1"
+	add(taintedLarge)
+	readyLarge := taintedLarge.DeepCopy()
+	readyLarge.ResourceVersion, readyLarge.Spec.Taints = "2", nil
+	s.updateNode(taintedLarge, readyLarge)
 	if loc := s.Queue.Locate(big.UID); loc == queue.UnschedulablePods {
-		t.Fatalf("a node that holds the pod left it parked")
+		t.Fatalf("a large node that lost its taint left the pod parked")
 	}
 }
