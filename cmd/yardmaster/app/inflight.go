@@ -24,8 +24,12 @@ const maxRequestsInFlight = 64
 // FailedScheduling events (a pool of 20,000 pods that fit nowhere, tried
 // in a minute) went past the connection's 100 streams, and every request
 // beyond them dialled a connection of its own, which took peak RSS past a
-// gigabyte in TLS handshakes. 64 + 16 + the watches stay under 100.
+// gigabyte in TLS handshakes. 64 + 16 + 8 + the watches stay near 100.
 const maxEventRequestsInFlight = 16
+
+// maxScheduledEventRequestsInFlight bounds the requests in flight of the
+// client that writes the Scheduled events.
+const maxScheduledEventRequestsInFlight = 8
 
 // limitInFlight makes cfg's clients wait for one of n slots before each
 // request that is not a watch, and free it when the response's body is

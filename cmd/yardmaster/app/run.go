@@ -317,6 +317,13 @@ func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build event client: %w", err)
 	}
+	// The Scheduled events have slots of their own, so that they do not
+	// wait behind a burst of FailedScheduling events (a pool of pods that
+	// fit nowhere tried at once).
+	scheduledClient, err := kubernetes.NewForConfig(limitInFlight(restConfig, maxScheduledEventRequestsInFlight))
+	if err != nil {
+		return nil, fmt.Errorf("build event client: %w", err)
+	}
 	// So does the Lease, as in kube-scheduler: renewals queued behind a
 	// backlog of Bindings would miss renewDeadline and lose the lease.
 	leaseClient, err := kubernetes.NewForConfig(rest.AddUserAgent(rest.CopyConfig(restConfig), "leader-election"))
@@ -359,7 +366,7 @@ func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
 		return nil, err
 	}
 	host, _ := os.Hostname()
-	b.ScheduledEvents = binder.NewScheduledEvents(eventClient.EventsV1(), reportingController, reportingController+"-"+host, sched.Backlogged, logger)
+	b.ScheduledEvents = binder.NewScheduledEvents(scheduledClient.EventsV1(), reportingController, reportingController+"-"+host, sched.Backlogged, logger)
 	if err := metrics.RegisterScheduledEvents(reg, b.ScheduledEvents); err != nil {
 		return nil, fmt.Errorf("register event metrics: %w", err)
 	}
