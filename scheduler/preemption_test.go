@@ -253,7 +253,7 @@ func TestPreemptedRoomIsKept(t *testing.T) {
 	if node, err := s.scheduleForTest(pod); err != nil || node != "n1" {
 		t.Errorf("the preemptor: %q, %v", node, err)
 	}
-	if len(s.nominatedFor(lower)) != 0 {
+	if s.nominatedFor(lower).count() != 0 {
 		t.Errorf("the nomination outlived the preemptor's placement")
 	}
 }
@@ -298,7 +298,7 @@ func TestPreemptionWithoutCandidatesDropsTheNomination(t *testing.T) {
 	if node, _, msg := tryPreempt(t, s, pod); node != "" || !strings.Contains(msg, msgNoVictims) {
 		t.Fatalf("nothing to preempt: got %q, %q", node, msg)
 	}
-	if n := s.nominatedFor(schedtest.MakePod().Name("other").Obj()); len(n) != 0 {
+	if n := s.nominatedFor(schedtest.MakePod().Name("other").Obj()); n.count() != 0 {
 		t.Errorf("the room is still kept: %v", n)
 	}
 }

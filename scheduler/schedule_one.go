@@ -228,6 +228,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	// Pods that preempted for a node keep their room there (see
 	// nominatedFor); nil in nearly every cycle.
 	nominated := s.nominatedFor(pod)
+	anyNominated := !nominated.empty()
 	answers, signed := s.filterAnswers(prof, state, pod, active)
 	// The nodes' slots and generations, from the snapshot's arrays when
 	// nodes is its list: a node whose kept answer rejects it is then
@@ -247,7 +248,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	// (rec) shows every node instead.
 	if rec == nil {
 		if ni := s.nominatedNodeInfo(pod, allowed); ni != nil {
-			if st, _ := runFiltersWithNominated(filterCtx, prof, active, state, pod, ni, nominated[ni.NodeName()], nil); st.IsSuccess() {
+			if st, _ := runFiltersWithNominated(filterCtx, prof, active, state, pod, ni, nominated.on(ni.NodeName()), nil); st.IsSuccess() {
 				prof.observe(metrics.Filter, framework.Success, filterStart)
 				feasible[0], feasibleSlots[0] = ni, ni.Slot
 				return feasible[:1], 1, nil, nil
@@ -275,8 +276,8 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 			slot, gen = ni.Slot, ni.Generation
 		}
 		var nom []*framework.PodInfo
-		if nominated != nil {
-			nom = nominated[ni.NodeName()]
+		if anyNominated {
+			nom = nominated.on(ni.NodeName())
 		}
 		switch {
 		case len(nom) > 0:

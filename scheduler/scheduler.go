@@ -148,6 +148,10 @@ type Scheduler struct {
 	// cache, by preemptor (see eligibleToPreempt).
 	preemptMu  sync.Mutex
 	preempting map[types.UID]*inFlightPreemption
+	// nominations indexes preempting by node; it is rebuilt when
+	// nominationsVersion moves (both guarded by preemptMu).
+	nominations        *nominationIndex
+	nominationsVersion uint64
 	// pdbLister reads PodDisruptionBudgets, for preemption; nil without
 	// an informer factory or a profile that preempts.
 	pdbLister policylisters.PodDisruptionBudgetLister
