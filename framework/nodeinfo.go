@@ -25,6 +25,28 @@ type PodInfo struct {
 	// Affinity holds the pod's compiled inter-pod (anti-)affinity terms
 	// (see podaffinity.go); nil when it has none.
 	Affinity *PodAffinityTerms
+
+	// hint is what a PodInfoHintFn derived from this version of the pod
+	// (HintState): only queueing hints use it, and the queue runs them
+	// one at a time, under its lock.
+	hint hintState
+}
+
+type hintState struct {
+	owner any
+	value any
+}
+
+// HintState returns what owner (a plugin's hints) derived from this pod,
+// computing it with compute the first time. It keeps one owner's value:
+// another owner's call replaces it. Only queueing hints may call it (the
+// queue serializes them); a pod's update makes a new PodInfo, so the value
+// always matches the pod object.
+func (p *PodInfo) HintState(owner any, compute func(*v1.Pod) any) any {
+	if p.hint.owner != owner || p.hint.value == nil {
+		p.hint = hintState{owner: owner, value: compute(p.Pod)}
+	}
+	return p.hint.value
 }
 
 // NewPodInfo derives a PodInfo from pod. The pod is not copied: callers hand

@@ -103,7 +103,7 @@ func mayRunOn(pod *v1.Pod, nodeName string) bool {
 func (f *Fit) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	h := &fitHints{Fit: f}
 	events := []framework.ClusterEventWithHint{
-		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Delete | framework.UpdatePodScaleDown}, QueueingHintFn: h.isSchedulableAfterPodEvent},
+		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Delete | framework.UpdatePodScaleDown}, QueueingHintFn: h.isSchedulableAfterPodEvent, PodInfoHintFn: h.isSchedulableAfterPodEventInfo},
 		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeAllocatable}, QueueingHintFn: h.isSchedulableAfterNodeChange, NodeCheck: h.fitsNode},
 	}
 	if f.deviceClasses != nil {
@@ -115,8 +115,8 @@ func (f *Fit) EventsToRegister(context.Context) ([]framework.ClusterEventWithHin
 // fitHints are NodeResourcesFit's hints, with the pods' requests kept.
 type fitHints struct {
 	*Fit
-	states podMemo[*fitState]
-	names  podMemo[[]v1.ResourceName]
+	states    podMemo[*fitState]
+	podStates podMemo[*fitPodState]
 	// lastNode is the node of the last pod event's pod, looked up once
 	// per event rather than once per parked pod.
 	lastNode atomic.Pointer[eventNode]
@@ -145,6 +145,32 @@ func (f *fitHints) nodeOf(eventPod *v1.Pod, name string) *v1.Node {
 	return node
 }
 
+// fitPodState is what the pod-event hint derives from a pending pod, once
+// per version of it: its requests as the filter counts them, the
+// resources it requests, and whether it is pinned to nodes (so that a pod
+// that is not is never read again).
+type fitPodState struct {
+	*fitState
+	names  []v1.ResourceName
+	pinned bool
+}
+
+func (f *fitHints) newFitPodState(pod *v1.Pod) *fitPodState {
+	required := requiredNodeSelector(pod)
+	return &fitPodState{
+		fitState: f.newFitState(pod),
+		names:    f.requestedNames(pod),
+		pinned:   pod.Spec.NodeName != "" || (required != nil && len(required.NodeSelectorTerms) > 0),
+	}
+}
+
+// isSchedulableAfterPodEventInfo is isSchedulableAfterPodEvent for the
+// queue, with what it derives kept on the PodInfo.
+func (f *fitHints) isSchedulableAfterPodEventInfo(_ *zap.Logger, pi *framework.PodInfo, oldObj, newObj any) (framework.QueueingHint, error) {
+	st := pi.HintState(f, func(pod *v1.Pod) any { return f.newFitPodState(pod) }).(*fitPodState)
+	return f.afterPodEvent(pi.Pod, st, oldObj, newObj)
+}
+
 // isSchedulableAfterPodEvent queues the pod when a pod that held resources
 // on a node (bound or nominated) was deleted, on a node the pod may run on;
 // when such a pod shrank in some resource the pod requests; or when the pod
@@ -154,6 +180,10 @@ func (f *fitHints) nodeOf(eventPod *v1.Pod, name string) *v1.Node {
 // bigger node is not helped by any pod leaving a node of 32): neither finds
 // more room than before. A node that grows registers its own event.
 func (f *fitHints) isSchedulableAfterPodEvent(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
+	return f.afterPodEvent(pod, f.podStates.get(pod, f.newFitPodState), oldObj, newObj)
+}
+
+func (f *fitHints) afterPodEvent(pod *v1.Pod, st *fitPodState, oldObj, newObj any) (framework.QueueingHint, error) {
 	oldPod, newPod, err := asObjects[*v1.Pod](oldObj, newObj)
 	if err != nil {
 		return framework.Queue, err
@@ -171,10 +201,10 @@ func (f *fitHints) isSchedulableAfterPodEvent(_ *zap.Logger, pod *v1.Pod, oldObj
 	if node == "" {
 		node = oldPod.Status.NominatedNodeName
 	}
-	if !mayRunOn(pod, node) {
+	if st.pinned && !mayRunOn(pod, node) {
 		return framework.QueueSkip, nil
 	}
-	if n := f.nodeOf(oldPod, node); n != nil && !f.states.get(pod, f.newFitState).fitsAllocatable(n) {
+	if n := f.nodeOf(oldPod, node); n != nil && !st.fitsAllocatable(n) {
 		return framework.QueueSkip, nil
 	}
 	if newPod == nil {
@@ -186,21 +216,12 @@ func (f *fitHints) isSchedulableAfterPodEvent(_ *zap.Logger, pod *v1.Pod, oldObj
 	freed := framework.FitRequests(oldPod)
 	now := framework.FitRequests(newPod)
 	freed.AddResource(&now, -1)
-	if f.requestsAnyOf(pod, func(name v1.ResourceName) bool { return freed.Get(name) > 0 }) {
-		return framework.Queue, nil
-	}
-	return framework.QueueSkip, nil
-}
-
-// requestsAnyOf reports whether pod requests a resource that freed
-// reports freed.
-func (f *fitHints) requestsAnyOf(pod *v1.Pod, freed func(v1.ResourceName) bool) bool {
-	for _, name := range f.names.get(pod, f.requestedNames) {
-		if freed(name) {
-			return true
+	for _, name := range st.names {
+		if freed.Get(name) > 0 {
+			return framework.Queue, nil
 		}
 	}
-	return false
+	return framework.QueueSkip, nil
 }
 
 // requestedNames lists the resources pod requests a positive amount of,

@@ -75,6 +75,17 @@ func checkHints(t *testing.T, pl framework.EnqueueExtensions, cases []hintCase) 
 				if err != nil {
 					t.Fatalf("hint: %v", err)
 				}
+				if r.PodInfoHintFn != nil {
+					// The queue's path must decide alike, the first
+					// time and from what it kept.
+					pi := framework.NewPodInfo(tc.pod)
+					for range 2 {
+						hi, err := r.PodInfoHintFn(zap.NewNop(), pi, tc.old, tc.new)
+						if err != nil || hi != h {
+							t.Fatalf("PodInfoHintFn = %v, %v; QueueingHintFn = %v", hi, err, h)
+						}
+					}
+				}
 				if h == framework.Queue {
 					got = framework.Queue
 					break

@@ -157,14 +157,15 @@ func (q *PriorityQueue) worthRequeuing(qpi *QueuedPodInfo, ev framework.ClusterE
 		i := bits.TrailingZeros64(m)
 		m &^= 1 << i
 		p := &ph.plugins[i]
-		for _, r := range p.events {
+		for j := range p.events {
+			r := &p.events[j]
 			if !r.Event.Match(ev) {
 				continue
 			}
-			if r.QueueingHintFn == nil {
+			if r.QueueingHintFn == nil && r.PodInfoHintFn == nil {
 				return true
 			}
-			hint, err := r.QueueingHintFn(q.logger, qpi.Pod, oldObj, newObj)
+			hint, err := callHint(q.logger, r, qpi, oldObj, newObj)
 			if err != nil {
 				q.logger.Error("queueing hint failed: the pod is retried", zap.String("plugin", p.name),
 					zap.String("pod", qpi.Pod.Namespace+"/"+qpi.Pod.Name), zap.Error(err))
@@ -186,11 +187,12 @@ func (q *PriorityQueue) allSayQueue(qpi *QueuedPodInfo, ph *profileHints, m uint
 		i := bits.TrailingZeros64(m)
 		m &^= 1 << i
 		p := &ph.plugins[i]
-		for _, r := range p.events {
-			if !r.Event.Match(ev) || r.QueueingHintFn == nil {
+		for j := range p.events {
+			r := &p.events[j]
+			if !r.Event.Match(ev) || (r.QueueingHintFn == nil && r.PodInfoHintFn == nil) {
 				continue
 			}
-			hint, err := r.QueueingHintFn(q.logger, qpi.Pod, oldObj, newObj)
+			hint, err := callHint(q.logger, r, qpi, oldObj, newObj)
 			if err != nil {
 				q.logger.Error("queueing hint failed: the pod is retried", zap.String("plugin", p.name),
 					zap.String("pod", qpi.Pod.Namespace+"/"+qpi.Pod.Name), zap.Error(err))
@@ -202,6 +204,15 @@ func (q *PriorityQueue) allSayQueue(qpi *QueuedPodInfo, ph *profileHints, m uint
 		}
 	}
 	return true
+}
+
+// callHint runs the registration's hint for qpi: its PodInfoHintFn when
+// it has one, else its QueueingHintFn.
+func callHint(logger *zap.Logger, r *framework.ClusterEventWithHint, qpi *QueuedPodInfo, oldObj, newObj any) (framework.QueueingHint, error) {
+	if r.PodInfoHintFn != nil {
+		return r.PodInfoHintFn(logger, qpi.PodInfo, oldObj, newObj)
+	}
+	return r.QueueingHintFn(logger, qpi.Pod, oldObj, newObj)
 }
 
 // addUnschedulable parks qpi in the unschedulable pool. q.mu must be held.
