@@ -606,11 +606,19 @@ func (s *Scheduler) nominationsChanged() { s.nominationsVersion++ }
 // nominationIndex is Scheduler.preempting by node, immutable once built.
 type nominationIndex struct {
 	version uint64
-	byNode  map[string][]*inFlightPreemption
-	infos   map[string][]*framework.PodInfo
+	byNode  map[string]*nodeNominations
 	total   int
 	// maxPriority is the highest priority of a nominated pod.
 	maxPriority int32
+}
+
+// nodeNominations are the nominations on one node, with what on reads of
+// them kept beside, so that a cycle reads no pod object per node.
+type nodeNominations struct {
+	infos       []*framework.PodInfo
+	uids        []types.UID
+	priorities  []int32
+	minPriority int32
 }
 
 func newNominationIndex(preempting map[types.UID]*inFlightPreemption, version uint64) *nominationIndex {
@@ -618,13 +626,20 @@ func newNominationIndex(preempting map[types.UID]*inFlightPreemption, version ui
 	if len(preempting) == 0 {
 		return idx
 	}
-	idx.byNode = make(map[string][]*inFlightPreemption, len(preempting))
-	idx.infos = make(map[string][]*framework.PodInfo, len(preempting))
+	idx.byNode = make(map[string]*nodeNominations, len(preempting))
 	first := true
-	for _, p := range preempting {
-		idx.byNode[p.node] = append(idx.byNode[p.node], p)
-		idx.infos[p.node] = append(idx.infos[p.node], p.info)
-		if pr := podPriority(p.pod); first || pr > idx.maxPriority {
+	for uid, p := range preempting {
+		pr := podPriority(p.pod)
+		n := idx.byNode[p.node]
+		if n == nil {
+			n = &nodeNominations{minPriority: pr}
+			idx.byNode[p.node] = n
+		}
+		n.infos = append(n.infos, p.info)
+		n.uids = append(n.uids, uid)
+		n.priorities = append(n.priorities, pr)
+		n.minPriority = min(n.minPriority, pr)
+		if first || pr > idx.maxPriority {
 			idx.maxPriority, first = pr, false
 		}
 	}
@@ -645,8 +660,8 @@ func (v nominatedView) empty() bool {
 		return true
 	}
 	if v.idx.total == 1 {
-		for _, ps := range v.idx.byNode {
-			return ps[0].pod.UID == v.self
+		for _, n := range v.idx.byNode {
+			return n.uids[0] == v.self
 		}
 	}
 	return false
@@ -654,25 +669,20 @@ func (v nominatedView) empty() bool {
 
 // on returns the nominated pods on node that the pod must fit beside.
 func (v nominatedView) on(node string) []*framework.PodInfo {
-	if v.empty() {
+	if v.idx == nil {
 		return nil
 	}
-	ps := v.idx.byNode[node]
-	keep := func(p *inFlightPreemption) bool { return p.pod.UID != v.self && podPriority(p.pod) >= v.priority }
-	all := true
-	for _, p := range ps {
-		if !keep(p) {
-			all = false
-			break
-		}
+	n := v.idx.byNode[node]
+	if n == nil {
+		return nil
 	}
-	if all {
-		return v.idx.infos[node]
+	if n.minPriority >= v.priority && !slices.Contains(n.uids, v.self) {
+		return n.infos
 	}
 	var out []*framework.PodInfo
-	for _, p := range ps {
-		if keep(p) {
-			out = append(out, p.info)
+	for i, info := range n.infos {
+		if n.uids[i] != v.self && n.priorities[i] >= v.priority {
+			out = append(out, info)
 		}
 	}
 	return out
