@@ -216,7 +216,7 @@ func (b *Binder) RecordFailure(_ context.Context, pod *v1.Pod, reason, message s
 	if !setCondition || !b.rememberMessage(pod, message) {
 		return
 	}
-	b.patches.add(patchCondition, pod, conditionPatch(pod, reason, message), func() { b.forgetMessage(pod.UID) })
+	b.patches.add(patchCondition, pod, func() map[string]any { return conditionPatch(pod, reason, message) }, func() { b.forgetMessage(pod.UID) })
 }
 
 // rememberMessage records message for the pod and reports whether it is new

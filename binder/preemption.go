@@ -76,7 +76,7 @@ func (b *Binder) ClearNomination(ctx context.Context, pod *v1.Pod) error {
 // ClearNominationLater clears the pod's status.nominatedNodeName in the
 // background, with the other status patches (a pod gone is no error).
 func (b *Binder) ClearNominationLater(pod *v1.Pod) {
-	b.patches.add(patchNomination, pod, nominationPatch(pod, ""), nil)
+	b.patches.add(patchNomination, pod, func() map[string]any { return nominationPatch(pod, "") }, nil)
 }
 
 // evict marks victim as disrupted by the scheduler and deletes it. A

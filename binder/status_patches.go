@@ -19,8 +19,13 @@ const (
 	// come first.
 	statusWorkers = 8
 	// maxPendingPatches bounds the patches waiting to be written (one per
-	// pod and kind at most); beyond it new ones are dropped and counted.
-	maxPendingPatches = 16384
+	// pod and kind at most); beyond it new ones are dropped and counted. A
+	// queued patch is a pod pointer and the words of its message (the
+	// patch is built when written), a few hundred bytes: a pool of 20,000
+	// pods that fit nowhere, tried in seconds, must all get their
+	// condition (at 16,384, some 2,000 of them waited for the 5-minute
+	// retry to be marked).
+	maxPendingPatches = 1 << 17
 	// StatusDrainTimeout is how long Wait lets the status patches still
 	// queued or in flight finish before it cancels them: part of the
 	// bound on a shutdown (scheduler.ShutdownBudget).
@@ -41,8 +46,9 @@ type patchKey struct {
 }
 
 type statusPatch struct {
-	pod   *v1.Pod
-	patch map[string]any
+	pod *v1.Pod
+	// patch builds the patch, when it is written.
+	patch func() map[string]any
 	// failed runs when the patch was dropped or failed.
 	failed func()
 }
@@ -80,7 +86,7 @@ func newStatusPatches(write func(context.Context, *v1.Pod, map[string]any) error
 
 // add queues a patch of pod's status, replacing one of the same kind for
 // the pod that is still waiting.
-func (p *statusPatches) add(kind patchKind, pod *v1.Pod, patch map[string]any, failed func()) {
+func (p *statusPatches) add(kind patchKind, pod *v1.Pod, patch func() map[string]any, failed func()) {
 	key := patchKey{pod.UID, kind}
 	job := &statusPatch{pod: pod, patch: patch, failed: failed}
 	p.mu.Lock()
@@ -127,7 +133,7 @@ func (p *statusPatches) work() {
 		p.mu.Unlock()
 
 		ctx, cancel := context.WithTimeout(p.ctx, statusPatchTimeout)
-		err := p.write(ctx, job.pod, job.patch)
+		err := p.write(ctx, job.pod, job.patch())
 		cancel()
 		if err != nil && !apierrors.IsNotFound(err) {
 			p.logger.Warn("could not patch a pod's status",
