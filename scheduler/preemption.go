@@ -715,18 +715,25 @@ func runFiltersWithNominated(ctx context.Context, prof *profile, active []int, s
 		if status, by := runFilters(ctx, prof, active, state, pod, ni, timers); !status.IsSuccess() {
 			return status, by
 		}
-		what := ni.Clone()
-		what.Generation, what.Slot = 0, 0
-		st := state.Clone()
-		for _, pi := range nominated {
-			what.AddPodInfo(pi)
-			if status := whatIf(ctx, prof, st, pod, pi, what, true); !status.IsSuccess() {
-				return status, ""
-			}
-		}
-		return runFilters(ctx, prof, active, st, pod, what, nil)
+		return runFiltersBesideNominated(ctx, prof, active, state, pod, ni, nominated)
 	}
 	return runFilters(ctx, prof, active, state, pod, ni, timers)
+}
+
+// runFiltersBesideNominated runs the filters for pod on a copy of ni and
+// of state that hold the nominated pods: the second half of
+// runFiltersWithNominated, for a pod that passed on ni as it is.
+func runFiltersBesideNominated(ctx context.Context, prof *profile, active []int, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, nominated []*framework.PodInfo) (*framework.Status, string) {
+	what := ni.Clone()
+	what.Generation, what.Slot = 0, 0
+	st := state.Clone()
+	for _, pi := range nominated {
+		what.AddPodInfo(pi)
+		if status := whatIf(ctx, prof, st, pod, pi, what, true); !status.IsSuccess() {
+			return status, ""
+		}
+	}
+	return runFilters(ctx, prof, active, st, pod, what, nil)
 }
 
 // forgetPreemption drops the pod's preemption, once it is bound or gone.

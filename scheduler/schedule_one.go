@@ -280,14 +280,17 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 			nom = nominated.on(ni.NodeName())
 		}
 		switch {
-		case len(nom) > 0:
-			st, by = runFiltersWithNominated(filterCtx, prof, active, state, pod, ni, nom, timers)
 		case answers != nil:
 			st, by = runFiltersSigned(filterCtx, prof, active, signed, answers, slot, gen, state, pod, ni, timers)
 		case s.noShortcuts:
 			st, by = runFilters(filterCtx, prof, active, state, pod, ni, timers)
 		default:
 			st, by = runFiltersAt(filterCtx, prof, active, state, pod, ni, slot, gen, timers)
+		}
+		if len(nom) > 0 && st.IsSuccess() {
+			// Passed on the node as it is: now beside the pods
+			// nominated there (runFiltersWithNominated's second half).
+			st, by = runFiltersBesideNominated(filterCtx, prof, active, state, pod, ni, nom)
 		}
 		if st.Code() == framework.Error {
 			err := fmt.Errorf("running %q filter plugin: %w", by, st.Err())
