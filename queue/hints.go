@@ -153,57 +153,49 @@ func (q *PriorityQueue) worthRequeuing(qpi *QueuedPodInfo, ev framework.ClusterE
 			return q.allSayQueue(qpi, ph, m, ev, oldObj, newObj)
 		}
 	}
-	for m != 0 {
-		i := bits.TrailingZeros64(m)
-		m &^= 1 << i
-		p := &ph.plugins[i]
-		for j := range p.events {
-			r := &p.events[j]
-			if !r.Event.Match(ev) {
-				continue
-			}
-			if r.QueueingHintFn == nil && r.PodInfoHintFn == nil {
-				return true
-			}
-			hint, err := callHint(q.logger, r, qpi, oldObj, newObj)
-			if err != nil {
-				q.logger.Error("queueing hint failed: the pod is retried", zap.String("plugin", p.name),
-					zap.String("pod", qpi.Pod.Namespace+"/"+qpi.Pod.Name), zap.Error(err))
-				return true
-			}
-			if hint == framework.Queue {
-				return true
-			}
+	for ; m != 0; m &= m - 1 {
+		if q.pluginSaysQueue(qpi, &ph.plugins[bits.TrailingZeros64(m)], ev, oldObj, newObj) {
+			return true
 		}
 	}
 	return false
 }
 
-// allSayQueue reports whether the hint of every plugin in m says Queue
-// for ev (an error counts as Queue): the rule for a pod whose interested
-// rejectors are all node-local, on a Node Add.
+// allSayQueue reports whether every plugin in m says Queue for ev: the
+// rule for a pod whose interested rejectors are all node-local, on a
+// Node Add.
 func (q *PriorityQueue) allSayQueue(qpi *QueuedPodInfo, ph *profileHints, m uint64, ev framework.ClusterEvent, oldObj, newObj any) bool {
-	for m != 0 {
-		i := bits.TrailingZeros64(m)
-		m &^= 1 << i
-		p := &ph.plugins[i]
-		for j := range p.events {
-			r := &p.events[j]
-			if !r.Event.Match(ev) || (r.QueueingHintFn == nil && r.PodInfoHintFn == nil) {
-				continue
-			}
-			hint, err := callHint(q.logger, r, qpi, oldObj, newObj)
-			if err != nil {
-				q.logger.Error("queueing hint failed: the pod is retried", zap.String("plugin", p.name),
-					zap.String("pod", qpi.Pod.Namespace+"/"+qpi.Pod.Name), zap.Error(err))
-				return true
-			}
-			if hint != framework.Queue {
-				return false
-			}
+	for ; m != 0; m &= m - 1 {
+		if !q.pluginSaysQueue(qpi, &ph.plugins[bits.TrailingZeros64(m)], ev, oldObj, newObj) {
+			return false
 		}
 	}
 	return true
+}
+
+// pluginSaysQueue reports whether one of p's registrations matching ev
+// says Queue for qpi's pod: one without a hint always does, and a hint
+// that fails counts as Queue (it is logged).
+func (q *PriorityQueue) pluginSaysQueue(qpi *QueuedPodInfo, p *pluginHints, ev framework.ClusterEvent, oldObj, newObj any) bool {
+	for j := range p.events {
+		r := &p.events[j]
+		if !r.Event.Match(ev) {
+			continue
+		}
+		if r.QueueingHintFn == nil && r.PodInfoHintFn == nil {
+			return true
+		}
+		hint, err := callHint(q.logger, r, qpi, oldObj, newObj)
+		if err != nil {
+			q.logger.Error("queueing hint failed: the pod is retried", zap.String("plugin", p.name),
+				zap.String("pod", qpi.Pod.Namespace+"/"+qpi.Pod.Name), zap.Error(err))
+			return true
+		}
+		if hint == framework.Queue {
+			return true
+		}
+	}
+	return false
 }
 
 // callHint runs the registration's hint for qpi: its PodInfoHintFn when
