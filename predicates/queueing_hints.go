@@ -115,7 +115,6 @@ func (f *Fit) EventsToRegister(context.Context) ([]framework.ClusterEventWithHin
 // fitHints are NodeResourcesFit's hints, with the pods' requests kept.
 type fitHints struct {
 	*Fit
-	states    podMemo[*fitState]
 	podStates podMemo[*fitPodState]
 	// lastNode is the node of the last pod event's pod, looked up once
 	// per event rather than once per parked pod.
@@ -260,7 +259,7 @@ func (f *fitHints) isSchedulableAfterNodeChange(_ *zap.Logger, pod *v1.Pod, oldO
 	if newNode == nil {
 		return framework.QueueSkip, nil
 	}
-	s := f.states.get(pod, f.newFitState)
+	s := f.podStates.get(pod, f.newFitPodState)
 	if !s.fitsAllocatable(newNode) {
 		return framework.QueueSkip, nil
 	}
@@ -293,7 +292,7 @@ func (f *fitHints) isSchedulableAfterNodeChange(_ *zap.Logger, pod *v1.Pod, oldO
 // fitsNode is Fit's NodeCheck: the node's whole allocatable holds the
 // pod's requests.
 func (f *fitHints) fitsNode(pod *v1.Pod, node *v1.Node) bool {
-	return f.states.get(pod, f.newFitState).fitsAllocatable(node)
+	return f.podStates.get(pod, f.newFitPodState).fitsAllocatable(node)
 }
 
 // anyNode is the NodeCheck of a node-local plugin that cannot tell from
