@@ -266,24 +266,23 @@ func TestNodeEventsWakeOnlyWhenEveryNodeLocalRejectorAgrees(t *testing.T) {
 	if loc := s.Queue.Locate(big.UID); loc != queue.UnschedulablePods {
 		t.Fatalf("a node too small woke the pod: it is in %s", loc)
 	}
-	// A small node that loses its taint (a node turning Ready loses
-	// node.kubernetes.io/not-ready) does not wake it either.
-	tainted := schedtest.MakeNode().Name("small-tainted").Capacity("2", "8Gi", 110).Taint("node.kubernetes.io/not-ready", "", v1.TaintEffectNoSchedule).Obj()
-	tainted.ResourceVersion = "1"
-	add(tainted)
-	ready := tainted.DeepCopy()
-	ready.ResourceVersion, ready.Spec.Taints = "2", nil
-	s.updateNode(tainted, ready)
+	// addThenReady adds a node with node.kubernetes.io/not-ready, then
+	// takes the taint away, as a node turning Ready does.
+	addThenReady := func(name, cpu string) {
+		tainted := schedtest.MakeNode().Name(name).Capacity(cpu, "8Gi", 110).Taint("node.kubernetes.io/not-ready", "", v1.TaintEffectNoSchedule).Obj()
+		tainted.ResourceVersion = "1"
+		add(tainted)
+		ready := tainted.DeepCopy()
+		ready.ResourceVersion, ready.Spec.Taints = "2", nil
+		s.updateNode(tainted, ready)
+	}
+	// A small node that loses its taint does not wake it either.
+	addThenReady("small-tainted", "2")
 	if loc := s.Queue.Locate(big.UID); loc != queue.UnschedulablePods {
 		t.Fatalf("a node too small that lost its taint woke the pod: it is in %s", loc)
 	}
 	// On a node that could hold it, the taint going does.
-	taintedLarge := schedtest.MakeNode().Name("large-tainted").Capacity("8", "8Gi", 110).Taint("node.kubernetes.io/not-ready", "", v1.TaintEffectNoSchedule).Obj()
-	taintedLarge.ResourceVersion = "1"
-	add(taintedLarge)
-	readyLarge := taintedLarge.DeepCopy()
-	readyLarge.ResourceVersion, readyLarge.Spec.Taints = "2", nil
-	s.updateNode(taintedLarge, readyLarge)
+	addThenReady("large-tainted", "8")
 	if loc := s.Queue.Locate(big.UID); loc == queue.UnschedulablePods {
 		t.Fatalf("a large node that lost its taint left the pod parked")
 	}

@@ -688,17 +688,6 @@ func (v nominatedView) on(node string) []*framework.PodInfo {
 	return out
 }
 
-// count returns how many nominated pods the pod must fit beside.
-func (v nominatedView) count() int {
-	n := 0
-	if v.idx != nil {
-		for node := range v.idx.byNode {
-			n += len(v.on(node))
-		}
-	}
-	return n
-}
-
 // runFiltersWithNominated is runFilters on ni for pod, which must also
 // fit beside the nominated pods given (kube-scheduler's
 // RunFilterPluginsWithNominatedPods): on a copy of ni and of state that

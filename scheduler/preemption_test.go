@@ -357,3 +357,14 @@ func TestNominatedNodeFirst(t *testing.T) {
 		t.Errorf("a pod nominated by its status went to %q (%v), want n1", node, err)
 	}
 }
+
+// count returns how many nominated pods the pod must fit beside.
+func (v nominatedView) count() int {
+	n := 0
+	if v.idx != nil {
+		for node := range v.idx.byNode {
+			n += len(v.on(node))
+		}
+	}
+	return n
+}
