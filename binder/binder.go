@@ -7,8 +7,10 @@
 // says whether the Binding may have been committed all the same
 // (ErrMayHaveBound): then only the pod, not the error, tells the caller
 // whether to forget its assumption. Events and status patches never block
-// the scheduling loop: events go through the recorder (every note cut to
-// what the API accepts), status patches through a few workers.
+// the scheduling loop: the Scheduled and FailedScheduling events go through
+// writers of their own (ScheduledEvents, FailureEvents), other events
+// through the recorder (every note cut to what the API accepts), status
+// patches through a few workers.
 package binder
 
 import (
@@ -19,6 +21,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unique"
 
 	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
@@ -53,6 +56,9 @@ type Binder struct {
 	// ScheduledEvents, when set, writes the Scheduled events instead of
 	// the recorder (see ScheduledEvents for why). Set it before use.
 	ScheduledEvents *ScheduledEvents
+	// FailureEvents, when set, writes the FailedScheduling events instead
+	// of the recorder (see FailureEvents for why). Set it before use.
+	FailureEvents *FailureEvents
 
 	// BeforeBind, when set, runs before each Binding is posted. Tests use it
 	// to widen the window between assume and bind; it is nil in production.
@@ -209,8 +215,13 @@ func (b *Binder) RecordScheduled(pod *v1.Pod, node string) {
 // note may be is cut (TruncateNote), for the condition too, so that both
 // say the same.
 func (b *Binder) RecordFailure(_ context.Context, pod *v1.Pod, reason, message string, setCondition bool) {
-	message = TruncateNote(message)
-	if b.recorder != nil {
+	// Interned: the pods of a pool turned away for the same reasons share
+	// one message, remembered until each is placed.
+	message = unique.Make(TruncateNote(message)).Value()
+	switch {
+	case b.FailureEvents != nil:
+		b.FailureEvents.Record(pod, message)
+	case b.recorder != nil:
 		b.recorder.Eventf(pod, nil, v1.EventTypeWarning, ReasonFailedScheduling, "Scheduling", "%s", message)
 	}
 	if !setCondition || !b.rememberMessage(pod, message) {
@@ -243,7 +254,12 @@ func (b *Binder) forgetMessage(uid types.UID) {
 }
 
 // Forget drops what the binder remembers of a pod (call when it is deleted).
-func (b *Binder) Forget(uid types.UID) { b.forgetMessage(uid) }
+func (b *Binder) Forget(uid types.UID) {
+	b.forgetMessage(uid)
+	if b.FailureEvents != nil {
+		b.FailureEvents.Forget(uid)
+	}
+}
 
 // conditionPatch sets PodScheduled=False through a strategic merge patch
 // of pods/status; conditions merge by type, so other conditions are

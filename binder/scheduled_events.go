@@ -250,30 +250,17 @@ func (e *ScheduledEvents) drain() {
 // write posts one event, retrying transient errors a few times.
 func (e *ScheduledEvents) write(ev scheduledEvent) {
 	obj := e.event(ev)
-	backoff := e.retryBackoff
-	for attempt := 1; ; attempt++ {
-		ctx, cancel := context.WithTimeout(e.ctx, eventTimeout)
-		err := e.create(ctx, obj)
-		cancel()
-		switch {
-		case err == nil || apierrors.IsAlreadyExists(err):
-			e.written.Add(1)
-			return
-		case apierrors.IsNotFound(err) || apierrors.IsForbidden(err) && apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause):
-			// The namespace is gone or going: nobody will read it.
-			e.dropped.Add(1)
-			return
-		case !IsTransient(err) || attempt >= eventAttempts || e.ctx.Err() != nil:
-			e.dropped.Add(1)
-			e.logger.Warn("could not write the Scheduled event",
-				zap.String("pod", ev.namespace+"/"+ev.name), zap.Error(err))
-			return
-		}
-		select {
-		case <-e.ctx.Done():
-		case <-time.After(backoff):
-		}
-		backoff *= 2
+	err := retryTransient(e.ctx, e.retryBackoff, func(ctx context.Context) error { return e.create(ctx, obj) })
+	switch {
+	case err == nil || apierrors.IsAlreadyExists(err):
+		e.written.Add(1)
+	case apierrors.IsNotFound(err) || apierrors.IsForbidden(err) && apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause):
+		// The namespace is gone or going: nobody will read it.
+		e.dropped.Add(1)
+	default:
+		e.dropped.Add(1)
+		e.logger.Warn("could not write the Scheduled event",
+			zap.String("pod", ev.namespace+"/"+ev.name), zap.Error(err))
 	}
 }
 

@@ -2,8 +2,9 @@ package metrics
 
 import "github.com/prometheus/client_golang/prometheus"
 
-// EventQueue is what the Scheduled-event writer reports (see
-// binder.ScheduledEvents): how many events wait and how many were dropped.
+// EventQueue is what an event writer reports (see binder.ScheduledEvents
+// and binder.FailureEvents): how many events wait and how many were
+// dropped.
 type EventQueue interface {
 	Queued() int
 	Dropped() int64
@@ -15,14 +16,29 @@ type EventQueue interface {
 // kube-scheduler writes its events through client-go's recorder, which
 // reports neither.
 func RegisterScheduledEvents(reg prometheus.Registerer, q EventQueue) error {
+	return registerEventQueue(reg, q, "scheduled",
+		"Scheduled events waiting to be written; they yield to Bindings in flight.",
+		"Scheduled events not written: the queue was full, the API server refused them, or the scheduler stopped first.")
+}
+
+// RegisterFailureEvents registers, on reg, the gauge
+// yardmaster_failedscheduling_events_queued and the counter
+// yardmaster_failedscheduling_events_dropped_total, read from q.
+func RegisterFailureEvents(reg prometheus.Registerer, q EventQueue) error {
+	return registerEventQueue(reg, q, "failedscheduling",
+		"Pods whose FailedScheduling event (or its series) waits to be written.",
+		"Scheduling failures not written as events: too many pods, the API server refused them, or the scheduler stopped first.")
+}
+
+func registerEventQueue(reg prometheus.Registerer, q EventQueue, kind, queuedHelp, droppedHelp string) error {
 	for _, c := range []prometheus.Collector{
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "yardmaster_scheduled_events_queued",
-			Help: "Scheduled events waiting to be written; they yield to Bindings in flight.",
+			Name: "yardmaster_" + kind + "_events_queued",
+			Help: queuedHelp,
 		}, func() float64 { return float64(q.Queued()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "yardmaster_scheduled_events_dropped_total",
-			Help: "Scheduled events not written: the queue was full, the API server refused them, or the scheduler stopped first.",
+			Name: "yardmaster_" + kind + "_events_dropped_total",
+			Help: droppedHelp,
 		}, func() float64 { return float64(q.Dropped()) }),
 	} {
 		if err := reg.Register(c); err != nil {

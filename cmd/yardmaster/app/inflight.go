@@ -17,14 +17,13 @@ import (
 // flight at once, and the API server answers them no sooner for it.
 const maxRequestsInFlight = 64
 
-// maxEventRequestsInFlight bounds the event client's requests in flight.
-// client-go's event broadcaster writes each event from a goroutine of its
-// own, and the event client shares the scheduler client's connection (the
-// same TLS configuration, one cached transport): unbounded, a burst of
-// FailedScheduling events (a pool of 20,000 pods that fit nowhere, tried
-// in a minute) went past the connection's 100 streams, and every request
-// beyond them dialled a connection of its own, which took peak RSS past a
-// gigabyte in TLS handshakes. 64 + 16 + 8 + the watches stay near 100.
+// maxEventRequestsInFlight bounds the event client's requests in flight:
+// the FailedScheduling writer's (binder.FailureEvents, as many workers)
+// and client-go's recorder's, which writes the other events each from a
+// goroutine of its own. The event client shares the scheduler client's
+// connection (the same TLS configuration, one cached transport); past the
+// connection's 100 streams every request would dial a connection of its
+// own, with a TLS handshake each. 64 + 16 + 8 + the watches stay near 100.
 const maxEventRequestsInFlight = 16
 
 // maxScheduledEventRequestsInFlight bounds the requests in flight of the

@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -370,6 +371,10 @@ func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
 	if err := metrics.RegisterScheduledEvents(reg, b.ScheduledEvents); err != nil {
 		return nil, fmt.Errorf("register event metrics: %w", err)
 	}
+	b.FailureEvents = binder.NewFailureEvents(eventClient.EventsV1(), reportingController, reportingController+"-"+host, logger)
+	if err := metrics.RegisterFailureEvents(reg, b.FailureEvents); err != nil {
+		return nil, fmt.Errorf("register event metrics: %w", err)
+	}
 	d := &Daemon{
 		Config: cfg, Scheduler: sched, Binder: b, Client: client, Metrics: reg, logger: logger,
 		factory: factory, broadcaster: broadcaster, host: restConfig.Host,
@@ -425,10 +430,14 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer stopBackground() // first: the two above wait for it
 	d.broadcaster.StartRecordingToSink(background.Done())
 	d.Binder.ScheduledEvents.Start()
+	d.Binder.FailureEvents.Start()
 	defer func() {
 		flush, cancel := context.WithTimeout(context.WithoutCancel(ctx), eventFlushTimeout)
 		defer cancel()
-		d.Binder.ScheduledEvents.Stop(flush)
+		var wg sync.WaitGroup
+		wg.Go(func() { d.Binder.ScheduledEvents.Stop(flush) })
+		wg.Go(func() { d.Binder.FailureEvents.Stop(flush) })
+		wg.Wait()
 	}()
 	d.factory.Start(background.Done())
 	for typ, ok := range d.factory.WaitForCacheSync(ctx.Done()) {
