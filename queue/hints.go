@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/yardmaster-io/yardmaster/framework"
 )
@@ -44,6 +45,10 @@ type profileHints struct {
 	// overflow is set when plugins beyond maxHintPlugins share
 	// everyEventBit: every event then interests the profile.
 	overflow bool
+	// rejectorSets holds, per set of rejector bits, the one set of names
+	// that the pods rejected by those plugins share (storedRejectors).
+	// Guarded by the queue's lock.
+	rejectorSets map[uint64]sets.Set[string]
 }
 
 type pluginHints struct {
@@ -100,6 +105,30 @@ func (ph *profileHints) rejectorBits(qpi *QueuedPodInfo) uint64 {
 		b |= bit
 	}
 	return b
+}
+
+// storedRejectors returns the set of rejector names the queue keeps for a
+// pod whose rejectors are names, with bits b (rejectorBits): when every
+// name has a bit of its own, the bits say which names they are, and the
+// pods rejected by the same plugins share one set (a pool of 20,000 pods
+// that fit nowhere keeps a handful, not 20,000); otherwise a copy of
+// names. Call it with the queue's lock held.
+func (ph *profileHints) storedRejectors(b uint64, names sets.Set[string]) sets.Set[string] {
+	if names == nil {
+		return nil
+	}
+	if ph == nil || b&everyEventBit != 0 || bits.OnesCount64(b) != len(names) {
+		return names.Clone()
+	}
+	if s, ok := ph.rejectorSets[b]; ok {
+		return s
+	}
+	if ph.rejectorSets == nil {
+		ph.rejectorSets = map[uint64]sets.Set[string]{}
+	}
+	s := names.Clone()
+	ph.rejectorSets[b] = s
+	return s
 }
 
 // interestIn returns the bits of the plugins that registered an event

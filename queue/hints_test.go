@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -305,5 +306,42 @@ func TestHintsNodeLocalAdd(t *testing.T) {
 			}
 			q.checkInvariants(t)
 		})
+	}
+}
+
+// The queue keeps one set of rejector names per combination of the
+// profile's plugins, shared by the pods they rejected, and copies a set
+// that names a plugin the profile does not know. Either way the stored set
+// is not the caller's.
+func TestHintsRejectorSetsShared(t *testing.T) {
+	q, _ := newTestQueue(Options{})
+	q.SetProfileHints("yardmaster", testHints())
+	rejectors := map[string][]string{
+		"a": {"Labels", "Deletes"}, "b": {"Deletes", "Labels"}, "c": {"Labels"},
+		"d": {"Foreign"}, "e": {"Foreign"},
+	}
+	callers := map[string]sets.Set[string]{}
+	for name, plugins := range rejectors {
+		q.Add(makePod(name).Obj())
+		callers[name] = failWith(t, q, plugins...).UnschedulablePlugins
+	}
+	stored := func(name string) sets.Set[string] {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return q.unschedulable[uidOf(name)].UnschedulablePlugins
+	}
+	same := func(a, b sets.Set[string]) bool {
+		return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+	}
+	for name, plugins := range rejectors {
+		if s := stored(name); !s.Equal(sets.New(plugins...)) || same(s, callers[name]) {
+			t.Errorf("pod %s: stored %v (the caller's: %v), want a copy of %v", name, sets.List(s), same(s, callers[name]), plugins)
+		}
+	}
+	if !same(stored("a"), stored("b")) {
+		t.Error("pods a and b, rejected by the same plugins, keep two sets")
+	}
+	if same(stored("a"), stored("c")) || same(stored("d"), stored("e")) {
+		t.Error("a set is shared by pods it does not describe, or one naming an unknown plugin is shared")
 	}
 }

@@ -114,7 +114,9 @@ type QueuedPodInfo struct {
 	Attempts int
 	// UnschedulablePlugins names the plugins that rejected the pod in its
 	// last attempt. The scheduler fills it in; the queue reads it when the
-	// pod comes back, to know which events can wake it (hints.go).
+	// pod comes back, to know which events can wake it (hints.go). It is
+	// read-only: the queue's copy may be shared by every pod that the same
+	// plugins rejected.
 	UnschedulablePlugins sets.Set[string]
 
 	// hints is the pod's profile's table, and rejectors the bits of
@@ -547,15 +549,13 @@ func (q *PriorityQueue) AddUnschedulable(qpi *QueuedPodInfo, podSchedulingCycle 
 	}
 	stored := *qpi
 	qpi = &stored
-	if qpi.UnschedulablePlugins != nil {
-		qpi.UnschedulablePlugins = qpi.UnschedulablePlugins.Clone()
-	}
 	if e.pod != qpi.Pod {
 		qpi.PodInfo = framework.NewPodInfo(e.pod)
 	}
 	qpi.Timestamp = q.clock.Now()
 	qpi.hints = q.hints[qpi.Pod.Spec.SchedulerName]
 	qpi.rejectors = qpi.hints.rejectorBits(qpi)
+	qpi.UnschedulablePlugins = qpi.hints.storedRejectors(qpi.rejectors, qpi.UnschedulablePlugins)
 	missed := unschedulable && !e.changed && q.missedEvent(e, qpi)
 	q.endInFlight(uid)
 	switch {
