@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unique"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 
@@ -42,6 +43,10 @@ type FitError struct {
 	// explanation (kept.go); overflowed says some were not counted there.
 	byStatus   []statusCount
 	overflowed bool
+
+	// message is what Error returned for PostFilterMessage messageFor:
+	// a failed attempt reads it three times (kept, logged, written).
+	message, messageFor string
 }
 
 // statusCount is how many nodes one rejection (a status a plugin
@@ -115,6 +120,17 @@ func (c *statusCount) matches(r rejection) bool {
 // (a long PreFilter or PostFilter message) is cut as kube-scheduler cuts
 // it (binder.TruncateNote).
 func (f *FitError) Error() string {
+	if f.message != "" && f.messageFor == f.PostFilterMessage {
+		return f.message
+	}
+	// Interned: the pods of a pool turned away for the same reasons keep
+	// one message (the kept explanation, the binder's last message).
+	f.message, f.messageFor = unique.Make(f.render()).Value(), f.PostFilterMessage
+	return f.message
+}
+
+// render builds Error's message.
+func (f *FitError) render() string {
 	budget := binder.NoteLengthLimit
 	if f.PostFilterMessage != "" {
 		// The reasons come first and keep at least half the room.

@@ -13,6 +13,7 @@ package scheduler
 // those of pods that are gone or bound elsewhere.
 
 import (
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -65,6 +66,10 @@ type keptExplanations struct {
 	seq   uint64
 	// dropped counts the entries evicted to stay within maxKept.
 	dropped int
+	// lastCounts are the counts recorded last: an attempt that counted
+	// the same keeps them, not a copy (read-only once recorded), so that
+	// a pool of pods turned away alike keeps one.
+	lastCounts []explain.ReasonCount
 }
 
 // record keeps pod's failed attempt, fitErr its result.
@@ -77,6 +82,11 @@ func (k *keptExplanations) record(pod *v1.Pod, profile string, attempts int, fit
 	a.counts = keptCounts(fitErr)
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if sameCounts(a.counts, k.lastCounts) {
+		a.counts = k.lastCounts
+	} else {
+		k.lastCounts = a.counts
+	}
 	if k.byUID == nil {
 		k.byUID = map[types.UID]*keptAttempt{}
 	}
@@ -156,6 +166,14 @@ func keptCounts(f *FitError) []explain.ReasonCount {
 	return out
 }
 
+// sameCounts reports whether a and b count the same reasons on the same
+// nodes.
+func sameCounts(a, b []explain.ReasonCount) bool {
+	return slices.EqualFunc(a, b, func(x, y explain.ReasonCount) bool {
+		return x.Plugin == y.Plugin && x.Reason == y.Reason && x.Nodes == y.Nodes && slices.Equal(x.Sample, y.Sample)
+	})
+}
+
 // forget drops pod uid's entry: it was placed, or is gone.
 func (k *keptExplanations) forget(uid types.UID) {
 	k.mu.Lock()
@@ -175,7 +193,7 @@ func (k *keptExplanations) get(pod *v1.Pod) (*explain.Explanation, bool) {
 		Pod: a.namespace + "/" + a.name, Profile: a.profile, Nodes: a.nodes, Message: a.message,
 		PreFilter:     a.preFilter,
 		NominatedNode: pod.Status.NominatedNodeName,
-		Kept:          &explain.Kept{Attempts: a.attempts, At: a.at.UTC().Format(time.RFC3339), Counts: a.counts},
+		Kept:          &explain.Kept{Attempts: a.attempts, At: a.at.UTC().Format(time.RFC3339), Counts: slices.Clone(a.counts)},
 	}
 	e.Summarize()
 	return e, true
