@@ -44,13 +44,7 @@ func (s *Scheduler) addEventHandlers(f informers.SharedInformerFactory) error {
 			s.Queue.MoveAllToActiveOrBackoff(nodeAdd, nil, node)
 		},
 		UpdateFunc: s.updateNode,
-		DeleteFunc: func(obj any) {
-			// No plugin passes a node it rejected because another node
-			// went away, as in kube-scheduler: no event.
-			if node := nodeOf(obj); node != nil {
-				s.Cache.RemoveNode(node)
-			}
-		},
+		DeleteFunc: s.deleteNode,
 	})
 	if err != nil {
 		return fmt.Errorf("add node handler: %w", err)
@@ -78,6 +72,7 @@ func (s *Scheduler) WaitForHandlersSync(ctx context.Context) bool {
 // The cluster events the handlers raise with a single action.
 var (
 	nodeAdd           = framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}
+	nodeDelete        = framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Delete}
 	assignedPodAdd    = framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Add}
 	assignedPodDelete = framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete}
 	// forceActivate retries a pod whatever rejected it.
@@ -200,6 +195,20 @@ func (s *Scheduler) updateNode(oldObj, newObj any) {
 	if a := framework.NodeUpdateActions(oldNode, newNode); a != framework.None {
 		s.Queue.MoveAllToActiveOrBackoff(framework.ClusterEvent{Resource: framework.Node, ActionType: a}, oldNode, newNode)
 	}
+}
+
+// deleteNode removes the node and raises Node Delete, as kube-scheduler
+// does: a node that goes away can undo a rejection elsewhere
+// (PodTopologySpread: its domain may go with it, and the skew with it).
+// The node leaves the cache first, so that no pod woken here is placed on
+// it.
+func (s *Scheduler) deleteNode(obj any) {
+	node := nodeOf(obj)
+	if node == nil {
+		return
+	}
+	s.Cache.RemoveNode(node)
+	s.Queue.MoveAllToActiveOrBackoff(nodeDelete, node, nil)
 }
 
 // podOf unwraps a pod from an informer object or a delete tombstone.

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	toolscache "k8s.io/client-go/tools/cache"
 	"slices"
 	"strconv"
 	"testing"
@@ -285,5 +286,52 @@ func TestNodeEventsWakeOnlyWhenEveryNodeLocalRejectorAgrees(t *testing.T) {
 	addThenReady("large-tainted", "8")
 	if loc := s.Queue.Locate(big.UID); loc == queue.UnschedulablePods {
 		t.Fatalf("a large node that lost its taint left the pod parked")
+	}
+}
+
+// A node deleted raises Node Delete, as in kube-scheduler: a pod that
+// PodTopologySpread turned away because an empty zone (whose only node it
+// could not use) held the skew down is woken when that zone goes, and
+// then fits. A pod that only NodeResourcesFit rejected stays parked.
+func TestNodeDeleteWakesSpread(t *testing.T) {
+	n1 := schedtest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Label("zone", "a").Obj()
+	n2 := schedtest.MakeNode().Name("n2").Capacity("4", "8Gi", 110).Label("zone", "b").
+		Taint("dedicated", "x", v1.TaintEffectNoSchedule).Obj()
+	n3 := schedtest.MakeNode().Name("n3").Capacity("1", "8Gi", 110).Obj()
+	s := newTestScheduler(t, 0, n1, n2, n3)
+	s.addPod(schedtest.MakePod().Name("web-0").Label("app", "web").Node("n1").Obj())
+
+	spread := schedtest.MakePod().Name("web-1").Label("app", "web").
+		SpreadConstraint(schedtest.MakeSpreadConstraint(1, "zone", v1.DoNotSchedule).MatchLabels("app", "web").Obj()).Obj()
+	big := schedtest.MakePod().Name("big").Req("8", "").Obj()
+	for _, pod := range []*v1.Pod{spread, big} {
+		s.addPod(pod)
+		qpi, err := s.Queue.Pop(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Cache.UpdateSnapshot(s.snapshot)
+		_, err = s.schedulePod(context.Background(), s.profiles["yardmaster"], framework.NewCycleState(), qpi.Pod)
+		var fitErr *FitError
+		if !errors.As(err, &fitErr) {
+			t.Fatalf("pod %s: want a FitError, got %v", pod.Name, err)
+		}
+		qpi.UnschedulablePlugins = fitErr.Plugins
+		if err := s.Queue.AddUnschedulable(qpi, s.Queue.SchedulingCycle(), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	s.deleteNode(toolscache.DeletedFinalStateUnknown{Key: "n2", Obj: n2})
+	if loc := s.Queue.Locate(spread.UID); loc == queue.UnschedulablePods {
+		t.Fatalf("pod %s still parked after zone b's only node was deleted", spread.Name)
+	}
+	if loc := s.Queue.Locate(big.UID); loc != queue.UnschedulablePods {
+		t.Errorf("pod %s is in %s after a node deletion, want it parked", big.Name, loc)
+	}
+	s.Cache.UpdateSnapshot(s.snapshot)
+	res, err := s.schedulePod(context.Background(), s.profiles["yardmaster"], framework.NewCycleState(), spread)
+	if err != nil || res.node != "n1" {
+		t.Errorf("after the deletion: placed on %q, %v; want n1", res.node, err)
 	}
 }
