@@ -137,7 +137,11 @@ func (s *Scheduler) updatePod(oldObj, newObj any) {
 		} else {
 			s.Queue.Add(newPod)
 		}
+		before := s.nominatedNode(newPod.UID)
 		s.syncNomination(newPod)
+		if before != "" && s.nominatedNode(newPod.UID) != before {
+			s.nominationReleased(oldPod, before)
+		}
 	case s.ours(oldPod):
 		// Its schedulerName changed away from us.
 		s.Queue.Delete(oldPod)
@@ -164,11 +168,14 @@ func (s *Scheduler) deletePod(obj any) {
 	// a binding cycle still waiting on Permit or in PreBind ends.
 	s.abandonBinding(pod.UID)
 	s.Queue.Delete(pod)
+	nominated := s.nominatedNode(pod.UID)
 	s.forgetPod(pod.UID)
 	if assumed, ok := s.Cache.AssumedPod(pod.UID); ok && s.Cache.ForgetPod(pod) {
 		// The room it held on its node is free again: for the hints,
 		// an assigned pod left that node.
 		s.Queue.MoveAllToActiveOrBackoff(assignedPodDelete, assumed, nil)
+	} else if nominated != "" {
+		s.nominationReleased(pod, nominated)
 	}
 }
 

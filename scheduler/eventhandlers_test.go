@@ -335,3 +335,56 @@ func TestNodeDeleteWakesSpread(t *testing.T) {
 		t.Errorf("after the deletion: placed on %q, %v; want n1", res.node, err)
 	}
 }
+
+// A pending pod whose nomination kept room is deleted, or its nomination
+// is cleared: the pods of lower or equal priority that the room turned
+// away are woken (kube-scheduler's AssignedPodDelete with its priority
+// pre-check); one of higher priority, which never counted the room, is
+// not.
+func TestNominationReleasedWakesLowerPriority(t *testing.T) {
+	for _, how := range []string{"deleted", "cleared"} {
+		t.Run(how, func(t *testing.T) {
+			n1 := schedtest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Obj()
+			s := newTestScheduler(t, 0, n1)
+			s.addPod(schedtest.MakePod().Name("base").Req("2", "").Node("n1").Obj())
+			high := schedtest.MakePod().Name("high").Req("2", "").Priority(100).Obj()
+			high.Status.NominatedNodeName = "n1"
+			s.addPod(high)
+			if qpi, err := s.Queue.Pop(context.Background()); err != nil || qpi.Pod.Name != "high" {
+				t.Fatalf("pop: %v, %v", qpi, err)
+			}
+			// low fits only without high's room; higher, which does
+			// not count it, would fit if base went.
+			low := schedtest.MakePod().Name("low").Req("1", "").Obj()
+			higher := schedtest.MakePod().Name("higher").Req("3", "").Priority(200).Obj()
+			for _, pod := range []*v1.Pod{low, higher} {
+				s.addPod(pod)
+				qpi, err := s.Queue.Pop(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.Cache.UpdateSnapshot(s.snapshot)
+				_, err = s.schedulePod(context.Background(), s.profiles["yardmaster"], framework.NewCycleState(), qpi.Pod)
+				var fitErr *FitError
+				if !errors.As(err, &fitErr) {
+					t.Fatalf("pod %s: want a FitError, got %v", pod.Name, err)
+				}
+				qpi.UnschedulablePlugins = fitErr.Plugins
+				if err := s.Queue.AddUnschedulable(qpi, s.Queue.SchedulingCycle(), true); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if how == "deleted" {
+				s.deletePod(high)
+			} else {
+				s.clearNomination(high)
+			}
+			if loc := s.Queue.Locate(low.UID); loc == queue.UnschedulablePods {
+				t.Errorf("pod low still parked after the nominated pod was %s", how)
+			}
+			if loc := s.Queue.Locate(higher.UID); loc != queue.UnschedulablePods {
+				t.Errorf("pod higher is in %s, want it parked", loc)
+			}
+		})
+	}
+}

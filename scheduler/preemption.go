@@ -557,7 +557,10 @@ func (s *Scheduler) startEvictions(pod *v1.Pod, c preemptionCandidate) {
 // status.nominatedNodeName (in the background, with the binder's other
 // status patches).
 func (s *Scheduler) clearNomination(pod *v1.Pod) {
-	s.forgetPreemption(pod.UID)
+	if node := s.nominatedNode(pod.UID); node != "" {
+		s.forgetPreemption(pod.UID)
+		s.nominationReleased(pod, node)
+	}
 	if pod.Status.NominatedNodeName == "" || s.binder == nil {
 		return
 	}
@@ -723,6 +726,31 @@ func runFiltersBesideNominated(ctx context.Context, prof *profile, active []int,
 		}
 	}
 	return runFilters(ctx, prof, active, st, pod, what, nil)
+}
+
+// nominatedNode returns the node where the pod's nomination keeps room,
+// "" if it has none.
+func (s *Scheduler) nominatedNode(uid types.UID) string {
+	s.preemptMu.Lock()
+	defer s.preemptMu.Unlock()
+	if p, ok := s.preempting[uid]; ok {
+		return p.node
+	}
+	return ""
+}
+
+// nominationReleased wakes the pods that pod's nomination on node, now
+// dropped (the pod deleted, its nomination cleared or moved), held back:
+// for the hints an assigned pod left node. Only pods of priority at most
+// pod's are asked, as kube-scheduler's getLEPriorityPreCheck: a pod of
+// higher priority never counted the room.
+func (s *Scheduler) nominationReleased(pod *v1.Pod, node string) {
+	held := *pod
+	held.Spec.NodeName = node
+	prio := podPriority(pod)
+	s.Queue.MoveToActiveOrBackoff(assignedPodDelete, &held, nil, func(q *queue.QueuedPodInfo) bool {
+		return podPriority(q.Pod) <= prio
+	})
 }
 
 // forgetPreemption drops the pod's preemption, once it is bound or gone.
