@@ -37,6 +37,7 @@ const (
 	CSINode
 	CSIDriver
 	CSIStorageCapacity
+	VolumeAttachment
 	ResourceClaim
 	ResourceSlice
 	DeviceClass
@@ -56,6 +57,7 @@ var resourceNames = [numEventResources]string{
 	CSINode:               "storage.k8s.io/CSINode",
 	CSIDriver:             "storage.k8s.io/CSIDriver",
 	CSIStorageCapacity:    "storage.k8s.io/CSIStorageCapacity",
+	VolumeAttachment:      "storage.k8s.io/VolumeAttachment",
 	ResourceClaim:         "resource.k8s.io/ResourceClaim",
 	ResourceSlice:         "resource.k8s.io/ResourceSlice",
 	DeviceClass:           "resource.k8s.io/DeviceClass",

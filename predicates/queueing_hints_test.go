@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -344,6 +345,14 @@ func TestVolumeHints(t *testing.T) {
 	generated := schedtest.MakePVC("default", "e-scratch").Obj()
 	sharer := pod("sharer").PVC("data").Node("n1").Obj()
 	unrelated := pod("u").PVC("logs").Node("n1").Obj()
+	inlineEBS := pod("inline").Obj()
+	inlineEBS.Spec.Volumes = []v1.Volume{{Name: "disk", VolumeSource: v1.VolumeSource{
+		AWSElasticBlockStore: &v1.AWSElasticBlockStoreVolumeSource{VolumeID: "vol-1"}}}}
+	attachment := func(attacher string) *storagev1.VolumeAttachment {
+		return &storagev1.VolumeAttachment{Spec: storagev1.VolumeAttachmentSpec{Attacher: attacher, NodeName: "n1"}}
+	}
+	ebsAttachment, pdAttachment := attachment("ebs.csi.aws.com"), attachment("pd.csi.storage.gke.io")
+	evDetached := framework.ClusterEvent{Resource: framework.VolumeAttachment, ActionType: framework.Delete}
 	h := fakehandle.New(cache.NewSnapshotFromNodes(nil, nil))
 	vb, err := predicates.NewVolumeBinding(framework.DefaultVolumeBindingArgs(), h)
 	if err != nil {
@@ -380,6 +389,11 @@ func TestVolumeHints(t *testing.T) {
 			hintCase{name: "pod without volumes deleted", pod: p, event: evAssignedDelete, old: pod("x").Node("n1").Obj(), want: framework.QueueSkip},
 			hintCase{name: "pod on a node the pod cannot use deleted", pod: pod("pinned").PVC("data").Node("n2").Obj(), event: evAssignedDelete, old: unrelated, want: framework.QueueSkip},
 			hintCase{name: "CSINode changed", pod: p, event: evCSINodeUpdate, old: &struct{}{}, new: &struct{}{}, want: framework.Queue},
+			hintCase{name: "volume detached, pod with a claim", pod: p, event: evDetached, old: ebsAttachment, want: framework.Queue},
+			hintCase{name: "volume detached, pod with an ephemeral volume", pod: eph, event: evDetached, old: ebsAttachment, want: framework.Queue},
+			hintCase{name: "volume detached, inline volume of its driver", pod: inlineEBS, event: evDetached, old: ebsAttachment, want: framework.Queue},
+			hintCase{name: "volume detached, inline volume of another driver", pod: inlineEBS, event: evDetached, old: pdAttachment, want: framework.QueueSkip},
+			hintCase{name: "volume detached, pod without volumes", pod: pod("x").Obj(), event: evDetached, old: ebsAttachment, want: framework.QueueSkip},
 		))
 	})
 }

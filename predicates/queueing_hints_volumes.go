@@ -5,6 +5,7 @@ import (
 
 	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
 )
@@ -58,12 +59,13 @@ func (*VolumeRestrictions) EventsToRegister(context.Context) ([]framework.Cluste
 }
 
 // EventsToRegister: a CSINode created or changed (a driver's limit
-// raised), an assigned pod with volumes deleted, one of the pod's claims
-// created.
+// raised), an assigned pod with volumes deleted, a VolumeAttachment
+// deleted (a volume detached), one of the pod's claims created.
 func (*NodeVolumeLimits) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
 		{Event: framework.ClusterEvent{Resource: framework.CSINode, ActionType: framework.Add | framework.Update}},
 		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Delete}, QueueingHintFn: attachedVolumeFreed},
+		{Event: framework.ClusterEvent{Resource: framework.VolumeAttachment, ActionType: framework.Delete}, QueueingHintFn: detachMayHelp},
 		{Event: framework.ClusterEvent{Resource: framework.PersistentVolumeClaim, ActionType: framework.Add}, QueueingHintFn: podsClaimChanged},
 	}, nil
 }
@@ -140,6 +142,31 @@ func sharedVolumeFreed(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framewor
 
 func isDiskVolume(vol *v1.Volume) bool {
 	return vol.GCEPersistentDisk != nil || vol.AWSElasticBlockStore != nil || vol.RBD != nil || vol.ISCSI != nil
+}
+
+// detachMayHelp queues the pod when a VolumeAttachment is deleted and the
+// pod has a volume that counts against an attach limit through a claim
+// (a claim or an ephemeral volume) or an in-tree volume migrated to the
+// detached volume's driver, as kube-scheduler's CSILimits does (which
+// leaves out ephemeral volumes, though their claims count the same).
+func detachMayHelp(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
+	detached, _, err := asObjects[*storagev1.VolumeAttachment](oldObj, newObj)
+	if err != nil {
+		return framework.Queue, err
+	}
+	if detached == nil {
+		return framework.QueueSkip, nil
+	}
+	for i := range pod.Spec.Volumes {
+		vol := &pod.Spec.Volumes[i]
+		if vol.PersistentVolumeClaim != nil || vol.Ephemeral != nil {
+			return framework.Queue, nil
+		}
+		if v, ok := inlineAttachableVolume(vol); ok && v.driver == detached.Spec.Attacher {
+			return framework.Queue, nil
+		}
+	}
+	return framework.QueueSkip, nil
 }
 
 // attachedVolumeFreed queues the pod when the deleted pod was bound to a

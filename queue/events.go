@@ -69,6 +69,9 @@ const (
 	CSIStorageCapacityAdd
 	// CSIStorageCapacityUpdate: a CSIStorageCapacity changed.
 	CSIStorageCapacityUpdate
+	// VolumeAttachmentDelete: a VolumeAttachment was deleted (a volume
+	// detached from its node).
+	VolumeAttachmentDelete
 	// ResourceClaimAdd: a ResourceClaim was added.
 	ResourceClaimAdd
 	// ResourceClaimUpdate: a ResourceClaim changed as the scheduler sees it
@@ -117,6 +120,7 @@ var eventNames = [numEvents]string{
 	CSIDriverUpdate:             "CSIDriverUpdate",
 	CSIStorageCapacityAdd:       "CSIStorageCapacityAdd",
 	CSIStorageCapacityUpdate:    "CSIStorageCapacityUpdate",
+	VolumeAttachmentDelete:      "VolumeAttachmentDelete",
 	ResourceClaimAdd:            "ResourceClaimAdd",
 	ResourceClaimUpdate:         "ResourceClaimUpdate",
 	ResourceSliceAdd:            "ResourceSliceAdd",

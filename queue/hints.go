@@ -355,6 +355,8 @@ func eventLabel(ev framework.ClusterEvent) Event {
 		return CSIDriverUpdate
 	case framework.CSIStorageCapacity:
 		return pick(CSIStorageCapacityAdd, CSIStorageCapacityUpdate, EventUnknown)
+	case framework.VolumeAttachment:
+		return pick(EventUnknown, EventUnknown, VolumeAttachmentDelete)
 	case framework.ResourceClaim:
 		return pick(ResourceClaimAdd, ResourceClaimUpdate, EventUnknown)
 	case framework.ResourceSlice:

@@ -20,8 +20,9 @@ import (
 // StorageClass created or its allowedTopologies changed, a CSINode
 // created or changed (a driver's attach limit raised), a CSIDriver that
 // stops publishing storage capacity, and a CSIStorageCapacity created or
-// grown. Deletions are not handled: no volume plugin passes a node it
-// rejected before because an object went away.
+// grown, and a VolumeAttachment deleted (a volume detached: a slot of
+// its node's attach limit is free). Other deletions are not handled: no
+// volume plugin passes a node it rejected before because one went away.
 //
 // Registering the handlers also registers the informers, so the factory
 // must be started afterwards.
@@ -68,6 +69,21 @@ func (s *Scheduler) addStorageEventHandlers(f informers.SharedInformerFactory) e
 		}
 		s.handlers = append(s.handlers, reg)
 	}
+	detached := framework.ClusterEvent{Resource: framework.VolumeAttachment, ActionType: framework.Delete}
+	reg, err := f.Storage().V1().VolumeAttachments().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if va, ok := obj.(*storagev1.VolumeAttachment); ok {
+				s.Queue.MoveAllToActiveOrBackoff(detached, va, nil)
+			}
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("add VolumeAttachment handler: %w", err)
+	}
+	s.handlers = append(s.handlers, reg)
 	return nil
 }
 
