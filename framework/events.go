@@ -38,6 +38,10 @@ const (
 	CSIDriver
 	CSIStorageCapacity
 	VolumeAttachment
+	// NodeMetrics is a new measurement of the nodes (a metric plugin's
+	// Prometheus table), raised through Handle.RaiseEvent: no informer
+	// sees it.
+	NodeMetrics
 	ResourceClaim
 	ResourceSlice
 	DeviceClass
@@ -58,6 +62,7 @@ var resourceNames = [numEventResources]string{
 	CSIDriver:             "storage.k8s.io/CSIDriver",
 	CSIStorageCapacity:    "storage.k8s.io/CSIStorageCapacity",
 	VolumeAttachment:      "storage.k8s.io/VolumeAttachment",
+	NodeMetrics:           "yardmaster.io/NodeMetrics",
 	ResourceClaim:         "resource.k8s.io/ResourceClaim",
 	ResourceSlice:         "resource.k8s.io/ResourceSlice",
 	DeviceClass:           "resource.k8s.io/DeviceClass",

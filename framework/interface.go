@@ -281,6 +281,11 @@ type Handle interface {
 	MetricsRegisterer() prometheus.Registerer
 	// Logger is the process logger; never nil.
 	Logger() *zap.Logger
+	// RaiseEvent tells the scheduling queue of a cluster event that no
+	// informer sees (a new measurement of the nodes, say): the
+	// unschedulable pods whose rejectors registered it are asked, as for
+	// the informers' events. It never blocks on the API.
+	RaiseEvent(ev ClusterEvent, oldObj, newObj any)
 }
 
 // BackgroundPlugin is a plugin with work of its own outside scheduling

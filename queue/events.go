@@ -72,6 +72,9 @@ const (
 	// VolumeAttachmentDelete: a VolumeAttachment was deleted (a volume
 	// detached from its node).
 	VolumeAttachmentDelete
+	// NodeMetricsUpdate: a metric plugin has a new measurement of the
+	// nodes.
+	NodeMetricsUpdate
 	// ResourceClaimAdd: a ResourceClaim was added.
 	ResourceClaimAdd
 	// ResourceClaimUpdate: a ResourceClaim changed as the scheduler sees it
@@ -121,6 +124,7 @@ var eventNames = [numEvents]string{
 	CSIStorageCapacityAdd:       "CSIStorageCapacityAdd",
 	CSIStorageCapacityUpdate:    "CSIStorageCapacityUpdate",
 	VolumeAttachmentDelete:      "VolumeAttachmentDelete",
+	NodeMetricsUpdate:           "NodeMetricsUpdate",
 	ResourceClaimAdd:            "ResourceClaimAdd",
 	ResourceClaimUpdate:         "ResourceClaimUpdate",
 	ResourceSliceAdd:            "ResourceSliceAdd",

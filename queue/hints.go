@@ -357,6 +357,8 @@ func eventLabel(ev framework.ClusterEvent) Event {
 		return pick(CSIStorageCapacityAdd, CSIStorageCapacityUpdate, EventUnknown)
 	case framework.VolumeAttachment:
 		return pick(EventUnknown, EventUnknown, VolumeAttachmentDelete)
+	case framework.NodeMetrics:
+		return NodeMetricsUpdate
 	case framework.ResourceClaim:
 		return pick(ResourceClaimAdd, ResourceClaimUpdate, EventUnknown)
 	case framework.ResourceSlice:

@@ -202,7 +202,12 @@ func (h handle) SharedInformerFactory() informers.SharedInformerFactory {
 }
 func (h handle) MetricsRegisterer() prometheus.Registerer { return h.s.registerer }
 func (h handle) Logger() *zap.Logger                      { return h.s.logger }
-func (h handle) ClientSet() kubernetes.Interface          { return h.s.client }
+func (h handle) RaiseEvent(ev framework.ClusterEvent, oldObj, newObj any) {
+	if h.s.Queue != nil {
+		h.s.Queue.MoveAllToActiveOrBackoff(ev, oldObj, newObj)
+	}
+}
+func (h handle) ClientSet() kubernetes.Interface { return h.s.client }
 func (h handle) SharedDRAManager() framework.SharedDRAManager {
 	if h.s.dra == nil {
 		return nil

@@ -7,6 +7,8 @@
 package fakehandle
 
 import (
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
@@ -34,6 +36,9 @@ type Handle struct {
 	DRA framework.SharedDRAManager
 	// Recorder is what EventRecorder returns; nil unless a test sets it.
 	Recorder events.EventRecorder
+
+	mu     sync.Mutex
+	raised []framework.ClusterEvent
 }
 
 var _ framework.Handle = &Handle{}
@@ -77,6 +82,20 @@ func (h *Handle) MetricsRegisterer() prometheus.Registerer { return h.Registry }
 
 // Logger returns a no-op logger.
 func (h *Handle) Logger() *zap.Logger { return h.Log }
+
+// RaiseEvent records ev; Raised returns what was recorded.
+func (h *Handle) RaiseEvent(ev framework.ClusterEvent, _, _ any) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.raised = append(h.raised, ev)
+}
+
+// Raised returns the events raised through RaiseEvent, oldest first.
+func (h *Handle) Raised() []framework.ClusterEvent {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]framework.ClusterEvent(nil), h.raised...)
+}
 
 // Namespace returns a namespace with the given labels (k1, v1, k2, v2...).
 func Namespace(name string, kv ...string) *v1.Namespace {

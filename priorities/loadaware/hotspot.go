@@ -102,6 +102,13 @@ func NewLoadHotSpot(args *framework.LoadHotSpotArgs, h framework.Handle, opts ..
 	}
 	set.lag = a.TimeRange.Duration
 	pl.set = set
+	if h != nil {
+		for i, m := range set.metrics {
+			if m != nil {
+				prommetric.RaiseOnPublish(m, h, LoadHotSpotName, i)
+			}
+		}
+	}
 	return pl, nil
 }
 

@@ -102,6 +102,9 @@ func New(args *framework.NetworkTrafficArgs, h framework.Handle, opts ...Option)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Name, err)
 	}
+	if h != nil && a.FilterAbove > 0 {
+		prommetric.RaiseOnPublish(m, h, Name, 0)
+	}
 	src := &Source{client: m.Client(), query: m.Query(), label: model.LabelName(a.NodeNameLabel), timeout: a.Timeout.Duration, maxSeries: prommetric.MaxSeries}
 	return &NetworkTraffic{args: a, scorer: newScorer(&a), metric: m, source: src}, nil
 }

@@ -3,6 +3,7 @@ package prommetric
 import (
 	"context"
 	"math"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -10,6 +11,8 @@ import (
 	"github.com/prometheus/common/model"
 	"go.uber.org/zap"
 	"k8s.io/utils/clock"
+
+	"github.com/yardmaster-io/yardmaster/framework"
 )
 
 // Spec is one metric: a query on one Prometheus, and how it is refreshed.
@@ -59,6 +62,10 @@ type Metric struct {
 	// current is the last table Prometheus answered: written by Run's
 	// goroutine, read by scheduling cycles, never locked.
 	current atomic.Pointer[Table]
+	// published are called with the previous and the new table whenever
+	// one is published (OnPublish).
+	publishMu sync.Mutex
+	published []func(old, new *Table)
 	// running is set while a Run loop queries: the plugins sharing the
 	// metric each call Run, and only the first one queries.
 	running atomic.Bool
@@ -120,7 +127,60 @@ func (m *Metric) Store(t *Table) {
 	if t.bySlot == nil && t.Values != nil {
 		t.index()
 	}
-	m.current.Store(t)
+	m.publish(t)
+}
+
+// OnPublish has f called with the previous table (nil at first) and the
+// new one each time the metric publishes one, on the refreshing goroutine:
+// f must not block. A plugin tells the scheduler of a new measurement
+// this way (framework.Handle.RaiseEvent).
+func (m *Metric) OnPublish(f func(old, new *Table)) {
+	m.publishMu.Lock()
+	defer m.publishMu.Unlock()
+	m.published = append(m.published, f)
+}
+
+// NewTable is the event a metric plugin raises when one of its metrics
+// publishes a table (RaiseOnPublish).
+var NewTable = framework.ClusterEvent{Resource: framework.NodeMetrics, ActionType: framework.Update}
+
+// Published is the new object of a NewTable event: which plugin's metric
+// (its index among the plugin's queries) and the table.
+type Published struct {
+	Plugin string
+	Index  int
+	Table  *Table
+}
+
+// RaiseOnPublish has h told of every table m publishes, as a NewTable
+// event naming plugin and index: the pods the plugin rejected may pass
+// with the new measurement.
+func RaiseOnPublish(m *Metric, h framework.Handle, plugin string, index int) {
+	m.OnPublish(func(old, new *Table) {
+		h.RaiseEvent(NewTable, old, &Published{Plugin: plugin, Index: index, Table: new})
+	})
+}
+
+// PublishedBy returns the table of a NewTable event's new object when
+// plugin published it; ok is false when the object is not a *Published
+// (then a hint queues the pod: never strand one).
+func PublishedBy(newObj any, plugin string) (p *Published, mine, ok bool) {
+	p, ok = newObj.(*Published)
+	if !ok || p.Table == nil {
+		return nil, false, false
+	}
+	return p, p.Plugin == plugin, true
+}
+
+// publish makes t the current table and tells OnPublish's functions.
+func (m *Metric) publish(t *Table) {
+	old := m.current.Swap(t)
+	m.publishMu.Lock()
+	fs := m.published
+	m.publishMu.Unlock()
+	for _, f := range fs {
+		f(old, t)
+	}
 }
 
 // Usable reports whether t exists and is not older than staleAfter at now.
@@ -189,8 +249,8 @@ func (m *Metric) Refresh(ctx context.Context) {
 	}
 	m.seq++
 	t.Seq = m.seq
-	m.current.Store(t)
 	m.succeeded(t)
+	m.publish(t)
 }
 
 // failed logs the first failure of a streak as a warning, and once more

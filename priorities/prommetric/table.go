@@ -57,6 +57,16 @@ type slotEntry struct {
 const slotsPerNode, slotsExtra = 2, 64
 
 // index makes the lookup cache; the Metric calls it before publishing.
+// AnyAtMost reports whether some node's value is at most limit.
+func (t *Table) AnyAtMost(limit float64) bool {
+	for _, v := range t.Values {
+		if v <= limit {
+			return true
+		}
+	}
+	return false
+}
+
 func (t *Table) index() {
 	t.bySlot = make([]atomic.Pointer[slotEntry], slotsPerNode*len(t.Values)+slotsExtra)
 }

@@ -29,6 +29,7 @@ func (noBindingCycle) IterateOverWaitingPods(func(framework.WaitingPod)) {}
 func (noBindingCycle) GetWaitingPod(types.UID) framework.WaitingPod      { return nil }
 func (noBindingCycle) SharedDRAManager() framework.SharedDRAManager      { return nil }
 func (noBindingCycle) EventRecorder() events.EventRecorder               { return nil }
+func (noBindingCycle) RaiseEvent(framework.ClusterEvent, any, any)       {}
 
 func (fakeHandle) SnapshotSharedLister() framework.NodeInfoLister         { return nil }
 func (fakeHandle) SharedInformerFactory() informers.SharedInformerFactory { return nil }

@@ -360,3 +360,28 @@ func TestLoadAwareHotSpotRetriedOnDelete(t *testing.T) {
 		t.Errorf("waiter bound to %s, want %s", got, le.node("a"))
 	}
 }
+
+// A pod LoadHotSpot refused because its only node was hot is woken by the
+// measurement that shows the node cooled, not by the unschedulable pool's
+// five-minute flush: the filter raises a NodeMetrics event when a table
+// comes, and its hint queues the pod when a node is under the threshold.
+func TestLoadAwareHotSpotRetriedOnCooling(t *testing.T) {
+	e := newEnv(t)
+	le := e.startLoad(map[string]float64{"a": 80})
+	le.waitCPU()
+	le.startScheduler([]string{loadaware.LoadHotSpotName}, nil,
+		pluginConfig(loadaware.LoadHotSpotName, le.prom.URL, "      cpuUtilizationAbove: 60\n      timeRange: 5s\n"))
+	// The first table (refreshed every second, answered within the 1 s
+	// timeout): before it nothing is filtered.
+	time.Sleep(3 * time.Second)
+	e.createPod(le.pod("waiter", "100m"))
+	e.waitFailedScheduling("waiter", loadaware.ReasonCPUHotSpot)
+
+	le.exporters["a"].SetCPU(20)
+	le.waitCPU()
+	// Well within the pool's 5-minute stay; the pod's backoff is at most
+	// 10 s.
+	if got := e.waitBound(60*time.Second, "waiter")["waiter"]; got != le.node("a") {
+		t.Errorf("waiter bound to %s, want %s", got, le.node("a"))
+	}
+}
