@@ -286,6 +286,13 @@ type Handle interface {
 	// unschedulable pods whose rejectors registered it are asked, as for
 	// the informers' events. It never blocks on the API.
 	RaiseEvent(ev ClusterEvent, oldObj, newObj any)
+	// ReadNodeInfo calls f with the node's current NodeInfo in the
+	// scheduler's cache, under the cache's read lock: what the cluster
+	// holds now, bound and assumed pods included, nominated ones not (a
+	// queueing hint's view; a cycle reads its snapshot). f only reads: it
+	// must not keep the NodeInfo or call into the scheduler. ReadNodeInfo
+	// reports false, without calling f, when there is no such node.
+	ReadNodeInfo(name string, f func(*NodeInfo)) bool
 }
 
 // BackgroundPlugin is a plugin with work of its own outside scheduling

@@ -72,6 +72,17 @@ type Fit struct {
 	// nodes, when set, lets the hints look up the node of a deleted pod
 	// (UseNodeLister).
 	nodes corelisters.NodeLister
+	// readNode, when set, lets the hints read a node's room in the
+	// scheduler's cache (UseNodeInfoReader).
+	readNode func(name string, f func(*framework.NodeInfo)) bool
+}
+
+// UseNodeInfoReader lets the queueing hints read the room left on a node
+// (framework.Handle.ReadNodeInfo): a pod deleted from a node that still
+// cannot hold a pending pod then wakes that pod no more.
+func (f *Fit) UseNodeInfoReader(read func(name string, f func(*framework.NodeInfo)) bool) *Fit {
+	f.readNode = read
+	return f
 }
 
 // UseNodeLister lets the queueing hints read nodes: a pod deleted from a

@@ -121,27 +121,78 @@ type fitHints struct {
 	lastNode atomic.Pointer[eventNode]
 }
 
-// eventNode is the node (nil when unknown) that a pod event's pod was on.
+// eventNode is what a pod event's hint reads of the node the event's pod
+// was on: the Node (nil when unknown), and the room left there once the
+// event is in the scheduler's cache (nil when unknown).
 type eventNode struct {
 	pod  *v1.Pod
 	node *v1.Node
+	room *nodeRoom
 }
 
-// nodeOf returns the node named name that the event's pod was on, or nil
-// when there is no lister or no such node.
-func (f *fitHints) nodeOf(eventPod *v1.Pod, name string) *v1.Node {
-	if f.nodes == nil {
-		return nil
+// nodeRoom is what a node has left: allocatable less the requests of its
+// bound and assumed pods.
+type nodeRoom struct {
+	pods, milliCPU, memory, ephemeralStorage int64
+	scalars                                  map[v1.ResourceName]int64
+	allocatable                              map[v1.ResourceName]int64
+}
+
+func roomOf(ni *framework.NodeInfo) *nodeRoom {
+	alloc, used := &ni.Allocatable, &ni.Requested
+	r := &nodeRoom{
+		pods:             alloc.AllowedPodNumber - int64(len(ni.Pods)),
+		milliCPU:         alloc.MilliCPU - used.MilliCPU,
+		memory:           alloc.Memory - used.Memory,
+		ephemeralStorage: alloc.EphemeralStorage - used.EphemeralStorage,
 	}
+	if len(alloc.ScalarResources) > 0 {
+		r.scalars = make(map[v1.ResourceName]int64, len(alloc.ScalarResources))
+		r.allocatable = make(map[v1.ResourceName]int64, len(alloc.ScalarResources))
+		for name, q := range alloc.ScalarResources {
+			r.scalars[name] = q - used.ScalarResources[name]
+			r.allocatable[name] = q
+		}
+	}
+	return r
+}
+
+// eventNodeOf returns what the hints read of the node named name that the
+// event's pod was on, looked up once per event rather than once per
+// parked pod.
+func (f *fitHints) eventNodeOf(eventPod *v1.Pod, name string) *eventNode {
 	if last := f.lastNode.Load(); last != nil && last.pod == eventPod {
-		return last.node
+		return last
 	}
-	node, err := f.nodes.Get(name)
-	if err != nil {
-		node = nil
+	en := &eventNode{pod: eventPod}
+	if f.nodes != nil {
+		if node, err := f.nodes.Get(name); err == nil {
+			en.node = node
+		}
 	}
-	f.lastNode.Store(&eventNode{pod: eventPod, node: node})
-	return node
+	if f.readNode != nil {
+		f.readNode(name, func(ni *framework.NodeInfo) { en.room = roomOf(ni) })
+	}
+	f.lastNode.Store(en)
+	return en
+}
+
+// fitsRoom reports whether room holds the pod's requests, as the filter
+// counts them (nominated pods aside: they would only take more).
+func (s *fitState) fitsRoom(room *nodeRoom) bool {
+	if room.pods < 1 || s.milliCPU > room.milliCPU || s.memory > room.memory || s.ephemeralStorage > room.ephemeralStorage {
+		return false
+	}
+	for i := range s.scalars {
+		r := &s.scalars[i]
+		if r.draServed && room.allocatable[r.name] <= 0 {
+			continue // left to DynamicResources there, as in the filter
+		}
+		if r.quantity > room.scalars[r.name] {
+			return false
+		}
+	}
+	return true
 }
 
 // fitPodState is what the pod-event hint derives from a pending pod, once
@@ -203,7 +254,14 @@ func (f *fitHints) afterPodEvent(pod *v1.Pod, st *fitPodState, oldObj, newObj an
 	if st.pinned && !mayRunOn(pod, node) {
 		return framework.QueueSkip, nil
 	}
-	if n := f.nodeOf(oldPod, node); n != nil && !st.fitsAllocatable(n) {
+	en := f.eventNodeOf(oldPod, node)
+	if en.node != nil && !st.fitsAllocatable(en.node) {
+		return framework.QueueSkip, nil
+	}
+	if en.room != nil && !st.fitsRoom(en.room) {
+		// The node, as the cache holds it with the event applied, still
+		// cannot hold the pod: the room freed is not enough. Any later
+		// change that frees more there raises an event of its own.
 		return framework.QueueSkip, nil
 	}
 	if newPod == nil {

@@ -156,6 +156,32 @@ func TestFitHints(t *testing.T) {
 		{name: "the same event for a pod the node could hold", pod: pod("fits").Req("1", "1Gi").Obj(), event: assignedPodUpdate(onN1, shrunkOnN1), old: onN1, new: shrunkOnN1, want: framework.Queue},
 		{name: "deleted from a node the lister does not know", pod: big, event: evAssignedDelete, old: onN2, want: framework.Queue},
 	})
+
+	// With the cache's view, a deletion that leaves too little room for
+	// the pod on that node wakes nothing: n1 (4 cpu, 2 pods at most)
+	// still runs a pod of 3 cpu after the deletion, n3 (16 cpu) one gpu
+	// pod on its only gpu.
+	n1 := node("n1").Capacity("4", "8Gi", 2).Obj()
+	n3 := node("n3").Capacity("16", "64Gi", 110).Obj()
+	n3.Status.Allocatable["example.com/gpu"] = resource.MustParse("1")
+	stays := pod("stays").Req("3", "1Gi").Node("n1").Obj()
+	gpuUser := pod("gpu-user").Res(map[v1.ResourceName]string{"example.com/gpu": "1"}).Node("n3").Obj()
+	h := fakehandle.New(cache.NewSnapshotFromNodes([]*v1.Node{n1, n3}, []*v1.Pod{stays, gpuUser}))
+	withRoom := predicates.NewFit(nil).UseNodeInfoReader(h.ReadNodeInfo)
+	onN3 := pod("other").Req("1", "1Gi").Node("n3").Obj()
+	checkHints(t, withRoom, []hintCase{
+		{name: "room left too small for the pod's cpu", pod: pod("two").Req("2", "").Obj(), event: evAssignedDelete, old: onN1, want: framework.QueueSkip},
+		{name: "room left enough", pod: pod("one").Req("1", "").Obj(), event: evAssignedDelete, old: onN1, want: framework.Queue},
+		{name: "nominated pod's room, too small", pod: pod("two").Req("2", "").Obj(), event: evAssignedDelete, old: nominated, want: framework.QueueSkip},
+		{name: "every gpu still taken", pod: gpu, event: evAssignedDelete, old: onN3, want: framework.QueueSkip},
+		{name: "cpu freed where the gpu pod fits", pod: pod("cpu").Req("8", "").Obj(), event: evAssignedDelete, old: onN3, want: framework.Queue},
+		{name: "node unknown to the cache", pod: pod("two").Req("2", "").Obj(), event: evAssignedDelete, old: onN2, want: framework.Queue},
+	})
+	full := node("n4").Capacity("8", "8Gi", 1).Obj()
+	h = fakehandle.New(cache.NewSnapshotFromNodes([]*v1.Node{full}, []*v1.Pod{pod("last").Node("n4").Obj()}))
+	checkHints(t, predicates.NewFit(nil).UseNodeInfoReader(h.ReadNodeInfo), []hintCase{
+		{name: "node still full by count", pod: pod("tiny").Req("10m", "").Obj(), event: evAssignedDelete, old: pod("gone").Node("n4").Obj(), want: framework.QueueSkip},
+	})
 }
 
 func TestTaintTolerationHints(t *testing.T) {

@@ -83,6 +83,19 @@ func (h *Handle) MetricsRegisterer() prometheus.Registerer { return h.Registry }
 // Logger returns a no-op logger.
 func (h *Handle) Logger() *zap.Logger { return h.Log }
 
+// ReadNodeInfo calls f with the snapshot's NodeInfo of the node.
+func (h *Handle) ReadNodeInfo(name string, f func(*framework.NodeInfo)) bool {
+	if h.Lister == nil {
+		return false
+	}
+	ni, err := h.Lister.Get(name)
+	if err != nil || ni == nil {
+		return false
+	}
+	f(ni)
+	return true
+}
+
 // RaiseEvent records ev; Raised returns what was recorded.
 func (h *Handle) RaiseEvent(ev framework.ClusterEvent, _, _ any) {
 	h.mu.Lock()

@@ -395,6 +395,20 @@ func (c *Cache) Counts() (nodes, pods, assumed int) {
 	return nodes, len(c.pods), len(c.assumed)
 }
 
+// ReadNodeInfo calls f with the named node's info under the read lock (f
+// must only read, and not keep it); false, without calling f, when the
+// node is unknown.
+func (c *Cache) ReadNodeInfo(name string, f func(*framework.NodeInfo)) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	item := c.nodes[name]
+	if item == nil {
+		return false
+	}
+	f(item.info)
+	return true
+}
+
 // NodeInfo returns a copy of the named node's info, for debugging and tests.
 func (c *Cache) NodeInfo(name string) (*framework.NodeInfo, bool) {
 	c.mu.RLock()

@@ -222,6 +222,9 @@ func coreRegistrations() []Registration {
 				if h != nil && h.SharedInformerFactory() != nil {
 					fit.UseNodeLister(h.SharedInformerFactory().Core().V1().Nodes().Lister())
 				}
+				if h != nil {
+					fit.UseNodeInfoReader(h.ReadNodeInfo)
+				}
 				return []framework.Plugin{fit, scorer}, nil
 			},
 		},

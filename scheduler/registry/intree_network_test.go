@@ -30,6 +30,9 @@ func (noBindingCycle) GetWaitingPod(types.UID) framework.WaitingPod      { retur
 func (noBindingCycle) SharedDRAManager() framework.SharedDRAManager      { return nil }
 func (noBindingCycle) EventRecorder() events.EventRecorder               { return nil }
 func (noBindingCycle) RaiseEvent(framework.ClusterEvent, any, any)       {}
+func (noBindingCycle) ReadNodeInfo(string, func(*framework.NodeInfo)) bool {
+	return false
+}
 
 func (fakeHandle) SnapshotSharedLister() framework.NodeInfoLister         { return nil }
 func (fakeHandle) SharedInformerFactory() informers.SharedInformerFactory { return nil }
