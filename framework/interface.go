@@ -293,6 +293,11 @@ type Handle interface {
 	// must not keep the NodeInfo or call into the scheduler. ReadNodeInfo
 	// reports false, without calling f, when there is no such node.
 	ReadNodeInfo(name string, f func(*NodeInfo)) bool
+	// NominatedPodsForNode returns the pods nominated to the node (their
+	// preemption under way), as kube-scheduler's PodNominator: a pod
+	// counts them as taking room there when their priority is at least
+	// its own. The slice is the caller's; the PodInfos are read-only.
+	NominatedPodsForNode(name string) []*PodInfo
 }
 
 // BackgroundPlugin is a plugin with work of its own outside scheduling

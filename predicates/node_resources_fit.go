@@ -75,13 +75,16 @@ type Fit struct {
 	// readNode, when set, lets the hints read a node's room in the
 	// scheduler's cache (UseNodeInfoReader).
 	readNode func(name string, f func(*framework.NodeInfo)) bool
+	// nominated, when set, gives the pods nominated to a node, whose room
+	// the hints count as taken for pods of no higher priority.
+	nominated func(name string) []*framework.PodInfo
 }
 
 // UseNodeInfoReader lets the queueing hints read the room left on a node
 // (framework.Handle.ReadNodeInfo): a pod deleted from a node that still
 // cannot hold a pending pod then wakes that pod no more.
-func (f *Fit) UseNodeInfoReader(read func(name string, f func(*framework.NodeInfo)) bool) *Fit {
-	f.readNode = read
+func (f *Fit) UseNodeInfoReader(read func(name string, f func(*framework.NodeInfo)) bool, nominated func(name string) []*framework.PodInfo) *Fit {
+	f.readNode, f.nominated = read, nominated
 	return f
 }
 

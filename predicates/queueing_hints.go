@@ -11,6 +11,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
 )
@@ -131,11 +133,19 @@ type eventNode struct {
 }
 
 // nodeRoom is what a node has left: allocatable less the requests of its
-// bound and assumed pods.
+// bound and assumed pods; nominated are the pods nominated there.
 type nodeRoom struct {
 	pods, milliCPU, memory, ephemeralStorage int64
 	scalars                                  map[v1.ResourceName]int64
 	allocatable                              map[v1.ResourceName]int64
+	nominated                                []nominatedRequest
+}
+
+// nominatedRequest is a pod nominated to a node: what it will take there.
+type nominatedRequest struct {
+	uid      types.UID
+	priority int32
+	requests framework.Resource
 }
 
 func roomOf(ni *framework.NodeInfo) *nodeRoom {
@@ -173,14 +183,33 @@ func (f *fitHints) eventNodeOf(eventPod *v1.Pod, name string) *eventNode {
 	if f.readNode != nil {
 		f.readNode(name, func(ni *framework.NodeInfo) { en.room = roomOf(ni) })
 	}
+	if en.room != nil && f.nominated != nil {
+		for _, pi := range f.nominated(name) {
+			en.room.nominated = append(en.room.nominated, nominatedRequest{
+				uid: pi.Pod.UID, priority: corev1helpers.PodPriority(pi.Pod), requests: framework.FitRequests(pi.Pod),
+			})
+		}
+	}
 	f.lastNode.Store(en)
 	return en
 }
 
-// fitsRoom reports whether room holds the pod's requests, as the filter
-// counts them (nominated pods aside: they would only take more).
-func (s *fitState) fitsRoom(room *nodeRoom) bool {
-	if room.pods < 1 || s.milliCPU > room.milliCPU || s.memory > room.memory || s.ephemeralStorage > room.ephemeralStorage {
+// fitsRoom reports whether room holds pod's requests, as the filter
+// counts them: the pods nominated there of at least its priority take
+// their requests first.
+func (s *fitState) fitsRoom(pod *v1.Pod, room *nodeRoom) bool {
+	prio := corev1helpers.PodPriority(pod)
+	counts := func(n *nominatedRequest) bool { return n.uid != pod.UID && n.priority >= prio }
+	pods, milliCPU, memory, ephemeral := room.pods, room.milliCPU, room.memory, room.ephemeralStorage
+	for i := range room.nominated {
+		if n := &room.nominated[i]; counts(n) {
+			pods--
+			milliCPU -= n.requests.MilliCPU
+			memory -= n.requests.Memory
+			ephemeral -= n.requests.EphemeralStorage
+		}
+	}
+	if pods < 1 || s.milliCPU > milliCPU || s.memory > memory || s.ephemeralStorage > ephemeral {
 		return false
 	}
 	for i := range s.scalars {
@@ -188,7 +217,13 @@ func (s *fitState) fitsRoom(room *nodeRoom) bool {
 		if r.draServed && room.allocatable[r.name] <= 0 {
 			continue // left to DynamicResources there, as in the filter
 		}
-		if r.quantity > room.scalars[r.name] {
+		free := room.scalars[r.name]
+		for j := range room.nominated {
+			if n := &room.nominated[j]; counts(n) {
+				free -= n.requests.ScalarResources[r.name]
+			}
+		}
+		if r.quantity > free {
 			return false
 		}
 	}
@@ -258,7 +293,7 @@ func (f *fitHints) afterPodEvent(pod *v1.Pod, st *fitPodState, oldObj, newObj an
 	if en.node != nil && !st.fitsAllocatable(en.node) {
 		return framework.QueueSkip, nil
 	}
-	if en.room != nil && !st.fitsRoom(en.room) {
+	if en.room != nil && !st.fitsRoom(pod, en.room) {
 		// The node, as the cache holds it with the event applied, still
 		// cannot hold the pod: the room freed is not enough. Any later
 		// change that frees more there raises an event of its own.

@@ -167,7 +167,10 @@ func TestFitHints(t *testing.T) {
 	stays := pod("stays").Req("3", "1Gi").Node("n1").Obj()
 	gpuUser := pod("gpu-user").Res(map[v1.ResourceName]string{"example.com/gpu": "1"}).Node("n3").Obj()
 	h := fakehandle.New(cache.NewSnapshotFromNodes([]*v1.Node{n1, n3}, []*v1.Pod{stays, gpuUser}))
-	withRoom := predicates.NewFit(nil).UseNodeInfoReader(h.ReadNodeInfo)
+	// n3 also has a preemptor of priority 10 nominated, for 8 cpu.
+	preemptor := pod("preemptor").Req("8", "").Priority(10).Obj()
+	h.Nominated = map[string][]*framework.PodInfo{"n3": {framework.NewPodInfo(preemptor)}}
+	withRoom := predicates.NewFit(nil).UseNodeInfoReader(h.ReadNodeInfo, h.NominatedPodsForNode)
 	onN3 := pod("other").Req("1", "1Gi").Node("n3").Obj()
 	checkHints(t, withRoom, []hintCase{
 		{name: "room left too small for the pod's cpu", pod: pod("two").Req("2", "").Obj(), event: evAssignedDelete, old: onN1, want: framework.QueueSkip},
@@ -175,11 +178,15 @@ func TestFitHints(t *testing.T) {
 		{name: "nominated pod's room, too small", pod: pod("two").Req("2", "").Obj(), event: evAssignedDelete, old: nominated, want: framework.QueueSkip},
 		{name: "every gpu still taken", pod: gpu, event: evAssignedDelete, old: onN3, want: framework.QueueSkip},
 		{name: "cpu freed where the gpu pod fits", pod: pod("cpu").Req("8", "").Obj(), event: evAssignedDelete, old: onN3, want: framework.Queue},
+		{name: "room left only without the nominated pod, of higher priority", pod: pod("cpu").Req("9", "").Obj(), event: evAssignedDelete, old: onN3, want: framework.QueueSkip},
+		{name: "the same, of equal priority", pod: pod("cpu").Req("9", "").Priority(10).Obj(), event: evAssignedDelete, old: onN3, want: framework.QueueSkip},
+		{name: "the same, of higher priority than the nominated pod", pod: pod("cpu").Req("9", "").Priority(11).Obj(), event: evAssignedDelete, old: onN3, want: framework.Queue},
+		{name: "the nominated pod itself", pod: preemptor, event: evAssignedDelete, old: onN3, want: framework.Queue},
 		{name: "node unknown to the cache", pod: pod("two").Req("2", "").Obj(), event: evAssignedDelete, old: onN2, want: framework.Queue},
 	})
 	full := node("n4").Capacity("8", "8Gi", 1).Obj()
 	h = fakehandle.New(cache.NewSnapshotFromNodes([]*v1.Node{full}, []*v1.Pod{pod("last").Node("n4").Obj()}))
-	checkHints(t, predicates.NewFit(nil).UseNodeInfoReader(h.ReadNodeInfo), []hintCase{
+	checkHints(t, predicates.NewFit(nil).UseNodeInfoReader(h.ReadNodeInfo, h.NominatedPodsForNode), []hintCase{
 		{name: "node still full by count", pod: pod("tiny").Req("10m", "").Obj(), event: evAssignedDelete, old: pod("gone").Node("n4").Obj(), want: framework.QueueSkip},
 	})
 }

@@ -728,6 +728,19 @@ func runFiltersBesideNominated(ctx context.Context, prof *profile, active []int,
 	return runFilters(ctx, prof, active, st, pod, what, nil)
 }
 
+// nominatedOn returns the pods nominated to node now.
+func (s *Scheduler) nominatedOn(node string) []*framework.PodInfo {
+	s.preemptMu.Lock()
+	defer s.preemptMu.Unlock()
+	var out []*framework.PodInfo
+	for _, p := range s.preempting {
+		if p.node == node {
+			out = append(out, p.info)
+		}
+	}
+	return out
+}
+
 // nominatedNode returns the node where the pod's nomination keeps room,
 // "" if it has none.
 func (s *Scheduler) nominatedNode(uid types.UID) string {

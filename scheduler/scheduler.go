@@ -202,6 +202,9 @@ func (h handle) SharedInformerFactory() informers.SharedInformerFactory {
 }
 func (h handle) MetricsRegisterer() prometheus.Registerer { return h.s.registerer }
 func (h handle) Logger() *zap.Logger                      { return h.s.logger }
+func (h handle) NominatedPodsForNode(name string) []*framework.PodInfo {
+	return h.s.nominatedOn(name)
+}
 func (h handle) ReadNodeInfo(name string, f func(*framework.NodeInfo)) bool {
 	return h.s.Cache != nil && h.s.Cache.ReadNodeInfo(name, f)
 }

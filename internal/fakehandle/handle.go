@@ -36,6 +36,8 @@ type Handle struct {
 	DRA framework.SharedDRAManager
 	// Recorder is what EventRecorder returns; nil unless a test sets it.
 	Recorder events.EventRecorder
+	// Nominated is what NominatedPodsForNode returns, by node.
+	Nominated map[string][]*framework.PodInfo
 
 	mu     sync.Mutex
 	raised []framework.ClusterEvent
@@ -82,6 +84,11 @@ func (h *Handle) MetricsRegisterer() prometheus.Registerer { return h.Registry }
 
 // Logger returns a no-op logger.
 func (h *Handle) Logger() *zap.Logger { return h.Log }
+
+// NominatedPodsForNode returns Nominated[name], which tests may set.
+func (h *Handle) NominatedPodsForNode(name string) []*framework.PodInfo {
+	return append([]*framework.PodInfo(nil), h.Nominated[name]...)
+}
 
 // ReadNodeInfo calls f with the snapshot's NodeInfo of the node.
 func (h *Handle) ReadNodeInfo(name string, f func(*framework.NodeInfo)) bool {

@@ -223,7 +223,7 @@ func coreRegistrations() []Registration {
 					fit.UseNodeLister(h.SharedInformerFactory().Core().V1().Nodes().Lister())
 				}
 				if h != nil {
-					fit.UseNodeInfoReader(h.ReadNodeInfo)
+					fit.UseNodeInfoReader(h.ReadNodeInfo, h.NominatedPodsForNode)
 				}
 				return []framework.Plugin{fit, scorer}, nil
 			},

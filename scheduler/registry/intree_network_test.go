@@ -33,6 +33,7 @@ func (noBindingCycle) RaiseEvent(framework.ClusterEvent, any, any)       {}
 func (noBindingCycle) ReadNodeInfo(string, func(*framework.NodeInfo)) bool {
 	return false
 }
+func (noBindingCycle) NominatedPodsForNode(string) []*framework.PodInfo { return nil }
 
 func (fakeHandle) SnapshotSharedLister() framework.NodeInfoLister         { return nil }
 func (fakeHandle) SharedInformerFactory() informers.SharedInformerFactory { return nil }
