@@ -115,7 +115,10 @@ func (b *Binder) evict(ctx context.Context, preemptor, victim *v1.Pod, node stri
 	}
 	b.logger.Info("pod preempted", zap.String("pod", name), zap.String("node", node),
 		zap.String("preemptor", preemptor.Namespace+"/"+preemptor.Name))
-	if b.recorder != nil {
+	switch {
+	case b.ScheduledEvents != nil:
+		b.ScheduledEvents.RecordPreempted(victim, preemptor, node)
+	case b.recorder != nil:
 		b.recorder.Eventf(victim, preemptor, v1.EventTypeNormal, ReasonPreempted, "Preempting",
 			"Preempted by pod %v on node %v", preemptor.UID, node)
 	}

@@ -38,8 +38,9 @@ const (
 
 // ScheduledEvents writes the Normal "Scheduled" event of every bound pod, as
 // kube-scheduler does (events.k8s.io/v1, reason Scheduled, action Binding,
-// "Successfully assigned <ns>/<pod> to <node>"), from a bounded FIFO served
-// by a few workers.
+// "Successfully assigned <ns>/<pod> to <node>"), and the Normal
+// "Preempted" event of every preemption victim (RecordPreempted), from a
+// bounded FIFO served by a few workers.
 //
 // Why not client-go's events recorder, which still writes the other
 // events: on the API server a Scheduled event costs about as much as the
@@ -83,12 +84,14 @@ type ScheduledEvents struct {
 }
 
 // scheduledEvent is what an event is made from: a pod reference, the node
-// and the time of the binding.
+// and the time of the binding; for a Preempted event, the victim, the
+// node, the time of its deletion and the preemptor.
 type scheduledEvent struct {
 	namespace, name, resourceVersion string
 	uid                              types.UID
 	node                             string
 	at                               time.Time
+	preemptor                        *v1.ObjectReference
 }
 
 // NewScheduledEvents returns a writer that posts through client as
@@ -134,10 +137,27 @@ func (e *ScheduledEvents) Start() {
 // Record queues the Scheduled event of pod, bound to node now. It never
 // blocks: with the queue full the event is dropped and counted.
 func (e *ScheduledEvents) Record(pod *v1.Pod, node string) {
-	ev := scheduledEvent{
+	e.queueEvent(scheduledEvent{
 		namespace: pod.Namespace, name: pod.Name, resourceVersion: pod.ResourceVersion,
 		uid: pod.UID, node: node, at: time.Now(),
-	}
+	})
+}
+
+// RecordPreempted queues the Normal "Preempted" event of victim, deleted
+// now to make room for preemptor on node, as kube-scheduler writes it.
+// It waits like a Scheduled event: a preemption's Binding goes first.
+func (e *ScheduledEvents) RecordPreempted(victim, preemptor *v1.Pod, node string) {
+	e.queueEvent(scheduledEvent{
+		namespace: victim.Namespace, name: victim.Name, resourceVersion: victim.ResourceVersion,
+		uid: victim.UID, node: node, at: time.Now(),
+		preemptor: &v1.ObjectReference{
+			Kind: "Pod", APIVersion: "v1", Namespace: preemptor.Namespace, Name: preemptor.Name,
+			UID: preemptor.UID, ResourceVersion: preemptor.ResourceVersion,
+		},
+	})
+}
+
+func (e *ScheduledEvents) queueEvent(ev scheduledEvent) {
 	select {
 	case <-e.closing:
 		e.drop(1)
@@ -259,14 +279,34 @@ func (e *ScheduledEvents) write(ev scheduledEvent) {
 		e.dropped.Add(1)
 	default:
 		e.dropped.Add(1)
-		e.logger.Warn("could not write the Scheduled event",
+		e.logger.Warn("could not write the "+obj.Reason+" event",
 			zap.String("pod", ev.namespace+"/"+ev.name), zap.Error(err))
 	}
 }
 
 // event builds the object client-go's events recorder would: the name is
-// the pod's and the binding time in hex nanoseconds.
+// the pod's and the binding (or deletion) time in hex nanoseconds.
 func (e *ScheduledEvents) event(ev scheduledEvent) *eventsv1.Event {
+	if ev.preemptor != nil {
+		return &eventsv1.Event{
+			ObjectMeta: metav1.ObjectMeta{
+				Name:      fmt.Sprintf("%s.%x", ev.name, ev.at.UnixNano()),
+				Namespace: ev.namespace,
+			},
+			EventTime:           metav1.NewMicroTime(ev.at),
+			ReportingController: e.controller,
+			ReportingInstance:   e.instance,
+			Action:              "Preempting",
+			Reason:              ReasonPreempted,
+			Regarding: v1.ObjectReference{
+				Kind: "Pod", APIVersion: "v1",
+				Namespace: ev.namespace, Name: ev.name, UID: ev.uid, ResourceVersion: ev.resourceVersion,
+			},
+			Related: ev.preemptor,
+			Note:    fmt.Sprintf("Preempted by pod %v on node %v", ev.preemptor.UID, ev.node),
+			Type:    v1.EventTypeNormal,
+		}
+	}
 	return &eventsv1.Event{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      fmt.Sprintf("%s.%x", ev.name, ev.at.UnixNano()),

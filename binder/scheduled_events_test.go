@@ -252,3 +252,31 @@ func TestScheduledEventsErrors(t *testing.T) {
 		})
 	}
 }
+
+// A victim's Preempted event is the object kube-scheduler's recorder
+// writes: regarding the victim, related to the preemptor.
+func TestScheduledEventsPreempted(t *testing.T) {
+	sink := newGatedSink()
+	close(sink.gate)
+	e := newTestWriter(sink.create, nil)
+	e.Start()
+	victim := schedtest.MakePod().Name("victim").UID("uid-v").Obj()
+	victim.ResourceVersion = "5"
+	preemptor := schedtest.MakePod().Name("big").UID("uid-p").Obj()
+	e.RecordPreempted(victim, preemptor, "n1")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	e.Stop(ctx)
+	got := sink.events()
+	if len(got) != 1 {
+		t.Fatalf("%d events, want 1", len(got))
+	}
+	ev := got[0]
+	want := "Preempted by pod uid-p on node n1"
+	switch {
+	case ev.Reason != ReasonPreempted || ev.Action != "Preempting" || ev.Type != v1.EventTypeNormal || ev.Note != want:
+		t.Errorf("event %s/%s %s %q, want Normal Preempted/Preempting %q", ev.Reason, ev.Action, ev.Type, ev.Note, want)
+	case ev.Regarding.UID != "uid-v" || ev.Regarding.ResourceVersion != "5" || ev.Related == nil || ev.Related.UID != "uid-p":
+		t.Errorf("regarding %+v related %+v, want the victim and the preemptor", ev.Regarding, ev.Related)
+	}
+}
