@@ -50,6 +50,14 @@ var statusNoVictims = framework.NewStatus(framework.UnschedulableAndUnresolvable
 // preemptTimeout bounds the API requests of one preemption.
 const preemptTimeout = 30 * time.Second
 
+// maxPreemptionsInFlight bounds the preemptions whose requests (the
+// nomination; each victim's condition, deletion and event) are under way;
+// the others wait their turn. The client sends 64 requests at a time
+// whatever waits, so more in flight only holds memory: 1,000 preemptors
+// tried in a second started 4,000 goroutines, each with its requests
+// built, and peak RSS went past kube-scheduler's.
+const maxPreemptionsInFlight = 32
+
 // preemptionCandidate is a node where evicting victims lets the pod fit.
 type preemptionCandidate struct {
 	node    string
@@ -530,6 +538,12 @@ func (s *Scheduler) startEvictions(pod *v1.Pod, c preemptionCandidate) {
 	s.bindWG.Add(1)
 	go func() {
 		defer s.bindWG.Done()
+		select {
+		case s.preemptSlots <- struct{}{}:
+			defer func() { <-s.preemptSlots }()
+		case <-s.bindCtx.Done():
+			// Stopping: Preempt fails at once below, and says so.
+		}
 		ctx, cancel := context.WithTimeout(s.bindCtx, preemptTimeout)
 		defer cancel()
 		err := s.binder.Preempt(ctx, pod, c.node, c.victims, clear)

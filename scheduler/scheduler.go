@@ -152,6 +152,9 @@ type Scheduler struct {
 	// nominationsVersion moves (both guarded by preemptMu).
 	nominations        *nominationIndex
 	nominationsVersion uint64
+	// preemptSlots bounds the preemptions whose API requests are under
+	// way (maxPreemptionsInFlight).
+	preemptSlots chan struct{}
 	// pdbLister reads PodDisruptionBudgets, for preemption; nil without
 	// an informer factory or a profile that preempts.
 	pdbLister policylisters.PodDisruptionBudgetLister
@@ -276,6 +279,7 @@ func New(opts Options) (*Scheduler, error) {
 		abortBinds:               abortBinds,
 		profiles:                 map[string]*profile{},
 		preempting:               map[types.UID]*inFlightPreemption{},
+		preemptSlots:             make(chan struct{}, maxPreemptionsInFlight),
 		waiting:                  newWaitingPods(),
 		binding:                  map[types.UID]context.CancelCauseFunc{},
 		annotating:               make(chan struct{}, maxAnnotationPatches),
