@@ -294,23 +294,9 @@ func (e *FailureEvents) write(s *failureSeries) {
 // event builds the object client-go's recorder would, with the series of
 // s when it has more than one failure.
 func (e *FailureEvents) event(s *failureSeries) *eventsv1.Event {
-	ev := &eventsv1.Event{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      fmt.Sprintf("%s.%x", s.name, s.first.UnixNano()),
-			Namespace: s.namespace,
-		},
-		EventTime:           metav1.NewMicroTime(s.first),
-		ReportingController: e.controller,
-		ReportingInstance:   e.instance,
-		Action:              "Scheduling",
-		Reason:              ReasonFailedScheduling,
-		Regarding: v1.ObjectReference{
-			Kind: "Pod", APIVersion: "v1",
-			Namespace: s.namespace, Name: s.name, UID: s.uid, ResourceVersion: s.resourceVersion,
-		},
-		Note: s.note.Value(),
-		Type: v1.EventTypeWarning,
-	}
+	ev := podEvent(e.controller, e.instance, s.namespace, s.name, s.resourceVersion, s.uid, s.first)
+	ev.Action, ev.Reason, ev.Type = "Scheduling", ReasonFailedScheduling, v1.EventTypeWarning
+	ev.Note = s.note.Value()
 	if s.count > 1 {
 		ev.Series = &eventsv1.EventSeries{Count: s.count, LastObservedTime: metav1.NewMicroTime(s.last)}
 	}

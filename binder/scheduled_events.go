@@ -287,41 +287,35 @@ func (e *ScheduledEvents) write(ev scheduledEvent) {
 // event builds the object client-go's events recorder would: the name is
 // the pod's and the binding (or deletion) time in hex nanoseconds.
 func (e *ScheduledEvents) event(ev scheduledEvent) *eventsv1.Event {
+	obj := podEvent(e.controller, e.instance, ev.namespace, ev.name, ev.resourceVersion, ev.uid, ev.at)
 	if ev.preemptor != nil {
-		return &eventsv1.Event{
-			ObjectMeta: metav1.ObjectMeta{
-				Name:      fmt.Sprintf("%s.%x", ev.name, ev.at.UnixNano()),
-				Namespace: ev.namespace,
-			},
-			EventTime:           metav1.NewMicroTime(ev.at),
-			ReportingController: e.controller,
-			ReportingInstance:   e.instance,
-			Action:              "Preempting",
-			Reason:              ReasonPreempted,
-			Regarding: v1.ObjectReference{
-				Kind: "Pod", APIVersion: "v1",
-				Namespace: ev.namespace, Name: ev.name, UID: ev.uid, ResourceVersion: ev.resourceVersion,
-			},
-			Related: ev.preemptor,
-			Note:    fmt.Sprintf("Preempted by pod %v on node %v", ev.preemptor.UID, ev.node),
-			Type:    v1.EventTypeNormal,
-		}
+		obj.Action, obj.Reason = "Preempting", ReasonPreempted
+		obj.Related = ev.preemptor
+		obj.Note = fmt.Sprintf("Preempted by pod %v on node %v", ev.preemptor.UID, ev.node)
+		return obj
 	}
+	obj.Action, obj.Reason = "Binding", ReasonScheduled
+	obj.Note = fmt.Sprintf("Successfully assigned %s/%s to %s", ev.namespace, ev.name, ev.node)
+	return obj
+}
+
+// podEvent is what every event this package writes about a pod shares,
+// as client-go's recorder builds it: regarding the pod at resourceVersion
+// rv, of type Normal, named after the pod and at (hex nanoseconds), at
+// eventTime at. The caller sets action, reason and note.
+func podEvent(controller, instance, namespace, name, rv string, uid types.UID, at time.Time) *eventsv1.Event {
 	return &eventsv1.Event{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      fmt.Sprintf("%s.%x", ev.name, ev.at.UnixNano()),
-			Namespace: ev.namespace,
+			Name:      fmt.Sprintf("%s.%x", name, at.UnixNano()),
+			Namespace: namespace,
 		},
-		EventTime:           metav1.NewMicroTime(ev.at),
-		ReportingController: e.controller,
-		ReportingInstance:   e.instance,
-		Action:              "Binding",
-		Reason:              ReasonScheduled,
+		EventTime:           metav1.NewMicroTime(at),
+		ReportingController: controller,
+		ReportingInstance:   instance,
 		Regarding: v1.ObjectReference{
 			Kind: "Pod", APIVersion: "v1",
-			Namespace: ev.namespace, Name: ev.name, UID: ev.uid, ResourceVersion: ev.resourceVersion,
+			Namespace: namespace, Name: name, UID: uid, ResourceVersion: rv,
 		},
-		Note: fmt.Sprintf("Successfully assigned %s/%s to %s", ev.namespace, ev.name, ev.node),
 		Type: v1.EventTypeNormal,
 	}
 }
