@@ -153,23 +153,9 @@ func TestEventsWakeOnlyThePodsTheyCanHelp(t *testing.T) {
 		"friend": {predicates.InterPodAffinityName, predicates.TaintTolerationName},
 	}
 	for _, name := range []string{"big", "picky", "friend"} {
-		s.addPod(pods[name])
-		qpi, err := s.Queue.Pop(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Cache.UpdateSnapshot(s.snapshot)
-		_, err = s.schedulePod(context.Background(), s.profiles["yardmaster"], framework.NewCycleState(), qpi.Pod)
-		var fitErr *FitError
-		if !errors.As(err, &fitErr) {
-			t.Fatalf("pod %s: want a FitError, got %v", name, err)
-		}
+		fitErr := failAndPark(t, s, pods[name])
 		if diff := cmp.Diff(wantPlugins[name], sets.List(fitErr.Plugins)); diff != "" {
 			t.Fatalf("pod %s rejected by (-want +got):\n%s", name, diff)
-		}
-		qpi.UnschedulablePlugins = fitErr.Plugins
-		if err := s.Queue.AddUnschedulable(qpi, s.Queue.SchedulingCycle(), true); err != nil {
-			t.Fatal(err)
 		}
 	}
 	nodeV := func(n *v1.Node, change func(*v1.Node)) *v1.Node {
@@ -244,21 +230,7 @@ func TestNodeEventsWakeOnlyWhenEveryNodeLocalRejectorAgrees(t *testing.T) {
 	s := newTestScheduler(t, 0, n1, n2)
 	s.addPod(schedtest.MakePod().Name("filler").Req("2", "").Node("n1").Obj())
 	big := schedtest.MakePod().Name("big").Req("3", "").Obj()
-	s.addPod(big)
-	qpi, err := s.Queue.Pop(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Cache.UpdateSnapshot(s.snapshot)
-	_, err = s.schedulePod(context.Background(), s.profiles["yardmaster"], framework.NewCycleState(), qpi.Pod)
-	var fitErr *FitError
-	if !errors.As(err, &fitErr) {
-		t.Fatalf("want a FitError, got %v", err)
-	}
-	qpi.UnschedulablePlugins = fitErr.Plugins
-	if err := s.Queue.AddUnschedulable(qpi, s.Queue.SchedulingCycle(), true); err != nil {
-		t.Fatal(err)
-	}
+	failAndPark(t, s, big)
 	add := func(n *v1.Node) {
 		s.Cache.AddNode(n)
 		s.Queue.MoveAllToActiveOrBackoff(nodeAdd, nil, n)
@@ -304,23 +276,8 @@ func TestNodeDeleteWakesSpread(t *testing.T) {
 	spread := schedtest.MakePod().Name("web-1").Label("app", "web").
 		SpreadConstraint(schedtest.MakeSpreadConstraint(1, "zone", v1.DoNotSchedule).MatchLabels("app", "web").Obj()).Obj()
 	big := schedtest.MakePod().Name("big").Req("8", "").Obj()
-	for _, pod := range []*v1.Pod{spread, big} {
-		s.addPod(pod)
-		qpi, err := s.Queue.Pop(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Cache.UpdateSnapshot(s.snapshot)
-		_, err = s.schedulePod(context.Background(), s.profiles["yardmaster"], framework.NewCycleState(), qpi.Pod)
-		var fitErr *FitError
-		if !errors.As(err, &fitErr) {
-			t.Fatalf("pod %s: want a FitError, got %v", pod.Name, err)
-		}
-		qpi.UnschedulablePlugins = fitErr.Plugins
-		if err := s.Queue.AddUnschedulable(qpi, s.Queue.SchedulingCycle(), true); err != nil {
-			t.Fatal(err)
-		}
-	}
+	failAndPark(t, s, spread)
+	failAndPark(t, s, big)
 
 	s.deleteNode(toolscache.DeletedFinalStateUnknown{Key: "n2", Obj: n2})
 	if loc := s.Queue.Locate(spread.UID); loc == queue.UnschedulablePods {
@@ -357,23 +314,8 @@ func TestNominationReleasedWakesLowerPriority(t *testing.T) {
 			// not count it, would fit if base went.
 			low := schedtest.MakePod().Name("low").Req("1", "").Obj()
 			higher := schedtest.MakePod().Name("higher").Req("3", "").Priority(200).Obj()
-			for _, pod := range []*v1.Pod{low, higher} {
-				s.addPod(pod)
-				qpi, err := s.Queue.Pop(context.Background())
-				if err != nil {
-					t.Fatal(err)
-				}
-				s.Cache.UpdateSnapshot(s.snapshot)
-				_, err = s.schedulePod(context.Background(), s.profiles["yardmaster"], framework.NewCycleState(), qpi.Pod)
-				var fitErr *FitError
-				if !errors.As(err, &fitErr) {
-					t.Fatalf("pod %s: want a FitError, got %v", pod.Name, err)
-				}
-				qpi.UnschedulablePlugins = fitErr.Plugins
-				if err := s.Queue.AddUnschedulable(qpi, s.Queue.SchedulingCycle(), true); err != nil {
-					t.Fatal(err)
-				}
-			}
+			failAndPark(t, s, low)
+			failAndPark(t, s, higher)
 			if how == "deleted" {
 				s.deletePod(high)
 			} else {
@@ -387,4 +329,31 @@ func TestNominationReleasedWakesLowerPriority(t *testing.T) {
 			}
 		})
 	}
+}
+
+// failAndPark adds pod, pops it, runs its cycle, which must fit it nowhere,
+// and hands it back to the queue unschedulable with the FitError's
+// plugins as its rejectors, as handleFailure does. It returns the
+// FitError.
+func failAndPark(t *testing.T, s *Scheduler, pod *v1.Pod) *FitError {
+	t.Helper()
+	s.addPod(pod)
+	qpi, err := s.Queue.Pop(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if qpi.Pod.UID != pod.UID {
+		t.Fatalf("popped %s, want %s", qpi.Pod.Name, pod.Name)
+	}
+	s.Cache.UpdateSnapshot(s.snapshot)
+	_, err = s.schedulePod(context.Background(), s.profiles["yardmaster"], framework.NewCycleState(), qpi.Pod)
+	var fitErr *FitError
+	if !errors.As(err, &fitErr) {
+		t.Fatalf("pod %s: want a FitError, got %v", pod.Name, err)
+	}
+	qpi.UnschedulablePlugins = fitErr.Plugins
+	if err := s.Queue.AddUnschedulable(qpi, s.Queue.SchedulingCycle(), true); err != nil {
+		t.Fatal(err)
+	}
+	return fitErr
 }
