@@ -274,21 +274,8 @@ func (e *FailureEvents) write(s *failureSeries) {
 	}
 	if s.written == 0 {
 		err = retryTransient(e.ctx, e.retryBackoff, func(ctx context.Context) error { return e.create(ctx, ev) })
-		if apierrors.IsAlreadyExists(err) {
-			err = nil
-		}
 	}
-	switch {
-	case err == nil:
-		e.written.Add(1)
-	case apierrors.IsNotFound(err) || apierrors.IsForbidden(err) && apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause):
-		// The namespace is gone or going: nobody will read it.
-		e.dropped.Add(1)
-	default:
-		e.dropped.Add(1)
-		e.logger.Warn("could not write the FailedScheduling event",
-			zap.String("pod", s.namespace+"/"+s.name), zap.Error(err))
-	}
+	countWrite(err, ev, &e.written, &e.dropped, e.logger)
 }
 
 // event builds the object client-go's recorder would, with the series of

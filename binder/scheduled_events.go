@@ -271,16 +271,22 @@ func (e *ScheduledEvents) drain() {
 func (e *ScheduledEvents) write(ev scheduledEvent) {
 	obj := e.event(ev)
 	err := retryTransient(e.ctx, e.retryBackoff, func(ctx context.Context) error { return e.create(ctx, obj) })
+	countWrite(err, obj, &e.written, &e.dropped, e.logger)
+}
+
+// countWrite counts how writing ev ended: written when err is nil or says
+// the event exists already; dropped otherwise, with a warning unless the
+// namespace is gone or going (nobody will read the event).
+func countWrite(err error, ev *eventsv1.Event, written, dropped *atomic.Int64, logger *zap.Logger) {
 	switch {
 	case err == nil || apierrors.IsAlreadyExists(err):
-		e.written.Add(1)
+		written.Add(1)
 	case apierrors.IsNotFound(err) || apierrors.IsForbidden(err) && apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause):
-		// The namespace is gone or going: nobody will read it.
-		e.dropped.Add(1)
+		dropped.Add(1)
 	default:
-		e.dropped.Add(1)
-		e.logger.Warn("could not write the "+obj.Reason+" event",
-			zap.String("pod", ev.namespace+"/"+ev.name), zap.Error(err))
+		dropped.Add(1)
+		logger.Warn("could not write the "+ev.Reason+" event",
+			zap.String("pod", ev.Namespace+"/"+ev.Regarding.Name), zap.Error(err))
 	}
 }
 
