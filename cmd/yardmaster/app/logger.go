@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/pflag"
@@ -13,9 +14,26 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// newLogger builds the process logger. An empty format means JSON inside a
-// cluster and console text elsewhere.
+// Buffering of the process log, as klog buffers kube-scheduler's (its
+// --log-flush-frequency, 5 s by default): a drain logs a line per pod, and
+// unbuffered each line was a write system call of its own.
+const (
+	logBufferSize = 256 << 10
+	// logFlushInterval is how long an info or debug line may wait in the
+	// buffer; warnings and errors are written at once, with what is
+	// buffered before them.
+	logFlushInterval = time.Second
+)
+
+// newLogger builds the process logger, writing to stderr. An empty format
+// means JSON inside a cluster and console text elsewhere. Its Sync writes
+// out what is buffered.
 func newLogger(level, format string) (*zap.Logger, error) {
+	return newLoggerTo(level, format, zapcore.Lock(os.Stderr), logFlushInterval)
+}
+
+// newLoggerTo is newLogger writing to out, flushing every flush.
+func newLoggerTo(level, format string, out zapcore.WriteSyncer, flush time.Duration) (*zap.Logger, error) {
 	lvl, err := zapcore.ParseLevel(level)
 	if err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)
@@ -26,21 +44,49 @@ func newLogger(level, format string) (*zap.Logger, error) {
 			format = "json"
 		}
 	}
-	var cfg zap.Config
+	var enc zapcore.Encoder
 	switch format {
 	case "json":
-		cfg = zap.NewProductionConfig()
+		enc = zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig())
 	case "console":
-		cfg = zap.NewDevelopmentConfig()
-		cfg.Development = false
-		cfg.EncoderConfig.EncodeLevel = zapcore.CapitalLevelEncoder
+		ec := zap.NewDevelopmentEncoderConfig()
+		ec.EncodeLevel = zapcore.CapitalLevelEncoder
+		enc = zapcore.NewConsoleEncoder(ec)
 	default:
 		return nil, fmt.Errorf("--log-format: %q is not json or console", format)
 	}
-	cfg.Level = zap.NewAtomicLevelAt(lvl)
-	cfg.Sampling = nil
-	cfg.DisableStacktrace = lvl > zapcore.DebugLevel
-	return cfg.Build()
+	buffered := &zapcore.BufferedWriteSyncer{WS: out, Size: logBufferSize, FlushInterval: flush}
+	core := flushAtWarn{zapcore.NewCore(enc, buffered, zap.NewAtomicLevelAt(lvl))}
+	opts := []zap.Option{zap.AddCaller(), zap.ErrorOutput(out)}
+	if lvl <= zapcore.DebugLevel {
+		opts = append(opts, zap.AddStacktrace(zapcore.ErrorLevel))
+	}
+	return zap.New(core, opts...), nil
+}
+
+// flushAtWarn writes out the buffer after every line of level warn and
+// above, so that a warning or an error is never held back.
+type flushAtWarn struct{ zapcore.Core }
+
+func (c flushAtWarn) With(fields []zapcore.Field) zapcore.Core {
+	return flushAtWarn{c.Core.With(fields)}
+}
+
+func (c flushAtWarn) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if c.Enabled(e.Level) {
+		return ce.AddCore(e, c)
+	}
+	return ce
+}
+
+func (c flushAtWarn) Write(e zapcore.Entry, fields []zapcore.Field) error {
+	if err := c.Core.Write(e, fields); err != nil {
+		return err
+	}
+	if e.Level >= zapcore.WarnLevel {
+		return c.Sync()
+	}
+	return nil
 }
 
 // debugVerbosity is the lowest --v that logs at debug. kube-scheduler's
