@@ -315,7 +315,7 @@ func (c *cluster) measure(ctx context.Context, w workload, run *Run) error {
 	}
 	switch {
 	case d.PoolPods > 0:
-		logf("  %-12s run %d %-14s pool of %d tried in %.1fs, %.1f CPU s", w.name, run.Run, run.Contender, d.PoolPods, d.PoolAttemptS, d.PoolCPUSeconds)
+		logf("  %-12s run %d %-14s pool of %d: %d marked unschedulable, the last at %.1fs; %.1f CPU s before the first binding", w.name, run.Run, run.Contender, d.PoolPods, d.PoolMarked, d.PoolAttemptS, d.PoolCPUSeconds)
 	case d.FillPods > 0:
 		logf("  %-12s run %d %-14s %d victims of %d low-priority pods for %d preemptors", w.name, run.Run, run.Contender, d.Victims, d.FillPods, d.Bound)
 	case d.ChurnOps > 0:

@@ -305,8 +305,11 @@ func (c *cluster) drain(ctx context.Context, w workload, contender string, count
 	res.Complete = ok
 	if res.PoolPods > 0 {
 		_, attempted, lastAttempt := rec.poolCounts()
+		res.PoolMarked = attempted
 		if attempted < res.PoolPods {
-			logf("  %s: tried only %d of %d pool pods", contender, attempted, res.PoolPods)
+			// Counted from the pods' PodScheduled condition, which a
+			// scheduler may write after its Bindings.
+			logf("  %s: PodScheduled False written for %d of %d pool pods when the drain ended", contender, attempted, res.PoolPods)
 		}
 		if !lastAttempt.IsZero() {
 			res.PoolAttemptS = lastAttempt.Sub(start).Seconds()

@@ -126,10 +126,13 @@ type DrainResult struct {
 	ScheduledEvents         int     `json:"scheduled_events"`
 	LastEventAfterLastBindS float64 `json:"last_event_after_last_bind_s"`
 	// PoolPods fit nowhere and were queued, at a higher priority, before
-	// the measured pods; the scheduler had tried every one of them
-	// PoolAttemptS after it started, and used PoolCPUSeconds until the
-	// first measured pod was bound. CPUSeconds starts there.
+	// the measured pods; when the drain ended PoolMarked of them had
+	// their PodScheduled condition False (a scheduler may write it after
+	// its Bindings), the last PoolAttemptS after the scheduler started.
+	// The scheduler used PoolCPUSeconds until the first measured pod was
+	// bound; CPUSeconds starts there.
 	PoolPods       int     `json:"pool_pods,omitempty"`
+	PoolMarked     int     `json:"pool_marked,omitempty"`
 	PoolAttemptS   float64 `json:"pool_attempt_s,omitempty"`
 	PoolCPUSeconds float64 `json:"pool_cpu_s,omitempty"`
 	// FillPods are the low-priority pods bound before a preemption drain;
@@ -550,7 +553,7 @@ func writeShapes(w io.Writer, all []*summary) {
 		}
 		pool, victims, churn := "—", "—", "—"
 		if d.PoolPods > 0 {
-			pool = fmt.Sprintf("%d in %.1f s, %.1f CPU s", d.PoolPods, d.PoolAttemptS, d.PoolCPUSeconds)
+			pool = fmt.Sprintf("%d (%d marked, the last at %.1f s), %.1f CPU s", d.PoolPods, d.PoolMarked, d.PoolAttemptS, d.PoolCPUSeconds)
 		}
 		if d.FillPods > 0 {
 			perPod := 0.0
@@ -575,9 +578,9 @@ func writeShapes(w io.Writer, all []*summary) {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nAround the drains (median runs): the pool tried before the first measured pod was bound, preemption's victims, churn creates and deletes:")
+	fmt.Fprintln(w, "\nAround the drains (median runs): the pool (pods with PodScheduled False when the drain ended, the last seen at; CPU until the first measured pod was bound), preemption's victims, churn creates and deletes:")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| nodes | workload | scheduler | pool tried | victims | churn ops |")
+	fmt.Fprintln(w, "| nodes | workload | scheduler | pool | victims | churn ops |")
 	fmt.Fprintln(w, "|---:|---|---|---|---|---:|")
 	for _, r := range rows {
 		fmt.Fprintln(w, r)
