@@ -3,6 +3,7 @@ package app
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"time"
@@ -29,11 +30,13 @@ const (
 // means JSON inside a cluster and console text elsewhere. Its Sync writes
 // out what is buffered.
 func newLogger(level, format string) (*zap.Logger, error) {
-	return newLoggerTo(level, format, zapcore.Lock(os.Stderr), logFlushInterval)
+	return newLoggerTo(level, format, os.Stderr, logFlushInterval)
 }
 
-// newLoggerTo is newLogger writing to out, flushing every flush.
-func newLoggerTo(level, format string, out zapcore.WriteSyncer, flush time.Duration) (*zap.Logger, error) {
+// newLoggerTo is newLogger writing to w, flushing every flush. w is only
+// written: a flush never fsyncs it (stderr is a pipe or a terminal, where
+// fsync fails with EINVAL).
+func newLoggerTo(level, format string, w io.Writer, flush time.Duration) (*zap.Logger, error) {
 	lvl, err := zapcore.ParseLevel(level)
 	if err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)
@@ -55,6 +58,7 @@ func newLoggerTo(level, format string, out zapcore.WriteSyncer, flush time.Durat
 	default:
 		return nil, fmt.Errorf("--log-format: %q is not json or console", format)
 	}
+	out := zapcore.Lock(zapcore.AddSync(writeOnly{w}))
 	buffered := &zapcore.BufferedWriteSyncer{WS: out, Size: logBufferSize, FlushInterval: flush}
 	core := flushAtWarn{zapcore.NewCore(enc, buffered, zap.NewAtomicLevelAt(lvl))}
 	opts := []zap.Option{zap.AddCaller(), zap.ErrorOutput(out)}
@@ -63,6 +67,11 @@ func newLoggerTo(level, format string, out zapcore.WriteSyncer, flush time.Durat
 	}
 	return zap.New(core, opts...), nil
 }
+
+// writeOnly hides every method of its writer but Write.
+type writeOnly struct{ w io.Writer }
+
+func (o writeOnly) Write(p []byte) (int, error) { return o.w.Write(p) }
 
 // flushAtWarn writes out the buffer after every line of level warn and
 // above, so that a warning or an error is never held back.

@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -22,7 +23,8 @@ func (b *syncBuffer) Write(p []byte) (int, error) {
 	return b.buf.Write(p)
 }
 
-func (b *syncBuffer) Sync() error { return nil }
+// Sync fails as fsync fails on a pipe or a terminal.
+func (b *syncBuffer) Sync() error { return errors.New("sync /dev/stderr: invalid argument") }
 
 func (b *syncBuffer) read() (string, int) {
 	b.mu.Lock()
@@ -52,6 +54,9 @@ func TestLoggerBuffersInfoAndWritesWarningsAtOnce(t *testing.T) {
 			}
 			if writes != 1 {
 				t.Errorf("101 lines took %d writes, want 1", writes)
+			}
+			if strings.Contains(got, "write error") {
+				t.Errorf("the logger reported its flush as an error:\n%s", got)
 			}
 			if strings.Contains(got, "not at info") {
 				t.Error("a debug line was written at level info")
