@@ -6,7 +6,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
@@ -147,6 +149,35 @@ func (r *volumeRun) ephemeralTemplate(name, class, size string) {
 	r.templates[name] = r.claimSpec(class, size)
 }
 
+// strangersClaim makes the claim that pod's ephemeral volume vol would
+// get, owned by some other pod.
+func (r *volumeRun) strangersClaim(pod, vol, class, size string) {
+	yes := true
+	r.volumeClaimWith(pod+"-"+vol, class, size, func(pvc *v1.PersistentVolumeClaim) {
+		pvc.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: "stranger", UID: types.UID("stranger"), Controller: &yes}}
+	})
+}
+
+// blockClaims sets a quota of no claims in the namespace: the ephemeral
+// volume controller can make none. The quota's status is written here, as
+// the resource quota controller, which the control plane does not run,
+// would.
+func (r *volumeRun) blockClaims() {
+	e := r.e
+	e.t.Helper()
+	none := v1.ResourceList{v1.ResourcePersistentVolumeClaims: resource.MustParse("0")}
+	q := &v1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "no-claims"}, Spec: v1.ResourceQuotaSpec{Hard: none}}
+	q, err := e.client.CoreV1().ResourceQuotas(e.ns).Create(e.ctx, q, metav1.CreateOptions{})
+	if err != nil {
+		e.t.Fatalf("create quota: %v", err)
+	}
+	q.Status = v1.ResourceQuotaStatus{Hard: none, Used: none}
+	if _, err := e.client.CoreV1().ResourceQuotas(e.ns).UpdateStatus(e.ctx, q, metav1.UpdateOptions{}); err != nil {
+		e.t.Fatalf("set quota status: %v", err)
+	}
+	r.claimsBlocked = true
+}
+
 // yardmaster and kube-scheduler v1.36 agree on the volume filters beyond
 // finding volumes for WaitForFirstConsumer claims: bound volumes' node
 // affinity and zone labels, ReadWriteOncePod, CSI attach limits, storage
@@ -246,6 +277,19 @@ func TestVolumeFiltersMatchKubeScheduler(t *testing.T) {
 			r.ephemeralTemplate("cache", "zonal", "1Gi")
 		},
 		steps: [][]string{{"p:~scratch"}, {"q:~cache"}, {"r:~scratch"}},
+	}, {
+		// A claim of the pod's ephemeral volume made for someone else,
+		// and one the ephemeral volume controller cannot make.
+		name:  "generic ephemeral volumes the pod cannot have",
+		nodes: map[string]string{"a": "z1"},
+		storage: func(r *volumeRun) {
+			r.localClass("local")
+			r.localVolume("a-vol", "local", "a", "10Gi")
+			r.ephemeralTemplate("scratch", "local", "1Gi")
+			r.strangersClaim("taken", "scratch", "local", "1Gi")
+			r.blockClaims()
+		},
+		steps: [][]string{{"taken:~scratch"}, {"blocked:~scratch"}},
 	}, {
 		// An Immediate claim no volume fits, a claim being deleted, and a
 		// claim whose selector matches no volume.
