@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -308,4 +309,38 @@ func TestVolumeFiltersMatchKubeScheduler(t *testing.T) {
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) { sideBySide(t, sc.play) })
 	}
+}
+
+// A pod with a generic ephemeral volume tried before the ephemeral volume
+// controller made its claim, as a user's pods often are: VolumeBinding
+// rejects it ("waiting for ephemeral volume controller to create the
+// persistentvolumeclaim"), and the claim's creation must wake it; it is
+// then placed where its volume is. A quota holds the claim back until the
+// pod was found unschedulable, so the wake-up is tested every time.
+func TestEphemeralClaimMadeAfterThePodMatchesKubeScheduler(t *testing.T) {
+	sideBySide(t, func(t *testing.T, kube bool) string {
+		e := newEnv(t)
+		r := &volumeRun{e: e, templates: map[string]v1.PersistentVolumeClaimSpec{}}
+		for _, n := range []string{"a", "b"} {
+			e.addNode(e.node(n).Capacity("8", "16Gi", 110).Label(v1.LabelHostname, e.ns+"-"+n))
+		}
+		r.localClass("local")
+		r.localVolume("b-vol", "local", "b", "10Gi")
+		r.ephemeralTemplate("scratch", "local", "1Gi")
+		r.blockClaims()
+		if kube {
+			e.startKubeScheduler()
+		} else {
+			e.startScheduler()
+		}
+		e.createPod(e.pod("p").Req("100m", "64Mi").Volume(v1.Volume{Name: "scratch", VolumeSource: v1.VolumeSource{Ephemeral: &v1.EphemeralVolumeSource{
+			VolumeClaimTemplate: &v1.PersistentVolumeClaimTemplate{Spec: r.templates["scratch"]},
+		}}}))
+		e.waitFailedScheduling("p", `waiting for ephemeral volume controller to create the persistentvolumeclaim "p-scratch"`)
+		if err := e.client.CoreV1().ResourceQuotas(e.ns).Delete(e.ctx, "no-claims", metav1.DeleteOptions{}); err != nil {
+			t.Fatalf("delete quota: %v", err)
+		}
+		node := e.waitBoundWithin("p", requeueBound, "of its claim being made")
+		return strings.TrimPrefix(node, e.ns+"-")
+	})
 }
