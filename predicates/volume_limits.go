@@ -55,6 +55,9 @@ type attachableVolume struct {
 // driver's limit.
 type volumeLimitsState struct {
 	exceeded map[string]struct{}
+	// rejectAll, when set, is Filter's answer on every node: a claim of
+	// the pod could not be had.
+	rejectAll *framework.Status
 }
 
 // Clone returns s: it is never mutated after PreFilter.
@@ -98,8 +101,12 @@ func (*NodeVolumeLimits) Name() string { return NodeVolumeLimitsName }
 
 // PreFilter works out which nodes the pod's volumes would take over a
 // limit. It returns Skip when the pod has no attachable volume or no node
-// is over. A claim of the pod that does not exist rejects it,
-// UnschedulableAndUnresolvable.
+// is over. A claim of the pod that does not exist, or an ephemeral
+// volume's claim the pod does not own, rejects every node in Filter, not
+// here: kube-scheduler's CSILimits finds out in Filter, so the pod waits
+// with VolumeRestrictions' or VolumeBinding's PreFilter message (which
+// run, and reject, before any Filter), e.g. "waiting for ephemeral volume
+// controller to create the persistentvolumeclaim", not this plugin's.
 //
 // The count is done here, once, rather than per node in Filter, because it
 // needs lister lookups for the claims of the pods already on each node;
@@ -107,7 +114,8 @@ func (*NodeVolumeLimits) Name() string { return NodeVolumeLimitsName }
 func (pl *NodeVolumeLimits) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	newVolumes, st := pl.newPodVolumes(pod)
 	if st != nil {
-		return nil, st
+		state.Write(volumeLimitsStateKey, &volumeLimitsState{rejectAll: st})
+		return nil, nil
 	}
 	if len(newVolumes) == 0 {
 		return nil, framework.NewStatus(framework.Skip)
@@ -186,7 +194,8 @@ func (pl *NodeVolumeLimits) PreFilter(_ context.Context, state *framework.CycleS
 }
 
 // Filter rejects a node PreFilter found over a limit, Unschedulable: a pod
-// leaving the node detaches its volumes.
+// leaving the node detaches its volumes; or every node, when a claim of
+// the pod could not be had.
 func (pl *NodeVolumeLimits) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
 	node := nodeInfo.Node()
 	if node == nil {
@@ -195,6 +204,9 @@ func (pl *NodeVolumeLimits) Filter(_ context.Context, state *framework.CycleStat
 	s, err := framework.ReadAs[*volumeLimitsState](state, volumeLimitsStateKey)
 	if err != nil {
 		return framework.AsStatus(err)
+	}
+	if s.rejectAll != nil {
+		return s.rejectAll
 	}
 	if _, over := s.exceeded[node.Name]; over {
 		return statusMaxVolumeCountExceeded

@@ -58,8 +58,21 @@ func TestNodeVolumeLimits(t *testing.T) {
 
 	checkVolumeCases(t, func(h framework.Handle) preFilterFilter { return predicates.NewNodeVolumeLimits(h) }, limitNodes, []volumeCase{
 		{name: "no volumes: skip", pod: volumePod().Obj(), wantPre: skip},
+		// A claim the pod cannot have rejects every node in Filter, as
+		// kube-scheduler's CSILimits does, not in PreFilter, which would
+		// run before VolumeBinding's and replace its message.
 		{name: "missing claim", pod: volumePod().PVC("nope").Obj(), objects: cluster,
-			wantPre: viewOf(reject(framework.UnschedulableAndUnresolvable, `looking up PVC default/nope: persistentvolumeclaim "nope" not found`))},
+			want: rejectedOn(viewOf(reject(framework.UnschedulableAndUnresolvable, `looking up PVC default/nope: persistentvolumeclaim "nope" not found`)), "n1", "n2", "n3")},
+		{name: "ephemeral volume's claim not made yet", pod: volumePod().EphemeralVolume("scratch").Obj(), objects: cluster,
+			want: rejectedOn(viewOf(reject(framework.UnschedulableAndUnresolvable, `looking up PVC default/new-scratch: persistentvolumeclaim "new-scratch" not found`)), "n1", "n2", "n3")},
+		{
+			name: "ephemeral volume's claim made for another pod", pod: volumePod().EphemeralVolume("scratch").Obj(),
+			objects: objs(cluster, []runtime.Object{
+				schedtest.MakePVC("default", "new-scratch").Bound("pv-s").ControlledBy(schedtest.MakePod().Name("new").UID("other-uid").Obj()).Obj(),
+				schedtest.MakePV("pv-s").CSI(testDriver, "hs").Obj(),
+			}),
+			want: rejectedOn(viewOf(reject(framework.Error, "PVC default/new-scratch was not created for pod default/new (pod is not owner)")), "n1", "n2", "n3"),
+		},
 		{
 			// n1: 1 attached + 1 new = 2 ≤ 2; n2: 1 + 1 = 2 > 1; n3: no limit.
 			name: "one new volume", pod: volumePod().PVC("new").Obj(), pods: existing,

@@ -14,6 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 )
 
 // volumeScenario is a cluster with storage and pods that use it, played
@@ -28,7 +31,9 @@ type volumeScenario struct {
 	storage func(r *volumeRun)
 	// steps are the pods, by step: a step's pods are created together,
 	// and the next step waits until each is bound or reported
-	// unschedulable. A pod is name:claim,claim.
+	// unschedulable. A pod is name:claim,claim; a claim written ~name is
+	// a generic ephemeral volume made from the template of that name
+	// (volumeRun.ephemeralTemplate), whose claim is "<pod>-<name>".
 	steps [][]string
 	// together marks the steps whose pods compete: which of them wins is
 	// the scheduler's choice, so only the set of outcomes is compared.
@@ -39,6 +44,12 @@ type volumeScenario struct {
 type volumeRun struct {
 	e    *env
 	prov *provisioner
+	// templates are the claim templates of generic ephemeral volumes,
+	// by volume name.
+	templates map[string]v1.PersistentVolumeClaimSpec
+	// claimsBlocked says that no claim can be created any more (a quota
+	// forbids them), so the ephemeral volume controller makes none.
+	claimsBlocked bool
 }
 
 // provisionerName is the name the test's provisioner answers to.
@@ -61,9 +72,12 @@ func (r *volumeRun) provisionedClass(name string, zones ...string) {
 }
 
 func (r *volumeRun) class(name, provisioner string, topo []v1.TopologySelectorTerm) {
+	r.classWithMode(name, provisioner, storagev1.VolumeBindingWaitForFirstConsumer, topo)
+}
+
+func (r *volumeRun) classWithMode(name, provisioner string, mode storagev1.VolumeBindingMode, topo []v1.TopologySelectorTerm) {
 	e := r.e
 	e.t.Helper()
-	mode := storagev1.VolumeBindingWaitForFirstConsumer
 	sc := &storagev1.StorageClass{
 		ObjectMeta:        metav1.ObjectMeta{Name: e.ns + "-" + name},
 		Provisioner:       provisioner,
@@ -81,6 +95,11 @@ func (r *volumeRun) class(name, provisioner string, topo []v1.TopologySelectorTe
 // localVolume makes an available volume of class on node, of size, with
 // labels (k=v,...).
 func (r *volumeRun) localVolume(name, class, node, size string, labels ...string) {
+	r.localVolumeWith(name, class, node, size, func(*v1.PersistentVolume) {}, labels...)
+}
+
+// localVolumeWith is localVolume adjusted by mutate.
+func (r *volumeRun) localVolumeWith(name, class, node, size string, mutate func(*v1.PersistentVolume), labels ...string) {
 	e := r.e
 	e.persistentVolume(name, func(pv *v1.PersistentVolume) {
 		pv.Spec.StorageClassName = e.ns + "-" + class
@@ -95,22 +114,23 @@ func (r *volumeRun) localVolume(name, class, node, size string, labels ...string
 			}
 			pv.Labels[labels[i]] = labels[i+1]
 		}
+		mutate(pv)
 	})
 }
 
 // volumeClaim makes a claim of class for size, selecting volumes with
 // labels (k=v,...) when given.
 func (r *volumeRun) volumeClaim(name, class, size string, labels ...string) {
+	r.volumeClaimWith(name, class, size, func(*v1.PersistentVolumeClaim) {}, labels...)
+}
+
+// volumeClaimWith is volumeClaim adjusted by mutate.
+func (r *volumeRun) volumeClaimWith(name, class, size string, mutate func(*v1.PersistentVolumeClaim), labels ...string) {
 	e := r.e
 	e.t.Helper()
-	sc := e.ns + "-" + class
 	pvc := &v1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name},
-		Spec: v1.PersistentVolumeClaimSpec{
-			AccessModes:      []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
-			Resources:        v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse(size)}},
-			StorageClassName: &sc,
-		},
+		Spec:       r.claimSpec(class, size),
 	}
 	if len(labels) > 0 {
 		pvc.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{}}
@@ -118,8 +138,20 @@ func (r *volumeRun) volumeClaim(name, class, size string, labels ...string) {
 			pvc.Spec.Selector.MatchLabels[labels[i]] = labels[i+1]
 		}
 	}
+	mutate(pvc)
 	if _, err := e.client.CoreV1().PersistentVolumeClaims(e.ns).Create(e.ctx, pvc, metav1.CreateOptions{}); err != nil {
 		e.t.Fatalf("create PersistentVolumeClaim %s: %v", name, err)
+	}
+}
+
+// claimSpec is a ReadWriteOnce claim of class (named without the
+// namespace prefix) for size.
+func (r *volumeRun) claimSpec(class, size string) v1.PersistentVolumeClaimSpec {
+	sc := r.e.ns + "-" + class
+	return v1.PersistentVolumeClaimSpec{
+		AccessModes:      []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+		Resources:        v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse(size)}},
+		StorageClassName: &sc,
 	}
 }
 
@@ -157,7 +189,7 @@ type volumeOutcome struct {
 // play runs the scenario with one scheduler and returns what it did.
 func (sc volumeScenario) play(t *testing.T, kube bool) volumeOutcome {
 	e := newEnv(t)
-	r := &volumeRun{e: e}
+	r := &volumeRun{e: e, templates: map[string]v1.PersistentVolumeClaimSpec{}}
 	r.prov = e.startProvisioner(r.provisionerName())
 	for _, n := range sortedKeys(sc.nodes) {
 		e.addNode(e.node(n).Capacity("8", "16Gi", 110).Label(v1.LabelHostname, e.ns+"-"+n).Label(v1.LabelTopologyZone, sc.nodes[n]))
@@ -175,15 +207,27 @@ func (sc volumeScenario) play(t *testing.T, kube bool) volumeOutcome {
 		for _, spec := range step {
 			name, claims, _ := strings.Cut(spec, ":")
 			w := e.pod(name).Req("100m", "64Mi")
+			var ephemeral []string
 			for _, c := range strings.Split(claims, ",") {
-				if c != "" {
-					w.PVC(c)
-					if sc.together[i] {
-						togetherClaims[i] = append(togetherClaims[i], c)
+				if vol, ok := strings.CutPrefix(c, "~"); ok {
+					tmpl, ok := r.templates[vol]
+					if !ok {
+						t.Fatalf("pod %s: no ephemeral volume template %q", name, vol)
 					}
+					w.Volume(v1.Volume{Name: vol, VolumeSource: v1.VolumeSource{Ephemeral: &v1.EphemeralVolumeSource{
+						VolumeClaimTemplate: &v1.PersistentVolumeClaimTemplate{Spec: tmpl},
+					}}})
+					c = name + "-" + vol
+					ephemeral = append(ephemeral, c)
+				} else if c != "" {
+					w.PVC(c)
+				}
+				// Two competing pods may share a claim.
+				if c != "" && sc.together[i] && !slices.Contains(togetherClaims[i], c) {
+					togetherClaims[i] = append(togetherClaims[i], c)
 				}
 			}
-			e.createPod(w)
+			r.createPod(w, ephemeral)
 			names = append(names, name)
 		}
 		for _, name := range names {
@@ -234,6 +278,43 @@ func (sc volumeScenario) play(t *testing.T, kube bool) volumeOutcome {
 		e.expectPending(name, time.Second)
 	}
 	return out
+}
+
+// ephemeralGate holds a pod with generic ephemeral volumes back until
+// the ephemeral volume controller has made their claims: whether a
+// scheduler tries the pod before or after that is a race, and its
+// FailedScheduling event would end the step.
+const ephemeralGate = "e2e.yardmaster.io/ephemeral-claims"
+
+// createPod creates the pod; when it has ephemeral volumes whose claims
+// the controller can make, it is gated until they exist.
+func (r *volumeRun) createPod(w *schedtest.PodWrapper, ephemeral []string) {
+	e := r.e
+	e.t.Helper()
+	if len(ephemeral) == 0 || r.claimsBlocked {
+		e.createPod(w)
+		return
+	}
+	pod := e.createPod(w.SchedulingGate(ephemeralGate))
+	for _, c := range ephemeral {
+		if err := wait.PollUntilContextTimeout(e.ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			_, err := e.client.CoreV1().PersistentVolumeClaims(e.ns).Get(ctx, c, metav1.GetOptions{})
+			return err == nil, ignoreNotFound(err)
+		}); err != nil {
+			e.t.Fatalf("the ephemeral volume controller made no claim %s: %v", c, err)
+		}
+	}
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p, err := e.client.CoreV1().Pods(e.ns).Get(e.ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		p.Spec.SchedulingGates = nil
+		_, err = e.client.CoreV1().Pods(e.ns).Update(e.ctx, p, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
+		e.t.Fatalf("ungate pod %s: %v", pod.Name, err)
+	}
 }
 
 // settle waits until the pod is bound (and returns its node without the
