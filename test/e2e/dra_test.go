@@ -56,6 +56,8 @@ type draPod struct {
 	extended map[v1.ResourceName]string
 	// nodeSelector is the pod's, on the scenario's node labels.
 	nodeSelector map[string]string
+	// cpu is the pod's CPU request; 100m when unset.
+	cpu string
 }
 
 // draRun is one play of a scenario.
@@ -413,7 +415,11 @@ func (sc draScenario) play(t *testing.T, kube bool) draOutcome {
 
 // podOf builds the pod of p.
 func (r *draRun) podOf(p draPod) *schedtest.PodWrapper {
-	w := r.e.pod(p.name).Req("100m", "64Mi")
+	cpu := p.cpu
+	if cpu == "" {
+		cpu = "100m"
+	}
+	w := r.e.pod(p.name).Req(cpu, "64Mi")
 	if p.nodeSelector != nil {
 		w.NodeSelector(p.nodeSelector)
 	}
@@ -809,7 +815,7 @@ func TestDRAMatchesKubeScheduler(t *testing.T) {
 		// nodes reach it.
 		name:   "network-attached devices",
 		nodes:  []string{"a", "b", "c"},
-		labels: map[string]map[string]string{"a": {"rack": "r1"}, "c": {"rack": "r2"}},
+		labels: map[string]map[string]string{"a": {"rack": "r1"}, "b": {"rack": "r1", "pin": "b"}, "c": {"rack": "r2"}},
 		setup: func(r *draRun) {
 			r.class("gpu", "")
 			kind := func(k string) string { return fmt.Sprintf(`device.attributes[%q].kind == %q`, draDriver, k) }
@@ -844,6 +850,9 @@ func TestDRAMatchesKubeScheduler(t *testing.T) {
 			r.claim("per-again", one("gpu", 1, kind("per"))(r))
 		},
 		steps: []draStep{
+			// b is fuller, so the rack's device goes to a; on b it is
+			// then taken too.
+			{pods: []draPod{{name: "filler", cpu: "4", nodeSelector: map[string]string{"pin": "b"}}}},
 			{pods: []draPod{{name: "p-rack", claims: []string{"rack"}}}},
 			{pods: []draPod{{name: "p-rack-again", claims: []string{"rack-again"}}}},
 			{pods: []draPod{{name: "p-both", claims: []string{"local", "all"}}}},
