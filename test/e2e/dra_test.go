@@ -45,6 +45,9 @@ type draScenario struct {
 type draStep struct {
 	pods []draPod
 	act  func(r *draRun)
+	// async creates the pods without waiting (a pod whose binding waits
+	// for its devices is neither bound nor refused).
+	async bool
 }
 
 type draPod struct {
@@ -63,6 +66,8 @@ type draPod struct {
 // draRun is one play of a scenario.
 type draRun struct {
 	e *env
+	// notes are what acts observed, for the outcome.
+	notes map[string]string
 }
 
 func (r *draRun) name(n string) string { return r.e.ns + "-" + n }
@@ -126,6 +131,9 @@ type device struct {
 	attrs    map[string]string
 	taint    resourceapi.DeviceTaintEffect
 	capacity map[string]string
+	// bindingConditions must all be true in the claim's status before
+	// the pod is bound; failureConditions make its binding fail.
+	bindingConditions, failureConditions []string
 	// shared lets several claims take the device, each some of its
 	// capacity (consumable capacity).
 	shared bool
@@ -159,6 +167,9 @@ func (d device) apiDevice() resourceapi.Device {
 	}
 	if d.shared {
 		dev.AllowMultipleAllocations = ptr(true)
+	}
+	if len(d.bindingConditions) > 0 {
+		dev.BindingConditions, dev.BindingFailureConditions, dev.BindsToNode = d.bindingConditions, d.failureConditions, ptr(true)
 	}
 	if len(d.counters) > 0 {
 		c := resourceapi.DeviceCounterConsumption{CounterSet: "mem", Counters: map[string]resourceapi.Counter{}}
@@ -316,6 +327,43 @@ func (r *draRun) waitClaim(name, what string, ok func(*resourceapi.ResourceClaim
 
 func deallocated(c *resourceapi.ResourceClaim) bool { return c.Status.Allocation == nil }
 
+func reserved(c *resourceapi.ResourceClaim) bool { return len(c.Status.ReservedFor) > 0 }
+
+// setDeviceCondition sets condition to true on the devices allocated to
+// claim name, as their driver does when it has attached them (or failed
+// to).
+func (r *draRun) setDeviceCondition(name, condition string) {
+	e := r.e
+	e.t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		c, err := e.client.ResourceV1().ResourceClaims(e.ns).Get(e.ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if c.Status.Allocation == nil {
+			return fmt.Errorf("claim %s is not allocated", name)
+		}
+		c.Status.Devices = nil
+		for _, res := range c.Status.Allocation.Devices.Results {
+			c.Status.Devices = append(c.Status.Devices, resourceapi.AllocatedDeviceStatus{
+				Driver: res.Driver, Pool: res.Pool, Device: res.Device,
+				Conditions: []metav1.Condition{{Type: condition, Status: metav1.ConditionTrue, Reason: "ByTest", LastTransitionTime: metav1.Now()}},
+			})
+		}
+		_, err = e.client.ResourceV1().ResourceClaims(e.ns).UpdateStatus(e.ctx, c, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		e.t.Fatalf("set condition %s on the devices of claim %s: %v", condition, name, err)
+	}
+}
+
+// note records an observation under key, the test's names made alike in
+// both runs.
+func (r *draRun) note(key, value string) {
+	r.notes[key] = strings.ReplaceAll(strings.ReplaceAll(value, r.e.ns+"-", ""), r.e.ns+"/", "NS/")
+}
+
 // labelNamespace sets a label of the test's namespace.
 func (r *draRun) labelNamespace(key, value string) {
 	e := r.e
@@ -345,6 +393,8 @@ type draOutcome struct {
 	Pods map[string]string
 	// Pending are why the pending pods wait.
 	Pending map[string]string
+	// Notes are what the scenario's acts observed.
+	Notes map[string]string
 	// Claims are, per claim (by pod and pod claim name for generated
 	// ones), its allocation: "pool/device@request" sorted, and its
 	// reservations' pods.
@@ -353,7 +403,7 @@ type draOutcome struct {
 
 func (sc draScenario) play(t *testing.T, kube bool) draOutcome {
 	e := newEnv(t)
-	r := &draRun{e: e}
+	r := &draRun{e: e, notes: map[string]string{}}
 	for _, n := range sc.nodes {
 		w := e.node(n).Capacity("8", "16Gi", 110)
 		for k, v := range sc.labels[n] {
@@ -367,7 +417,7 @@ func (sc draScenario) play(t *testing.T, kube bool) draOutcome {
 	} else {
 		e.startScheduler()
 	}
-	out := draOutcome{Pods: map[string]string{}, Pending: map[string]string{}, Claims: map[string]string{}}
+	out := draOutcome{Pods: map[string]string{}, Pending: map[string]string{}, Notes: r.notes, Claims: map[string]string{}}
 	for _, step := range sc.steps {
 		if step.act != nil {
 			step.act(r)
@@ -375,6 +425,9 @@ func (sc draScenario) play(t *testing.T, kube bool) draOutcome {
 		}
 		for _, p := range step.pods {
 			e.createPod(r.podOf(p))
+		}
+		if step.async {
+			continue
 		}
 		for _, p := range step.pods {
 			node, why := e.settle(p.name)
@@ -477,6 +530,9 @@ func (r *draRun) describeAllocation(c *resourceapi.ResourceClaim) string {
 		d := fmt.Sprintf("%s/%s@%s", strings.TrimPrefix(res.Pool, r.e.ns+"-"), res.Device, res.Request)
 		if res.AdminAccess != nil && *res.AdminAccess {
 			d += "(admin)"
+		}
+		if len(res.BindingConditions) > 0 {
+			d += "(binding)"
 		}
 		var used []string
 		for k, q := range res.ConsumedCapacity {
@@ -1005,6 +1061,40 @@ func TestDRAMatchesKubeScheduler(t *testing.T) {
 				r.deletePod("p-half")
 				r.deletePod("p-other-half")
 				r.e.waitBound(60*time.Second, "p-whole")
+			}},
+		},
+	}, {
+		// Binding conditions: the pod is bound once the driver says its
+		// device is attached; when it says attaching failed, the pod's
+		// binding fails, the claim is deallocated and allocated again.
+		name:  "devices with binding conditions",
+		nodes: []string{"a"},
+		setup: func(r *draRun) {
+			r.class("gpu", "")
+			attach := func(name string) device {
+				return device{name: name, bindingConditions: []string{"attached"}, failureConditions: []string{"failed"}}
+			}
+			r.slice("a", attach("gpu-0"), attach("gpu-1"))
+			r.claim("ok", one("gpu", 1, "")(r))
+			r.claim("fails", one("gpu", 1, "")(r))
+		},
+		steps: []draStep{
+			{async: true, pods: []draPod{{name: "p-ok", claims: []string{"ok"}}}},
+			{act: func(r *draRun) {
+				r.waitClaim("ok", "reserved", reserved)
+				r.setDeviceCondition("ok", "attached")
+				r.e.waitBound(60*time.Second, "p-ok")
+			}},
+			{async: true, pods: []draPod{{name: "p-fails", claims: []string{"fails"}}}},
+			{act: func(r *draRun) {
+				r.waitClaim("fails", "reserved", reserved)
+				r.setDeviceCondition("fails", "failed")
+				r.note("p-fails", r.e.waitFailedScheduling("p-fails", "binding failed"))
+				// The next attempt finds the failure, deallocates, and
+				// allocates anew.
+				r.waitClaim("fails", "allocated again", func(c *resourceapi.ResourceClaim) bool { return reserved(c) && len(c.Status.Devices) == 0 })
+				r.setDeviceCondition("fails", "attached")
+				r.e.waitBound(60*time.Second, "p-fails")
 			}},
 		},
 	}}
