@@ -938,8 +938,10 @@ func TestDRAMatchesKubeScheduler(t *testing.T) {
 			{pods: []draPod{{name: "p-any", claims: []string{"any-a100"}}}},
 			{act: func(r *draRun) {
 				r.deleteClass("temp")
-				// Both schedulers learn of it from a watch.
-				time.Sleep(time.Second)
+				// Both schedulers learn of it from a watch, which
+				// nothing here can observe: give it time, generously,
+				// for a loaded machine.
+				time.Sleep(3 * time.Second)
 			}},
 			{pods: []draPod{{name: "p-orphan", claims: []string{"orphan"}}}},
 			{act: func(r *draRun) { r.class("temp", "") }},
