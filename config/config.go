@@ -122,7 +122,7 @@ type LeaderElection struct {
 // profile named DefaultSchedulerName with the default plugins, and every
 // setting at kube-scheduler's default.
 func Default() *Config {
-	c, err := build(&fileConfig{APIVersion: apiV1, Kind: kindConfig}, newDecoder(newProblems()), registry.NewInTree())
+	c, err := build(&fileConfig{APIVersion: apiV1, Kind: kindConfig}, newDecoder(newProblems()), registry.NewInTree(), Overrides{})
 	if err != nil {
 		panic(fmt.Sprintf("config: the defaults do not validate: %v", err)) // a programming error
 	}
@@ -133,11 +133,19 @@ func Default() *Config {
 // path. A bad file gives an *Error naming the file, the field path and the
 // line of every problem; a missing or unreadable file, the read error.
 func Load(path string) (*Config, error) {
+	return LoadWithOverrides(path, Overrides{})
+}
+
+// LoadWithOverrides is Load with command-line settings applied over the
+// file before it is validated, as kube-scheduler applies its
+// --leader-elect-* flags: a file whose leaderElection would be refused
+// loads with --leader-elect=false.
+func LoadWithOverrides(path string, o Overrides) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read configuration: %w", err)
 	}
-	c, err := Decode(data)
+	c, err := decode(data, registry.NewInTree(), o)
 	if e, ok := err.(*Error); ok {
 		e.File = path
 	}
@@ -146,11 +154,12 @@ func Load(path string) (*Config, error) {
 
 // Decode is Load from bytes.
 func Decode(data []byte) (*Config, error) {
-	return decode(data, registry.NewInTree())
+	return decode(data, registry.NewInTree(), Overrides{})
 }
 
-// decode is Decode with the registry to look plugins up in.
-func decode(data []byte, reg registry.Registry) (*Config, error) {
+// decode is Decode with the registry to look plugins up in and the
+// overrides to apply before validating.
+func decode(data []byte, reg registry.Registry, o Overrides) (*Config, error) {
 	p := newProblems()
 	root := parseYAML(data, p)
 	if root == nil {
@@ -165,7 +174,7 @@ func decode(data []byte, reg registry.Registry) (*Config, error) {
 	if err := p.err(); err != nil {
 		return nil, err
 	}
-	return build(&f, d, reg)
+	return build(&f, d, reg, o)
 }
 
 // checkTypeMeta checks apiVersion and kind before anything else: a file of
@@ -207,8 +216,8 @@ func checkTypeMeta(root *yaml.Node, p *problems) bool {
 	return ok
 }
 
-// build defaults and validates a decoded file.
-func build(f *fileConfig, d *decoder, reg registry.Registry) (*Config, error) {
+// build defaults a decoded file, applies o and validates the result.
+func build(f *fileConfig, d *decoder, reg registry.Registry, o Overrides) (*Config, error) {
 	p := d.p
 	c := &Config{
 		Parallelism:               DefaultParallelism,
@@ -285,7 +294,11 @@ func build(f *fileConfig, d *decoder, reg registry.Registry) (*Config, error) {
 		c.LeaderElection.ResourceName = c.Profiles[0].SchedulerName
 		c.leaseNameFromProfile = true
 	}
+	if err := c.override(o); err != nil {
+		return nil, err
+	}
 	c.validate(p)
+	p.noteFlags(o.flagPaths())
 	if err := p.err(); err != nil {
 		return nil, err
 	}
@@ -369,9 +382,35 @@ func (c *Config) validate(p *problems) {
 		p.add("clientConnection.contentType", "unsupported %q: yardmaster speaks %q or %q", cc.ContentType, contentTypes[0], contentTypes[1])
 	}
 
-	// Checked whether or not leaderElect is on (kube-scheduler checks only
-	// when it is): a value that is wrong is wrong.
+	// Checked only when leader election is on, as kube-scheduler checks
+	// them: with leaderElect false none of them is used.
 	le := c.LeaderElection
+	if le.LeaderElect {
+		validateLeaderElection(p, le)
+	}
+
+	for i, prof := range c.Profiles {
+		path := indexPath("profiles", i)
+		np := childPath(path, "schedulerName")
+		if prof.SchedulerName == "" {
+			p.add(np, "required: the spec.schedulerName of the pods this profile schedules")
+		} else {
+			// The API server requires a pod's spec.schedulerName to be a
+			// DNS subdomain: a profile named otherwise could never match.
+			for _, msg := range validation.IsDNS1123Subdomain(prof.SchedulerName) {
+				p.add(np, "%q can never match a pod's spec.schedulerName: %s", prof.SchedulerName, msg)
+			}
+		}
+		if prof.PercentageOfNodesToScore != nil {
+			checkPercentage(p, childPath(path, "percentageOfNodesToScore"), *prof.PercentageOfNodesToScore)
+		}
+	}
+}
+
+// validateLeaderElection checks the leader election settings as
+// kube-scheduler does when leaderElect is on, plus what client-go's leader
+// elector and the API server would refuse once the process runs.
+func validateLeaderElection(p *problems, le LeaderElection) {
 	const lp = "leaderElection."
 	for _, d := range []struct {
 		name string
@@ -391,28 +430,13 @@ func (c *Config) validate(p *problems) {
 	if le.ResourceLock != DefaultResourceLock {
 		p.add(lp+"resourceLock", "must be %q (got %q): yardmaster locks with a Lease only", DefaultResourceLock, le.ResourceLock)
 	}
+	// kube-scheduler does not check these two, but starts and then has
+	// every Lease request refused by the API server; refused here first.
 	for _, msg := range validation.IsDNS1123Subdomain(le.ResourceName) {
 		p.add(lp+"resourceName", "%q is not a valid Lease name: %s", le.ResourceName, msg)
 	}
 	for _, msg := range validation.IsDNS1123Label(le.ResourceNamespace) {
 		p.add(lp+"resourceNamespace", "%q is not a valid namespace: %s", le.ResourceNamespace, msg)
-	}
-
-	for i, prof := range c.Profiles {
-		path := indexPath("profiles", i)
-		np := childPath(path, "schedulerName")
-		if prof.SchedulerName == "" {
-			p.add(np, "required: the spec.schedulerName of the pods this profile schedules")
-		} else {
-			// The API server requires a pod's spec.schedulerName to be a
-			// DNS subdomain: a profile named otherwise could never match.
-			for _, msg := range validation.IsDNS1123Subdomain(prof.SchedulerName) {
-				p.add(np, "%q can never match a pod's spec.schedulerName: %s", prof.SchedulerName, msg)
-			}
-		}
-		if prof.PercentageOfNodesToScore != nil {
-			checkPercentage(p, childPath(path, "percentageOfNodesToScore"), *prof.PercentageOfNodesToScore)
-		}
 	}
 }
 
@@ -435,8 +459,11 @@ func backoff(seconds *int64, def time.Duration, path string, p *problems) time.D
 	return time.Duration(*seconds) * time.Second
 }
 
+// duration returns d, or def when the file left it out or wrote 0:
+// kube-scheduler's leader election fields are plain metav1.Durations,
+// which its defaulting treats as unset when zero.
 func duration(d *metav1.Duration, def time.Duration) time.Duration {
-	if d == nil {
+	if d == nil || d.Duration == 0 {
 		return def
 	}
 	return d.Duration

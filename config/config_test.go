@@ -265,7 +265,7 @@ func TestNewRegistrationIsAllItTakes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := decode(data, reg)
+	c, err := decode(data, reg, Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,10 +282,10 @@ func TestNewRegistrationIsAllItTakes(t *testing.T) {
 	}
 
 	bad := strings.Replace(string(data), "timeRangeInSeconds: 60", "timeRangeInSeconds: -1", 1)
-	_, err = decode([]byte(bad), reg)
+	_, err = decode([]byte(bad), reg, Overrides{})
 	checkProblem(t, err, "profiles[0].pluginConfig[0].args", 18, "timeRangeInSeconds must be > 0")
 	typo := strings.Replace(string(data), "networkInterface:", "networkInterfce:", 1)
-	_, err = decode([]byte(typo), reg)
+	_, err = decode([]byte(typo), reg, Overrides{})
 	checkProblem(t, err, "profiles[0].pluginConfig[0].args.networkInterfce", 20, `unknown field (did you mean "networkInterface"?)`)
 }
 
@@ -698,6 +698,26 @@ profiles:
 			}
 		},
 	}, {
+		// kube-scheduler's leader election durations are plain
+		// metav1.Durations: 0 is unset and takes the default.
+		name: "a zero lease duration is the default",
+		file: header + "leaderElection: {leaseDuration: 0s, renewDeadline: 0s, retryPeriod: 0s}\n",
+		check: func(t *testing.T, c *Config) {
+			le := c.LeaderElection
+			if le.LeaseDuration != DefaultLeaseDuration || le.RenewDeadline != DefaultRenewDeadline || le.RetryPeriod != DefaultRetryPeriod {
+				t.Errorf("durations = %v, %v, %v, want the defaults", le.LeaseDuration, le.RenewDeadline, le.RetryPeriod)
+			}
+		},
+	}, {
+		// kube-scheduler checks leaderElection only when leaderElect is on.
+		name: "leader election off: its settings are not checked",
+		file: header + "leaderElection:\n  leaderElect: false\n  leaseDuration: 5s\n  renewDeadline: 10s\n  resourceLock: endpoints\n",
+		check: func(t *testing.T, c *Config) {
+			if c.LeaderElection.LeaderElect || c.LeaderElection.ResourceLock != "endpoints" {
+				t.Errorf("leaderElection = %+v", c.LeaderElection)
+			}
+		},
+	}, {
 		name: "lease name follows the first profile",
 		file: header + "profiles:\n- schedulerName: first\n- schedulerName: second\n",
 		check: func(t *testing.T, c *Config) {
@@ -773,9 +793,9 @@ func TestDecodeErrors(t *testing.T) {
 		{"backoff overflows", header + "podMaxBackoffSeconds: 9223372036854775807\n", "podMaxBackoffSeconds", 3, "must be within"},
 		{"negative burst", header + "clientConnection: {burst: -1}\n", "clientConnection.burst", 3, "must be ≥ 0"},
 		{"content type", header + "clientConnection: {contentType: application/xml}\n", "clientConnection.contentType", 3, "unsupported"},
-		{"zero lease duration", header + "leaderElection: {leaseDuration: 0s}\n", "leaderElection.leaseDuration", 3, "must be > 0"},
+		{"negative lease duration", header + "leaderElection: {leaseDuration: -5s}\n", "leaderElection.leaseDuration", 3, "must be > 0"},
 		{"negative renew deadline", header + "leaderElection: {renewDeadline: -1s}\n", "leaderElection.renewDeadline", 3, "must be > 0"},
-		{"zero retry period", header + "leaderElection: {retryPeriod: 0s}\n", "leaderElection.retryPeriod", 3, "must be > 0"},
+		{"negative retry period", header + "leaderElection: {retryPeriod: -1s}\n", "leaderElection.retryPeriod", 3, "must be > 0"},
 		{"renewDeadline = leaseDuration", header + "leaderElection: {leaseDuration: 10s, renewDeadline: 10s}\n", "leaderElection.renewDeadline", 3, "must be less than leaseDuration"},
 		{"renewDeadline > leaseDuration", header + "leaderElection:\n  leaseDuration: 5s\n", "leaderElection.renewDeadline", 3, "must be less than leaseDuration (5s), got 10s"},
 		{"renewDeadline within retry jitter", header + "leaderElection: {renewDeadline: 3s, retryPeriod: 3s}\n", "leaderElection.renewDeadline", 3, "greater than retryPeriod × 1.2"},
@@ -1014,6 +1034,50 @@ func TestApply(t *testing.T) {
 	}
 	if diff := cmp.Diff(Default(), c, ignoreUnexported); diff != "" {
 		t.Errorf("a refused Apply changed the configuration (-want +got):\n%s", diff)
+	}
+}
+
+// Flags are applied before the file is validated, as kube-scheduler
+// applies its --leader-elect-* flags: they can make a file valid or not.
+func TestLoadWithOverrides(t *testing.T) {
+	tests := []struct {
+		name    string
+		file    string
+		o       Overrides
+		wantErr string // empty: loads
+	}{{
+		name: "--leader-elect=false: the file's leaderElection is not checked",
+		file: header + "leaderElection: {leaseDuration: 5s, renewDeadline: 10s}\n",
+		o:    Overrides{LeaderElect: new(false)},
+	}, {
+		name:    "--leader-elect=true checks the file's leaderElection",
+		file:    header + "leaderElection: {leaderElect: false, resourceLock: endpoints}\n",
+		o:       Overrides{LeaderElect: new(true)},
+		wantErr: `c.yaml:3:38: leaderElection.resourceLock: must be "leases"`,
+	}, {
+		name: "a flag mends the file",
+		file: header + "leaderElection: {leaseDuration: 5s}\n",
+		o:    Overrides{RenewDeadline: new(3 * time.Second)},
+	}, {
+		name:    "a problem with a flag's value names the flag",
+		file:    header + "leaderElection: {leaseDuration: 20s}\n",
+		o:       Overrides{RenewDeadline: new(30 * time.Second)},
+		wantErr: "c.yaml: leaderElection.renewDeadline: must be less than leaseDuration (20s), got 30s (value from --leader-elect-renew-deadline)",
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "c.yaml")
+			if err := os.WriteFile(path, []byte(tc.file), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := LoadWithOverrides(path, tc.o)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("error = %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("error = %v, want one containing %q", err, tc.wantErr)
+			}
+		})
 	}
 }
 

@@ -116,6 +116,18 @@ func (p *problems) add(path, format string, args ...any) {
 	p.list = append(p.list, fe)
 }
 
+// noteFlags marks each problem with a field that a command-line flag set
+// (flags maps field paths to flag names) as coming from that flag: its
+// position in the file, if any, is not where the value came from.
+func (p *problems) noteFlags(flags map[string]string) {
+	for i, fe := range p.list {
+		if flag, ok := flags[fe.Path]; ok {
+			p.list[i].Message += " (value from " + flag + ")"
+			p.list[i].Line, p.list[i].Column = 0, 0
+		}
+	}
+}
+
 // err returns the problems as an *Error in file order (problems without a
 // position last), or nil when there are none.
 func (p *problems) err() error {

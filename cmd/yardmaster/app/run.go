@@ -269,15 +269,19 @@ type Daemon struct {
 // LoadConfig reads the file named in o (or the defaults) and applies the
 // overrides: flags > file > defaults.
 func (o Options) LoadConfig() (*config.Config, error) {
-	c := config.Default()
+	var c *config.Config
 	if o.ConfigFile != "" {
+		// The flags are applied before the file is validated, as
+		// kube-scheduler applies its --leader-elect-* flags.
 		var err error
-		if c, err = config.Load(o.ConfigFile); err != nil {
+		if c, err = config.LoadWithOverrides(o.ConfigFile, o.Overrides); err != nil {
 			return nil, err
 		}
-	}
-	if err := c.Apply(o.Overrides); err != nil {
-		return nil, err
+	} else {
+		c = config.Default()
+		if err := c.Apply(o.Overrides); err != nil {
+			return nil, err
+		}
 	}
 	if o.Profiling != nil {
 		c.EnableProfiling = *o.Profiling
