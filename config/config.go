@@ -69,6 +69,12 @@ type Config struct {
 	// (runtime.SetBlockProfileRate(1), as kube-scheduler does).
 	EnableContentionProfiling bool
 
+	// Warnings are what the file has that kube-scheduler accepts and
+	// ignores (a weight where no weight applies, args for a plugin nothing
+	// enables, ...): yardmaster ignores them too, and says so. In file
+	// order; FormatProblems prints them.
+	Warnings []FieldError
+
 	// leaseNameFromProfile records that LeaderElection.ResourceName was
 	// defaulted from the first profile's name, so that renaming that
 	// profile with --scheduler-name renames the lease too.
@@ -301,6 +307,9 @@ func build(f *fileConfig, d *decoder, reg registry.Registry, o Overrides) (*Conf
 	p.noteFlags(o.flagPaths())
 	if err := p.err(); err != nil {
 		return nil, err
+	}
+	if len(p.warnings) > 0 {
+		c.Warnings = inFileOrder(p.warnings)
 	}
 	return c, nil
 }

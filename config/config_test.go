@@ -824,12 +824,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"multiPoint emptied", prof("    multiPoint:\n      disabled: [{name: \"*\"}]\n"), "profiles[0].plugins.bind", 5, "DefaultBinder is disabled"},
 		{"enabled twice", prof("    filter:\n      enabled: [{name: NodeName}, {name: NodeName}]\n"), "profiles[0].plugins.filter.enabled[1].name", 7, "enabled twice"},
 		{"wildcard enabled", prof("    filter:\n      enabled: [{name: \"*\"}]\n"), "profiles[0].plugins.filter.enabled[0].name", 7, "only means something under disabled"},
-		{"weight 0", prof("    score:\n      enabled: [{name: NodeAffinity, weight: 0}]\n"), "profiles[0].plugins.score.enabled[0].weight", 7, "must be > 0"},
 		{"negative weight", prof("    multiPoint:\n      enabled:\n      - name: TaintToleration\n        weight: -3\n"), "profiles[0].plugins.multiPoint.enabled[0].weight", 9, "must be > 0"},
 		{"weight beyond int32, where the total could overflow", prof("    score:\n      enabled: [{name: NodeAffinity, weight: 9223372036854775807}]\n"), "profiles[0].plugins.score.enabled[0].weight", 7, "must be at most 2147483647"},
-		{"weight on a filter", prof("    filter:\n      enabled: [{name: NodeName, weight: 2}]\n"), "profiles[0].plugins.filter.enabled[0].weight", 7, "only under score or multiPoint"},
-		{"weight on a plugin that does not score", prof("    multiPoint:\n      enabled: [{name: NodePorts, weight: 2}]\n"), "profiles[0].plugins.multiPoint.enabled[0].weight", 7, "does not score"},
-		{"weight under disabled", prof("    score:\n      disabled: [{name: NodeAffinity, weight: 2}]\n"), "profiles[0].plugins.score.disabled[0].weight", 7, "no weight"},
 		{"nameless plugin", prof("    score:\n      enabled: [{weight: 2}]\n"), "profiles[0].plugins.score.enabled[0].name", 7, "required"},
 
 		// pluginConfig.
@@ -865,6 +861,100 @@ func TestDecodeErrors(t *testing.T) {
 			checkProblem(t, err, tc.path, tc.line, tc.msg)
 		})
 	}
+}
+
+// What kube-scheduler v1.36 accepts and ignores is accepted with the same
+// meaning, and each such setting gets a warning at its place.
+func TestKubeSchedulerIgnores(t *testing.T) {
+	prof := func(plugins string) string {
+		return header + "profiles:\n- schedulerName: s\n  plugins:\n" + plugins
+	}
+	dp := defaultProfile()
+	tests := []struct {
+		name  string
+		file  string
+		check func(t *testing.T, p registry.Profile) // nil: the default profile
+		warn  string                                 // path of the one warning; empty: none
+		line  int
+	}{{
+		name: "score weight 0 is 1",
+		file: prof("    score:\n      enabled: [{name: NodeAffinity, weight: 0}]\n"),
+		check: func(t *testing.T, p registry.Profile) {
+			if w := scoreWeightOf(p, "NodeAffinity"); w != 1 {
+				t.Errorf("NodeAffinity weight = %d, want 1", w)
+			}
+		},
+	}, {
+		name: "multiPoint weight 0 is 1",
+		file: prof("    multiPoint:\n      enabled: [{name: TaintToleration, weight: 0}]\n"),
+		check: func(t *testing.T, p registry.Profile) {
+			if w := scoreWeightOf(p, "TaintToleration"); w != 1 {
+				t.Errorf("TaintToleration weight = %d, want 1", w)
+			}
+		},
+	}, {
+		name: "score weight 0 still wins over multiPoint's",
+		file: prof("    score:\n      enabled: [{name: ImageLocality, weight: 0}]\n    multiPoint:\n      enabled: [{name: ImageLocality, weight: 5}]\n"),
+		check: func(t *testing.T, p registry.Profile) {
+			if w := scoreWeightOf(p, "ImageLocality"); w != 1 {
+				t.Errorf("ImageLocality weight = %d, want 1", w)
+			}
+		},
+	}, {
+		name: "weight on a filter",
+		file: prof("    filter:\n      enabled: [{name: NodeName, weight: -2}]\n"),
+		check: func(t *testing.T, p registry.Profile) {
+			// Enabled at filter and by multiPoint: it runs first there.
+			if want := append([]string{"NodeName"}, without(dp.Filter, "NodeName")...); !slices.Equal(want, p.Filter) {
+				t.Errorf("filter = %v, want %v", p.Filter, want)
+			}
+		},
+		warn: "profiles[0].plugins.filter.enabled[0].weight", line: 7,
+	}, {
+		name: "weight on a plugin that does not score",
+		file: prof("    multiPoint:\n      enabled: [{name: NodePorts, weight: 2}]\n"),
+		warn: "profiles[0].plugins.multiPoint.enabled[0].weight", line: 7,
+	}, {
+		name: "weight under disabled",
+		file: prof("    score:\n      disabled: [{name: NodeAffinity, weight: 2}]\n"),
+		check: func(t *testing.T, p registry.Profile) {
+			if diff := cmp.Diff(scoreWithout("NodeAffinity"), p.Score); diff != "" {
+				t.Errorf("score (-want +got):\n%s", diff)
+			}
+		},
+		warn: "profiles[0].plugins.score.disabled[0].weight", line: 7,
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := mustDecode(t, tc.file)
+			if tc.check != nil {
+				tc.check(t, c.Profiles[0])
+			} else if diff := cmp.Diff(dp.Filter, c.Profiles[0].Filter); diff != "" {
+				t.Errorf("filter (-want +got):\n%s", diff)
+			}
+			var want []string
+			if tc.warn != "" {
+				want = []string{fmt.Sprintf("%d %s", tc.line, tc.warn)}
+			}
+			var got []string
+			for _, w := range c.Warnings {
+				got = append(got, fmt.Sprintf("%d %s", w.Line, w.Path))
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s\n%v", diff, c.Warnings)
+			}
+		})
+	}
+}
+
+// scoreWeightOf returns the weight of score plugin name in p, 0 if absent.
+func scoreWeightOf(p registry.Profile, name string) int64 {
+	for _, w := range p.Score {
+		if w.Name == name {
+			return w.Weight
+		}
+	}
+	return 0
 }
 
 // aliasBomb is a few lines whose last value expands to 10^9 strings.
@@ -909,11 +999,11 @@ func TestLoad(t *testing.T) {
 		t.Errorf("missing file: error %v, want fs.ErrNotExist", err)
 	}
 	path := filepath.Join(dir, "bad.yaml")
-	if err := os.WriteFile(path, []byte(header+"profiles:\n- schedulerName: a\n  plugins:\n    score:\n      enabled: [{name: NodeAffinity, weight: 0}]\n"), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(header+"profiles:\n- schedulerName: a\n  plugins:\n    score:\n      enabled: [{name: NodeAffinity, weight: -2}]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	_, err = Load(path)
-	want := path + ":7:38: profiles[0].plugins.score.enabled[0].weight: must be > 0"
+	want := path + ":7:38: profiles[0].plugins.score.enabled[0].weight: must be > 0 (got -2)"
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("error = %v, want it to start with %q", err, want)
 	}

@@ -304,6 +304,9 @@ func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, w := range config.FormatProblems(o.ConfigFile, cfg.Warnings, "") {
+		logger.Warn("configuration setting ignored, as kube-scheduler ignores it", zap.String("warning", w))
+	}
 	base := o.RESTConfig
 	if base == nil {
 		if base, err = loadRESTConfig(cfg.ClientConnection.Kubeconfig); err != nil {
