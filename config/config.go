@@ -363,7 +363,70 @@ func buildProfiles(fps []fileProfile, d *decoder, cat *catalog) []registry.Profi
 		}
 		out = append(out, prof)
 	}
+	checkCommonQueueSort(fps, d)
 	return out
+}
+
+// checkCommonQueueSort refuses profiles whose queueSort sets or queue-sort
+// plugin args differ, as kube-scheduler does: all profiles share one
+// queue. Like kube-scheduler it compares the sets as written (a weight and
+// the order count), not what they resolve to.
+func checkCommonQueueSort(fps []fileProfile, d *decoder) {
+	if len(fps) < 2 {
+		return
+	}
+	set := func(fp fileProfile) (enabled []filePlugin, disabled []string) {
+		if fp.Plugins == nil {
+			return nil, nil
+		}
+		qs := fp.Plugins.QueueSort
+		for _, pl := range qs.Enabled {
+			if pl.Weight != nil && *pl.Weight == 0 {
+				pl.Weight = nil // kube-scheduler's int32 cannot tell 0 from unset
+			}
+			enabled = append(enabled, pl)
+		}
+		for _, pl := range qs.Disabled {
+			disabled = append(disabled, pl.Name) // a disabled weight is dropped
+		}
+		return enabled, disabled
+	}
+	argsOf := func(fp fileProfile, name string) (any, bool) {
+		for _, pc := range fp.PluginConfig {
+			if pc.Name == name {
+				n, _ := pc.Args.(*yaml.Node)
+				if n == nil {
+					return nil, true
+				}
+				v, err := d.plain(n, 0)
+				return v, err == nil
+			}
+		}
+		return nil, false
+	}
+	enabled0, disabled0 := set(fps[0])
+	sortName := ""
+	if len(enabled0) > 0 {
+		sortName = enabled0[0].Name
+	}
+	args0, _ := argsOf(fps[0], sortName)
+	for i := 1; i < len(fps); i++ {
+		path := indexPath("profiles", i)
+		enabled, disabled := set(fps[i])
+		if !slices.EqualFunc(enabled0, enabled, func(a, b filePlugin) bool {
+			return a.Name == b.Name && reflect.DeepEqual(a.Weight, b.Weight)
+		}) || !slices.Equal(disabled0, disabled) {
+			d.p.add(childPath(childPath(path, "plugins"), registry.QueueSort),
+				"must be the same for all profiles (as profiles[0]'s): they share one scheduling queue")
+		}
+		if sortName == "" {
+			continue
+		}
+		if args, ok := argsOf(fps[i], sortName); ok && !reflect.DeepEqual(args0, args) {
+			d.p.add(childPath(path, "pluginConfig"),
+				"the args of queue-sort plugin %q must be the same for all profiles (as profiles[0]'s): they share one scheduling queue", sortName)
+		}
+	}
 }
 
 // validate checks the defaulted settings, as kube-scheduler does and for

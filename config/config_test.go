@@ -718,6 +718,14 @@ profiles:
 			}
 		},
 	}, {
+		name: "the same queueSort in every profile",
+		file: header + "profiles:\n- schedulerName: a\n  plugins:\n    queueSort:\n      enabled: [{name: PrioritySort}]\n- schedulerName: b\n  plugins:\n    queueSort:\n      enabled: [{name: PrioritySort, weight: 0}]\n      disabled: []\n",
+		check: func(t *testing.T, c *Config) {
+			if len(c.Profiles) != 2 {
+				t.Errorf("%d profiles", len(c.Profiles))
+			}
+		},
+	}, {
 		name: "lease name follows the first profile",
 		file: header + "profiles:\n- schedulerName: first\n- schedulerName: second\n",
 		check: func(t *testing.T, c *Config) {
@@ -809,6 +817,12 @@ func TestDecodeErrors(t *testing.T) {
 		{"empty schedulerName", header + "profiles:\n- schedulerName: \"\"\n", "profiles[0].schedulerName", 4, "required"},
 		{"unnamed profile among several", header + "profiles:\n- schedulerName: a\n- plugins: {}\n", "profiles[1].schedulerName", 5, "required"},
 		{"duplicate schedulerName", header + "profiles:\n- schedulerName: a\n- schedulerName: a\n", "profiles[1].schedulerName", 5, `duplicate schedulerName "a" (also profiles[0])`},
+		{"queueSort differs between profiles", header + "profiles:\n- schedulerName: a\n- schedulerName: b\n  plugins:\n    queueSort:\n      enabled: [{name: PrioritySort}]\n",
+			"profiles[1].plugins.queueSort", 7, "must be the same for all profiles"},
+		{"queueSort weight differs between profiles", header + "profiles:\n- schedulerName: a\n  plugins:\n    queueSort:\n      enabled: [{name: PrioritySort, weight: 0}]\n- schedulerName: b\n  plugins:\n    queueSort:\n      enabled: [{name: PrioritySort, weight: 2}]\n",
+			"profiles[1].plugins.queueSort", 10, "must be the same for all profiles"},
+		{"queueSort disabled in one profile only", header + "profiles:\n- schedulerName: a\n  plugins:\n    queueSort:\n      disabled: [{name: \"*\"}]\n      enabled: [{name: PrioritySort}]\n- schedulerName: b\n",
+			"profiles[1].plugins.queueSort", 9, "must be the same for all profiles"},
 		{"schedulerName no pod can have", header + "profiles:\n- schedulerName: My Scheduler\n", "profiles[0].schedulerName", 4, "can never match"},
 
 		// Plugins.
