@@ -285,9 +285,6 @@ func build(f *fileConfig, d *decoder, reg registry.Registry, o Overrides) (*Conf
 	}
 
 	// What yardmaster does not implement is refused, never ignored.
-	if f.PercentageOfPlacementsToScore != nil {
-		p.add("percentageOfPlacementsToScore", "not supported by yardmaster: it does not schedule pod groups; remove it")
-	}
 	if len(f.Extenders) > 0 {
 		p.add("extenders", "not supported by yardmaster: scheduler extenders are not implemented; remove them")
 	}
@@ -337,9 +334,6 @@ func buildProfiles(fps []fileProfile, d *decoder, cat *catalog) []registry.Profi
 			p.add(np, "duplicate schedulerName %q (also profiles[%d])", name, j)
 		} else {
 			names[name] = i
-		}
-		if fp.PercentageOfPlacementsToScore != nil {
-			p.add(childPath(path, "percentageOfPlacementsToScore"), "not supported by yardmaster: it does not schedule pod groups; remove it")
 		}
 		prof, ok := resolvePlugins(cat, fp.Plugins, path, p)
 		prof.SchedulerName = name

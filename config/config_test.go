@@ -811,7 +811,11 @@ func TestDecodeErrors(t *testing.T) {
 		{"lease namespace", header + "leaderElection: {resourceNamespace: Bad_NS}\n", "leaderElection.resourceNamespace", 3, "not a valid namespace"},
 		{"extenders", header + "extenders:\n- urlPrefix: http://x\n", "extenders", 3, "not supported by yardmaster"},
 		{"delayCacheUntilActive", header + "delayCacheUntilActive: true\n", "delayCacheUntilActive", 3, "not supported by yardmaster"},
-		{"placements", header + "percentageOfPlacementsToScore: 10\n", "percentageOfPlacementsToScore", 3, "not supported by yardmaster"},
+		// Not in kube-scheduler v1.36.3's schema (later pod-group fields).
+		{"placements", header + "percentageOfPlacementsToScore: 10\n", "percentageOfPlacementsToScore", 3, "unknown field"},
+		{"profile placements", header + "profiles:\n- schedulerName: a\n  percentageOfPlacementsToScore: 10\n", "profiles[0].percentageOfPlacementsToScore", 5, "unknown field"},
+		{"placementFeasible", header + "profiles:\n- schedulerName: a\n  plugins:\n    placementFeasible: {}\n", "profiles[0].plugins.placementFeasible", 6, "unknown field"},
+		{"podGroupPostFilter", header + "profiles:\n- schedulerName: a\n  plugins:\n    podGroupPostFilter: {}\n", "profiles[0].plugins.podGroupPostFilter", 6, "unknown field"},
 
 		// Profiles.
 		{"empty schedulerName", header + "profiles:\n- schedulerName: \"\"\n", "profiles[0].schedulerName", 4, "required"},
