@@ -211,12 +211,12 @@ func checkTypeMeta(root *yaml.Node, p *problems) bool {
 	case apiVersion.Kind != yaml.ScalarNode:
 		p.addNode(apiVersion, "apiVersion", "must be %s, got %s", apiV1, describe(apiVersion))
 		ok = false
-	case apiVersion.Value == apiV1 || apiVersion.Value == apiV1beta3:
+	case apiVersion.Value == apiV1:
 	case legacyVersions[apiVersion.Value]:
 		explainLegacy(root, apiVersion, p)
 		ok = false
 	default:
-		p.addNode(apiVersion, "apiVersion", "unsupported %s: yardmaster reads %s (and %s)", describe(apiVersion), apiV1, apiV1beta3)
+		p.addNode(apiVersion, "apiVersion", "unsupported %s: yardmaster reads %s", describe(apiVersion), apiV1)
 		ok = false
 	}
 	return ok

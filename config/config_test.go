@@ -496,15 +496,6 @@ func TestDecode(t *testing.T) {
 		file  string
 		check func(t *testing.T, c *Config)
 	}{{
-		name: "v1beta3 means what v1 means",
-		file: strings.Replace(header, "/v1\n", "/v1beta3\n", 1) + "parallelism: 4\n",
-		check: func(t *testing.T, c *Config) {
-			want := mustDecode(t, header+"parallelism: 4\n")
-			if diff := cmp.Diff(want, c, ignoreUnexported); diff != "" {
-				t.Errorf("(-v1 +v1beta3):\n%s", diff)
-			}
-		},
-	}, {
 		name: "JSON",
 		file: `{"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "profiles": [{"schedulerName": "j"}]}`,
 		check: func(t *testing.T, c *Config) {
@@ -865,6 +856,9 @@ func TestDecodeErrors(t *testing.T) {
 		{"DefaultPreemption args", pc("DefaultPreemption", "{minCandidateNodesPercentage: 0, minCandidateNodesAbsolute: 0}"), "profiles[0].pluginConfig[0].args.minCandidateNodesPercentage", 7, "cannot be zero"},
 
 		// Older versions: refused with what to change.
+		{"v1beta3, which kube-scheduler v1.36 does not read", "apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\n", "apiVersion", 1, "not read by kube-scheduler v1.36, nor by yardmaster: change it to kubescheduler.config.k8s.io/v1"},
+		{"v1beta3 removed plugin", "apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n    filter:\n      enabled:\n      - name: EBSLimits\n", "profiles[0].plugins.filter.enabled[0].name", 7, "NodeVolumeLimits"},
+		{"v1beta3 args", pc("InterPodAffinity", "{apiVersion: kubescheduler.config.k8s.io/v1beta3, kind: InterPodAffinityArgs}"), "profiles[0].pluginConfig[0].args.apiVersion", 7, `must be "kubescheduler.config.k8s.io/v1"`},
 		{"v1beta2", "apiVersion: kubescheduler.config.k8s.io/v1beta2\nkind: KubeSchedulerConfiguration\n", "apiVersion", 1, "change it to kubescheduler.config.k8s.io/v1"},
 		{"v1beta2 removed field", "apiVersion: kubescheduler.config.k8s.io/v1beta2\nkind: KubeSchedulerConfiguration\nmetricsBindAddress: 0.0.0.0:10251\n", "metricsBindAddress", 3, "delete it"},
 		{"v1beta1 renamed plugin", "apiVersion: kubescheduler.config.k8s.io/v1beta1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n    score:\n      enabled:\n      - name: NodeResourcesMostAllocated\n", "profiles[0].plugins.score.enabled[0].name", 7, "scoringStrategy: {type: MostAllocated"},

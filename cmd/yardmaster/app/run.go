@@ -183,7 +183,7 @@ func newSchedulerCommandFlags(use, short string) (*cobra.Command, *schedulerFlag
 	}
 	f := cmd.Flags()
 	f.SortFlags = false
-	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1 or v1beta3)")
+	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1)")
 	f.StringVar(&o.LogLevel, "log-level", "info", "debug, info, warn or error; when set, overrides --v")
 	f.StringVar(&o.LogFormat, "log-format", "", "json or console (default json in a cluster, console elsewhere); when set, overrides --logging-format")
 	f.IntVarP(&sf.verbosity, "v", "v", 0, "kube-scheduler's log verbosity: 0 to 3 log at info, 4 and more at debug (--log-level); also the verbosity of client-go's and k8s.io/apiserver's own messages")
