@@ -6,6 +6,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -338,7 +339,7 @@ func buildProfiles(fps []fileProfile, d *decoder, cat *catalog) []registry.Profi
 		prof, ok := resolvePlugins(cat, fp.Plugins, path, p)
 		prof.SchedulerName = name
 		prof.PercentageOfNodesToScore = fp.PercentageOfNodesToScore
-		prof.Args = decodePluginConfig(d, cat, fp.PluginConfig, path)
+		prof.Args = decodePluginConfig(d, cat, fp.PluginConfig, path, prof.Plugins())
 		if ok {
 			for _, n := range prof.Plugins() {
 				r, _ := cat.lookup(n)
@@ -452,7 +453,7 @@ func (c *Config) validate(p *problems) {
 	// them: with leaderElect false none of them is used.
 	le := c.LeaderElection
 	if le.LeaderElect {
-		validateLeaderElection(p, le)
+		validateLeaderElection(p, le, c.leaseNameFromProfile)
 	}
 
 	for i, prof := range c.Profiles {
@@ -460,12 +461,11 @@ func (c *Config) validate(p *problems) {
 		np := childPath(path, "schedulerName")
 		if prof.SchedulerName == "" {
 			p.add(np, "required: the spec.schedulerName of the pods this profile schedules")
-		} else {
+		} else if msgs := validation.IsDNS1123Subdomain(prof.SchedulerName); len(msgs) > 0 {
 			// The API server requires a pod's spec.schedulerName to be a
-			// DNS subdomain: a profile named otherwise could never match.
-			for _, msg := range validation.IsDNS1123Subdomain(prof.SchedulerName) {
-				p.add(np, "%q can never match a pod's spec.schedulerName: %s", prof.SchedulerName, msg)
-			}
+			// DNS subdomain: a profile named otherwise can never match a
+			// pod. kube-scheduler accepts it all the same.
+			p.warn(np, "%q can never match a pod's spec.schedulerName, so this profile schedules nothing: %s", prof.SchedulerName, strings.Join(msgs, "; "))
 		}
 		if prof.PercentageOfNodesToScore != nil {
 			checkPercentage(p, childPath(path, "percentageOfNodesToScore"), *prof.PercentageOfNodesToScore)
@@ -476,7 +476,7 @@ func (c *Config) validate(p *problems) {
 // validateLeaderElection checks the leader election settings as
 // kube-scheduler does when leaderElect is on, plus what client-go's leader
 // elector and the API server would refuse once the process runs.
-func validateLeaderElection(p *problems, le LeaderElection) {
+func validateLeaderElection(p *problems, le LeaderElection, nameFromProfile bool) {
 	const lp = "leaderElection."
 	for _, d := range []struct {
 		name string
@@ -499,6 +499,14 @@ func validateLeaderElection(p *problems, le LeaderElection) {
 	// kube-scheduler does not check these two, but starts and then has
 	// every Lease request refused by the API server; refused here first.
 	for _, msg := range validation.IsDNS1123Subdomain(le.ResourceName) {
+		if nameFromProfile && le.ResourceName == "" {
+			break // the empty schedulerName is reported at the profile
+		}
+		if nameFromProfile {
+			// yardmaster's own default (kube-scheduler's is "kube-scheduler").
+			p.add(lp+"resourceName", "yardmaster's lease name defaults to the first profile's schedulerName, and %q is not a valid Lease name: %s; set leaderElection.resourceName", le.ResourceName, msg)
+			continue
+		}
 		p.add(lp+"resourceName", "%q is not a valid Lease name: %s", le.ResourceName, msg)
 	}
 	for _, msg := range validation.IsDNS1123Label(le.ResourceNamespace) {

@@ -756,7 +756,6 @@ func TestDecodeErrors(t *testing.T) {
 		{"tab indentation", header + "profiles:\n\t- schedulerName: a\n", "", 4, "not valid YAML"},
 		{"a list", "- a\n- b\n", "", 1, "holds a list, not a KubeSchedulerConfiguration"},
 		{"a string", "just some text\n", "", 1, `holds the string "just some text"`},
-		{"two documents", header + "---\n" + header, "", 4, "more than one YAML document"},
 		{"missing apiVersion", "kind: KubeSchedulerConfiguration\n", "apiVersion", 1, "required"},
 		{"missing kind", "apiVersion: kubescheduler.config.k8s.io/v1\n", "kind", 1, "required"},
 		{"wrong kind", "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeletConfiguration\n", "kind", 2, "must be KubeSchedulerConfiguration"},
@@ -812,17 +811,16 @@ func TestDecodeErrors(t *testing.T) {
 		{"empty schedulerName", header + "profiles:\n- schedulerName: \"\"\n", "profiles[0].schedulerName", 4, "required"},
 		{"unnamed profile among several", header + "profiles:\n- schedulerName: a\n- plugins: {}\n", "profiles[1].schedulerName", 5, "required"},
 		{"duplicate schedulerName", header + "profiles:\n- schedulerName: a\n- schedulerName: a\n", "profiles[1].schedulerName", 5, `duplicate schedulerName "a" (also profiles[0])`},
+		{"lease named after a schedulerName that is no name", header + "profiles:\n- schedulerName: My Scheduler\n", "leaderElection.resourceName", 0, "defaults to the first profile's schedulerName"},
 		{"queueSort differs between profiles", header + "profiles:\n- schedulerName: a\n- schedulerName: b\n  plugins:\n    queueSort:\n      enabled: [{name: PrioritySort}]\n",
 			"profiles[1].plugins.queueSort", 7, "must be the same for all profiles"},
 		{"queueSort weight differs between profiles", header + "profiles:\n- schedulerName: a\n  plugins:\n    queueSort:\n      enabled: [{name: PrioritySort, weight: 0}]\n- schedulerName: b\n  plugins:\n    queueSort:\n      enabled: [{name: PrioritySort, weight: 2}]\n",
 			"profiles[1].plugins.queueSort", 10, "must be the same for all profiles"},
 		{"queueSort disabled in one profile only", header + "profiles:\n- schedulerName: a\n  plugins:\n    queueSort:\n      disabled: [{name: \"*\"}]\n      enabled: [{name: PrioritySort}]\n- schedulerName: b\n",
 			"profiles[1].plugins.queueSort", 9, "must be the same for all profiles"},
-		{"schedulerName no pod can have", header + "profiles:\n- schedulerName: My Scheduler\n", "profiles[0].schedulerName", 4, "can never match"},
 
 		// Plugins.
 		{"unknown plugin", prof("    filter:\n      enabled: [{name: NodeResourceFit}]\n"), "profiles[0].plugins.filter.enabled[0].name", 7, `unknown plugin "NodeResourceFit" (did you mean "NodeResourcesFit"?)`},
-		{"unknown plugin disabled", prof("    score:\n      disabled: [{name: Nope}]\n"), "profiles[0].plugins.score.disabled[0].name", 7, `unknown plugin "Nope"`},
 		{"kube-scheduler plugin yardmaster lacks", prof("    multiPoint:\n      enabled: [{name: GangScheduling}]\n"), "profiles[0].plugins.multiPoint.enabled[0].name", 7, "does not implement"},
 		{"removed plugin", prof("    score:\n      enabled: [{name: NodeResourcesLeastAllocated, weight: 2}]\n"), "profiles[0].plugins.score.enabled[0].name", 7, "scoringStrategy: {type: LeastAllocated"},
 		{"plugin at a point it does not implement", prof("    score:\n      enabled: [{name: NodeUnschedulable}]\n"), "profiles[0].plugins.score.enabled[0].name", 7, `"NodeUnschedulable" does not implement score (it implements filter)`},
@@ -838,9 +836,9 @@ func TestDecodeErrors(t *testing.T) {
 		{"nameless plugin", prof("    score:\n      enabled: [{weight: 2}]\n"), "profiles[0].plugins.score.enabled[0].name", 7, "required"},
 
 		// pluginConfig.
-		{"pluginConfig for an unknown plugin", pc("Coscheduling", "{}"), "profiles[0].pluginConfig[0].name", 6, `unknown plugin "Coscheduling"`},
-		{"pluginConfig twice", header + "profiles:\n- schedulerName: s\n  pluginConfig:\n  - name: NodeResourcesFit\n  - name: NodeResourcesFit\n", "profiles[0].pluginConfig[1].name", 7, "configured twice"},
-		{"args for a plugin without args", pc("TaintToleration", "{addedAffinity: {}}"), "profiles[0].pluginConfig[0].args", 7, "takes no arguments"},
+		{"pluginConfig twice", header + "profiles:\n- schedulerName: s\n  pluginConfig:\n  - name: NodeResourcesFit\n  - name: NodeResourcesFit\n", "profiles[0].pluginConfig[1]", 7, "configured twice"},
+		{"pluginConfig for a plugin kube-scheduler's v1 refuses by name", pc("EBSLimits", "{}"), "profiles[0].pluginConfig[0].name", 6, "NodeVolumeLimits"},
+		{"second YAML document when the first is bad", header + "parallelism: 0\n---\n" + header, "parallelism", 3, "must be > 0"},
 		{"addedAffinity term that does not parse", pc("NodeAffinity", "{addedAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: cores, operator: Gt, values: [many]}]}]}}}"),
 			"profiles[0].pluginConfig[0].args.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values[0]", 7, `Invalid value: "many": for 'Gt', 'Lt' operators, the value must be an integer`},
 		{"addedAffinity unknown field", pc("NodeAffinity", "{addedAffinity: {required: {}}}"), "profiles[0].pluginConfig[0].args.addedAffinity.required", 7, "unknown field"},
@@ -886,8 +884,8 @@ func TestKubeSchedulerIgnores(t *testing.T) {
 		name  string
 		file  string
 		check func(t *testing.T, p registry.Profile) // nil: the default profile
-		warn  string                                 // path of the one warning; empty: none
-		line  int
+		warn  string                                 // path of the one warning
+		line  int                                    // its line; 0: no warning
 	}{{
 		name: "score weight 0 is 1",
 		file: prof("    score:\n      enabled: [{name: NodeAffinity, weight: 0}]\n"),
@@ -927,6 +925,62 @@ func TestKubeSchedulerIgnores(t *testing.T) {
 		file: prof("    multiPoint:\n      enabled: [{name: NodePorts, weight: 2}]\n"),
 		warn: "profiles[0].plugins.multiPoint.enabled[0].weight", line: 7,
 	}, {
+		name: "a second YAML document",
+		file: header + "---\n" + header + "parallelism: 0\n",
+		warn: "", line: 4,
+	}, {
+		name: "a second YAML document that is not YAML",
+		file: header + "---\nfoo: [\n",
+		warn: "", line: 4,
+	}, {
+		name: "schedulerName no pod can have",
+		file: header + "leaderElection: {resourceName: lease}\nprofiles:\n- schedulerName: My Scheduler\n",
+		check: func(t *testing.T, p registry.Profile) {
+			if p.SchedulerName != "My Scheduler" {
+				t.Errorf("schedulerName = %q", p.SchedulerName)
+			}
+		},
+		warn: "profiles[0].schedulerName", line: 5,
+	}, {
+		name: "unknown plugin disabled",
+		file: prof("    score:\n      disabled: [{name: Nope}]\n"),
+		check: func(t *testing.T, p registry.Profile) {
+			if diff := cmp.Diff(dp.Score, p.Score); diff != "" {
+				t.Errorf("score (-want +got):\n%s", diff)
+			}
+		},
+		warn: "profiles[0].plugins.score.disabled[0].name", line: 7,
+	}, {
+		name: "pluginConfig for an unknown plugin",
+		file: header + "profiles:\n- schedulerName: s\n  pluginConfig:\n  - name: Coscheduling\n    args: {permitWaitingTimeSeconds: 10}\n",
+		check: func(t *testing.T, p registry.Profile) {
+			if _, ok := p.Args["Coscheduling"]; ok {
+				t.Errorf("args kept for Coscheduling")
+			}
+		},
+		warn: "profiles[0].pluginConfig[0].name", line: 6,
+	}, {
+		name: "pluginConfig for a plugin kube-scheduler removed before v1",
+		file: header + "profiles:\n- schedulerName: s\n  pluginConfig:\n  - name: NodeLabel\n",
+		warn: "profiles[0].pluginConfig[0].name", line: 6,
+	}, {
+		name: "pluginConfig without a name",
+		file: header + "profiles:\n- schedulerName: s\n  pluginConfig:\n  - args: {}\n",
+		warn: "profiles[0].pluginConfig[0].name", line: 6,
+	}, {
+		name: "args for a plugin without args",
+		file: header + "profiles:\n- schedulerName: s\n  pluginConfig:\n  - name: TaintToleration\n    args: {addedAffinity: {}}\n",
+		warn: "profiles[0].pluginConfig[0].args", line: 7,
+	}, {
+		name: "NodeResourcesFit args, not enabled, are not checked",
+		file: header + "profiles:\n- schedulerName: s\n  plugins:\n    multiPoint:\n      disabled: [{name: NodeResourcesFit}]\n  pluginConfig:\n  - name: NodeResourcesFit\n    args: {scoringStrategy: {type: Packed}}\n",
+		check: func(t *testing.T, p registry.Profile) {
+			if slices.Contains(p.Filter, "NodeResourcesFit") {
+				t.Errorf("NodeResourcesFit runs: %v", p.Filter)
+			}
+		},
+		warn: "profiles[0].pluginConfig[0].args", line: 10,
+	}, {
 		name: "weight under disabled",
 		file: prof("    score:\n      disabled: [{name: NodeAffinity, weight: 2}]\n"),
 		check: func(t *testing.T, p registry.Profile) {
@@ -945,7 +999,7 @@ func TestKubeSchedulerIgnores(t *testing.T) {
 				t.Errorf("filter (-want +got):\n%s", diff)
 			}
 			var want []string
-			if tc.warn != "" {
+			if tc.line != 0 {
 				want = []string{fmt.Sprintf("%d %s", tc.line, tc.warn)}
 			}
 			var got []string

@@ -68,19 +68,21 @@ func parseYAML(data []byte, p *problems) (root *yaml.Node) {
 		p.list = append(p.list, yamlSyntaxError(err))
 		return nil
 	}
+	// kube-scheduler reads the first document and ignores the rest, even
+	// one that is not valid YAML; so does yardmaster, with a warning.
 	var next yaml.Node
 	switch err := dec.Decode(&next); {
 	case errors.Is(err, io.EOF):
 	case err != nil:
-		p.list = append(p.list, yamlSyntaxError(err))
-		return nil
+		fe := yamlSyntaxError(err)
+		p.warnings = append(p.warnings, FieldError{Line: fe.Line, Column: fe.Column,
+			Message: "ignored: the file's YAML documents after the first (kube-scheduler reads only the first too); the next is not valid YAML: " + strings.TrimPrefix(fe.Message, "not valid YAML: ")})
 	case !isEmptyDocument(&next):
 		at := &next
 		if len(next.Content) > 0 {
 			at = next.Content[0]
 		}
-		p.addNode(at, "", "the file holds more than one YAML document: want exactly one KubeSchedulerConfiguration")
-		return nil
+		p.warnNode(at, "", "ignored: the file's YAML documents after the first (kube-scheduler reads only the first too)")
 	}
 	root = &doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {

@@ -58,6 +58,11 @@ var removedPlugins = map[string]string{
 	"GCEPDLimits":                 "removed from kube-scheduler (v1): delete it; NodeVolumeLimits checks CSI volume limits from CSINode",
 }
 
+// invalidInV1 are the plugins kube-scheduler's v1 validation refuses by
+// name wherever they appear (enabled at a point, or in pluginConfig); the
+// other removed plugins it refuses only when enabled, as unknown plugins.
+var invalidInV1 = []string{"AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits"}
+
 // catalog is what a file's plugin names are looked up in: the registry.
 type catalog struct {
 	reg registry.Registry
@@ -314,8 +319,10 @@ func checkSet(cat *catalog, point string, set *pluginSet, path string, p *proble
 			p.add(childPath(ep, "name"), "required: the plugin to disable, or %q for all default plugins", wildcard)
 			continue
 		case pl.Name != wildcard && !cat.disableable(pl.Name):
-			p.add(childPath(ep, "name"), "%s", cat.unknown(pl.Name))
-			continue
+			// kube-scheduler accepts it: disabling what does not run
+			// changes nothing. A typo, though, leaves the plugin meant
+			// running, hence the warning.
+			p.warn(childPath(ep, "name"), "ignored: %s", cat.unknown(pl.Name))
 		}
 		if pl.Weight != nil {
 			p.warn(childPath(ep, "weight"), "ignored: a disabled plugin has no weight (kube-scheduler ignores it too)")
