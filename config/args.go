@@ -19,25 +19,37 @@ import (
 // field written in the file replaces that field's default entirely, as
 // kube-scheduler's decode-then-default does. Args of DefaultPreemption are
 // checked and dropped: the plugin does nothing in yardmaster.
-func decodePluginConfig(d *decoder, cat *catalog, pcs []filePluginConfig, path string) map[string]any {
+//
+// What kube-scheduler accepts and ignores is accepted with a warning: an
+// entry for a plugin it does not know (it keeps the args undecoded, and
+// uses them only if the plugin is enabled, which then fails), and args for
+// a plugin that takes none. enabled lists the plugins the profile runs:
+// NodeResourcesFit's args are checked only when it is one of them, as
+// kube-scheduler checks them only when it builds the plugin (its
+// validation of every profile's args looks them up under the wrong name).
+func decodePluginConfig(d *decoder, cat *catalog, pcs []filePluginConfig, path string, enabled []string) map[string]any {
 	p := d.p
 	args := map[string]any{}
 	seen := map[string]int{}
 	for j, pc := range pcs {
 		pp := indexPath(childPath(path, "pluginConfig"), j)
 		np := childPath(pp, "name")
-		if pc.Name == "" {
-			p.add(np, "required")
-			continue
-		}
 		if k, dup := seen[pc.Name]; dup {
-			p.add(np, "plugin %q is configured twice (also at pluginConfig[%d])", pc.Name, k)
+			p.add(pp, "plugin %q is configured twice (also at pluginConfig[%d])", pc.Name, k)
 			continue
 		}
 		seen[pc.Name] = j
+		if slices.Contains(invalidInV1, pc.Name) {
+			p.add(np, "%s", cat.unknown(pc.Name))
+			continue
+		}
 		r, ok := cat.lookup(pc.Name)
 		if !ok {
-			p.add(np, "%s", cat.unknown(pc.Name))
+			if pc.Name == "" {
+				p.warn(np, "ignored: an entry without a plugin name configures nothing (kube-scheduler ignores it too)")
+			} else {
+				p.warn(np, "ignored: %s (kube-scheduler ignores the args of a plugin nothing enables)", cat.unknown(pc.Name))
+			}
 			continue
 		}
 		ap := childPath(pp, "args")
@@ -48,7 +60,7 @@ func decodePluginConfig(d *decoder, cat *catalog, pcs []filePluginConfig, path s
 		}
 		if r.NewArgs == nil {
 			if node != nil && !(node.Kind == yaml.MappingNode && len(node.Content) == 0) {
-				p.add(ap, "plugin %q takes no arguments in yardmaster", pc.Name)
+				p.warn(ap, "ignored: plugin %q takes no arguments (kube-scheduler ignores them too)", pc.Name)
 			}
 			continue
 		}
@@ -66,7 +78,11 @@ func decodePluginConfig(d *decoder, cat *catalog, pcs []filePluginConfig, path s
 			}
 		}
 		defaultArgs(a)
-		if r.ValidateArgs != nil {
+		if _, fit := a.(*framework.NodeResourcesFitArgs); fit && !slices.Contains(enabled, pc.Name) {
+			if r.ValidateArgs != nil && r.ValidateArgs(a) != nil {
+				p.warn(ap, "not checked, and not used: plugin %q is not enabled in this profile (kube-scheduler checks these args only when it is)", pc.Name)
+			}
+		} else if r.ValidateArgs != nil {
 			if err := r.ValidateArgs(a); err != nil {
 				addArgsError(p, ap, err)
 				continue
@@ -95,7 +111,7 @@ func stripTypeMeta(n *yaml.Node, plugin, path string, p *problems) (*yaml.Node, 
 		var want []string
 		switch k.Value {
 		case "apiVersion":
-			want = []string{apiV1, apiV1beta3}
+			want = []string{apiV1} // kube-scheduler v1.36 has no other version of the args
 		case "kind":
 			want = []string{plugin + "Args"}
 		default:

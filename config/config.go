@@ -6,6 +6,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -69,6 +70,12 @@ type Config struct {
 	// (runtime.SetBlockProfileRate(1), as kube-scheduler does).
 	EnableContentionProfiling bool
 
+	// Warnings are what the file has that kube-scheduler accepts and
+	// ignores (a weight where no weight applies, args for a plugin nothing
+	// enables, ...): yardmaster ignores them too, and says so. In file
+	// order; FormatProblems prints them.
+	Warnings []FieldError
+
 	// leaseNameFromProfile records that LeaderElection.ResourceName was
 	// defaulted from the first profile's name, so that renaming that
 	// profile with --scheduler-name renames the lease too.
@@ -122,7 +129,7 @@ type LeaderElection struct {
 // profile named DefaultSchedulerName with the default plugins, and every
 // setting at kube-scheduler's default.
 func Default() *Config {
-	c, err := build(&fileConfig{APIVersion: apiV1, Kind: kindConfig}, newDecoder(newProblems()), registry.NewInTree())
+	c, err := build(&fileConfig{APIVersion: apiV1, Kind: kindConfig}, newDecoder(newProblems()), registry.NewInTree(), Overrides{})
 	if err != nil {
 		panic(fmt.Sprintf("config: the defaults do not validate: %v", err)) // a programming error
 	}
@@ -133,11 +140,19 @@ func Default() *Config {
 // path. A bad file gives an *Error naming the file, the field path and the
 // line of every problem; a missing or unreadable file, the read error.
 func Load(path string) (*Config, error) {
+	return LoadWithOverrides(path, Overrides{})
+}
+
+// LoadWithOverrides is Load with command-line settings applied over the
+// file before it is validated, as kube-scheduler applies its
+// --leader-elect-* flags: a file whose leaderElection would be refused
+// loads with --leader-elect=false.
+func LoadWithOverrides(path string, o Overrides) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read configuration: %w", err)
 	}
-	c, err := Decode(data)
+	c, err := decode(data, registry.NewInTree(), o)
 	if e, ok := err.(*Error); ok {
 		e.File = path
 	}
@@ -146,11 +161,12 @@ func Load(path string) (*Config, error) {
 
 // Decode is Load from bytes.
 func Decode(data []byte) (*Config, error) {
-	return decode(data, registry.NewInTree())
+	return decode(data, registry.NewInTree(), Overrides{})
 }
 
-// decode is Decode with the registry to look plugins up in.
-func decode(data []byte, reg registry.Registry) (*Config, error) {
+// decode is Decode with the registry to look plugins up in and the
+// overrides to apply before validating.
+func decode(data []byte, reg registry.Registry, o Overrides) (*Config, error) {
 	p := newProblems()
 	root := parseYAML(data, p)
 	if root == nil {
@@ -165,7 +181,7 @@ func decode(data []byte, reg registry.Registry) (*Config, error) {
 	if err := p.err(); err != nil {
 		return nil, err
 	}
-	return build(&f, d, reg)
+	return build(&f, d, reg, o)
 }
 
 // checkTypeMeta checks apiVersion and kind before anything else: a file of
@@ -196,19 +212,19 @@ func checkTypeMeta(root *yaml.Node, p *problems) bool {
 	case apiVersion.Kind != yaml.ScalarNode:
 		p.addNode(apiVersion, "apiVersion", "must be %s, got %s", apiV1, describe(apiVersion))
 		ok = false
-	case apiVersion.Value == apiV1 || apiVersion.Value == apiV1beta3:
+	case apiVersion.Value == apiV1:
 	case legacyVersions[apiVersion.Value]:
 		explainLegacy(root, apiVersion, p)
 		ok = false
 	default:
-		p.addNode(apiVersion, "apiVersion", "unsupported %s: yardmaster reads %s (and %s)", describe(apiVersion), apiV1, apiV1beta3)
+		p.addNode(apiVersion, "apiVersion", "unsupported %s: yardmaster reads %s", describe(apiVersion), apiV1)
 		ok = false
 	}
 	return ok
 }
 
-// build defaults and validates a decoded file.
-func build(f *fileConfig, d *decoder, reg registry.Registry) (*Config, error) {
+// build defaults a decoded file, applies o and validates the result.
+func build(f *fileConfig, d *decoder, reg registry.Registry, o Overrides) (*Config, error) {
 	p := d.p
 	c := &Config{
 		Parallelism:               DefaultParallelism,
@@ -270,9 +286,6 @@ func build(f *fileConfig, d *decoder, reg registry.Registry) (*Config, error) {
 	}
 
 	// What yardmaster does not implement is refused, never ignored.
-	if f.PercentageOfPlacementsToScore != nil {
-		p.add("percentageOfPlacementsToScore", "not supported by yardmaster: it does not schedule pod groups; remove it")
-	}
 	if len(f.Extenders) > 0 {
 		p.add("extenders", "not supported by yardmaster: scheduler extenders are not implemented; remove them")
 	}
@@ -285,9 +298,16 @@ func build(f *fileConfig, d *decoder, reg registry.Registry) (*Config, error) {
 		c.LeaderElection.ResourceName = c.Profiles[0].SchedulerName
 		c.leaseNameFromProfile = true
 	}
+	if err := c.override(o); err != nil {
+		return nil, err
+	}
 	c.validate(p)
+	p.noteFlags(o.flagPaths())
 	if err := p.err(); err != nil {
 		return nil, err
+	}
+	if len(p.warnings) > 0 {
+		c.Warnings = inFileOrder(p.warnings)
 	}
 	return c, nil
 }
@@ -316,13 +336,10 @@ func buildProfiles(fps []fileProfile, d *decoder, cat *catalog) []registry.Profi
 		} else {
 			names[name] = i
 		}
-		if fp.PercentageOfPlacementsToScore != nil {
-			p.add(childPath(path, "percentageOfPlacementsToScore"), "not supported by yardmaster: it does not schedule pod groups; remove it")
-		}
 		prof, ok := resolvePlugins(cat, fp.Plugins, path, p)
 		prof.SchedulerName = name
 		prof.PercentageOfNodesToScore = fp.PercentageOfNodesToScore
-		prof.Args = decodePluginConfig(d, cat, fp.PluginConfig, path)
+		prof.Args = decodePluginConfig(d, cat, fp.PluginConfig, path, prof.Plugins())
 		if ok {
 			for _, n := range prof.Plugins() {
 				r, _ := cat.lookup(n)
@@ -341,7 +358,70 @@ func buildProfiles(fps []fileProfile, d *decoder, cat *catalog) []registry.Profi
 		}
 		out = append(out, prof)
 	}
+	checkCommonQueueSort(fps, d)
 	return out
+}
+
+// checkCommonQueueSort refuses profiles whose queueSort sets or queue-sort
+// plugin args differ, as kube-scheduler does: all profiles share one
+// queue. Like kube-scheduler it compares the sets as written (a weight and
+// the order count), not what they resolve to.
+func checkCommonQueueSort(fps []fileProfile, d *decoder) {
+	if len(fps) < 2 {
+		return
+	}
+	set := func(fp fileProfile) (enabled []filePlugin, disabled []string) {
+		if fp.Plugins == nil {
+			return nil, nil
+		}
+		qs := fp.Plugins.QueueSort
+		for _, pl := range qs.Enabled {
+			if pl.Weight != nil && *pl.Weight == 0 {
+				pl.Weight = nil // kube-scheduler's int32 cannot tell 0 from unset
+			}
+			enabled = append(enabled, pl)
+		}
+		for _, pl := range qs.Disabled {
+			disabled = append(disabled, pl.Name) // a disabled weight is dropped
+		}
+		return enabled, disabled
+	}
+	argsOf := func(fp fileProfile, name string) (any, bool) {
+		for _, pc := range fp.PluginConfig {
+			if pc.Name == name {
+				n, _ := pc.Args.(*yaml.Node)
+				if n == nil {
+					return nil, true
+				}
+				v, err := d.plain(n, 0)
+				return v, err == nil
+			}
+		}
+		return nil, false
+	}
+	enabled0, disabled0 := set(fps[0])
+	sortName := ""
+	if len(enabled0) > 0 {
+		sortName = enabled0[0].Name
+	}
+	args0, _ := argsOf(fps[0], sortName)
+	for i := 1; i < len(fps); i++ {
+		path := indexPath("profiles", i)
+		enabled, disabled := set(fps[i])
+		if !slices.EqualFunc(enabled0, enabled, func(a, b filePlugin) bool {
+			return a.Name == b.Name && reflect.DeepEqual(a.Weight, b.Weight)
+		}) || !slices.Equal(disabled0, disabled) {
+			d.p.add(childPath(childPath(path, "plugins"), registry.QueueSort),
+				"must be the same for all profiles (as profiles[0]'s): they share one scheduling queue")
+		}
+		if sortName == "" {
+			continue
+		}
+		if args, ok := argsOf(fps[i], sortName); ok && !reflect.DeepEqual(args0, args) {
+			d.p.add(childPath(path, "pluginConfig"),
+				"the args of queue-sort plugin %q must be the same for all profiles (as profiles[0]'s): they share one scheduling queue", sortName)
+		}
+	}
 }
 
 // validate checks the defaulted settings, as kube-scheduler does and for
@@ -369,9 +449,34 @@ func (c *Config) validate(p *problems) {
 		p.add("clientConnection.contentType", "unsupported %q: yardmaster speaks %q or %q", cc.ContentType, contentTypes[0], contentTypes[1])
 	}
 
-	// Checked whether or not leaderElect is on (kube-scheduler checks only
-	// when it is): a value that is wrong is wrong.
+	// Checked only when leader election is on, as kube-scheduler checks
+	// them: with leaderElect false none of them is used.
 	le := c.LeaderElection
+	if le.LeaderElect {
+		validateLeaderElection(p, le, c.leaseNameFromProfile)
+	}
+
+	for i, prof := range c.Profiles {
+		path := indexPath("profiles", i)
+		np := childPath(path, "schedulerName")
+		if prof.SchedulerName == "" {
+			p.add(np, "required: the spec.schedulerName of the pods this profile schedules")
+		} else if msgs := validation.IsDNS1123Subdomain(prof.SchedulerName); len(msgs) > 0 {
+			// The API server requires a pod's spec.schedulerName to be a
+			// DNS subdomain: a profile named otherwise can never match a
+			// pod. kube-scheduler accepts it all the same.
+			p.warn(np, "%q can never match a pod's spec.schedulerName, so this profile schedules nothing: %s", prof.SchedulerName, strings.Join(msgs, "; "))
+		}
+		if prof.PercentageOfNodesToScore != nil {
+			checkPercentage(p, childPath(path, "percentageOfNodesToScore"), *prof.PercentageOfNodesToScore)
+		}
+	}
+}
+
+// validateLeaderElection checks the leader election settings as
+// kube-scheduler does when leaderElect is on, plus what client-go's leader
+// elector and the API server would refuse once the process runs.
+func validateLeaderElection(p *problems, le LeaderElection, nameFromProfile bool) {
 	const lp = "leaderElection."
 	for _, d := range []struct {
 		name string
@@ -391,28 +496,21 @@ func (c *Config) validate(p *problems) {
 	if le.ResourceLock != DefaultResourceLock {
 		p.add(lp+"resourceLock", "must be %q (got %q): yardmaster locks with a Lease only", DefaultResourceLock, le.ResourceLock)
 	}
+	// kube-scheduler does not check these two, but starts and then has
+	// every Lease request refused by the API server; refused here first.
 	for _, msg := range validation.IsDNS1123Subdomain(le.ResourceName) {
+		if nameFromProfile && le.ResourceName == "" {
+			break // the empty schedulerName is reported at the profile
+		}
+		if nameFromProfile {
+			// yardmaster's own default (kube-scheduler's is "kube-scheduler").
+			p.add(lp+"resourceName", "yardmaster's lease name defaults to the first profile's schedulerName, and %q is not a valid Lease name: %s; set leaderElection.resourceName", le.ResourceName, msg)
+			continue
+		}
 		p.add(lp+"resourceName", "%q is not a valid Lease name: %s", le.ResourceName, msg)
 	}
 	for _, msg := range validation.IsDNS1123Label(le.ResourceNamespace) {
 		p.add(lp+"resourceNamespace", "%q is not a valid namespace: %s", le.ResourceNamespace, msg)
-	}
-
-	for i, prof := range c.Profiles {
-		path := indexPath("profiles", i)
-		np := childPath(path, "schedulerName")
-		if prof.SchedulerName == "" {
-			p.add(np, "required: the spec.schedulerName of the pods this profile schedules")
-		} else {
-			// The API server requires a pod's spec.schedulerName to be a
-			// DNS subdomain: a profile named otherwise could never match.
-			for _, msg := range validation.IsDNS1123Subdomain(prof.SchedulerName) {
-				p.add(np, "%q can never match a pod's spec.schedulerName: %s", prof.SchedulerName, msg)
-			}
-		}
-		if prof.PercentageOfNodesToScore != nil {
-			checkPercentage(p, childPath(path, "percentageOfNodesToScore"), *prof.PercentageOfNodesToScore)
-		}
 	}
 }
 
@@ -435,8 +533,11 @@ func backoff(seconds *int64, def time.Duration, path string, p *problems) time.D
 	return time.Duration(*seconds) * time.Second
 }
 
+// duration returns d, or def when the file left it out or wrote 0:
+// kube-scheduler's leader election fields are plain metav1.Durations,
+// which its defaulting treats as unset when zero.
 func duration(d *metav1.Duration, def time.Duration) time.Duration {
-	if d == nil {
+	if d == nil || d.Duration == 0 {
 		return def
 	}
 	return d.Duration

@@ -265,7 +265,7 @@ func TestNewRegistrationIsAllItTakes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := decode(data, reg)
+	c, err := decode(data, reg, Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,10 +282,10 @@ func TestNewRegistrationIsAllItTakes(t *testing.T) {
 	}
 
 	bad := strings.Replace(string(data), "timeRangeInSeconds: 60", "timeRangeInSeconds: -1", 1)
-	_, err = decode([]byte(bad), reg)
+	_, err = decode([]byte(bad), reg, Overrides{})
 	checkProblem(t, err, "profiles[0].pluginConfig[0].args", 18, "timeRangeInSeconds must be > 0")
 	typo := strings.Replace(string(data), "networkInterface:", "networkInterfce:", 1)
-	_, err = decode([]byte(typo), reg)
+	_, err = decode([]byte(typo), reg, Overrides{})
 	checkProblem(t, err, "profiles[0].pluginConfig[0].args.networkInterfce", 20, `unknown field (did you mean "networkInterface"?)`)
 }
 
@@ -496,15 +496,6 @@ func TestDecode(t *testing.T) {
 		file  string
 		check func(t *testing.T, c *Config)
 	}{{
-		name: "v1beta3 means what v1 means",
-		file: strings.Replace(header, "/v1\n", "/v1beta3\n", 1) + "parallelism: 4\n",
-		check: func(t *testing.T, c *Config) {
-			want := mustDecode(t, header+"parallelism: 4\n")
-			if diff := cmp.Diff(want, c, ignoreUnexported); diff != "" {
-				t.Errorf("(-v1 +v1beta3):\n%s", diff)
-			}
-		},
-	}, {
 		name: "JSON",
 		file: `{"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "profiles": [{"schedulerName": "j"}]}`,
 		check: func(t *testing.T, c *Config) {
@@ -698,6 +689,34 @@ profiles:
 			}
 		},
 	}, {
+		// kube-scheduler's leader election durations are plain
+		// metav1.Durations: 0 is unset and takes the default.
+		name: "a zero lease duration is the default",
+		file: header + "leaderElection: {leaseDuration: 0s, renewDeadline: 0s, retryPeriod: 0s}\n",
+		check: func(t *testing.T, c *Config) {
+			le := c.LeaderElection
+			if le.LeaseDuration != DefaultLeaseDuration || le.RenewDeadline != DefaultRenewDeadline || le.RetryPeriod != DefaultRetryPeriod {
+				t.Errorf("durations = %v, %v, %v, want the defaults", le.LeaseDuration, le.RenewDeadline, le.RetryPeriod)
+			}
+		},
+	}, {
+		// kube-scheduler checks leaderElection only when leaderElect is on.
+		name: "leader election off: its settings are not checked",
+		file: header + "leaderElection:\n  leaderElect: false\n  leaseDuration: 5s\n  renewDeadline: 10s\n  resourceLock: endpoints\n",
+		check: func(t *testing.T, c *Config) {
+			if c.LeaderElection.LeaderElect || c.LeaderElection.ResourceLock != "endpoints" {
+				t.Errorf("leaderElection = %+v", c.LeaderElection)
+			}
+		},
+	}, {
+		name: "the same queueSort in every profile",
+		file: header + "profiles:\n- schedulerName: a\n  plugins:\n    queueSort:\n      enabled: [{name: PrioritySort}]\n- schedulerName: b\n  plugins:\n    queueSort:\n      enabled: [{name: PrioritySort, weight: 0}]\n      disabled: []\n",
+		check: func(t *testing.T, c *Config) {
+			if len(c.Profiles) != 2 {
+				t.Errorf("%d profiles", len(c.Profiles))
+			}
+		},
+	}, {
 		name: "lease name follows the first profile",
 		file: header + "profiles:\n- schedulerName: first\n- schedulerName: second\n",
 		check: func(t *testing.T, c *Config) {
@@ -737,7 +756,9 @@ func TestDecodeErrors(t *testing.T) {
 		{"tab indentation", header + "profiles:\n\t- schedulerName: a\n", "", 4, "not valid YAML"},
 		{"a list", "- a\n- b\n", "", 1, "holds a list, not a KubeSchedulerConfiguration"},
 		{"a string", "just some text\n", "", 1, `holds the string "just some text"`},
-		{"two documents", header + "---\n" + header, "", 4, "more than one YAML document"},
+		{"JSON with something after it", `{"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}00`, "", 1, "read as JSON"},
+		{"JSON then a YAML document", "{\"apiVersion\": \"kubescheduler.config.k8s.io/v1\", \"kind\": \"KubeSchedulerConfiguration\"}\n---\n", "", 2, "read as JSON"},
+		{"a YAML flow mapping is not JSON", "\n{apiVersion: kubescheduler.config.k8s.io/v1, kind: KubeSchedulerConfiguration}\n", "", 2, "is not valid JSON"},
 		{"missing apiVersion", "kind: KubeSchedulerConfiguration\n", "apiVersion", 1, "required"},
 		{"missing kind", "apiVersion: kubescheduler.config.k8s.io/v1\n", "kind", 1, "required"},
 		{"wrong kind", "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeletConfiguration\n", "kind", 2, "must be KubeSchedulerConfiguration"},
@@ -773,9 +794,9 @@ func TestDecodeErrors(t *testing.T) {
 		{"backoff overflows", header + "podMaxBackoffSeconds: 9223372036854775807\n", "podMaxBackoffSeconds", 3, "must be within"},
 		{"negative burst", header + "clientConnection: {burst: -1}\n", "clientConnection.burst", 3, "must be ≥ 0"},
 		{"content type", header + "clientConnection: {contentType: application/xml}\n", "clientConnection.contentType", 3, "unsupported"},
-		{"zero lease duration", header + "leaderElection: {leaseDuration: 0s}\n", "leaderElection.leaseDuration", 3, "must be > 0"},
+		{"negative lease duration", header + "leaderElection: {leaseDuration: -5s}\n", "leaderElection.leaseDuration", 3, "must be > 0"},
 		{"negative renew deadline", header + "leaderElection: {renewDeadline: -1s}\n", "leaderElection.renewDeadline", 3, "must be > 0"},
-		{"zero retry period", header + "leaderElection: {retryPeriod: 0s}\n", "leaderElection.retryPeriod", 3, "must be > 0"},
+		{"negative retry period", header + "leaderElection: {retryPeriod: -1s}\n", "leaderElection.retryPeriod", 3, "must be > 0"},
 		{"renewDeadline = leaseDuration", header + "leaderElection: {leaseDuration: 10s, renewDeadline: 10s}\n", "leaderElection.renewDeadline", 3, "must be less than leaseDuration"},
 		{"renewDeadline > leaseDuration", header + "leaderElection:\n  leaseDuration: 5s\n", "leaderElection.renewDeadline", 3, "must be less than leaseDuration (5s), got 10s"},
 		{"renewDeadline within retry jitter", header + "leaderElection: {renewDeadline: 3s, retryPeriod: 3s}\n", "leaderElection.renewDeadline", 3, "greater than retryPeriod × 1.2"},
@@ -783,17 +804,26 @@ func TestDecodeErrors(t *testing.T) {
 		{"lease namespace", header + "leaderElection: {resourceNamespace: Bad_NS}\n", "leaderElection.resourceNamespace", 3, "not a valid namespace"},
 		{"extenders", header + "extenders:\n- urlPrefix: http://x\n", "extenders", 3, "not supported by yardmaster"},
 		{"delayCacheUntilActive", header + "delayCacheUntilActive: true\n", "delayCacheUntilActive", 3, "not supported by yardmaster"},
-		{"placements", header + "percentageOfPlacementsToScore: 10\n", "percentageOfPlacementsToScore", 3, "not supported by yardmaster"},
+		// Not in kube-scheduler v1.36.3's schema (later pod-group fields).
+		{"placements", header + "percentageOfPlacementsToScore: 10\n", "percentageOfPlacementsToScore", 3, "unknown field"},
+		{"profile placements", header + "profiles:\n- schedulerName: a\n  percentageOfPlacementsToScore: 10\n", "profiles[0].percentageOfPlacementsToScore", 5, "unknown field"},
+		{"placementFeasible", header + "profiles:\n- schedulerName: a\n  plugins:\n    placementFeasible: {}\n", "profiles[0].plugins.placementFeasible", 6, "unknown field"},
+		{"podGroupPostFilter", header + "profiles:\n- schedulerName: a\n  plugins:\n    podGroupPostFilter: {}\n", "profiles[0].plugins.podGroupPostFilter", 6, "unknown field"},
 
 		// Profiles.
 		{"empty schedulerName", header + "profiles:\n- schedulerName: \"\"\n", "profiles[0].schedulerName", 4, "required"},
 		{"unnamed profile among several", header + "profiles:\n- schedulerName: a\n- plugins: {}\n", "profiles[1].schedulerName", 5, "required"},
 		{"duplicate schedulerName", header + "profiles:\n- schedulerName: a\n- schedulerName: a\n", "profiles[1].schedulerName", 5, `duplicate schedulerName "a" (also profiles[0])`},
-		{"schedulerName no pod can have", header + "profiles:\n- schedulerName: My Scheduler\n", "profiles[0].schedulerName", 4, "can never match"},
+		{"lease named after a schedulerName that is no name", header + "profiles:\n- schedulerName: My Scheduler\n", "leaderElection.resourceName", 0, "defaults to the first profile's schedulerName"},
+		{"queueSort differs between profiles", header + "profiles:\n- schedulerName: a\n- schedulerName: b\n  plugins:\n    queueSort:\n      enabled: [{name: PrioritySort}]\n",
+			"profiles[1].plugins.queueSort", 7, "must be the same for all profiles"},
+		{"queueSort weight differs between profiles", header + "profiles:\n- schedulerName: a\n  plugins:\n    queueSort:\n      enabled: [{name: PrioritySort, weight: 0}]\n- schedulerName: b\n  plugins:\n    queueSort:\n      enabled: [{name: PrioritySort, weight: 2}]\n",
+			"profiles[1].plugins.queueSort", 10, "must be the same for all profiles"},
+		{"queueSort disabled in one profile only", header + "profiles:\n- schedulerName: a\n  plugins:\n    queueSort:\n      disabled: [{name: \"*\"}]\n      enabled: [{name: PrioritySort}]\n- schedulerName: b\n",
+			"profiles[1].plugins.queueSort", 9, "must be the same for all profiles"},
 
 		// Plugins.
 		{"unknown plugin", prof("    filter:\n      enabled: [{name: NodeResourceFit}]\n"), "profiles[0].plugins.filter.enabled[0].name", 7, `unknown plugin "NodeResourceFit" (did you mean "NodeResourcesFit"?)`},
-		{"unknown plugin disabled", prof("    score:\n      disabled: [{name: Nope}]\n"), "profiles[0].plugins.score.disabled[0].name", 7, `unknown plugin "Nope"`},
 		{"kube-scheduler plugin yardmaster lacks", prof("    multiPoint:\n      enabled: [{name: GangScheduling}]\n"), "profiles[0].plugins.multiPoint.enabled[0].name", 7, "does not implement"},
 		{"removed plugin", prof("    score:\n      enabled: [{name: NodeResourcesLeastAllocated, weight: 2}]\n"), "profiles[0].plugins.score.enabled[0].name", 7, "scoringStrategy: {type: LeastAllocated"},
 		{"plugin at a point it does not implement", prof("    score:\n      enabled: [{name: NodeUnschedulable}]\n"), "profiles[0].plugins.score.enabled[0].name", 7, `"NodeUnschedulable" does not implement score (it implements filter)`},
@@ -804,18 +834,14 @@ func TestDecodeErrors(t *testing.T) {
 		{"multiPoint emptied", prof("    multiPoint:\n      disabled: [{name: \"*\"}]\n"), "profiles[0].plugins.bind", 5, "DefaultBinder is disabled"},
 		{"enabled twice", prof("    filter:\n      enabled: [{name: NodeName}, {name: NodeName}]\n"), "profiles[0].plugins.filter.enabled[1].name", 7, "enabled twice"},
 		{"wildcard enabled", prof("    filter:\n      enabled: [{name: \"*\"}]\n"), "profiles[0].plugins.filter.enabled[0].name", 7, "only means something under disabled"},
-		{"weight 0", prof("    score:\n      enabled: [{name: NodeAffinity, weight: 0}]\n"), "profiles[0].plugins.score.enabled[0].weight", 7, "must be > 0"},
 		{"negative weight", prof("    multiPoint:\n      enabled:\n      - name: TaintToleration\n        weight: -3\n"), "profiles[0].plugins.multiPoint.enabled[0].weight", 9, "must be > 0"},
 		{"weight beyond int32, where the total could overflow", prof("    score:\n      enabled: [{name: NodeAffinity, weight: 9223372036854775807}]\n"), "profiles[0].plugins.score.enabled[0].weight", 7, "must be at most 2147483647"},
-		{"weight on a filter", prof("    filter:\n      enabled: [{name: NodeName, weight: 2}]\n"), "profiles[0].plugins.filter.enabled[0].weight", 7, "only under score or multiPoint"},
-		{"weight on a plugin that does not score", prof("    multiPoint:\n      enabled: [{name: NodePorts, weight: 2}]\n"), "profiles[0].plugins.multiPoint.enabled[0].weight", 7, "does not score"},
-		{"weight under disabled", prof("    score:\n      disabled: [{name: NodeAffinity, weight: 2}]\n"), "profiles[0].plugins.score.disabled[0].weight", 7, "no weight"},
 		{"nameless plugin", prof("    score:\n      enabled: [{weight: 2}]\n"), "profiles[0].plugins.score.enabled[0].name", 7, "required"},
 
 		// pluginConfig.
-		{"pluginConfig for an unknown plugin", pc("Coscheduling", "{}"), "profiles[0].pluginConfig[0].name", 6, `unknown plugin "Coscheduling"`},
-		{"pluginConfig twice", header + "profiles:\n- schedulerName: s\n  pluginConfig:\n  - name: NodeResourcesFit\n  - name: NodeResourcesFit\n", "profiles[0].pluginConfig[1].name", 7, "configured twice"},
-		{"args for a plugin without args", pc("TaintToleration", "{addedAffinity: {}}"), "profiles[0].pluginConfig[0].args", 7, "takes no arguments"},
+		{"pluginConfig twice", header + "profiles:\n- schedulerName: s\n  pluginConfig:\n  - name: NodeResourcesFit\n  - name: NodeResourcesFit\n", "profiles[0].pluginConfig[1]", 7, "configured twice"},
+		{"pluginConfig for a plugin kube-scheduler's v1 refuses by name", pc("EBSLimits", "{}"), "profiles[0].pluginConfig[0].name", 6, "NodeVolumeLimits"},
+		{"second YAML document when the first is bad", header + "parallelism: 0\n---\n" + header, "parallelism", 3, "must be > 0"},
 		{"addedAffinity term that does not parse", pc("NodeAffinity", "{addedAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: cores, operator: Gt, values: [many]}]}]}}}"),
 			"profiles[0].pluginConfig[0].args.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values[0]", 7, `Invalid value: "many": for 'Gt', 'Lt' operators, the value must be an integer`},
 		{"addedAffinity unknown field", pc("NodeAffinity", "{addedAffinity: {required: {}}}"), "profiles[0].pluginConfig[0].args.addedAffinity.required", 7, "unknown field"},
@@ -831,6 +857,9 @@ func TestDecodeErrors(t *testing.T) {
 		{"DefaultPreemption args", pc("DefaultPreemption", "{minCandidateNodesPercentage: 0, minCandidateNodesAbsolute: 0}"), "profiles[0].pluginConfig[0].args.minCandidateNodesPercentage", 7, "cannot be zero"},
 
 		// Older versions: refused with what to change.
+		{"v1beta3, which kube-scheduler v1.36 does not read", "apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\n", "apiVersion", 1, "not read by kube-scheduler v1.36, nor by yardmaster: change it to kubescheduler.config.k8s.io/v1"},
+		{"v1beta3 removed plugin", "apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n    filter:\n      enabled:\n      - name: EBSLimits\n", "profiles[0].plugins.filter.enabled[0].name", 7, "NodeVolumeLimits"},
+		{"v1beta3 args", pc("InterPodAffinity", "{apiVersion: kubescheduler.config.k8s.io/v1beta3, kind: InterPodAffinityArgs}"), "profiles[0].pluginConfig[0].args.apiVersion", 7, `must be "kubescheduler.config.k8s.io/v1"`},
 		{"v1beta2", "apiVersion: kubescheduler.config.k8s.io/v1beta2\nkind: KubeSchedulerConfiguration\n", "apiVersion", 1, "change it to kubescheduler.config.k8s.io/v1"},
 		{"v1beta2 removed field", "apiVersion: kubescheduler.config.k8s.io/v1beta2\nkind: KubeSchedulerConfiguration\nmetricsBindAddress: 0.0.0.0:10251\n", "metricsBindAddress", 3, "delete it"},
 		{"v1beta1 renamed plugin", "apiVersion: kubescheduler.config.k8s.io/v1beta1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n    score:\n      enabled:\n      - name: NodeResourcesMostAllocated\n", "profiles[0].plugins.score.enabled[0].name", 7, "scoringStrategy: {type: MostAllocated"},
@@ -845,6 +874,156 @@ func TestDecodeErrors(t *testing.T) {
 			checkProblem(t, err, tc.path, tc.line, tc.msg)
 		})
 	}
+}
+
+// What kube-scheduler v1.36 accepts and ignores is accepted with the same
+// meaning, and each such setting gets a warning at its place.
+func TestKubeSchedulerIgnores(t *testing.T) {
+	prof := func(plugins string) string {
+		return header + "profiles:\n- schedulerName: s\n  plugins:\n" + plugins
+	}
+	dp := defaultProfile()
+	tests := []struct {
+		name  string
+		file  string
+		check func(t *testing.T, p registry.Profile) // nil: the default profile
+		warn  string                                 // path of the one warning
+		line  int                                    // its line; 0: no warning
+	}{{
+		name: "score weight 0 is 1",
+		file: prof("    score:\n      enabled: [{name: NodeAffinity, weight: 0}]\n"),
+		check: func(t *testing.T, p registry.Profile) {
+			if w := scoreWeightOf(p, "NodeAffinity"); w != 1 {
+				t.Errorf("NodeAffinity weight = %d, want 1", w)
+			}
+		},
+	}, {
+		name: "multiPoint weight 0 is 1",
+		file: prof("    multiPoint:\n      enabled: [{name: TaintToleration, weight: 0}]\n"),
+		check: func(t *testing.T, p registry.Profile) {
+			if w := scoreWeightOf(p, "TaintToleration"); w != 1 {
+				t.Errorf("TaintToleration weight = %d, want 1", w)
+			}
+		},
+	}, {
+		name: "score weight 0 still wins over multiPoint's",
+		file: prof("    score:\n      enabled: [{name: ImageLocality, weight: 0}]\n    multiPoint:\n      enabled: [{name: ImageLocality, weight: 5}]\n"),
+		check: func(t *testing.T, p registry.Profile) {
+			if w := scoreWeightOf(p, "ImageLocality"); w != 1 {
+				t.Errorf("ImageLocality weight = %d, want 1", w)
+			}
+		},
+	}, {
+		name: "weight on a filter",
+		file: prof("    filter:\n      enabled: [{name: NodeName, weight: -2}]\n"),
+		check: func(t *testing.T, p registry.Profile) {
+			// Enabled at filter and by multiPoint: it runs first there.
+			if want := append([]string{"NodeName"}, without(dp.Filter, "NodeName")...); !slices.Equal(want, p.Filter) {
+				t.Errorf("filter = %v, want %v", p.Filter, want)
+			}
+		},
+		warn: "profiles[0].plugins.filter.enabled[0].weight", line: 7,
+	}, {
+		name: "weight on a plugin that does not score",
+		file: prof("    multiPoint:\n      enabled: [{name: NodePorts, weight: 2}]\n"),
+		warn: "profiles[0].plugins.multiPoint.enabled[0].weight", line: 7,
+	}, {
+		name: "a second YAML document",
+		file: header + "---\n" + header + "parallelism: 0\n",
+		warn: "", line: 4,
+	}, {
+		name: "a second YAML document that is not YAML",
+		file: header + "---\nfoo: [\n",
+		warn: "", line: 4,
+	}, {
+		name: "schedulerName no pod can have",
+		file: header + "leaderElection: {resourceName: lease}\nprofiles:\n- schedulerName: My Scheduler\n",
+		check: func(t *testing.T, p registry.Profile) {
+			if p.SchedulerName != "My Scheduler" {
+				t.Errorf("schedulerName = %q", p.SchedulerName)
+			}
+		},
+		warn: "profiles[0].schedulerName", line: 5,
+	}, {
+		name: "unknown plugin disabled",
+		file: prof("    score:\n      disabled: [{name: Nope}]\n"),
+		check: func(t *testing.T, p registry.Profile) {
+			if diff := cmp.Diff(dp.Score, p.Score); diff != "" {
+				t.Errorf("score (-want +got):\n%s", diff)
+			}
+		},
+		warn: "profiles[0].plugins.score.disabled[0].name", line: 7,
+	}, {
+		name: "pluginConfig for an unknown plugin",
+		file: header + "profiles:\n- schedulerName: s\n  pluginConfig:\n  - name: Coscheduling\n    args: {permitWaitingTimeSeconds: 10}\n",
+		check: func(t *testing.T, p registry.Profile) {
+			if _, ok := p.Args["Coscheduling"]; ok {
+				t.Errorf("args kept for Coscheduling")
+			}
+		},
+		warn: "profiles[0].pluginConfig[0].name", line: 6,
+	}, {
+		name: "pluginConfig for a plugin kube-scheduler removed before v1",
+		file: header + "profiles:\n- schedulerName: s\n  pluginConfig:\n  - name: NodeLabel\n",
+		warn: "profiles[0].pluginConfig[0].name", line: 6,
+	}, {
+		name: "pluginConfig without a name",
+		file: header + "profiles:\n- schedulerName: s\n  pluginConfig:\n  - args: {}\n",
+		warn: "profiles[0].pluginConfig[0].name", line: 6,
+	}, {
+		name: "args for a plugin without args",
+		file: header + "profiles:\n- schedulerName: s\n  pluginConfig:\n  - name: TaintToleration\n    args: {addedAffinity: {}}\n",
+		warn: "profiles[0].pluginConfig[0].args", line: 7,
+	}, {
+		name: "NodeResourcesFit args, not enabled, are not checked",
+		file: header + "profiles:\n- schedulerName: s\n  plugins:\n    multiPoint:\n      disabled: [{name: NodeResourcesFit}]\n  pluginConfig:\n  - name: NodeResourcesFit\n    args: {scoringStrategy: {type: Packed}}\n",
+		check: func(t *testing.T, p registry.Profile) {
+			if slices.Contains(p.Filter, "NodeResourcesFit") {
+				t.Errorf("NodeResourcesFit runs: %v", p.Filter)
+			}
+		},
+		warn: "profiles[0].pluginConfig[0].args", line: 10,
+	}, {
+		name: "weight under disabled",
+		file: prof("    score:\n      disabled: [{name: NodeAffinity, weight: 2}]\n"),
+		check: func(t *testing.T, p registry.Profile) {
+			if diff := cmp.Diff(scoreWithout("NodeAffinity"), p.Score); diff != "" {
+				t.Errorf("score (-want +got):\n%s", diff)
+			}
+		},
+		warn: "profiles[0].plugins.score.disabled[0].weight", line: 7,
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := mustDecode(t, tc.file)
+			if tc.check != nil {
+				tc.check(t, c.Profiles[0])
+			} else if diff := cmp.Diff(dp.Filter, c.Profiles[0].Filter); diff != "" {
+				t.Errorf("filter (-want +got):\n%s", diff)
+			}
+			var want []string
+			if tc.line != 0 {
+				want = []string{fmt.Sprintf("%d %s", tc.line, tc.warn)}
+			}
+			var got []string
+			for _, w := range c.Warnings {
+				got = append(got, fmt.Sprintf("%d %s", w.Line, w.Path))
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s\n%v", diff, c.Warnings)
+			}
+		})
+	}
+}
+
+// scoreWeightOf returns the weight of score plugin name in p, 0 if absent.
+func scoreWeightOf(p registry.Profile, name string) int64 {
+	for _, w := range p.Score {
+		if w.Name == name {
+			return w.Weight
+		}
+	}
+	return 0
 }
 
 // aliasBomb is a few lines whose last value expands to 10^9 strings.
@@ -889,11 +1068,11 @@ func TestLoad(t *testing.T) {
 		t.Errorf("missing file: error %v, want fs.ErrNotExist", err)
 	}
 	path := filepath.Join(dir, "bad.yaml")
-	if err := os.WriteFile(path, []byte(header+"profiles:\n- schedulerName: a\n  plugins:\n    score:\n      enabled: [{name: NodeAffinity, weight: 0}]\n"), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(header+"profiles:\n- schedulerName: a\n  plugins:\n    score:\n      enabled: [{name: NodeAffinity, weight: -2}]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	_, err = Load(path)
-	want := path + ":7:38: profiles[0].plugins.score.enabled[0].weight: must be > 0"
+	want := path + ":7:38: profiles[0].plugins.score.enabled[0].weight: must be > 0 (got -2)"
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("error = %v, want it to start with %q", err, want)
 	}
@@ -1014,6 +1193,50 @@ func TestApply(t *testing.T) {
 	}
 	if diff := cmp.Diff(Default(), c, ignoreUnexported); diff != "" {
 		t.Errorf("a refused Apply changed the configuration (-want +got):\n%s", diff)
+	}
+}
+
+// Flags are applied before the file is validated, as kube-scheduler
+// applies its --leader-elect-* flags: they can make a file valid or not.
+func TestLoadWithOverrides(t *testing.T) {
+	tests := []struct {
+		name    string
+		file    string
+		o       Overrides
+		wantErr string // empty: loads
+	}{{
+		name: "--leader-elect=false: the file's leaderElection is not checked",
+		file: header + "leaderElection: {leaseDuration: 5s, renewDeadline: 10s}\n",
+		o:    Overrides{LeaderElect: new(false)},
+	}, {
+		name:    "--leader-elect=true checks the file's leaderElection",
+		file:    header + "leaderElection: {leaderElect: false, resourceLock: endpoints}\n",
+		o:       Overrides{LeaderElect: new(true)},
+		wantErr: `c.yaml:3:38: leaderElection.resourceLock: must be "leases"`,
+	}, {
+		name: "a flag mends the file",
+		file: header + "leaderElection: {leaseDuration: 5s}\n",
+		o:    Overrides{RenewDeadline: new(3 * time.Second)},
+	}, {
+		name:    "a problem with a flag's value names the flag",
+		file:    header + "leaderElection: {leaseDuration: 20s}\n",
+		o:       Overrides{RenewDeadline: new(30 * time.Second)},
+		wantErr: "c.yaml: leaderElection.renewDeadline: must be less than leaseDuration (20s), got 30s (value from --leader-elect-renew-deadline)",
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "c.yaml")
+			if err := os.WriteFile(path, []byte(tc.file), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := LoadWithOverrides(path, tc.o)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("error = %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("error = %v, want one containing %q", err, tc.wantErr)
+			}
+		})
 	}
 }
 

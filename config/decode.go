@@ -54,6 +54,9 @@ func parseYAML(data []byte, p *problems) (root *yaml.Node) {
 		p.addNode(nil, "", "the file is empty: want a KubeSchedulerConfiguration (apiVersion: %s, kind: %s)", apiV1, kindConfig)
 		return nil
 	}
+	if !checkJSON(data, p) {
+		return nil
+	}
 	defer func() {
 		// The YAML parser is not ours; whatever it does with hostile input,
 		// a bad file must be an error, not a crash.
@@ -68,19 +71,21 @@ func parseYAML(data []byte, p *problems) (root *yaml.Node) {
 		p.list = append(p.list, yamlSyntaxError(err))
 		return nil
 	}
+	// kube-scheduler reads the first document and ignores the rest, even
+	// one that is not valid YAML; so does yardmaster, with a warning.
 	var next yaml.Node
 	switch err := dec.Decode(&next); {
 	case errors.Is(err, io.EOF):
 	case err != nil:
-		p.list = append(p.list, yamlSyntaxError(err))
-		return nil
+		fe := yamlSyntaxError(err)
+		p.warnings = append(p.warnings, FieldError{Line: fe.Line, Column: fe.Column,
+			Message: "ignored: the file's YAML documents after the first (kube-scheduler reads only the first too); the next is not valid YAML: " + strings.TrimPrefix(fe.Message, "not valid YAML: ")})
 	case !isEmptyDocument(&next):
 		at := &next
 		if len(next.Content) > 0 {
 			at = next.Content[0]
 		}
-		p.addNode(at, "", "the file holds more than one YAML document: want exactly one KubeSchedulerConfiguration")
-		return nil
+		p.warnNode(at, "", "ignored: the file's YAML documents after the first (kube-scheduler reads only the first too)")
 	}
 	root = &doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
@@ -94,6 +99,41 @@ func parseYAML(data []byte, p *problems) (root *yaml.Node) {
 		return nil
 	}
 	return root
+}
+
+// checkJSON refuses a file that kube-scheduler would read as JSON and
+// could not: like its decoder, a file whose first non-blank character is
+// "{" is JSON, and must be one valid JSON value with nothing after it (a
+// YAML flow mapping such as {apiVersion: v1} is not). Other files are YAML.
+func checkJSON(data []byte, p *problems) bool {
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return true
+	}
+	var v any
+	err := json.Unmarshal(data, &v)
+	if err == nil {
+		return true
+	}
+	fe := FieldError{Message: "starts with {, so it is read as JSON (as kube-scheduler reads it), and is not valid JSON: " + err.Error()}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		fe.Line, fe.Column = lineColumn(data, se.Offset)
+	}
+	p.list = append(p.list, fe)
+	return false
+}
+
+// lineColumn returns the line and column (from 1) of the byte before
+// offset, where encoding/json reports a syntax error.
+func lineColumn(data []byte, offset int64) (line, col int) {
+	if offset > int64(len(data)) {
+		offset = int64(len(data))
+	}
+	before := data[:max(offset-1, 0)]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = len(before) - bytes.LastIndexByte(before, '\n')
+	return line, col
 }
 
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): `)

@@ -53,21 +53,28 @@ type Error struct {
 // Error returns one problem per line, each prefixed with FILE:LINE:COL as
 // compilers do, so that editors can jump to it.
 func (e *Error) Error() string {
-	lines := make([]string, len(e.Problems))
-	for i, p := range e.Problems {
+	return strings.Join(FormatProblems(e.File, e.Problems, ""), "\n")
+}
+
+// FormatProblems returns one line per problem, each prefixed with
+// FILE:LINE:COL (what of it is known) and then with prefix.
+func FormatProblems(file string, list []FieldError, prefix string) []string {
+	lines := make([]string, len(list))
+	for i, p := range list {
 		var b strings.Builder
 		switch {
-		case e.File != "" && p.Line > 0:
-			fmt.Fprintf(&b, "%s:%d:%d: ", e.File, p.Line, p.Column)
-		case e.File != "":
-			fmt.Fprintf(&b, "%s: ", e.File)
+		case file != "" && p.Line > 0:
+			fmt.Fprintf(&b, "%s:%d:%d: ", file, p.Line, p.Column)
+		case file != "":
+			fmt.Fprintf(&b, "%s: ", file)
 		case p.Line > 0:
 			fmt.Fprintf(&b, "line %d:%d: ", p.Line, p.Column)
 		}
+		b.WriteString(prefix)
 		p.writeBody(&b)
 		lines[i] = b.String()
 	}
-	return strings.Join(lines, "\n")
+	return lines
 }
 
 // position is where a node starts in the file.
@@ -78,6 +85,10 @@ type position struct{ line, column int }
 // validation) still points into the file.
 type problems struct {
 	list []FieldError
+	// warnings are what kube-scheduler accepts and then ignores (a weight
+	// on a filter, args for a plugin nothing enables): yardmaster accepts
+	// them too, with the same meaning, and says so.
+	warnings []FieldError
 	// at maps a field path to where its key (or element) is in the file.
 	at map[string]position
 }
@@ -103,7 +114,25 @@ func (p *problems) addNode(n *yaml.Node, path, format string, args ...any) {
 // add records a problem at path, locating it at the field or, for a field
 // the file left out, at its closest ancestor that the file has.
 func (p *problems) add(path, format string, args ...any) {
+	p.list = append(p.list, p.locate(path, fmt.Sprintf(format, args...)))
+}
+
+// warn records a warning at path, located as add locates a problem.
+func (p *problems) warn(path, format string, args ...any) {
+	p.warnings = append(p.warnings, p.locate(path, fmt.Sprintf(format, args...)))
+}
+
+// warnNode records a warning at node n.
+func (p *problems) warnNode(n *yaml.Node, path, format string, args ...any) {
 	fe := FieldError{Path: path, Message: fmt.Sprintf(format, args...)}
+	if n != nil {
+		fe.Line, fe.Column = n.Line, n.Column
+	}
+	p.warnings = append(p.warnings, fe)
+}
+
+func (p *problems) locate(path, msg string) FieldError {
+	fe := FieldError{Path: path, Message: msg}
 	for q := path; ; q = parentPath(q) {
 		if pos, ok := p.at[q]; ok {
 			fe.Line, fe.Column = pos.line, pos.column
@@ -113,7 +142,19 @@ func (p *problems) add(path, format string, args ...any) {
 			break
 		}
 	}
-	p.list = append(p.list, fe)
+	return fe
+}
+
+// noteFlags marks each problem with a field that a command-line flag set
+// (flags maps field paths to flag names) as coming from that flag: its
+// position in the file, if any, is not where the value came from.
+func (p *problems) noteFlags(flags map[string]string) {
+	for i, fe := range p.list {
+		if flag, ok := flags[fe.Path]; ok {
+			p.list[i].Message += " (value from " + flag + ")"
+			p.list[i].Line, p.list[i].Column = 0, 0
+		}
+	}
 }
 
 // err returns the problems as an *Error in file order (problems without a
@@ -122,7 +163,12 @@ func (p *problems) err() error {
 	if len(p.list) == 0 {
 		return nil
 	}
-	list := slices.Clone(p.list)
+	return &Error{Problems: inFileOrder(p.list)}
+}
+
+// inFileOrder returns list sorted by position, those without one last.
+func inFileOrder(list []FieldError) []FieldError {
+	list = slices.Clone(list)
 	slices.SortStableFunc(list, func(a, b FieldError) int {
 		if (a.Line == 0) != (b.Line == 0) {
 			if a.Line == 0 {
@@ -132,7 +178,7 @@ func (p *problems) err() error {
 		}
 		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
 	})
-	return &Error{Problems: list}
+	return list
 }
 
 // childPath returns path.name.

@@ -9,8 +9,10 @@ import "go.yaml.in/yaml/v3"
 // something else than it did or need a second set of defaults that no
 // kube-scheduler in support still has.
 
-// legacyVersions are the versions explainLegacy knows how to migrate.
+// legacyVersions are the versions explainLegacy knows how to migrate:
+// those kube-scheduler v1.36 no longer reads.
 var legacyVersions = map[string]bool{
+	apiV1beta3:              true,
 	groupName + "/v1beta2":  true,
 	groupName + "/v1beta1":  true,
 	groupName + "/v1alpha2": true,
@@ -31,8 +33,14 @@ var removedFields = map[string]string{
 // explainLegacy reports an older file as one problem per edit to make,
 // each at its line.
 func explainLegacy(root, apiVersion *yaml.Node, p *problems) {
-	p.addNode(apiVersion, "apiVersion", "%s is not read by yardmaster (kube-scheduler dropped it too): change it to %s and make the edits listed with it; note that v1's default score weights are TaintToleration 3, NodeAffinity 2, PodTopologySpread 2, InterPodAffinity 2 (most were 1 before v1beta3): set weights under plugins.score.enabled to keep the old ranking",
-		apiVersion.Value, apiV1)
+	if apiVersion.Value == apiV1beta3 {
+		// v1beta3's fields are v1's, with v1's default weights.
+		p.addNode(apiVersion, "apiVersion", "%s is not read by kube-scheduler v1.36, nor by yardmaster: change it to %s (its fields mean the same there) and make the edits listed with it, if any",
+			apiVersion.Value, apiV1)
+	} else {
+		p.addNode(apiVersion, "apiVersion", "%s is not read by yardmaster (kube-scheduler dropped it too): change it to %s and make the edits listed with it; note that v1's default score weights are TaintToleration 3, NodeAffinity 2, PodTopologySpread 2, InterPodAffinity 2 (most were 1 before v1beta3): set weights under plugins.score.enabled to keep the old ranking",
+			apiVersion.Value, apiV1)
+	}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
 		if hint, ok := removedFields[k.Value]; ok {

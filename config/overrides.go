@@ -38,6 +38,21 @@ type Overrides struct {
 func (c *Config) Apply(o Overrides) error {
 	n := *c
 	n.Profiles = slices.Clone(c.Profiles)
+	if err := n.override(o); err != nil {
+		return err
+	}
+	p := newProblems()
+	n.validate(p)
+	if err := p.err(); err != nil {
+		return fmt.Errorf("with the command-line flags applied:\n%w", err)
+	}
+	*c = n
+	return nil
+}
+
+// override sets o on c without validating it.
+func (c *Config) override(o Overrides) error {
+	n := c
 	set(&n.ClientConnection.Kubeconfig, o.Kubeconfig)
 	set(&n.ClientConnection.AcceptContentTypes, o.AcceptContentTypes)
 	set(&n.ClientConnection.ContentType, o.ContentType)
@@ -67,12 +82,6 @@ func (c *Config) Apply(o Overrides) error {
 		le.ResourceName = *o.ResourceName
 		n.leaseNameFromProfile = false
 	}
-	p := newProblems()
-	n.validate(p)
-	if err := p.err(); err != nil {
-		return fmt.Errorf("with the command-line flags applied:\n%w", err)
-	}
-	*c = n
 	return nil
 }
 
@@ -80,4 +89,32 @@ func set[T any](dst *T, v *T) {
 	if v != nil {
 		*dst = *v
 	}
+}
+
+// flagPaths maps the field path of each setting o gives to its flag, so
+// that a problem with a value from the command line says so.
+func (o Overrides) flagPaths() map[string]string {
+	m := map[string]string{}
+	add := func(given bool, path, flag string) {
+		if given {
+			m[path] = flag
+		}
+	}
+	add(o.Kubeconfig != nil, "clientConnection.kubeconfig", "--kubeconfig")
+	add(o.ContentType != nil, "clientConnection.contentType", "--kube-api-content-type")
+	add(o.QPS != nil, "clientConnection.qps", "--kube-api-qps")
+	add(o.Burst != nil, "clientConnection.burst", "--kube-api-burst")
+	add(o.SchedulerName != nil, "profiles[0].schedulerName", "--scheduler-name")
+	add(o.Parallelism != nil, "parallelism", "--parallelism")
+	add(o.PercentageOfNodesToScore != nil, "percentageOfNodesToScore", "--percentage-of-nodes-to-score")
+	add(o.PodInitialBackoff != nil, "podInitialBackoffSeconds", "--pod-initial-backoff")
+	add(o.PodMaxBackoff != nil, "podMaxBackoffSeconds", "--pod-max-backoff")
+	add(o.LeaderElect != nil, "leaderElection.leaderElect", "--leader-elect")
+	add(o.LeaseDuration != nil, "leaderElection.leaseDuration", "--leader-elect-lease-duration")
+	add(o.RenewDeadline != nil, "leaderElection.renewDeadline", "--leader-elect-renew-deadline")
+	add(o.RetryPeriod != nil, "leaderElection.retryPeriod", "--leader-elect-retry-period")
+	add(o.ResourceLock != nil, "leaderElection.resourceLock", "--leader-elect-resource-lock")
+	add(o.ResourceName != nil, "leaderElection.resourceName", "--leader-elect-resource-name")
+	add(o.ResourceNamespace != nil, "leaderElection.resourceNamespace", "--leader-elect-resource-namespace")
+	return m
 }

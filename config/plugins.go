@@ -58,6 +58,11 @@ var removedPlugins = map[string]string{
 	"GCEPDLimits":                 "removed from kube-scheduler (v1): delete it; NodeVolumeLimits checks CSI volume limits from CSINode",
 }
 
+// invalidInV1 are the plugins kube-scheduler's v1 validation refuses by
+// name wherever they appear (enabled at a point, or in pluginConfig); the
+// other removed plugins it refuses only when enabled, as unknown plugins.
+var invalidInV1 = []string{"AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits"}
+
 // catalog is what a file's plugin names are looked up in: the registry.
 type catalog struct {
 	reg registry.Registry
@@ -314,11 +319,13 @@ func checkSet(cat *catalog, point string, set *pluginSet, path string, p *proble
 			p.add(childPath(ep, "name"), "required: the plugin to disable, or %q for all default plugins", wildcard)
 			continue
 		case pl.Name != wildcard && !cat.disableable(pl.Name):
-			p.add(childPath(ep, "name"), "%s", cat.unknown(pl.Name))
-			continue
+			// kube-scheduler accepts it: disabling what does not run
+			// changes nothing. A typo, though, leaves the plugin meant
+			// running, hence the warning.
+			p.warn(childPath(ep, "name"), "ignored: %s", cat.unknown(pl.Name))
 		}
 		if pl.Weight != nil {
-			p.add(childPath(ep, "weight"), "a disabled plugin has no weight: remove it")
+			p.warn(childPath(ep, "weight"), "ignored: a disabled plugin has no weight (kube-scheduler ignores it too)")
 		}
 		out.disabled[pl.Name] = true
 	}
@@ -352,17 +359,24 @@ func checkSet(cat *catalog, point string, set *pluginSet, path string, p *proble
 			continue
 		}
 		first[pl.Name] = i
-		if pl.Weight != nil {
+		weight := pl.Weight
+		if weight != nil {
+			// As kube-scheduler: a weight is read only for a score plugin
+			// under score or multiPoint, and 0 there means 1, as unset.
 			wp := childPath(ep, "weight")
-			w := *pl.Weight
+			w := *weight
 			switch {
 			case point != registry.Score && point != registry.MultiPoint:
-				p.add(wp, "a weight applies only under score or multiPoint: remove it")
-				continue
+				p.warn(wp, "ignored: a weight applies only under score or multiPoint (kube-scheduler ignores it too)")
+				weight = nil
 			case !r.Implements(registry.Score):
-				p.add(wp, "plugin %q does not score, so it has no weight: remove it", pl.Name)
-				continue
-			case w <= 0:
+				p.warn(wp, "ignored: plugin %q does not score, so it has no weight (kube-scheduler ignores it too)", pl.Name)
+				weight = nil
+			case w == 0:
+				weight = nil
+			case w < 0:
+				// kube-scheduler refuses a negative weight through its
+				// overflow check, unless no score plugin comes after it.
 				p.add(wp, "must be > 0 (got %d); to turn a score plugin off, disable it under score", w)
 				continue
 			case w > maxWeight:
@@ -370,7 +384,7 @@ func checkSet(cat *catalog, point string, set *pluginSet, path string, p *proble
 				continue
 			}
 		}
-		out.enabled = append(out.enabled, entry{name: pl.Name, weight: pl.Weight, path: ep})
+		out.enabled = append(out.enabled, entry{name: pl.Name, weight: weight, path: ep})
 	}
 	return out
 }

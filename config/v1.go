@@ -38,11 +38,8 @@ type fileConfig struct {
 	EnableContentionProfiling *bool `json:"enableContentionProfiling,omitempty"`
 
 	PercentageOfNodesToScore *int32 `json:"percentageOfNodesToScore,omitempty"`
-	// PercentageOfPlacementsToScore belongs to pod-group (workload)
-	// scheduling, which yardmaster does not do: any value is refused.
-	PercentageOfPlacementsToScore *int32 `json:"percentageOfPlacementsToScore,omitempty"`
-	PodInitialBackoffSeconds      *int64 `json:"podInitialBackoffSeconds,omitempty"`
-	PodMaxBackoffSeconds          *int64 `json:"podMaxBackoffSeconds,omitempty"`
+	PodInitialBackoffSeconds *int64 `json:"podInitialBackoffSeconds,omitempty"`
+	PodMaxBackoffSeconds     *int64 `json:"podMaxBackoffSeconds,omitempty"`
 
 	Profiles []fileProfile `json:"profiles,omitempty"`
 
@@ -76,41 +73,36 @@ type fileClientConnection struct {
 
 // fileProfile is a KubeSchedulerProfile.
 type fileProfile struct {
-	SchedulerName                 *string            `json:"schedulerName,omitempty"`
-	PercentageOfNodesToScore      *int32             `json:"percentageOfNodesToScore,omitempty"`
-	PercentageOfPlacementsToScore *int32             `json:"percentageOfPlacementsToScore,omitempty"`
-	Plugins                       *filePlugins       `json:"plugins,omitempty"`
-	PluginConfig                  []filePluginConfig `json:"pluginConfig,omitempty"`
+	SchedulerName            *string            `json:"schedulerName,omitempty"`
+	PercentageOfNodesToScore *int32             `json:"percentageOfNodesToScore,omitempty"`
+	Plugins                  *filePlugins       `json:"plugins,omitempty"`
+	PluginConfig             []filePluginConfig `json:"pluginConfig,omitempty"`
 }
 
-// The pod-group extension points of kube-scheduler's v1 schema. yardmaster
-// has no plugin for them, so nothing can be enabled there.
+// The pod-group extension points of kube-scheduler v1.36's v1 schema.
+// yardmaster has no plugin for them, so nothing can be enabled there.
 const (
-	placementGenerate  = "placementGenerate"
-	placementScore     = "placementScore"
-	placementFeasible  = "placementFeasible"
-	podGroupPostFilter = "podGroupPostFilter"
+	placementGenerate = "placementGenerate"
+	placementScore    = "placementScore"
 )
 
 // filePlugins holds a plugin set per extension point.
 type filePlugins struct {
-	PreEnqueue         pluginSet `json:"preEnqueue,omitzero"`
-	QueueSort          pluginSet `json:"queueSort,omitzero"`
-	PreFilter          pluginSet `json:"preFilter,omitzero"`
-	Filter             pluginSet `json:"filter,omitzero"`
-	PostFilter         pluginSet `json:"postFilter,omitzero"`
-	PreScore           pluginSet `json:"preScore,omitzero"`
-	Score              pluginSet `json:"score,omitzero"`
-	Reserve            pluginSet `json:"reserve,omitzero"`
-	Permit             pluginSet `json:"permit,omitzero"`
-	PreBind            pluginSet `json:"preBind,omitzero"`
-	Bind               pluginSet `json:"bind,omitzero"`
-	PostBind           pluginSet `json:"postBind,omitzero"`
-	MultiPoint         pluginSet `json:"multiPoint,omitzero"`
-	PlacementGenerate  pluginSet `json:"placementGenerate,omitzero"`
-	PlacementScore     pluginSet `json:"placementScore,omitzero"`
-	PlacementFeasible  pluginSet `json:"placementFeasible,omitzero"`
-	PodGroupPostFilter pluginSet `json:"podGroupPostFilter,omitzero"`
+	PreEnqueue        pluginSet `json:"preEnqueue,omitzero"`
+	QueueSort         pluginSet `json:"queueSort,omitzero"`
+	PreFilter         pluginSet `json:"preFilter,omitzero"`
+	Filter            pluginSet `json:"filter,omitzero"`
+	PostFilter        pluginSet `json:"postFilter,omitzero"`
+	PreScore          pluginSet `json:"preScore,omitzero"`
+	Score             pluginSet `json:"score,omitzero"`
+	Reserve           pluginSet `json:"reserve,omitzero"`
+	Permit            pluginSet `json:"permit,omitzero"`
+	PreBind           pluginSet `json:"preBind,omitzero"`
+	Bind              pluginSet `json:"bind,omitzero"`
+	PostBind          pluginSet `json:"postBind,omitzero"`
+	MultiPoint        pluginSet `json:"multiPoint,omitzero"`
+	PlacementGenerate pluginSet `json:"placementGenerate,omitzero"`
+	PlacementScore    pluginSet `json:"placementScore,omitzero"`
 }
 
 // pointSet is one extension point's plugin set with the point's name.
@@ -137,8 +129,6 @@ func (p *filePlugins) sets() []pointSet {
 		{registry.PostBind, &p.PostBind},
 		{placementGenerate, &p.PlacementGenerate},
 		{placementScore, &p.PlacementScore},
-		{placementFeasible, &p.PlacementFeasible},
-		{podGroupPostFilter, &p.PodGroupPostFilter},
 		{registry.MultiPoint, &p.MultiPoint},
 	}
 }

@@ -51,6 +51,9 @@ func newConfigCommand() *cobra.Command {
 			if _, err := cmd.OutOrStdout().Write(out); err != nil {
 				return err
 			}
+			for _, w := range config.FormatProblems(args[0], c.Warnings, "warning: ") {
+				fmt.Fprintln(cmd.ErrOrStderr(), w)
+			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "%s: valid\n", args[0])
 			return nil
 		},

@@ -183,7 +183,7 @@ func newSchedulerCommandFlags(use, short string) (*cobra.Command, *schedulerFlag
 	}
 	f := cmd.Flags()
 	f.SortFlags = false
-	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1 or v1beta3)")
+	f.StringVar(&o.ConfigFile, "config", "", "KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1)")
 	f.StringVar(&o.LogLevel, "log-level", "info", "debug, info, warn or error; when set, overrides --v")
 	f.StringVar(&o.LogFormat, "log-format", "", "json or console (default json in a cluster, console elsewhere); when set, overrides --logging-format")
 	f.IntVarP(&sf.verbosity, "v", "v", 0, "kube-scheduler's log verbosity: 0 to 3 log at info, 4 and more at debug (--log-level); also the verbosity of client-go's and k8s.io/apiserver's own messages")
@@ -269,15 +269,19 @@ type Daemon struct {
 // LoadConfig reads the file named in o (or the defaults) and applies the
 // overrides: flags > file > defaults.
 func (o Options) LoadConfig() (*config.Config, error) {
-	c := config.Default()
+	var c *config.Config
 	if o.ConfigFile != "" {
+		// The flags are applied before the file is validated, as
+		// kube-scheduler applies its --leader-elect-* flags.
 		var err error
-		if c, err = config.Load(o.ConfigFile); err != nil {
+		if c, err = config.LoadWithOverrides(o.ConfigFile, o.Overrides); err != nil {
 			return nil, err
 		}
-	}
-	if err := c.Apply(o.Overrides); err != nil {
-		return nil, err
+	} else {
+		c = config.Default()
+		if err := c.Apply(o.Overrides); err != nil {
+			return nil, err
+		}
 	}
 	if o.Profiling != nil {
 		c.EnableProfiling = *o.Profiling
@@ -299,6 +303,9 @@ func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
 	cfg, err := o.LoadConfig()
 	if err != nil {
 		return nil, err
+	}
+	for _, w := range config.FormatProblems(o.ConfigFile, cfg.Warnings, "") {
+		logger.Warn("configuration setting ignored, as kube-scheduler ignores it", zap.String("warning", w))
 	}
 	base := o.RESTConfig
 	if base == nil {
