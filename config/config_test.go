@@ -468,6 +468,46 @@ func TestPluginResolution(t *testing.T) {
 			}
 		},
 	}, {
+		// kube-scheduler v1.36's DefaultPreemption is a PreEnqueue plugin
+		// too; enabled there, it comes before multiPoint's others.
+		name: "DefaultPreemption at preEnqueue",
+		plugins: `
+    preEnqueue:
+      enabled: [{name: DefaultPreemption}]`,
+		check: func(t *testing.T, p registry.Profile) {
+			want := dp
+			want.PreEnqueue = []string{registry.DefaultPreemptionName, "DynamicResources"}
+			if diff := cmp.Diff(want, p, cmpopts.IgnoreFields(registry.Profile{}, "SchedulerName", "Args")); diff != "" {
+				t.Errorf("profile (-want +got):\n%s", diff)
+			}
+		},
+	}, {
+		// multiPoint places a plugin where kube-scheduler's implements it:
+		// DefaultPreemption at preEnqueue, NodeName not at preFilter,
+		// ImageLocality not at preScore (their steps run without being
+		// listed: registry.Registry.RunAt).
+		name: "multiPoint expands to kube-scheduler's points",
+		plugins: `
+    multiPoint:
+      disabled: [{name: "*"}]
+      enabled:
+      - name: PrioritySort
+      - name: NodeName
+      - name: DefaultPreemption
+      - name: ImageLocality
+      - name: DefaultBinder`,
+		check: func(t *testing.T, p registry.Profile) {
+			want := registry.Profile{
+				PreEnqueue: []string{registry.DefaultPreemptionName},
+				Filter:     []string{"NodeName"},
+				PostFilter: []string{registry.DefaultPreemptionName},
+				Score:      []registry.WeightedPlugin{{Name: "ImageLocality", Weight: 1}},
+			}
+			if diff := cmp.Diff(want, p, cmpopts.IgnoreFields(registry.Profile{}, "SchedulerName", "Args"), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("profile (-want +got):\n%s", diff)
+			}
+		},
+	}, {
 		name: "built-in points may restate their plugin",
 		plugins: `
     queueSort:
@@ -830,6 +870,11 @@ func TestDecodeErrors(t *testing.T) {
 		{"another queueSort", prof("    queueSort:\n      enabled: [{name: NodeResourcesFit}]\n"), "profiles[0].plugins.queueSort.enabled[0].name", 7, "yardmaster runs PrioritySort there"},
 		{"another bind", prof("    bind:\n      enabled: [{name: NodeName}]\n"), "profiles[0].plugins.bind.enabled[0].name", 7, "yardmaster runs DefaultBinder there"},
 		{"a reserve plugin", prof("    reserve:\n      enabled: [{name: NodeResourcesFit}]\n"), "profiles[0].plugins.reserve.enabled[0].name", 7, "does not implement reserve"},
+		// kube-scheduler's NodeName is a filter only, its ImageLocality a
+		// scorer only: yardmaster's steps there cannot be named.
+		{"NodeName at preFilter, as kube-scheduler refuses it", prof("    preFilter:\n      enabled: [{name: NodeName}]\n"), "profiles[0].plugins.preFilter.enabled[0].name", 7, `plugin "NodeName" does not implement preFilter (it implements filter)`},
+		{"ImageLocality at preScore, as kube-scheduler refuses it", prof("    multiPoint:\n      enabled: [{name: ImageLocality}]\n    preScore:\n      enabled: [{name: ImageLocality}]\n"), "profiles[0].plugins.preScore.enabled[0].name", 9, `plugin "ImageLocality" does not implement preScore (it implements score)`},
+		{"a filter at preEnqueue", prof("    preEnqueue:\n      enabled: [{name: NodeUnschedulable}]\n"), "profiles[0].plugins.preEnqueue.enabled[0].name", 7, `plugin "NodeUnschedulable" does not implement preEnqueue (it implements filter)`},
 		{"queueSort disabled", prof("    queueSort:\n      disabled: [{name: \"*\"}]\n"), "profiles[0].plugins.queueSort", 6, "PrioritySort is disabled"},
 		{"multiPoint emptied", prof("    multiPoint:\n      disabled: [{name: \"*\"}]\n"), "profiles[0].plugins.bind", 5, "DefaultBinder is disabled"},
 		{"enabled twice", prof("    filter:\n      enabled: [{name: NodeName}, {name: NodeName}]\n"), "profiles[0].plugins.filter.enabled[1].name", 7, "enabled twice"},

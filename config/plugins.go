@@ -113,7 +113,7 @@ func (c *catalog) names() []string {
 	return out
 }
 
-// implementedPoints lists where r runs, for messages.
+// implementedPoints lists the points a file may name r at, for messages.
 func implementedPoints(r registry.Registration) string {
 	return strings.Join(r.Points, ", ")
 }
@@ -135,9 +135,8 @@ type pointPlugins struct {
 // builtinPoints are points where yardmaster runs fixed behaviour, with the
 // one plugin name that stands for it.
 var builtinPoints = map[string]string{
-	registry.PreEnqueue: registry.SchedulingGatesName,
-	registry.QueueSort:  registry.PrioritySortName,
-	registry.Bind:       registry.DefaultBinderName,
+	registry.QueueSort: registry.PrioritySortName,
+	registry.Bind:      registry.DefaultBinderName,
 }
 
 // resolvePlugins turns a profile's plugin sets into the plugin lists of
@@ -220,7 +219,7 @@ func resolvePlugins(cat *catalog, plugins *filePlugins, path string, p *problems
 	// preEnqueue: SchedulingGates is built into the queue and always on;
 	// disabling it is accepted and changes nothing (the API server refuses
 	// to bind a pod that still has scheduling gates). The other plugins
-	// there (DynamicResources) are the profile's.
+	// there (DynamicResources, DefaultPreemption) are the profile's.
 	for _, n := range expand(registry.PreEnqueue) {
 		if n != registry.SchedulingGatesName {
 			prof.PreEnqueue = append(prof.PreEnqueue, n)

@@ -226,6 +226,14 @@ func TestPluginTable(t *testing.T) {
 		if points == "" {
 			points = none // configuration only, as Explain
 		}
+		var steps []string
+		for at := range p.Steps {
+			steps = append(steps, at)
+		}
+		slices.Sort(steps)
+		for _, at := range steps {
+			points += " (+ " + at + " step)"
+		}
 		want = append(want, []string{p.Name, points, filterIn, scorerIn, profile})
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

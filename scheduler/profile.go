@@ -66,7 +66,8 @@ type weightedScorer struct {
 }
 
 // newProfile instantiates every plugin the profile names once and places
-// its parts at the points the profile lists it under.
+// its parts at the points the profile lists it under, and at its steps
+// (registry.Registry.RunAt).
 func newProfile(reg registry.Registry, p registry.Profile, h framework.Handle) (*profile, error) {
 	prof := &profile{name: p.SchedulerName, percentageOfNodesToScore: p.PercentageOfNodesToScore}
 	if a, ok := p.Args[registry.ExplainName].(*framework.ExplainArgs); ok {
@@ -105,7 +106,7 @@ func newProfile(reg registry.Registry, p registry.Profile, h framework.Handle) (
 		}
 	}
 
-	for _, name := range p.PreFilter {
+	for _, name := range reg.RunAt(&p, registry.PreFilter) {
 		for _, pl := range parts[name] {
 			if x, ok := pl.(framework.PreFilterPlugin); ok {
 				prof.preFilter = append(prof.preFilter, x)
@@ -130,7 +131,7 @@ func newProfile(reg registry.Registry, p registry.Profile, h framework.Handle) (
 			}
 		}
 	}
-	for _, name := range p.PreScore {
+	for _, name := range reg.RunAt(&p, registry.PreScore) {
 		for _, pl := range parts[name] {
 			if x, ok := pl.(framework.PreScorePlugin); ok {
 				prof.preScore = append(prof.preScore, x)

@@ -137,8 +137,13 @@ func coreRegistrations() []Registration {
 		{Name: PrioritySortName, Points: []string{QueueSort}},
 		{Name: DefaultBinderName, Points: []string{Bind}},
 		{
-			Name:    DefaultPreemptionName,
-			Points:  []string{PostFilter},
+			Name: DefaultPreemptionName,
+			// kube-scheduler v1.36's DefaultPreemption is also a PreEnqueue
+			// plugin: it holds back a pod whose evictions are still being
+			// requested. Listed there, it changes nothing in yardmaster,
+			// which holds that pod back from preempting again in PostFilter
+			// (Scheduler.eligibleToPreempt) with the same message.
+			Points:  []string{PreEnqueue, PostFilter},
 			NewArgs: func() any { return &framework.DefaultPreemptionArgs{} },
 			ValidateArgs: func(a any) error {
 				args, ok := a.(*framework.DefaultPreemptionArgs)
@@ -155,8 +160,11 @@ func coreRegistrations() []Registration {
 		},
 		{
 			Name:   predicates.NodeNameName,
-			Points: []string{PreFilter, Filter},
-			New:    noArgs(func() framework.Plugin { return predicates.NewNodeName() }),
+			Points: []string{Filter},
+			// kube-scheduler's NodeName is a filter only; yardmaster's
+			// narrows the cycle to the named node first.
+			Steps: map[string]string{PreFilter: Filter},
+			New:   noArgs(func() framework.Plugin { return predicates.NewNodeName() }),
 		},
 		{
 			Name:   predicates.TaintTolerationName,

@@ -42,9 +42,10 @@ func affinityRegistrations() []Registration {
 		{
 			// kube-scheduler's ImageLocality is a Score plugin only;
 			// yardmaster's normalizes the pod's image names once per cycle
-			// in PreScore (Score works without it).
+			// in a PreScore step (Score works without it).
 			Name:   priorities.ImageLocalityName,
-			Points: []string{PreScore, Score},
+			Points: []string{Score},
+			Steps:  map[string]string{PreScore: Score},
 			New: func(_ any, h framework.Handle) ([]framework.Plugin, error) {
 				p, err := priorities.NewImageLocality(h)
 				if err != nil {

@@ -39,8 +39,21 @@ type Factory func(args any, h framework.Handle) ([]framework.Plugin, error)
 // Registration describes one plugin name.
 type Registration struct {
 	Name string
-	// Points are the extension points the plugin implements.
+	// Points are the extension points the plugin implements as a
+	// configuration file sees it: where a file may name it, and where
+	// multiPoint places it. For kube-scheduler's in-tree plugins they are
+	// exactly the points kube-scheduler v1.36's plugin implements, so that
+	// a file means the same to both (kube-scheduler refuses a plugin named
+	// at a point it does not implement).
 	Points []string
+	// Steps are extension points where yardmaster runs the plugin although
+	// a file cannot name it there: a step of the plugin's own, run at the
+	// step's point (the key) wherever the profile runs the plugin at the
+	// point it serves (the value). NodeName narrows the cycle to the named
+	// node in a PreFilter step of its filter, say, where kube-scheduler's
+	// NodeName is a filter only. Only preFilter and preScore take steps:
+	// their plugins prepare and add nothing up.
+	Steps map[string]string
 	// NewArgs returns the plugin's default arguments as a pointer to its args
 	// type (the decoder fills it from pluginConfig); nil for plugins without
 	// arguments.
@@ -60,10 +73,20 @@ func (r Registration) Implements(point string) bool {
 // Registry maps plugin names to registrations.
 type Registry map[string]Registration
 
-// Register adds r, failing on a duplicate name.
+// Register adds r, failing on a duplicate name or a step where none may be.
 func (reg Registry) Register(r Registration) error {
 	if _, ok := reg[r.Name]; ok {
 		return fmt.Errorf("plugin %q registered twice", r.Name)
+	}
+	for at, serves := range r.Steps {
+		switch {
+		case at != PreFilter && at != PreScore:
+			return fmt.Errorf("plugin %q: a step at %s (only preFilter and preScore take steps)", r.Name, at)
+		case r.Implements(at):
+			return fmt.Errorf("plugin %q: a step at %s, where it is configured", r.Name, at)
+		case !r.Implements(serves):
+			return fmt.Errorf("plugin %q: a step at %s serves %s, which it does not implement", r.Name, at, serves)
+		}
 	}
 	reg[r.Name] = r
 	return nil
@@ -75,8 +98,9 @@ type WeightedPlugin struct {
 	Weight int64
 }
 
-// Profile is one resolved scheduling profile: which plugins run at which
-// point, in order, with their arguments. The configuration package produces
+// Profile is one resolved scheduling profile: which plugins it places at
+// which point, in order, as a configuration file names them, with their
+// arguments. The scheduler runs them there, and their steps (RunAt). The configuration package produces
 // it from a KubeSchedulerConfiguration profile; DefaultProfile gives
 // kube-scheduler's defaults.
 type Profile struct {
@@ -91,7 +115,8 @@ type Profile struct {
 	// (built in) and the plugins that make room otherwise.
 	PostFilter []string
 	// PreEnqueue are the plugins that may hold a pod back from the active
-	// queue (SchedulingGates is built into the queue and not listed).
+	// queue (SchedulingGates is built into the queue and not listed;
+	// DefaultPreemption, listed, holds pods back in PostFilter instead).
 	PreEnqueue []string
 	// Reserve, Permit, PreBind and PostBind are the binding cycle's
 	// plugins, in order (see framework.ReservePlugin and the others).
@@ -126,4 +151,61 @@ func (p *Profile) Plugins() []string {
 		}
 	}
 	return names
+}
+
+// RunAt returns the plugins that run at point in profile p: first the steps
+// there (Registration.Steps) of the plugins p runs at the point each step
+// serves, in that point's order, then the plugins p lists at point. Steps
+// come first because they only prepare their own plugin and the cheapest
+// of them narrow the cycle (NodeName's PreFilter), as they did in the
+// default profile when they were configured points.
+func (reg Registry) RunAt(p *Profile, point string) []string {
+	listed := p.at(point)
+	var steps []string
+	for _, served := range profilePoints {
+		for _, name := range p.at(served) {
+			if reg[name].Steps[point] == served && !slices.Contains(steps, name) {
+				steps = append(steps, name)
+			}
+		}
+	}
+	if len(steps) == 0 {
+		return listed
+	}
+	return append(steps, listed...)
+}
+
+// profilePoints are the points a Profile lists plugins at: the file's,
+// but queueSort and bind (built in) and multiPoint (expanded).
+var profilePoints = []string{PreEnqueue, PreFilter, Filter, PostFilter, PreScore, Score, Reserve, Permit, PreBind, PostBind}
+
+// at returns the plugins p lists at point, one of profilePoints.
+func (p *Profile) at(point string) []string {
+	switch point {
+	case PreEnqueue:
+		return p.PreEnqueue
+	case PreFilter:
+		return p.PreFilter
+	case Filter:
+		return p.Filter
+	case PostFilter:
+		return p.PostFilter
+	case PreScore:
+		return p.PreScore
+	case Score:
+		names := make([]string, len(p.Score))
+		for i, w := range p.Score {
+			names[i] = w.Name
+		}
+		return names
+	case Reserve:
+		return p.Reserve
+	case Permit:
+		return p.Permit
+	case PreBind:
+		return p.PreBind
+	case PostBind:
+		return p.PostBind
+	}
+	return nil
 }
