@@ -1029,6 +1029,11 @@ func TestKubeSchedulerIgnores(t *testing.T) {
 		},
 		warn: "profiles[0].pluginConfig[0].args", line: 10,
 	}, {
+		// kube-scheduler ignores a plugin disabled where it never is.
+		name: "NodeName disabled at preFilter",
+		file: prof("    preFilter:\n      disabled: [{name: NodeName}]\n"),
+		warn: "profiles[0].plugins.preFilter.disabled[0].name", line: 7,
+	}, {
 		name: "weight under disabled",
 		file: prof("    score:\n      disabled: [{name: NodeAffinity, weight: 2}]\n"),
 		check: func(t *testing.T, p registry.Profile) {

@@ -322,6 +322,15 @@ func checkSet(cat *catalog, point string, set *pluginSet, path string, p *proble
 			// changes nothing. A typo, though, leaves the plugin meant
 			// running, hence the warning.
 			p.warn(childPath(ep, "name"), "ignored: %s", cat.unknown(pl.Name))
+		case pl.Name != wildcard && point != registry.MultiPoint:
+			// kube-scheduler accepts it too, and ignores it.
+			if r, ok := cat.lookup(pl.Name); ok && !r.Implements(point) {
+				msg := fmt.Sprintf("ignored: plugin %q does not implement %s (it implements %s): it is not there to disable", pl.Name, point, implementedPoints(r))
+				if serves := r.Steps[point]; serves != "" {
+					msg += fmt.Sprintf("; yardmaster's own %s step of it runs wherever its %s does", point, serves)
+				}
+				p.warn(childPath(ep, "name"), "%s", msg)
+			}
 		}
 		if pl.Weight != nil {
 			p.warn(childPath(ep, "weight"), "ignored: a disabled plugin has no weight (kube-scheduler ignores it too)")
