@@ -52,17 +52,16 @@ func (c *Config) Apply(o Overrides) error {
 
 // override sets o on c without validating it.
 func (c *Config) override(o Overrides) error {
-	n := c
-	set(&n.ClientConnection.Kubeconfig, o.Kubeconfig)
-	set(&n.ClientConnection.AcceptContentTypes, o.AcceptContentTypes)
-	set(&n.ClientConnection.ContentType, o.ContentType)
-	set(&n.ClientConnection.QPS, o.QPS)
-	set(&n.ClientConnection.Burst, o.Burst)
-	set(&n.Parallelism, o.Parallelism)
-	set(&n.PercentageOfNodesToScore, o.PercentageOfNodesToScore)
-	set(&n.PodInitialBackoff, o.PodInitialBackoff)
-	set(&n.PodMaxBackoff, o.PodMaxBackoff)
-	le := &n.LeaderElection
+	set(&c.ClientConnection.Kubeconfig, o.Kubeconfig)
+	set(&c.ClientConnection.AcceptContentTypes, o.AcceptContentTypes)
+	set(&c.ClientConnection.ContentType, o.ContentType)
+	set(&c.ClientConnection.QPS, o.QPS)
+	set(&c.ClientConnection.Burst, o.Burst)
+	set(&c.Parallelism, o.Parallelism)
+	set(&c.PercentageOfNodesToScore, o.PercentageOfNodesToScore)
+	set(&c.PodInitialBackoff, o.PodInitialBackoff)
+	set(&c.PodMaxBackoff, o.PodMaxBackoff)
+	le := &c.LeaderElection
 	set(&le.LeaderElect, o.LeaderElect)
 	set(&le.LeaseDuration, o.LeaseDuration)
 	set(&le.RenewDeadline, o.RenewDeadline)
@@ -70,17 +69,17 @@ func (c *Config) override(o Overrides) error {
 	set(&le.ResourceLock, o.ResourceLock)
 	set(&le.ResourceNamespace, o.ResourceNamespace)
 	if o.SchedulerName != nil {
-		if len(n.Profiles) != 1 {
-			return fmt.Errorf("--scheduler-name renames the one profile, but the configuration has %d profiles: name them in the file", len(n.Profiles))
+		if len(c.Profiles) != 1 {
+			return fmt.Errorf("--scheduler-name renames the one profile, but the configuration has %d profiles: name them in the file", len(c.Profiles))
 		}
-		n.Profiles[0].SchedulerName = *o.SchedulerName
-		if n.leaseNameFromProfile {
+		c.Profiles[0].SchedulerName = *o.SchedulerName
+		if c.leaseNameFromProfile {
 			le.ResourceName = *o.SchedulerName
 		}
 	}
 	if o.ResourceName != nil {
 		le.ResourceName = *o.ResourceName
-		n.leaseNameFromProfile = false
+		c.leaseNameFromProfile = false
 	}
 	return nil
 }

@@ -100,9 +100,9 @@ type WeightedPlugin struct {
 
 // Profile is one resolved scheduling profile: which plugins it places at
 // which point, in order, as a configuration file names them, with their
-// arguments. The scheduler runs them there, and their steps (RunAt). The configuration package produces
-// it from a KubeSchedulerConfiguration profile; DefaultProfile gives
-// kube-scheduler's defaults.
+// arguments. The scheduler runs them there, and their steps (RunAt). The
+// configuration package produces it from a KubeSchedulerConfiguration
+// profile; DefaultProfile gives kube-scheduler's defaults.
 type Profile struct {
 	SchedulerName string
 	// PercentageOfNodesToScore overrides the global setting when non-nil.
