@@ -53,6 +53,9 @@ type extendedRequest struct {
 // extendedRequestOf returns the pod's extended-resource request when it
 // asks for any extended resource a DeviceClass serves, else nil.
 func (pl *DynamicResources) extendedRequestOf(pod *v1.Pod) *extendedRequest {
+	if !mayRequestExtended(pod) {
+		return nil // nearly every pod: no map of its requests to build
+	}
 	reqs := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 	served := false
 	for name, q := range reqs {
@@ -86,6 +89,34 @@ func (pl *DynamicResources) extendedRequestOf(pod *v1.Pod) *extendedRequest {
 	}
 	ext.initialUID = ext.claim.UID
 	return ext
+}
+
+// mayRequestExtended reports whether any of the pod's requests (its
+// containers', init containers', pod-level or overhead) names a resource
+// that DRA could serve; PodRequests sums only those.
+func mayRequestExtended(pod *v1.Pod) bool {
+	has := func(l v1.ResourceList) bool {
+		for name := range l {
+			if isDRAExtendedResourceName(name) {
+				return true
+			}
+		}
+		return false
+	}
+	for i := range pod.Spec.Containers {
+		if has(pod.Spec.Containers[i].Resources.Requests) {
+			return true
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		if has(pod.Spec.InitContainers[i].Resources.Requests) {
+			return true
+		}
+	}
+	if pod.Spec.Resources != nil && has(pod.Spec.Resources.Requests) {
+		return true
+	}
+	return has(pod.Spec.Overhead)
 }
 
 // ownedBy reports whether the pod controls claim.

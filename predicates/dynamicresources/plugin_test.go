@@ -9,9 +9,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/utils/ptr"
 
 	"github.com/yardmaster-io/yardmaster/framework"
@@ -284,5 +286,47 @@ func TestExtendedResourceServedByDRA(t *testing.T) {
 	ni.SetNode(node)
 	if st := w.pl.Filter(context.Background(), state, pod, ni); st != nil {
 		t.Errorf("Filter on a node with a device plugin: %v", st.Message())
+	}
+}
+
+// mayRequestExtended is true wherever the pod's summed requests name a
+// resource DRA could serve, so that extendedRequestOf skips only pods it
+// would have found nothing in.
+func TestMayRequestExtendedCoversPodRequests(t *testing.T) {
+	gpu := v1.ResourceList{"example.com/gpu": resource.MustParse("1")}
+	implicit := v1.ResourceList{implicitExtendedResourcePrefix + "gpu-class": resource.MustParse("1")}
+	plain := v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m"), v1.ResourceMemory: resource.MustParse("64Mi")}
+	for _, tc := range []struct {
+		name string
+		pod  func(*v1.Pod)
+		want bool
+	}{
+		{"cpu and memory only", func(*v1.Pod) {}, false},
+		{"container", func(p *v1.Pod) { p.Spec.Containers[0].Resources.Requests["example.com/gpu"] = resource.MustParse("1") }, true},
+		{"implicit class name", func(p *v1.Pod) { p.Spec.Containers[0].Resources.Requests = implicit }, true},
+		{"init container", func(p *v1.Pod) {
+			p.Spec.InitContainers = []v1.Container{{Name: "init", Resources: v1.ResourceRequirements{Requests: gpu}}}
+		}, true},
+		{"sidecar", func(p *v1.Pod) {
+			always := v1.ContainerRestartPolicyAlways
+			p.Spec.InitContainers = []v1.Container{{Name: "side", RestartPolicy: &always, Resources: v1.ResourceRequirements{Requests: gpu}}}
+		}, true},
+		{"overhead", func(p *v1.Pod) { p.Spec.Overhead = gpu }, true},
+		{"pod-level cpu", func(p *v1.Pod) { p.Spec.Resources = &v1.ResourceRequirements{Requests: plain} }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := schedtest.MakePod().Name("p").Req("100m", "64Mi").Obj()
+			tc.pod(p)
+			if got := mayRequestExtended(p); got != tc.want {
+				t.Errorf("mayRequestExtended = %v, want %v", got, tc.want)
+			}
+			summed := false
+			for name, q := range resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}) {
+				summed = summed || (!q.IsZero() && isDRAExtendedResourceName(name))
+			}
+			if summed && !mayRequestExtended(p) {
+				t.Errorf("PodRequests names a DRA-servable resource that mayRequestExtended misses")
+			}
+		})
 	}
 }
