@@ -31,8 +31,8 @@ import (
 // so each later pod sees the earlier ones where they went.
 func TestPlacementMatchesKubeSchedulerOnOddInput(t *testing.T) {
 	small := func(p *schedtest.PodWrapper) *schedtest.PodWrapper { return p.Req("100m", "128Mi") }
-	extended := func(p *schedtest.PodWrapper, name v1.ResourceName) *schedtest.PodWrapper {
-		p.Res(map[v1.ResourceName]string{name: "1"})
+	extended := func(p *schedtest.PodWrapper, name v1.ResourceName, qty string) *schedtest.PodWrapper {
+		p.Res(map[v1.ResourceName]string{name: qty})
 		c := &p.Spec.Containers[0]
 		c.Resources.Limits = c.Resources.Requests.DeepCopy()
 		return p
@@ -40,11 +40,11 @@ func TestPlacementMatchesKubeSchedulerOnOddInput(t *testing.T) {
 	term := schedtest.MakeNodeSelectorTerm
 	const zone = v1.LabelTopologyZone
 	scenarios := []placementScenario{{
-		// a (2 cpu, gold), b (4, silver), c (8, no tier): c wins unless a
-		// term keeps the pod off it.
+		// a (2 cpu, gold, ram=lots), b (4, silver), c (8, no tier): c wins
+		// unless a term keeps the pod off it.
 		name: "node selectors and affinity",
 		nodes: func(e *env) {
-			e.addNode(e.node("a").Capacity("2", "4Gi", 110).Label("cores", "2").Label("tier", "gold"))
+			e.addNode(e.node("a").Capacity("2", "4Gi", 110).Label("cores", "2").Label("tier", "gold").Label("ram", "lots"))
 			e.addNode(e.node("b").Capacity("4", "8Gi", 110).Label("cores", "4").Label("tier", "silver"))
 			e.addNode(e.node("c").Capacity("8", "16Gi", 110).Label("cores", "8"))
 		},
@@ -66,6 +66,8 @@ func TestPlacementMatchesKubeSchedulerOnOddInput(t *testing.T) {
 				small(e.pod("name-not-c")).RequiredNodeAffinity(term().Field(metav1.ObjectNameField, v1.NodeSelectorOpNotIn, name("c")).Obj()),
 				small(e.pod("between-3-and-8")).RequiredNodeAffinity(term().Gt("cores", "3").Lt("cores", "8").Obj()),
 				small(e.pod("above-8")).RequiredNodeAffinity(term().Gt("cores", "8").Obj()),
+				// a's value is no integer: Gt matches no node.
+				small(e.pod("ram-above-1")).RequiredNodeAffinity(term().Gt("ram", "1").Obj()),
 				small(e.pod("no-tier")).RequiredNodeAffinity(term().DoesNotExist("tier").Obj()),
 				// NotIn matches a node without the label (c).
 				small(e.pod("not-silver")).RequiredNodeAffinity(term().NotIn("tier", "silver").Obj()),
@@ -92,9 +94,9 @@ func TestPlacementMatchesKubeSchedulerOnOddInput(t *testing.T) {
 			return []*schedtest.PodWrapper{
 				e.pod("too-big").Req("16", "64Gi"),
 				// Extended resources cannot be overcommitted: limits as requests.
-				extended(small(e.pod("widget")), "example.com/widget"),
+				extended(small(e.pod("widget")), "example.com/widget", "1"),
 				small(e.pod("init-too-big")).InitReq("9", "64Mi"),
-				extended(small(e.pod("fpga")), "example.com/fpga"),
+				extended(small(e.pod("fpga")), "example.com/fpga", "1"),
 				e.pod("zero"),
 				// 2 + 3 cpu: c only.
 				overhead,
@@ -103,7 +105,7 @@ func TestPlacementMatchesKubeSchedulerOnOddInput(t *testing.T) {
 				// 1 + 1 cpu for as long as it runs: a (2 free, full after)
 				// or c (3 free).
 				e.pod("sidecar").Req("1", "64Mi").SidecarReq("1", "64Mi"),
-				extended(small(e.pod("fpga-again")), "example.com/fpga"),
+				extended(small(e.pod("fpga-again")), "example.com/fpga", "1"),
 			}
 		},
 	}, {
@@ -251,6 +253,31 @@ func TestPlacementMatchesKubeSchedulerOnOddInput(t *testing.T) {
 				big(e.pod("away-from-db-no-such-key")).RequiredPodAntiAffinity(db("example.com/no-such-key", everywhere)),
 				big(e.pod("intruder")).Label("app", "intruder"),
 				big(e.pod("intruder-on-c")).Label("app", "intruder").NodeSelector(map[string]string{v1.LabelHostname: e.ns + "-c"}),
+			}
+		},
+	}, {
+		// a (4 cpu) holds one pod; b (8) alone has ephemeral storage; c
+		// (16). Pods of 1 cpu (and memory in the nodes' ratio) unless said.
+		name: "node limits and pod-level resources",
+		nodes: func(e *env) {
+			e.addNode(e.node("a").Capacity("4", "8Gi", 1))
+			e.addNode(e.node("b").Capacity("8", "16Gi", 110).Allocatable(map[v1.ResourceName]string{v1.ResourceEphemeralStorage: "10Gi"}))
+			e.addNode(e.node("c").Capacity("16", "32Gi", 110))
+		},
+		pods: func(e *env) []*schedtest.PodWrapper {
+			big := func(p *schedtest.PodWrapper) *schedtest.PodWrapper { return p.Req("1", "2Gi") }
+			onA := map[string]string{v1.LabelHostname: e.ns + "-a"}
+			return []*schedtest.PodWrapper{
+				big(e.pod("scratch")).Res(map[v1.ResourceName]string{v1.ResourceEphemeralStorage: "1Gi"}),
+				big(e.pod("scratch-too-much")).Res(map[v1.ResourceName]string{v1.ResourceEphemeralStorage: "20Gi"}),
+				extended(big(e.pod("hugepages")), "hugepages-2Mi", "2Mi"),
+				big(e.pod("first-on-a")).NodeSelector(onA),
+				big(e.pod("second-on-a")).NodeSelector(onA),
+				// a is full and too small at once: both reasons count.
+				big(e.pod("pod-level-too-big")).PodReq(map[v1.ResourceName]string{v1.ResourceCPU: "20", v1.ResourceMemory: "4Gi"}),
+				big(e.pod("pod-level")).PodReq(map[v1.ResourceName]string{v1.ResourceCPU: "12", v1.ResourceMemory: "24Gi"}),
+				// c has 4 cpu left once pod-level counts for 12: b.
+				e.pod("after-pod-level").Req("6", "12Gi"),
 			}
 		},
 	}, {
