@@ -259,3 +259,26 @@ func (f *FitError) addPlugins(names ...string) {
 	}
 	f.Plugins.Insert(names...)
 }
+
+// addAbsent counts the nodes that PreFilter results left out (absent of
+// them) under kube-scheduler's reason for them, and names the plugins
+// whose results narrowed the nodes among those that rejected the pod, as
+// kube-scheduler's diagnosis does whether or not a node was left out.
+func (f *FitError) addAbsent(narrowedBy []string, absent int) {
+	if len(narrowedBy) == 0 {
+		return
+	}
+	f.addPlugins(narrowedBy...)
+	if absent > 0 {
+		f.ReasonCounts[absentMessage(narrowedBy)] += absent
+	}
+}
+
+// absentMessage is kube-scheduler's reason for the nodes PreFilter results
+// left out: "node(s) didn't satisfy plugin(s) [NodeAffinity]", the plugins
+// sorted.
+func absentMessage(plugins []string) string {
+	sorted := slices.Clone(plugins)
+	slices.Sort(sorted)
+	return fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sorted)
+}

@@ -174,6 +174,11 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 		return nil, 0, fitErr, nil
 	}
 	prof.observe(metrics.PreFilter, framework.Success, preFilterStart)
+	// Only the nodes the PreFilter results name, and that exist, are
+	// filtered; as in kube-scheduler (schedule_one.go, findNodesThatFitPod),
+	// every other node counts as rejected by the plugins that narrowed the
+	// list, UnschedulableAndUnresolvable.
+	var absent int
 	if allowed != nil {
 		nodes = make([]*framework.NodeInfo, 0, len(allowed))
 		for name := range allowed {
@@ -181,9 +186,10 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 				nodes = append(nodes, ni)
 			}
 		}
+		absent = len(all) - len(nodes)
 		if len(nodes) == 0 {
 			fitErr := newFitErr()
-			fitErr.ReasonCounts[notSatisfiedMessage(narrowedBy)] = len(all)
+			fitErr.addAbsent(narrowedBy, absent)
 			fitErr.Unresolvable = true
 			return nil, 0, fitErr, nil
 		}
@@ -348,12 +354,13 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 			fitErr.candidates = append(fitErr.candidates, nodes[i])
 		}
 	}
+	fitErr.addAbsent(narrowedBy, absent)
 	fitErr.Unresolvable = unresolvable
 	return nil, evaluated, fitErr, nil
 }
 
 // notSatisfiedMessage is kube-scheduler's reason for a pod whose PreFilter
-// results leave no node.
+// results have no node in common.
 func notSatisfiedMessage(plugins []string) string {
 	if len(plugins) == 1 {
 		return fmt.Sprintf("node(s) didn't satisfy plugin %s", plugins[0])

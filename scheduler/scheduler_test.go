@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
@@ -213,5 +214,49 @@ func TestFilterReasonsFollowConfiguredOrder(t *testing.T) {
 		if diff := cmp.Diff(want, fitErr.ReasonCounts); diff != "" {
 			t.Fatalf("cycle %d: reasons (-want +got):\n%s", i, diff)
 		}
+	}
+}
+
+// Nodes that a PreFilter result leaves out count as rejected by the
+// plugin that narrowed the list, as kube-scheduler counts its absent
+// nodes; a name in the result that no node has counts for nothing.
+func TestPreFilterResultLeavesOutNodes(t *testing.T) {
+	nodes := []*v1.Node{
+		schedtest.MakeNode().Name("a").Capacity("2", "4Gi", 110).Obj(),
+		schedtest.MakeNode().Name("b").Capacity("4", "8Gi", 110).Obj(),
+		schedtest.MakeNode().Name("c").Capacity("8", "16Gi", 110).Label("tier", "silver").Obj(),
+	}
+	named := func(names ...string) *schedtest.NodeSelectorTermWrapper {
+		return schedtest.MakeNodeSelectorTerm().Field("metadata.name", v1.NodeSelectorOpIn, names...)
+	}
+	const absent = "node(s) didn't satisfy plugin(s) [NodeAffinity]"
+	for _, tc := range []struct {
+		name string
+		term v1.NodeSelectorTerm
+		want map[string]int
+	}{{
+		name: "a name no node has",
+		term: named("ghost").Obj(),
+		want: map[string]int{absent: 3},
+	}, {
+		// c is filtered and fails; a and b are left out.
+		name: "a node that fails Filter",
+		term: named("c", "ghost").In("tier", "gold").Obj(),
+		want: map[string]int{absent: 2, "node(s) didn't match Pod's node affinity/selector": 1},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newTestScheduler(t, 0, nodes...)
+			_, err := s.scheduleForTest(schedtest.MakePod().Name("p").Req("100m", "64Mi").RequiredNodeAffinity(tc.term).Obj())
+			var fitErr *FitError
+			if !errors.As(err, &fitErr) {
+				t.Fatalf("got %v, want a FitError", err)
+			}
+			if diff := cmp.Diff(tc.want, fitErr.ReasonCounts); diff != "" {
+				t.Errorf("reasons (-want +got):\n%s", diff)
+			}
+			if !fitErr.Plugins.Has("NodeAffinity") || !fitErr.Unresolvable {
+				t.Errorf("plugins %v, unresolvable %v; want NodeAffinity, true", sets.List(fitErr.Plugins), fitErr.Unresolvable)
+			}
+		})
 	}
 }

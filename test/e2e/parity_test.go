@@ -21,8 +21,10 @@ type placementScenario struct {
 	// profile is YAML appended to the profile of both schedulers,
 	// indented by four spaces.
 	profile string
-	nodes   func(e *env)
-	pods    func(e *env) []*schedtest.PodWrapper
+	// nodes makes the cluster: the nodes, and whatever else the pods
+	// refer to (claims, classes, other namespaces and their pods).
+	nodes func(e *env)
+	pods  func(e *env) []*schedtest.PodWrapper
 }
 
 func (sc placementScenario) play(t *testing.T, kube bool) map[string]string {
