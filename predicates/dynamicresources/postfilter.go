@@ -8,7 +8,9 @@ import (
 	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/yardmaster-io/yardmaster/framework"
 )
@@ -17,8 +19,14 @@ import (
 // nobody wrote.
 var errStateNotFound = errors.New("not found")
 
-// backgroundWriteTimeout bounds one of PostFilter's writes.
+// backgroundWriteTimeout bounds one of PostFilter's writes, its retries
+// included.
 const backgroundWriteTimeout = 30 * time.Second
+
+// defaultBackgroundRetry spaces the attempts of a background write that
+// failed: 1, 2, 4 and 8 s after the first, 15 s in all, within
+// backgroundWriteTimeout.
+var defaultBackgroundRetry = wait.Backoff{Duration: time.Second, Factor: 2, Steps: 5}
 
 // PostFilter runs when the pod fits nowhere, before preemption: a claim of
 // the pod that is allocated but could not be used on some node (its node
@@ -78,8 +86,15 @@ func (pl *DynamicResources) deallocate(claim *resourceapi.ResourceClaim) {
 }
 
 // inBackground hands write to the background worker unless a write of
-// that claim is already under way. A write that fails is logged; the next
-// attempt of the pod decides again.
+// that claim is already under way. The pod waits, unschedulable, for the
+// event the write makes, and nothing else brings it back before the
+// queue's leftover flush (5 minutes): so a write that fails is tried
+// again (pl.backgroundRetry), whatever the error, since a 404 or an
+// answer lost may come from a proxy as well as from the API server; only
+// a conflict ends it, for a claim that changed meanwhile makes an event
+// of its own. kube-scheduler writes once, in PostFilter, and leaves the
+// pod to the flush when that fails. A write that fails for good is
+// logged; the next attempt of the pod decides again.
 func (pl *DynamicResources) inBackground(key string, write func(context.Context) error) {
 	pl.deallocMu.Lock()
 	if pl.deallocating.Has(key) {
@@ -96,7 +111,12 @@ func (pl *DynamicResources) inBackground(key string, write func(context.Context)
 		}()
 		ctx, cancel := context.WithTimeout(ctx, backgroundWriteTimeout)
 		defer cancel()
-		if err := write(ctx); err != nil {
+		var err error
+		_ = wait.ExponentialBackoffWithContext(ctx, pl.backgroundRetry, func(ctx context.Context) (bool, error) {
+			err = write(ctx)
+			return err == nil || apierrors.IsConflict(err), nil
+		})
+		if err != nil {
 			pl.logger().Warn("could not free a ResourceClaim", zap.String("claim", key), zap.Error(err))
 		}
 	}
