@@ -80,17 +80,8 @@ func parseAPIPath(path string) (apiRequest, bool) {
 	return r, true
 }
 
-// Writes of each kind the tests fail, by resource (and subresource).
-var (
-	// bindingWrites are the Bindings.
-	bindingWrites = []string{"pods/binding"}
-	// preBindWrites are the writes of a binding cycle before its
-	// Binding: VolumeBinding's volumes and claims, DynamicResources'
-	// ResourceClaims (and a claim it creates for extended resources),
-	// and the pod's status (its nominated node, its PodScheduled
-	// condition).
-	preBindWrites = []string{"persistentvolumes", "persistentvolumeclaims", "resourceclaims", "resourceclaims/status", "pods/status"}
-)
+// bindingWrites are the resources of the Bindings, for faultProxy.
+var bindingWrites = []string{"pods/binding"}
 
 // faultProxy is a reverse proxy on loopback between yardmaster and the API
 // server with the faults of a bad week, on the writes (POST, PUT, PATCH)
@@ -125,7 +116,7 @@ type writeCounts struct {
 }
 
 // newFaultProxy starts a proxy in front of plane that fails the writes of
-// resources (bindingWrites, preBindWrites).
+// resources ("pods/binding", "persistentvolumes", "resourceclaims/status").
 func newFaultProxy(t *testing.T, plane *controlplane.ControlPlane, resources []string) *faultProxy {
 	t.Helper()
 	upstream, err := url.Parse(plane.APIServerURL)
@@ -161,11 +152,6 @@ func newFaultProxy(t *testing.T, plane *controlplane.ControlPlane, resources []s
 // restConfig is a client configuration of token through the proxy.
 func (p *faultProxy) restConfig(token string) *rest.Config {
 	return &rest.Config{Host: p.srv.URL, BearerToken: token, QPS: 500, Burst: 1000}
-}
-
-// injected is how many writes of resource met fault f.
-func (p *faultProxy) injected(resource string, f writeFault) int64 {
-	return p.writes[resource].injected[f].Load()
 }
 
 // report logs what the proxy did and fails the test for each fault no
