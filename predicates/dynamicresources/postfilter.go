@@ -19,13 +19,11 @@ import (
 // nobody wrote.
 var errStateNotFound = errors.New("not found")
 
-// backgroundWriteTimeout bounds one of PostFilter's writes, its retries
-// included.
+// backgroundWriteTimeout bounds one try of one of PostFilter's writes.
 const backgroundWriteTimeout = 30 * time.Second
 
-// defaultBackgroundRetry spaces the attempts of a background write that
-// failed: 1, 2, 4 and 8 s after the first, 15 s in all, within
-// backgroundWriteTimeout.
+// defaultBackgroundRetry spaces the tries of a background write that
+// failed: 1, 2, 4 and 8 s after the one before, five in all.
 var defaultBackgroundRetry = wait.Backoff{Duration: time.Second, Factor: 2, Steps: 5}
 
 // PostFilter runs when the pod fits nowhere, before preemption: a claim of
@@ -103,19 +101,24 @@ func (pl *DynamicResources) inBackground(key string, write func(context.Context)
 	}
 	pl.deallocating.Insert(key)
 	pl.deallocMu.Unlock()
+	pl.tryInBackground(key, write, pl.backgroundRetry)
+}
+
+// tryInBackground hands one try of write to the worker; a try that fails
+// hands the next to it after the backoff's delay, so that the worker
+// never sleeps while other claims' writes wait.
+func (pl *DynamicResources) tryInBackground(key string, write func(context.Context) error, backoff wait.Backoff) {
 	job := func(ctx context.Context) {
-		defer func() {
-			pl.deallocMu.Lock()
-			pl.deallocating.Delete(key)
-			pl.deallocMu.Unlock()
-		}()
 		ctx, cancel := context.WithTimeout(ctx, backgroundWriteTimeout)
-		defer cancel()
-		var err error
-		_ = wait.ExponentialBackoffWithContext(ctx, pl.backgroundRetry, func(ctx context.Context) (bool, error) {
-			err = write(ctx)
-			return err == nil || apierrors.IsConflict(err), nil
-		})
+		err := write(ctx)
+		cancel()
+		if err != nil && !apierrors.IsConflict(err) && backoff.Steps > 1 {
+			time.AfterFunc(backoff.Step(), func() { pl.tryInBackground(key, write, backoff) })
+			return
+		}
+		pl.deallocMu.Lock()
+		pl.deallocating.Delete(key)
+		pl.deallocMu.Unlock()
 		if err != nil {
 			pl.logger().Warn("could not free a ResourceClaim", zap.String("claim", key), zap.Error(err))
 		}
