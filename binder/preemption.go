@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 )
 
 // ReasonPreempted is the reason of the event a preempted pod gets.
@@ -143,12 +144,21 @@ func nominationPatch(pod *v1.Pod, node string) map[string]any {
 	}
 }
 
-// patchStatus applies a strategic merge patch to the pod's status.
+// patchStatus applies a strategic merge patch to the pod's status, tried
+// again (10, 50 and 250 ms later) as kube-scheduler's PatchPodStatus
+// tries it: on a 500, a 503, a conflict or the connection refused; and
+// here also on what else may pass (429, the API server's timeouts) or
+// hide a patch that was applied (the connection lost on the way): the
+// patch sets fields to values, and applying it twice is applying it once.
 func (b *Binder) patchStatus(ctx context.Context, pod *v1.Pod, patch map[string]any) error {
 	data, err := json.Marshal(patch)
 	if err != nil {
 		return err
 	}
-	_, err = b.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, data, metav1.PatchOptions{}, "status")
-	return err
+	return retry.OnError(retry.DefaultBackoff, func(err error) bool {
+		return ctx.Err() == nil && (IsTransient(err) || apierrors.IsConflict(err))
+	}, func() error {
+		_, err := b.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, data, metav1.PatchOptions{}, "status")
+		return err
+	})
 }

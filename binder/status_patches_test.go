@@ -3,16 +3,21 @@ package binder
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
@@ -123,4 +128,49 @@ func workers(b *Binder) int {
 	b.patches.mu.Lock()
 	defer b.patches.mu.Unlock()
 	return b.patches.workers
+}
+
+// A pod's status patch is tried again after a failure that may pass or
+// hide a patch applied (kube-scheduler's PatchPodStatus retries), and not
+// after one that says no.
+func TestStatusPatchRetried(t *testing.T) {
+	pods := schema.GroupResource{Resource: "pods"}
+	lost := &url.Error{Op: "Patch", URL: "https://127.0.0.1/api/v1/namespaces/default/pods/p/status", Err: io.EOF}
+	for _, tc := range []struct {
+		name      string
+		errs      []error
+		wantCalls int
+		wantErr   bool
+	}{
+		{name: "first try", wantCalls: 1},
+		{name: "500, 503, then applied", errs: []error{apierrors.NewInternalError(errors.New("x")), apierrors.NewServiceUnavailable("x")}, wantCalls: 3},
+		{name: "429, then the answer lost, then applied", errs: []error{apierrors.NewTooManyRequests("x", 0), lost}, wantCalls: 3},
+		{name: "a conflict", errs: []error{apierrors.NewConflict(pods, "p", errors.New("x"))}, wantCalls: 2},
+		// Final, and no error for Nominate: the pod is gone.
+		{name: "not found", errs: []error{apierrors.NewNotFound(pods, "p")}, wantCalls: 1},
+		{name: "forbidden", errs: []error{apierrors.NewForbidden(pods, "p", errors.New("x"))}, wantCalls: 1, wantErr: true},
+		// retry.DefaultBackoff's four tries.
+		{name: "503 every time", errs: []error{apierrors.NewServiceUnavailable("x"), apierrors.NewServiceUnavailable("x"), apierrors.NewServiceUnavailable("x"), apierrors.NewServiceUnavailable("x")}, wantCalls: 4, wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := schedtest.MakePod().Name("p").Obj()
+			client := fake.NewClientset(pod)
+			calls := 0
+			client.PrependReactor("patch", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
+				calls++
+				if calls <= len(tc.errs) {
+					return true, nil, tc.errs[calls-1]
+				}
+				return true, pod, nil
+			})
+			b := New(client, nil, nil)
+			err := b.Nominate(context.Background(), pod, "n1")
+			if calls != tc.wantCalls {
+				t.Errorf("%d patches, want %d", calls, tc.wantCalls)
+			}
+			if (err != nil) != tc.wantErr {
+				t.Errorf("err = %v, want an error: %v", err, tc.wantErr)
+			}
+		})
+	}
 }

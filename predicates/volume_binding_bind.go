@@ -218,7 +218,8 @@ func (pl *VolumeBinding) waitForBindings(ctx context.Context, nodeName string, p
 
 // checkBindings is kube-scheduler's checkBindings on the informers'
 // objects: done when every claim is fully bound to a volume whose node
-// affinity admits the node. It fails when a volume's claimRef or a
+// affinity admits the node (the volume it is bound to, which kube-
+// scheduler does not check for a volume it chose). It fails when a volume's claimRef or a
 // claim's selected node was reset (the PV controller or the provisioner
 // gave up) or a volume is gone. pending says what is still awaited, and
 // watched lists the keys of the objects to wait on.
@@ -259,6 +260,28 @@ func (pl *VolumeBinding) checkBindings(nodeName string, pvs *podVolumes) (done b
 		}
 		if !isClaimFullyBound(claim) {
 			wait(fmt.Sprintf("the PV controller to bind claim %s/%s to persistentvolume %q", claim.Namespace, claim.Name, pv.Name))
+			continue
+		}
+		if claim.Spec.VolumeName == pv.Name {
+			continue
+		}
+		// The claim got another volume: one an earlier attempt gave it,
+		// its claimRef written but the answer lost, and the PV
+		// controller bound it to that one first. kube-scheduler takes
+		// any bound claim as done, and may bind the pod where that
+		// volume cannot follow; here the pod goes only where it can.
+		watched = append(watched, pvKey(claim.Spec.VolumeName))
+		other, err := pl.cache.informerPV(claim.Spec.VolumeName)
+		if err != nil {
+			if isNotFound(err) {
+				wait(fmt.Sprintf("persistentvolume %q, bound to claim %s/%s", claim.Spec.VolumeName, claim.Namespace, claim.Name))
+				continue
+			}
+			return false, "", nil, fmt.Errorf("failed to get pv %q from cache: %w", claim.Spec.VolumeName, err)
+		}
+		if err := storagehelpers.CheckNodeAffinity(other, node.Labels); err != nil {
+			return false, "", nil, fmt.Errorf("claim %s/%s got bound to pv %q, not %q, whose node affinity doesn't match node %q: %w",
+				claim.Namespace, claim.Name, other.Name, pv.Name, nodeName, err)
 		}
 	}
 	for _, d := range pvs.dynamic {

@@ -252,3 +252,48 @@ func TestVolumeBindingPreBindFailures(t *testing.T) {
 		}
 	})
 }
+
+// A claim the PV controller bound to another volume than the one PreBind
+// wrote (an earlier attempt's, whose answer was lost) fails PreBind when
+// the node does not reach that volume, and does not when it does.
+func TestVolumeBindingPreBindClaimBoundElsewhere(t *testing.T) {
+	for _, tc := range []struct {
+		name, host string
+		wantErr    string
+	}{
+		{name: "on another node", host: "h2", wantErr: `binding volumes: claim default/c1 got bound to pv "earlier", not "small", whose node affinity doesn't match node "n1"`},
+		{name: "on the same node", host: "h1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newBindWorld(t, 600, localWorldObjects()...)
+			pod := podWith("p1", "c1")
+			state := w.cycle(pod)
+			done := make(chan *framework.Status, 1)
+			go func() { done <- w.pl.PreBind(context.Background(), state, pod, "n1") }()
+			var pv *v1.PersistentVolume
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				got, err := w.h.Clientset.CoreV1().PersistentVolumes().Get(context.Background(), "small", metav1.GetOptions{})
+				if err == nil && got.Spec.ClaimRef != nil {
+					pv = got
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("PreBind never wrote the volume's claimRef")
+				}
+			}
+			w.informerSees(pv)
+			earlier := schedtest.MakePV("earlier").Class("local").Capacity("5Gi").OnNode(tc.host).Version("40").Obj()
+			earlier.Spec.ClaimRef = &v1.ObjectReference{Namespace: "default", Name: "c1", UID: "c1-uid"}
+			w.informerSees(earlier)
+			w.informerSees(schedtest.MakePVC("default", "c1").UID("c1-uid").Class("local").Request("4Gi").Bound("earlier").Version("41").Obj())
+			select {
+			case st := <-done:
+				if got := st.Message(); !strings.HasPrefix(got, tc.wantErr) || (tc.wantErr == "") != st.IsSuccess() {
+					t.Errorf("PreBind: %q, want %q", got, tc.wantErr)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("PreBind did not return once the claim was bound")
+			}
+		})
+	}
+}

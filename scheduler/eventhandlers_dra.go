@@ -16,12 +16,13 @@ import (
 // claimChanged wakes the pods waiting on a ResourceClaim: every change the
 // scheduler sees, its own writes included, as kube-scheduler's queue gets
 // them from its claim cache. A claim created or changed may be the one a
-// gated pod waits for, or free devices another pod needs.
+// gated pod waits for, or free devices another pod needs; a claim deleted
+// may be one PostFilter deleted for its pod, or free devices (a claim the
+// scheduler made for extended resources is deleted allocated).
 func (s *Scheduler) claimChanged(oldClaim, newClaim *resourceapi.ResourceClaim) {
 	switch {
 	case newClaim == nil:
-		// A deleted claim frees nothing its deallocation (an update)
-		// did not free already, as in kube-scheduler.
+		s.Queue.MoveAllToActiveOrBackoff(framework.ClusterEvent{Resource: framework.ResourceClaim, ActionType: framework.Delete}, oldClaim, nil)
 	case oldClaim == nil:
 		s.Queue.MoveAllToActiveOrBackoff(framework.ClusterEvent{Resource: framework.ResourceClaim, ActionType: framework.Add}, nil, newClaim)
 	default:

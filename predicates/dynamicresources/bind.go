@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -230,7 +231,11 @@ func (pl *DynamicResources) bindClaim(ctx context.Context, s *stateData, i int, 
 	key := claim.Namespace + "/" + claim.Name
 	refresh := false
 	claim = claim.DeepCopy()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	// Tried again on a conflict, as kube-scheduler does, and on the
+	// failures that may pass or hide a write that was committed (see
+	// retriable); each try reads the claim again, and finds there what an
+	// earlier one wrote when its answer was lost.
+	err := retry.OnError(claimWriteRetry, retriable, func() error {
 		if refresh {
 			latest, err := pl.client.ResourceV1().ResourceClaims(claim.Namespace).Get(ctx, claim.Name, metav1.GetOptions{})
 			if err != nil {
@@ -243,25 +248,34 @@ func (pl *DynamicResources) bindClaim(ctx context.Context, s *stateData, i int, 
 			return fmt.Errorf("claim %s got deleted in the meantime", key)
 		}
 		if allocation != nil {
-			if claim.Status.Allocation != nil {
+			switch {
+			case claim.Status.Allocation == nil:
+				if !slices.Contains(claim.Finalizers, resourceapi.Finalizer) {
+					claim.Finalizers = append(claim.Finalizers, resourceapi.Finalizer)
+					updated, err := pl.client.ResourceV1().ResourceClaims(claim.Namespace).Update(ctx, claim, metav1.UpdateOptions{})
+					if err != nil {
+						return fmt.Errorf("add finalizer to claim %s: %w", key, err)
+					}
+					claim = updated
+				}
+				claim.Status.Allocation = allocation.DeepCopy()
+			case sameAllocation(claim.Status.Allocation, allocation):
+				// An earlier try's, whose answer was lost.
+			default:
 				return fmt.Errorf("claim %s got allocated elsewhere in the meantime", key)
 			}
-			if !slices.Contains(claim.Finalizers, resourceapi.Finalizer) {
-				claim.Finalizers = append(claim.Finalizers, resourceapi.Finalizer)
-				updated, err := pl.client.ResourceV1().ResourceClaims(claim.Namespace).Update(ctx, claim, metav1.UpdateOptions{})
-				if err != nil {
-					return fmt.Errorf("add finalizer to claim %s: %w", key, err)
-				}
-				claim = updated
-			}
-			claim.Status.Allocation = allocation.DeepCopy()
+		}
+		if claim.Status.Allocation == nil {
+			return fmt.Errorf("claim %s got deallocated elsewhere in the meantime", key)
+		}
+		if resourceclaim.IsReservedForPod(pod, claim, false) {
+			// Written by an earlier try whose answer was lost.
+			written = true
+			return nil
 		}
 		claim.Status.ReservedFor = append(claim.Status.ReservedFor, resourceapi.ResourceClaimConsumerReference{
 			Resource: "pods", Name: pod.Name, UID: pod.UID,
 		})
-		if claim.Status.Allocation == nil {
-			return fmt.Errorf("claim %s got deallocated elsewhere in the meantime", key)
-		}
 		if claim.Status.Allocation.AllocationTimestamp == nil {
 			claim.Status.Allocation.AllocationTimestamp = &metav1.Time{Time: time.Now()}
 		}
@@ -354,9 +368,35 @@ func patchPodStatus(ctx context.Context, client kubernetes.Interface, pod *v1.Po
 	return err
 }
 
-// retriable are the errors kube-scheduler retries a pod status patch on.
+// claimWriteRetry spaces the tries of a claim's write in PreBind: 10,
+// 30, 90 and 270 ms after the first.
+var claimWriteRetry = wait.Backoff{Duration: 10 * time.Millisecond, Factor: 3, Steps: 5}
+
+// retriable are the errors a write of PreBind is tried again on:
+// kube-scheduler's for a pod status patch (500, 503, a conflict, the
+// connection refused), and also 429, the API server's timeouts and a
+// connection lost on the way (reset, EOF), which may hide a write that
+// was committed. kube-scheduler tries a claim's write again only on a
+// conflict, and a lost answer fails its pod's binding cycle: the claim
+// then keeps what was written (the next attempt finds it), or is deleted
+// with the pod's claim for extended resources. Every write tried again
+// is a patch, which may be applied twice, or an update of a claim read
+// again, which shows what an earlier try wrote.
 func retriable(err error) bool {
-	return apierrors.IsInternalError(err) || apierrors.IsServiceUnavailable(err) || apierrors.IsConflict(err) || utilnet.IsConnectionRefused(err)
+	if apierrors.IsInternalError(err) || apierrors.IsServiceUnavailable(err) || apierrors.IsConflict(err) ||
+		apierrors.IsTooManyRequests(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) {
+		return true
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	return utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err)
+}
+
+// sameAllocation reports whether a claim's allocation is want: the same
+// devices for the same requests on the same nodes.
+func sameAllocation(got, want *resourceapi.AllocationResult) bool {
+	return apiequality.Semantic.DeepEqual(got.Devices, want.Devices) && apiequality.Semantic.DeepEqual(got.NodeSelector, want.NodeSelector)
 }
 
 // logger is the scheduler's logger.

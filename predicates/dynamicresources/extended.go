@@ -17,6 +17,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -345,12 +346,18 @@ func (pl *DynamicResources) patchExtendedStatus(ctx context.Context, pod *v1.Pod
 }
 
 // deleteClaim removes the delete-protection finalizer of a claim the
-// scheduler made and deletes it.
+// scheduler made and deletes it. A claim found gone when it is read again
+// after a conflict (an earlier attempt's deletion, whose answer was lost)
+// is deleted.
 func (pl *DynamicResources) deleteClaim(ctx context.Context, claim *resourceapi.ResourceClaim) error {
-	first := true
+	first, gone := true, false
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if !first {
 			latest, err := pl.client.ResourceV1().ResourceClaims(claim.Namespace).Get(ctx, claim.Name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				gone = true
+				return nil
+			}
 			if err != nil {
 				return fmt.Errorf("get resourceclaim %s/%s: %w", claim.Namespace, claim.Name, err)
 			}
@@ -366,7 +373,7 @@ func (pl *DynamicResources) deleteClaim(ctx context.Context, claim *resourceapi.
 		}
 		return nil
 	})
-	if err != nil {
+	if err != nil || gone {
 		return err
 	}
 	return pl.client.ResourceV1().ResourceClaims(claim.Namespace).Delete(ctx, claim.Name, metav1.DeleteOptions{})

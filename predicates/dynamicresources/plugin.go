@@ -45,6 +45,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/resourceclaim"
@@ -92,6 +93,8 @@ type DynamicResources struct {
 	// background runs the API writes PostFilter decides on, off the
 	// scheduling cycle.
 	background chan func(context.Context)
+	// backgroundRetry spaces the attempts of a background write.
+	backgroundRetry wait.Backoff
 	// deallocating are the claims whose deallocation is under way.
 	deallocMu    sync.Mutex
 	deallocating sets.Set[string]
@@ -123,15 +126,16 @@ func New(args *framework.DynamicResourcesArgs, h framework.Handle) (*DynamicReso
 		return nil, errors.New("the scheduler has no DRA manager (it runs without informers)")
 	}
 	return &DynamicResources{
-		m:              m,
-		client:         h.ClientSet(),
-		handle:         h,
-		celCache:       cel.NewCache(10, cel.Features{EnableConsumableCapacity: true}),
-		classes:        deviceClassLister{m.classes},
-		filterTimeout:  args.FilterTimeout.Duration,
-		bindingTimeout: args.BindingTimeout.Duration,
-		background:     make(chan func(context.Context), 64),
-		deallocating:   sets.New[string](),
+		m:               m,
+		client:          h.ClientSet(),
+		handle:          h,
+		celCache:        cel.NewCache(10, cel.Features{EnableConsumableCapacity: true}),
+		classes:         deviceClassLister{m.classes},
+		filterTimeout:   args.FilterTimeout.Duration,
+		bindingTimeout:  args.BindingTimeout.Duration,
+		background:      make(chan func(context.Context), 64),
+		backgroundRetry: defaultBackgroundRetry,
+		deallocating:    sets.New[string](),
 	}, nil
 }
 

@@ -8,7 +8,9 @@ import (
 	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/yardmaster-io/yardmaster/framework"
 )
@@ -17,8 +19,12 @@ import (
 // nobody wrote.
 var errStateNotFound = errors.New("not found")
 
-// backgroundWriteTimeout bounds one of PostFilter's writes.
+// backgroundWriteTimeout bounds one try of one of PostFilter's writes.
 const backgroundWriteTimeout = 30 * time.Second
+
+// defaultBackgroundRetry spaces the tries of a background write that
+// failed: 1, 2, 4 and 8 s after the one before, five in all.
+var defaultBackgroundRetry = wait.Backoff{Duration: time.Second, Factor: 2, Steps: 5}
 
 // PostFilter runs when the pod fits nowhere, before preemption: a claim of
 // the pod that is allocated but could not be used on some node (its node
@@ -78,8 +84,15 @@ func (pl *DynamicResources) deallocate(claim *resourceapi.ResourceClaim) {
 }
 
 // inBackground hands write to the background worker unless a write of
-// that claim is already under way. A write that fails is logged; the next
-// attempt of the pod decides again.
+// that claim is already under way. The pod waits, unschedulable, for the
+// event the write makes, and nothing else brings it back before the
+// queue's leftover flush (5 minutes): so a write that fails is tried
+// again (pl.backgroundRetry), whatever the error, since a 404 or an
+// answer lost may come from a proxy as well as from the API server; only
+// a conflict ends it, for a claim that changed meanwhile makes an event
+// of its own. kube-scheduler writes once, in PostFilter, and leaves the
+// pod to the flush when that fails. A write that fails for good is
+// logged; the next attempt of the pod decides again.
 func (pl *DynamicResources) inBackground(key string, write func(context.Context) error) {
 	pl.deallocMu.Lock()
 	if pl.deallocating.Has(key) {
@@ -88,15 +101,25 @@ func (pl *DynamicResources) inBackground(key string, write func(context.Context)
 	}
 	pl.deallocating.Insert(key)
 	pl.deallocMu.Unlock()
+	pl.tryInBackground(key, write, pl.backgroundRetry)
+}
+
+// tryInBackground hands one try of write to the worker; a try that fails
+// hands the next to it after the backoff's delay, so that the worker
+// never sleeps while other claims' writes wait.
+func (pl *DynamicResources) tryInBackground(key string, write func(context.Context) error, backoff wait.Backoff) {
 	job := func(ctx context.Context) {
-		defer func() {
-			pl.deallocMu.Lock()
-			pl.deallocating.Delete(key)
-			pl.deallocMu.Unlock()
-		}()
 		ctx, cancel := context.WithTimeout(ctx, backgroundWriteTimeout)
-		defer cancel()
-		if err := write(ctx); err != nil {
+		err := write(ctx)
+		cancel()
+		if err != nil && !apierrors.IsConflict(err) && backoff.Steps > 1 {
+			time.AfterFunc(backoff.Step(), func() { pl.tryInBackground(key, write, backoff) })
+			return
+		}
+		pl.deallocMu.Lock()
+		pl.deallocating.Delete(key)
+		pl.deallocMu.Unlock()
+		if err != nil {
 			pl.logger().Warn("could not free a ResourceClaim", zap.String("claim", key), zap.Error(err))
 		}
 	}

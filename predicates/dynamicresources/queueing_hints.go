@@ -20,11 +20,13 @@ var _ framework.EnqueueExtensions = &DynamicResources{}
 // whose labels or allocatable changed; one of the pod's claims created or
 // changed, or any claim freeing devices; the pod's generated claims
 // recorded in its status; a DeviceClass or ResourceSlice created or
-// changed.
+// changed. And, which kube-scheduler does not register, a claim deleted
+// (see claimDeletedCanHelp).
 func (pl *DynamicResources) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
 		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel | framework.UpdateNodeAllocatable}},
 		{Event: framework.ClusterEvent{Resource: framework.ResourceClaim, ActionType: framework.Add | framework.Update}, QueueingHintFn: claimCanHelp},
+		{Event: framework.ClusterEvent{Resource: framework.ResourceClaim, ActionType: framework.Delete}, QueueingHintFn: claimDeletedCanHelp},
 		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.UpdatePodGeneratedResourceClaim}, QueueingHintFn: ownPodChanged},
 		{Event: framework.ClusterEvent{Resource: framework.DeviceClass, ActionType: framework.Add | framework.Update}},
 		{Event: framework.ClusterEvent{Resource: framework.ResourceSlice, ActionType: framework.Add | framework.Update}},
@@ -59,6 +61,25 @@ func claimCanHelp(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.Que
 		return framework.Queue, nil
 	}
 	if len(newClaim.Status.ReservedFor) < len(oldClaim.Status.ReservedFor) {
+		return framework.Queue, nil
+	}
+	return framework.QueueSkip, nil
+}
+
+// claimDeletedCanHelp queues the pod when the claim deleted is its own,
+// or held devices. PostFilter deletes a claim an earlier attempt made for
+// the pod's extended resources: when that attempt's creation had its
+// answer lost, the claim has no allocation and no finalizer, and its
+// deletion is the only event there is; and the claim the scheduler made
+// for a pod's extended resources is deleted allocated, which frees its
+// devices with no update before. kube-scheduler registers no deletion,
+// and such a pod waits for its 5-minute flush of unschedulable pods.
+func claimDeletedCanHelp(_ *zap.Logger, pod *v1.Pod, oldObj, _ any) (framework.QueueingHint, error) {
+	c, ok := oldObj.(*resourceapi.ResourceClaim)
+	if !ok {
+		return framework.Queue, fmt.Errorf("deleted object is %T, want a ResourceClaim", oldObj)
+	}
+	if podsClaim(pod, c) || c.Status.Allocation != nil {
 		return framework.Queue, nil
 	}
 	return framework.QueueSkip, nil

@@ -41,6 +41,7 @@ func TestQueueingHints(t *testing.T) {
 	withStatus.Status.ResourceClaimStatuses = append(withStatus.Status.ResourceClaimStatuses, v1.PodResourceClaimStatus{Name: "x"})
 	claimAdd := framework.ClusterEvent{Resource: framework.ResourceClaim, ActionType: framework.Add}
 	claimUpdate := framework.ClusterEvent{Resource: framework.ResourceClaim, ActionType: framework.Update}
+	claimDelete := framework.ClusterEvent{Resource: framework.ResourceClaim, ActionType: framework.Delete}
 	tests := []struct {
 		name     string
 		event    framework.ClusterEvent
@@ -56,6 +57,9 @@ func TestQueueingHints(t *testing.T) {
 		{"another claim deallocated", claimUpdate, allocated(other), other, framework.Queue},
 		{"another claim's reservation removed", claimUpdate, allocated(other), unreserved(allocated(other)), framework.Queue},
 		{"its claim allocated", claimUpdate, claim("ns", "shared-gpu"), allocated(claim("ns", "shared-gpu")), framework.Queue},
+		{"its extended-resource claim deleted", claimDelete, owned, nil, framework.Queue},
+		{"another claim deleted with its allocation", claimDelete, allocated(other), nil, framework.Queue},
+		{"another claim deleted unallocated", claimDelete, other, nil, framework.QueueSkip},
 		{"its generated claims recorded", framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodGeneratedResourceClaim}, pod, withStatus, framework.Queue},
 		{"a slice published", framework.ClusterEvent{Resource: framework.ResourceSlice, ActionType: framework.Add}, nil, &resourceapi.ResourceSlice{}, framework.Queue},
 		{"a node relabelled", framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeLabel}, &v1.Node{}, &v1.Node{}, framework.Queue},

@@ -25,17 +25,17 @@ import (
 	"github.com/yardmaster-io/yardmaster/internal/controlplane"
 )
 
-// bindingFault is what faultProxy does with a Binding.
-type bindingFault int
+// writeFault is what faultProxy does with a write it fails.
+type writeFault int
 
-// The faults, in the order the proxy cycles through them, one Binding in
-// two; the others go through untouched.
+// The faults, in the order the proxy cycles through them, one write of a
+// kind in two; the others go through untouched.
 const (
 	// Answered by the proxy, never forwarded.
-	fault500 bindingFault = iota
+	fault500 writeFault = iota
 	fault503
 	fault429
-	fault404         // a proxy's 404: the pod is there all the same
+	fault404         // a proxy's 404: the object is there all the same
 	faultResetBefore // the connection reset before the request went on
 	// Forwarded.
 	faultResetAfter // committed by the API server, the answer lost
@@ -45,11 +45,51 @@ const (
 
 var faultNames = [numFaults]string{"500", "503", "429", "404", "reset before", "reset after commit", "5 s latency"}
 
+// apiRequest is what a request's path names: the resource (with its
+// subresource after a slash, "pods/binding"), the namespace and the
+// object's name ("" for a collection).
+type apiRequest struct {
+	resource, namespace, name string
+}
+
+// parseAPIPath reads /api/v1/... and /apis/<group>/<version>/... paths.
+func parseAPIPath(path string) (apiRequest, bool) {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	switch {
+	case len(parts) >= 2 && parts[0] == "api":
+		parts = parts[2:]
+	case len(parts) >= 3 && parts[0] == "apis":
+		parts = parts[3:]
+	default:
+		return apiRequest{}, false
+	}
+	var r apiRequest
+	if len(parts) >= 2 && parts[0] == "namespaces" && len(parts) > 2 {
+		r.namespace, parts = parts[1], parts[2:]
+	}
+	switch len(parts) {
+	case 1:
+		r.resource = parts[0]
+	case 2:
+		r.resource, r.name = parts[0], parts[1]
+	case 3:
+		r.resource, r.name = parts[0]+"/"+parts[2], parts[1]
+	default:
+		return apiRequest{}, false
+	}
+	return r, true
+}
+
+// bindingWrites are the resources of the Bindings, for faultProxy.
+var bindingWrites = []string{"pods/binding"}
+
 // faultProxy is a reverse proxy on loopback between yardmaster and the API
-// server with the faults of a bad week: Bindings answered 500, 503 or 429
-// (never forwarded), a 404 made by the proxy, connections reset before the
+// server with the faults of a bad week, on the writes (POST, PUT, PATCH)
+// of the resources it is given: answered 500, 503 or 429 (never
+// forwarded), a 404 made by the proxy, connections reset before the
 // request went on or after the API server committed it, 5 s of latency;
-// and every watch cut after 2 to 5 s. It records when the API server
+// and every watch cut after 2 to 5 s. Each resource has its own turn of
+// faults, so that each meets every one. It records when the API server
 // committed each pod's Binding.
 type faultProxy struct {
 	t        *testing.T
@@ -58,9 +98,9 @@ type faultProxy struct {
 	rt       http.RoundTripper
 	rp       *httputil.ReverseProxy
 
-	bindings atomic.Int64
-	injected [numFaults]atomic.Int64
-	cuts     atomic.Int64
+	// writes are the proxy's counts of the writes it fails, by resource.
+	writes map[string]*writeCounts
+	cuts   atomic.Int64
 
 	mu sync.Mutex
 	// committed holds the times the proxy saw the API server accept a
@@ -68,7 +108,16 @@ type faultProxy struct {
 	committed map[string][]time.Time
 }
 
-func newFaultProxy(t *testing.T, plane *controlplane.ControlPlane) *faultProxy {
+// writeCounts are the writes of a resource the proxy saw, and the faults
+// it injected into them.
+type writeCounts struct {
+	seen     atomic.Int64
+	injected [numFaults]atomic.Int64
+}
+
+// newFaultProxy starts a proxy in front of plane that fails the writes of
+// resources ("pods/binding", "persistentvolumes", "resourceclaims/status").
+func newFaultProxy(t *testing.T, plane *controlplane.ControlPlane, resources []string) *faultProxy {
 	t.Helper()
 	upstream, err := url.Parse(plane.APIServerURL)
 	if err != nil {
@@ -81,7 +130,10 @@ func newFaultProxy(t *testing.T, plane *controlplane.ControlPlane) *faultProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &faultProxy{t: t, upstream: upstream, rt: rt, committed: map[string][]time.Time{}}
+	p := &faultProxy{t: t, upstream: upstream, rt: rt, writes: map[string]*writeCounts{}, committed: map[string][]time.Time{}}
+	for _, r := range resources {
+		p.writes[r] = &writeCounts{}
+	}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(upstream) },
 		Transport:     rt,
@@ -102,17 +154,61 @@ func (p *faultProxy) restConfig(token string) *rest.Config {
 	return &rest.Config{Host: p.srv.URL, BearerToken: token, QPS: 500, Burst: 1000}
 }
 
+// report logs what the proxy did and fails the test for each fault no
+// write met, and (when each is set) for each resource whose writes met
+// no fault: a test through faults that met none proves nothing.
+func (p *faultProxy) report(each bool) {
+	t := p.t
+	t.Helper()
+	resources := sortedKeys(p.writes)
+	var total [numFaults]int64
+	for _, r := range resources {
+		w := p.writes[r]
+		var line []string
+		met := int64(0)
+		for f := range numFaults {
+			n := w.injected[f].Load()
+			total[f] += n
+			met += n
+			line = append(line, fmt.Sprintf("%s %d", faultNames[f], n))
+		}
+		t.Logf("%-24s %4d writes: %s", r, w.seen.Load(), strings.Join(line, ", "))
+		if each && met == 0 {
+			t.Errorf("no write of %s met a fault", r)
+		}
+	}
+	t.Logf("%d watches cut", p.cuts.Load())
+	for f := range numFaults {
+		if total[f] == 0 {
+			t.Errorf("no write met the fault %q", faultNames[f])
+		}
+	}
+}
+
+// faulted returns the counts of r's resource when r is a write the
+// proxy fails.
+func (p *faultProxy) faulted(r *http.Request) (apiRequest, *writeCounts) {
+	switch r.Method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch:
+	default:
+		return apiRequest{}, nil
+	}
+	req, ok := parseAPIPath(r.URL.Path)
+	if !ok {
+		return apiRequest{}, nil
+	}
+	return req, p.writes[req.resource]
+}
+
 // bindingPod returns "namespace/pod" of a Binding request, or "".
 func bindingPod(r *http.Request) string {
-	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/binding") {
+	if r.Method != http.MethodPost {
 		return ""
 	}
-	// /api/v1/namespaces/<ns>/pods/<pod>/binding
-	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
-	if len(parts) != 7 {
-		return ""
+	if req, ok := parseAPIPath(r.URL.Path); ok && req.resource == "pods/binding" {
+		return req.namespace + "/" + req.name
 	}
-	return parts[3] + "/" + parts[5]
+	return ""
 }
 
 // noteBinding records a Binding the API server accepted.
@@ -125,11 +221,11 @@ func (p *faultProxy) noteBinding(r *http.Request, code int) {
 }
 
 func (p *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if bindingPod(r) != "" {
-		if n := p.bindings.Add(1); n%2 == 0 {
-			f := bindingFault((n / 2) % int64(numFaults))
-			p.injected[f].Add(1)
-			p.bindingFault(f, w, r)
+	if req, counts := p.faulted(r); counts != nil {
+		if n := counts.seen.Add(1); n%2 == 0 {
+			f := writeFault((n / 2) % int64(numFaults))
+			counts.injected[f].Add(1)
+			p.writeFault(f, req, w, r)
 			return
 		}
 	}
@@ -148,7 +244,7 @@ func (p *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.rp.ServeHTTP(w, r)
 }
 
-func (p *faultProxy) bindingFault(f bindingFault, w http.ResponseWriter, r *http.Request) {
+func (p *faultProxy) writeFault(f writeFault, req apiRequest, w http.ResponseWriter, r *http.Request) {
 	switch f {
 	case fault500:
 		writeStatus(w, apierrors.NewInternalError(fmt.Errorf("etcdserver: request timed out")))
@@ -159,8 +255,8 @@ func (p *faultProxy) bindingFault(f bindingFault, w http.ResponseWriter, r *http
 	case fault404:
 		// As an API server behind a misrouting proxy would answer; a
 		// plain-text 404 would be retried as an unexpected answer.
-		pod := bindingPod(r)
-		writeStatus(w, apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, pod[strings.IndexByte(pod, '/')+1:]))
+		resource, _, _ := strings.Cut(req.resource, "/")
+		writeStatus(w, apierrors.NewNotFound(schema.GroupResource{Resource: resource}, req.name))
 	case faultResetBefore:
 		hijackAndClose(w)
 	case faultResetAfter:
@@ -210,7 +306,7 @@ func TestBindingsThroughFaults(t *testing.T) {
 	for i := range nodes {
 		e.addNode(e.node(fmt.Sprintf("n%02d", i)).Capacity("2", "4Gi", 110))
 	}
-	proxy := newFaultProxy(t, e.plane)
+	proxy := newFaultProxy(t, e.plane, bindingWrites)
 	_, stop := e.runScheduler(func(o *app.Options) { o.RESTConfig = proxy.restConfig(e.plane.AdminToken) })
 	defer func() { _ = stop() }()
 	for i := range nodes * perNode {
@@ -220,15 +316,7 @@ func TestBindingsThroughFaults(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Errorf("scheduler exited: %v", err)
 	}
-	for f := range numFaults {
-		t.Logf("%-18s %d Bindings", faultNames[f], proxy.injected[f].Load())
-	}
-	t.Logf("%d Bindings in all, %d watches cut", proxy.bindings.Load(), proxy.cuts.Load())
-	for f := range numFaults {
-		if proxy.injected[f].Load() == 0 {
-			t.Errorf("no Binding met the fault %q", faultNames[f])
-		}
-	}
+	proxy.report(true)
 
 	e.assertNoOvercommit()
 	pods, err := e.client.CoreV1().Pods(e.ns).List(e.ctx, metav1.ListOptions{})
