@@ -346,9 +346,10 @@ func (pl *DynamicResources) patchExtendedStatus(ctx context.Context, pod *v1.Pod
 }
 
 // deleteClaim removes the delete-protection finalizer of a claim the
-// scheduler made and deletes it. A claim found gone when it is read again
-// after a conflict (an earlier attempt's deletion, whose answer was lost)
-// is deleted.
+// scheduler made and deletes it. A claim found gone (an earlier try's
+// deletion whose answer was lost, or a claim already terminating that the
+// finalizer's removal deleted) is deleted: the API server answers 404 to
+// its update, to its deletion, or to the read after a conflict.
 func (pl *DynamicResources) deleteClaim(ctx context.Context, claim *resourceapi.ResourceClaim) error {
 	first, gone := true, false
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -369,6 +370,10 @@ func (pl *DynamicResources) deleteClaim(ctx context.Context, claim *resourceapi.
 			claim.Finalizers = slices.Delete(claim.Finalizers, i, i+1)
 		}
 		if _, err := pl.client.ResourceV1().ResourceClaims(claim.Namespace).Update(ctx, claim, metav1.UpdateOptions{}); err != nil {
+			if apierrors.IsNotFound(err) {
+				gone = true
+				return nil
+			}
 			return fmt.Errorf("update resourceclaim %s/%s: %w", claim.Namespace, claim.Name, err)
 		}
 		return nil
@@ -376,7 +381,11 @@ func (pl *DynamicResources) deleteClaim(ctx context.Context, claim *resourceapi.
 	if err != nil || gone {
 		return err
 	}
-	return pl.client.ResourceV1().ResourceClaims(claim.Namespace).Delete(ctx, claim.Name, metav1.DeleteOptions{})
+	err = pl.client.ResourceV1().ResourceClaims(claim.Namespace).Delete(ctx, claim.Name, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
 }
 
 // isDRAExtendedResourceName reports whether name can be served by DRA: an

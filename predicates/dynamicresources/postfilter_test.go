@@ -83,25 +83,58 @@ func TestBackgroundWriteRetried(t *testing.T) {
 // A claim made for extended resources whose deletion answer was lost is
 // found gone when it is read again, and its deletion is done.
 func TestDeleteClaimAlreadyGone(t *testing.T) {
+	gvr := schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "resourceclaims"}
+	for _, tc := range []struct {
+		name string
+		// answer is what the API server answers the finalizer's removal.
+		answer func(c *resourceapi.ResourceClaim) error
+	}{
+		// An update of a claim that is gone: the tracker's own 404.
+		{"update answered 404", nil},
+		// A stale resourceVersion, then the read again finds it gone.
+		{"update answered a conflict", func(c *resourceapi.ResourceClaim) error {
+			return apierrors.NewConflict(gvr.GroupResource(), c.Name, errors.New("modified"))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := claim("p-extended-resources-x", 1, "")
+			c.Finalizers = []string{resourceapi.Finalizer}
+			w := newDRAWorld(t, 1, c)
+			// The claim as PreBind saw it, before a deletion whose
+			// answer was lost: the API server has it no more.
+			stale := c.DeepCopy()
+			if err := w.h.Clientset.Tracker().Delete(gvr, c.Namespace, c.Name); err != nil {
+				t.Fatal(err)
+			}
+			if tc.answer != nil {
+				w.h.Clientset.PrependReactor("update", "resourceclaims", func(k8stesting.Action) (bool, runtime.Object, error) {
+					return true, nil, tc.answer(c)
+				})
+			}
+			if err := w.pl.deleteClaim(context.Background(), stale); err != nil {
+				t.Errorf("deleteClaim: %v, want nil", err)
+			}
+			for _, a := range w.h.Clientset.Actions() {
+				if a.GetVerb() == "delete" {
+					t.Errorf("deleted a claim that was gone: %v", a)
+				}
+			}
+		})
+	}
+}
+
+// A claim already terminating is deleted by the finalizer's removal; the
+// deletion after it meets a 404, which is done, not a failure.
+func TestDeleteClaimDeletedByItsFinalizer(t *testing.T) {
+	gvr := schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "resourceclaims"}
 	c := claim("p-extended-resources-x", 1, "")
 	c.Finalizers = []string{resourceapi.Finalizer}
 	w := newDRAWorld(t, 1, c)
-	// The claim as PreBind saw it, before a deletion whose answer was
-	// lost: the API server has it no more.
-	stale := c.DeepCopy()
-	if err := w.h.Clientset.Tracker().Delete(schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "resourceclaims"}, c.Namespace, c.Name); err != nil {
-		t.Fatal(err)
-	}
-	// As the API server answers an update of a stale resourceVersion.
 	w.h.Clientset.PrependReactor("update", "resourceclaims", func(k8stesting.Action) (bool, runtime.Object, error) {
-		return true, nil, apierrors.NewConflict(schema.GroupResource{Group: "resource.k8s.io", Resource: "resourceclaims"}, c.Name, errors.New("modified"))
+		// The last finalizer gone, the API server deletes the claim.
+		return true, c, w.h.Clientset.Tracker().Delete(gvr, c.Namespace, c.Name)
 	})
-	if err := w.pl.deleteClaim(context.Background(), stale); err != nil {
+	if err := w.pl.deleteClaim(context.Background(), c); err != nil {
 		t.Errorf("deleteClaim: %v, want nil", err)
-	}
-	for _, a := range w.h.Clientset.Actions() {
-		if a.GetVerb() == "delete" {
-			t.Errorf("deleted a claim that was gone: %v", a)
-		}
 	}
 }
