@@ -95,6 +95,10 @@ type DynamicResources struct {
 	background chan func(context.Context)
 	// backgroundRetry spaces the attempts of a background write.
 	backgroundRetry wait.Backoff
+	// stopped is closed when Run returns: a failed write is then not
+	// tried again, nor written by a scheduler that stopped leading.
+	stopped     chan struct{}
+	stoppedOnce sync.Once
 	// deallocating are the claims whose deallocation is under way.
 	deallocMu    sync.Mutex
 	deallocating sets.Set[string]
@@ -134,6 +138,7 @@ func New(args *framework.DynamicResourcesArgs, h framework.Handle) (*DynamicReso
 		filterTimeout:   args.FilterTimeout.Duration,
 		bindingTimeout:  args.BindingTimeout.Duration,
 		background:      make(chan func(context.Context), 64),
+		stopped:         make(chan struct{}),
 		backgroundRetry: defaultBackgroundRetry,
 		deallocating:    sets.New[string](),
 	}, nil

@@ -112,28 +112,54 @@ func (pl *DynamicResources) tryInBackground(key string, write func(context.Conte
 		ctx, cancel := context.WithTimeout(ctx, backgroundWriteTimeout)
 		err := write(ctx)
 		cancel()
-		if err != nil && !apierrors.IsConflict(err) && backoff.Steps > 1 {
-			time.AfterFunc(backoff.Step(), func() { pl.tryInBackground(key, write, backoff) })
+		if err != nil && !apierrors.IsConflict(err) && backoff.Steps > 1 && !pl.isStopped() {
+			time.AfterFunc(backoff.Step(), func() {
+				if pl.isStopped() {
+					pl.doneInBackground(key, err)
+					return
+				}
+				pl.tryInBackground(key, write, backoff)
+			})
 			return
 		}
-		pl.deallocMu.Lock()
-		pl.deallocating.Delete(key)
-		pl.deallocMu.Unlock()
-		if err != nil {
-			pl.logger().Warn("could not free a ResourceClaim", zap.String("claim", key), zap.Error(err))
-		}
+		pl.doneInBackground(key, err)
 	}
 	select {
 	case pl.background <- job:
 	default:
+		if pl.isStopped() {
+			pl.doneInBackground(key, errors.New("the scheduler stopped before the write"))
+			return
+		}
 		// The worker is behind: run it on a goroutine of its own rather
 		// than make the scheduling cycle wait.
 		go job(context.Background())
 	}
 }
 
+// doneInBackground ends the background write of key, with its last error.
+func (pl *DynamicResources) doneInBackground(key string, err error) {
+	pl.deallocMu.Lock()
+	pl.deallocating.Delete(key)
+	pl.deallocMu.Unlock()
+	if err != nil {
+		pl.logger().Warn("could not free a ResourceClaim", zap.String("claim", key), zap.Error(err))
+	}
+}
+
+// isStopped reports whether Run has returned.
+func (pl *DynamicResources) isStopped() bool {
+	select {
+	case <-pl.stopped:
+		return true
+	default:
+		return false
+	}
+}
+
 // Run writes what PostFilter decided, until ctx ends.
 func (pl *DynamicResources) Run(ctx context.Context) {
+	defer pl.stoppedOnce.Do(func() { close(pl.stopped) })
 	for {
 		select {
 		case <-ctx.Done():

@@ -80,6 +80,36 @@ func TestBackgroundWriteRetried(t *testing.T) {
 	}
 }
 
+// A write that fails after the scheduler stopped (Run returned, its lease
+// lost) is not tried again, and its claim is let go.
+func TestBackgroundWriteNotRetriedAfterStop(t *testing.T) {
+	w := newDRAWorld(t, 1)
+	w.pl.backgroundRetry = wait.Backoff{Duration: 50 * time.Millisecond, Factor: 1, Steps: 5}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { w.pl.Run(ctx); close(done) }()
+	var attempts atomic.Int64
+	first := make(chan struct{})
+	w.pl.inBackground("default/c", func(context.Context) error {
+		if attempts.Add(1) == 1 {
+			close(first)
+		}
+		return apierrors.NewServiceUnavailable("no healthy upstream")
+	})
+	<-first
+	cancel()
+	<-done
+	time.Sleep(300 * time.Millisecond) // six backoff steps
+	if got := attempts.Load(); got != 1 {
+		t.Errorf("%d attempts, want 1: tried again after Run returned", got)
+	}
+	w.pl.deallocMu.Lock()
+	defer w.pl.deallocMu.Unlock()
+	if w.pl.deallocating.Has("default/c") {
+		t.Error("default/c still marked as being written")
+	}
+}
+
 // A claim made for extended resources whose deletion answer was lost is
 // found gone when it is read again, and its deletion is done.
 func TestDeleteClaimAlreadyGone(t *testing.T) {
