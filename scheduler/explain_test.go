@@ -257,3 +257,23 @@ func TestExplainShortfallBeyondAllocatable(t *testing.T) {
 		t.Errorf("shortfalls (-want +got):\n%s", diff)
 	}
 }
+
+// A pod whose node affinity names only a node that does not exist is
+// rejected by NodeAffinity's PreFilter result, and explain says so.
+func TestExplainPreFilterResultOfNoNode(t *testing.T) {
+	s := newTestScheduler(t, 0, schedtest.MakeNode().Name("a").Capacity("8", "16Gi", 110).Obj())
+	pod := schedtest.MakePod().Name("web").Req("100m", "64Mi").Obj()
+	pod.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
+		NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchFields: []v1.NodeSelectorRequirement{{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{"ghost"}}}}},
+	}}}
+	e, err := s.Explain(context.Background(), pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.PreFilter == nil || e.PreFilter.Plugin != "NodeAffinity" || !e.PreFilter.Unresolvable {
+		t.Errorf("PreFilter rejection %+v, want NodeAffinity's, unresolvable", e.PreFilter)
+	}
+	if !strings.Contains(e.Message, "1 node(s) didn't satisfy plugin(s) [NodeAffinity]") {
+		t.Errorf("message %q", e.Message)
+	}
+}

@@ -191,6 +191,8 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 			fitErr := newFitErr()
 			fitErr.addAbsent(narrowedBy, absent)
 			fitErr.Unresolvable = true
+			// Explain names the plugins whose results left no node.
+			rec.preFilterRejected(narrowedBy[len(narrowedBy)-1], framework.NewStatus(framework.UnschedulableAndUnresolvable, absentMessage(narrowedBy)))
 			return nil, 0, fitErr, nil
 		}
 	}
