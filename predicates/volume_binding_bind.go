@@ -271,13 +271,13 @@ func (pl *VolumeBinding) checkBindings(nodeName string, pvs *podVolumes) (done b
 		// any bound claim as done, and may bind the pod where that
 		// volume cannot follow; here the pod goes only where it can.
 		watched = append(watched, pvKey(claim.Spec.VolumeName))
-		other, err := pl.cache.informerPV(claim.Spec.VolumeName)
+		other, err := pl.claimedVolume(claim)
 		if err != nil {
-			if isNotFound(err) {
-				wait(fmt.Sprintf("persistentvolume %q, bound to claim %s/%s", claim.Spec.VolumeName, claim.Namespace, claim.Name))
-				continue
-			}
-			return false, "", nil, fmt.Errorf("failed to get pv %q from cache: %w", claim.Spec.VolumeName, err)
+			return false, "", nil, err
+		}
+		if other == nil {
+			wait(fmt.Sprintf("persistentvolume %q, bound to claim %s/%s", claim.Spec.VolumeName, claim.Namespace, claim.Name))
+			continue
 		}
 		if err := storagehelpers.CheckNodeAffinity(other, node.Labels); err != nil {
 			return false, "", nil, fmt.Errorf("claim %s/%s got bound to pv %q, not %q, whose node affinity doesn't match node %q: %w",
@@ -306,13 +306,13 @@ func (pl *VolumeBinding) checkBindings(nodeName string, pvs *podVolumes) (done b
 			continue
 		}
 		watched = append(watched, pvKey(claim.Spec.VolumeName))
-		pv, err := pl.cache.informerPV(claim.Spec.VolumeName)
+		pv, err := pl.claimedVolume(claim)
 		if err != nil {
-			if isNotFound(err) {
-				wait(fmt.Sprintf("persistentvolume %q provisioned for claim %s/%s", claim.Spec.VolumeName, claim.Namespace, claim.Name))
-				continue
-			}
-			return false, "", nil, fmt.Errorf("failed to get pv %q from cache: %w", claim.Spec.VolumeName, err)
+			return false, "", nil, err
+		}
+		if pv == nil {
+			wait(fmt.Sprintf("persistentvolume %q provisioned for claim %s/%s", claim.Spec.VolumeName, claim.Namespace, claim.Name))
+			continue
 		}
 		if err := storagehelpers.CheckNodeAffinity(pv, node.Labels); err != nil {
 			return false, "", nil, fmt.Errorf("pv %q node affinity doesn't match node %q: %w", pv.Name, nodeName, err)
@@ -322,6 +322,19 @@ func (pl *VolumeBinding) checkBindings(nodeName string, pvs *podVolumes) (done b
 		}
 	}
 	return done, pending, watched, nil
+}
+
+// claimedVolume is the volume claim is bound to, as the informer shows
+// it; nil when the informer has not shown it yet.
+func (pl *VolumeBinding) claimedVolume(claim *v1.PersistentVolumeClaim) (*v1.PersistentVolume, error) {
+	pv, err := pl.cache.informerPV(claim.Spec.VolumeName)
+	if isNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("failed to get pv %q from cache: %w", claim.Spec.VolumeName, err)
+	}
+	return pv, nil
 }
 
 // PreScore skips scoring unless a shape is configured and the pod has
