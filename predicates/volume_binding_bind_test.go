@@ -151,19 +151,7 @@ func TestVolumeBindingPreBindWaitsForTheController(t *testing.T) {
 	go func() { done <- w.pl.PreBind(context.Background(), state, pod, "n1") }()
 
 	// The write reaches the API.
-	var pv *v1.PersistentVolume
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got, err := w.h.Clientset.CoreV1().PersistentVolumes().Get(context.Background(), "small", metav1.GetOptions{})
-		if err == nil && got.Spec.ClaimRef != nil {
-			pv = got
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("PreBind never wrote the volume's claimRef")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	pv := w.claimRefWritten(t, "small")
 	if ref := pv.Spec.ClaimRef; ref.Name != "c1" || ref.UID != "c1-uid" || pv.Annotations[storagehelpers.AnnBoundByController] != "yes" {
 		t.Errorf("claimRef %+v, annotations %v", ref, pv.Annotations)
 	}
@@ -184,6 +172,21 @@ func TestVolumeBindingPreBindWaitsForTheController(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("PreBind did not return once the claim was bound")
+	}
+}
+
+// claimRefWritten waits for PreBind's write of the named volume's
+// claimRef to reach the API, and returns the volume as written.
+func (w *bindWorld) claimRefWritten(t *testing.T, name string) *v1.PersistentVolume {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		got, err := w.h.Clientset.CoreV1().PersistentVolumes().Get(context.Background(), name, metav1.GetOptions{})
+		if err == nil && got.Spec.ClaimRef != nil {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("PreBind never wrote the volume's claimRef")
+		}
 	}
 }
 
@@ -270,17 +273,7 @@ func TestVolumeBindingPreBindClaimBoundElsewhere(t *testing.T) {
 			state := w.cycle(pod)
 			done := make(chan *framework.Status, 1)
 			go func() { done <- w.pl.PreBind(context.Background(), state, pod, "n1") }()
-			var pv *v1.PersistentVolume
-			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-				got, err := w.h.Clientset.CoreV1().PersistentVolumes().Get(context.Background(), "small", metav1.GetOptions{})
-				if err == nil && got.Spec.ClaimRef != nil {
-					pv = got
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatal("PreBind never wrote the volume's claimRef")
-				}
-			}
+			pv := w.claimRefWritten(t, "small")
 			w.informerSees(pv)
 			earlier := schedtest.MakePV("earlier").Class("local").Capacity("5Gi").OnNode(tc.host).Version("40").Obj()
 			earlier.Spec.ClaimRef = &v1.ObjectReference{Namespace: "default", Name: "c1", UID: "c1-uid"}
