@@ -88,7 +88,7 @@ func New(client kubernetes.Interface, recorder events.EventRecorder, logger *zap
 		initialBackoff: DefaultInitialBackoff,
 		lastMessage:    map[types.UID]string{},
 	}
-	b.patches = newStatusPatches(b.patchStatus, logger)
+	b.patches = newStatusPatches(b.patchStatusUnless, logger)
 	return b
 }
 

@@ -3,6 +3,7 @@ package binder
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -31,6 +32,7 @@ func (b *Binder) Preempt(ctx context.Context, preemptor *v1.Pod, node string, vi
 			b.logger.Warn("could not clear a nomination", zap.String("pod", p.Namespace+"/"+p.Name), zap.Error(err))
 		}
 	}
+	b.patches.supersede(ctx, preemptor.UID, patchNomination)
 	if err := b.patchNominatedNode(ctx, preemptor, node); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("nominate %s for %s/%s: %w", node, preemptor.Namespace, preemptor.Name, err)
 	}
@@ -59,6 +61,7 @@ func (b *Binder) Preempt(ctx context.Context, preemptor *v1.Pod, node string, vi
 // that waits (on Permit, or in PreBind), as kube-scheduler does, so that
 // others (a cluster autoscaler, a new leader) know where it is going.
 func (b *Binder) Nominate(ctx context.Context, pod *v1.Pod, node string) error {
+	b.patches.supersede(ctx, pod.UID, patchNomination)
 	if err := b.patchNominatedNode(ctx, pod, node); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
@@ -68,6 +71,7 @@ func (b *Binder) Nominate(ctx context.Context, pod *v1.Pod, node string) error {
 // ClearNomination clears the pod's status.nominatedNodeName; a pod gone
 // is no error.
 func (b *Binder) ClearNomination(ctx context.Context, pod *v1.Pod) error {
+	b.patches.supersede(ctx, pod.UID, patchNomination)
 	if err := b.patchNominatedNode(ctx, pod, ""); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
@@ -75,7 +79,9 @@ func (b *Binder) ClearNomination(ctx context.Context, pod *v1.Pod) error {
 }
 
 // ClearNominationLater clears the pod's status.nominatedNodeName in the
-// background, with the other status patches (a pod gone is no error).
+// background, with the other status patches (a pod gone is no error). A
+// later Nominate, Preempt or ClearNomination of the pod supersedes it: it
+// is not written, or not tried again, after them.
 func (b *Binder) ClearNominationLater(pod *v1.Pod) {
 	b.patches.add(patchNomination, pod, func() map[string]any { return nominationPatch(pod, "") }, nil)
 }
@@ -151,6 +157,15 @@ func nominationPatch(pod *v1.Pod, node string) map[string]any {
 // hide a patch that was applied (the connection lost on the way): the
 // patch sets fields to values, and applying it twice is applying it once.
 func (b *Binder) patchStatus(ctx context.Context, pod *v1.Pod, patch map[string]any) error {
+	return b.patchStatusUnless(ctx, pod, patch, nil)
+}
+
+// errSuperseded ends the tries of a patch a newer write made stale.
+var errSuperseded = errors.New("superseded by a newer write of the field")
+
+// patchStatusUnless is patchStatus for a queued patch: no try is made
+// once stale (nil: never) reports true.
+func (b *Binder) patchStatusUnless(ctx context.Context, pod *v1.Pod, patch map[string]any, stale func() bool) error {
 	data, err := json.Marshal(patch)
 	if err != nil {
 		return err
@@ -158,6 +173,9 @@ func (b *Binder) patchStatus(ctx context.Context, pod *v1.Pod, patch map[string]
 	return retry.OnError(retry.DefaultBackoff, func(err error) bool {
 		return ctx.Err() == nil && (IsTransient(err) || apierrors.IsConflict(err))
 	}, func() error {
+		if stale != nil && stale() {
+			return errSuperseded
+		}
 		_, err := b.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, data, metav1.PatchOptions{}, "status")
 		return err
 	})

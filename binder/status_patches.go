@@ -51,6 +51,11 @@ type statusPatch struct {
 	patch func() map[string]any
 	// failed runs when the patch was dropped or failed.
 	failed func()
+	// superseded is set when a newer write of the same field was made
+	// while this one was in flight: it is not tried again.
+	superseded atomic.Bool
+	// done is closed when a worker is through with the patch.
+	done chan struct{}
 }
 
 // statusPatches writes pods' status patches (the PodScheduled condition,
@@ -62,7 +67,9 @@ type statusPatch struct {
 // order they came, at most maxPendingPatches; workers start when there is
 // work and end when there is none, so an idle binder runs no goroutine.
 type statusPatches struct {
-	write  func(ctx context.Context, pod *v1.Pod, patch map[string]any) error
+	// write applies patch to pod's status, tried again on failures that
+	// may pass until stale reports true.
+	write  func(ctx context.Context, pod *v1.Pod, patch map[string]any, stale func() bool) error
 	logger *zap.Logger
 
 	// ctx is the parent of every patch's context; cancel ends them all
@@ -73,15 +80,18 @@ type statusPatches struct {
 	mu      sync.Mutex
 	pending map[patchKey]*statusPatch
 	order   []patchKey
-	workers int
+	// inFlight are the patches a worker is writing.
+	inFlight map[patchKey]*statusPatch
+	workers  int
 	// idle is closed when the last worker ends; nil while nobody waits.
 	idle    chan struct{}
 	dropped atomic.Int64
 }
 
-func newStatusPatches(write func(context.Context, *v1.Pod, map[string]any) error, logger *zap.Logger) *statusPatches {
+func newStatusPatches(write func(context.Context, *v1.Pod, map[string]any, func() bool) error, logger *zap.Logger) *statusPatches {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &statusPatches{write: write, logger: logger, ctx: ctx, cancel: cancel, pending: map[patchKey]*statusPatch{}}
+	return &statusPatches{write: write, logger: logger, ctx: ctx, cancel: cancel,
+		pending: map[patchKey]*statusPatch{}, inFlight: map[patchKey]*statusPatch{}}
 }
 
 // add queues a patch of pod's status, replacing one of the same kind for
@@ -128,20 +138,52 @@ func (p *statusPatches) work() {
 		}
 		key := p.order[0]
 		p.order = p.order[1:]
-		job := p.pending[key]
+		job, ok := p.pending[key]
+		if !ok {
+			p.mu.Unlock()
+			continue // superseded while it waited
+		}
 		delete(p.pending, key)
+		job.done = make(chan struct{})
+		p.inFlight[key] = job
 		p.mu.Unlock()
 
 		ctx, cancel := context.WithTimeout(p.ctx, statusPatchTimeout)
-		err := p.write(ctx, job.pod, job.patch())
+		err := p.write(ctx, job.pod, job.patch(), job.superseded.Load)
 		cancel()
-		if err != nil && !apierrors.IsNotFound(err) {
+		p.mu.Lock()
+		delete(p.inFlight, key)
+		p.mu.Unlock()
+		close(job.done)
+		if err != nil && !apierrors.IsNotFound(err) && !job.superseded.Load() {
 			p.logger.Warn("could not patch a pod's status",
 				zap.String("pod", job.pod.Namespace+"/"+job.pod.Name), zap.Error(err))
 			if job.failed != nil {
 				job.failed()
 			}
 		}
+	}
+}
+
+// supersede is called before a write of the field a patch of kind sets,
+// made outside this queue (Nominate after a queued clear of the
+// nomination): the queued patch of the pod is dropped, and one in flight
+// is not tried again and is waited for (until ctx is done), so that it
+// cannot land after the newer write and undo it.
+func (p *statusPatches) supersede(ctx context.Context, uid types.UID, kind patchKind) {
+	key := patchKey{uid, kind}
+	p.mu.Lock()
+	// Its key stays in order: the worker that meets it skips it.
+	delete(p.pending, key)
+	job := p.inFlight[key]
+	p.mu.Unlock()
+	if job == nil {
+		return
+	}
+	job.superseded.Store(true)
+	select {
+	case <-job.done:
+	case <-ctx.Done():
 	}
 }
 
@@ -175,5 +217,5 @@ func (p *statusPatches) wait(timeout time.Duration) bool {
 func (p *statusPatches) queued() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return len(p.order)
+	return len(p.pending)
 }

@@ -174,3 +174,84 @@ func TestStatusPatchRetried(t *testing.T) {
 		})
 	}
 }
+
+// A queued clear of a pod's nomination that is in flight when the pod is
+// nominated again is waited for and not tried again: it cannot land after
+// the new nomination and undo it.
+func TestNominateSupersedesClear(t *testing.T) {
+	pod := schedtest.MakePod().Name("p").Obj()
+	client := fake.NewClientset(pod)
+	clearSent := make(chan struct{})
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var written []string // the nominatedNodeName of each patch, "" for a clear
+	client.PrependReactor("patch", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		var patch struct {
+			Status struct {
+				NominatedNodeName *string `json:"nominatedNodeName"`
+			} `json:"status"`
+		}
+		if err := json.Unmarshal(action.(k8stesting.PatchAction).GetPatch(), &patch); err != nil {
+			t.Error(err)
+		}
+		node := ""
+		if patch.Status.NominatedNodeName != nil {
+			node = *patch.Status.NominatedNodeName
+		}
+		mu.Lock()
+		written = append(written, node)
+		first := len(written) == 1
+		mu.Unlock()
+		if first {
+			close(clearSent)
+			<-release
+			// The answer is lost: patchStatus would try it again.
+			return true, nil, apierrors.NewServiceUnavailable("x")
+		}
+		return true, pod, nil
+	})
+	b := New(client, nil, nil)
+	b.ClearNominationLater(pod)
+	<-clearSent
+	nominated := make(chan error)
+	go func() { nominated <- b.Nominate(context.Background(), pod, "n2") }()
+	select {
+	case err := <-nominated:
+		t.Fatalf("Nominate returned (%v) while the clear was in flight", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	if err := <-nominated; err != nil {
+		t.Fatal(err)
+	}
+	if !b.patches.wait(5 * time.Second) {
+		t.Fatal("status patches did not finish")
+	}
+	// Past the clear's retry backoff (10 ms, then 50).
+	time.Sleep(100 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"", "n2"}; fmt.Sprint(written) != fmt.Sprint(want) {
+		t.Errorf("patches written %q, want %q", written, want)
+	}
+}
+
+// A clear still waiting in the queue when the pod is nominated is not
+// written at all.
+func TestNominateDropsQueuedClear(t *testing.T) {
+	pod := schedtest.MakePod().Name("p").Obj()
+	b := New(fake.NewClientset(pod), nil, nil)
+	b.patches.mu.Lock()
+	b.patches.workers = statusWorkers // no worker starts: the clear waits
+	b.patches.mu.Unlock()
+	b.ClearNominationLater(pod)
+	if got := b.StatusPatchesQueued(); got != 1 {
+		t.Fatalf("%d patches queued, want 1", got)
+	}
+	if err := b.Nominate(context.Background(), pod, "n2"); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.StatusPatchesQueued(); got != 0 {
+		t.Errorf("%d patches queued after Nominate, want 0", got)
+	}
+}
