@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // A panic on a worker goroutine comes back on the caller's, as a
@@ -47,5 +48,26 @@ func TestUntilRaisesAWorkersPanicOnTheCaller(t *testing.T) {
 		if n := calls.Load(); n == 1000 && at < 100 {
 			t.Logf("panic at %d: all %d pieces ran; the others may stop at their next chunk", at, n)
 		}
+	}
+}
+
+// Work that takes long is shared: once the pieces done on the caller
+// project more than shareAbove left, other workers join in.
+func TestUntilSharesLongWork(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	var running, most, calls atomic.Int32
+	NewParallelizer(2).Until(context.Background(), 100, func(int) {
+		n := running.Add(1)
+		defer running.Add(-1)
+		calls.Add(1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		time.Sleep(time.Millisecond) // 100 ms in all, far above shareAbove
+	})
+	if n := calls.Load(); n != 100 {
+		t.Errorf("%d calls, want 100", n)
+	}
+	if most.Load() < 2 {
+		t.Error("100 ms of work ran on one goroutine")
 	}
 }
