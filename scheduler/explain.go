@@ -60,6 +60,10 @@ type cycleRecorder struct {
 	// one's verdict (a nil status: feasible).
 	nodes      []*framework.NodeInfo
 	rejections []rejection
+	// leftOut are the nodes PreFilter results left out, not filtered;
+	// narrowedBy the plugins whose results did.
+	leftOut    []string
+	narrowedBy []string
 	// scorers ran in this order; raw and norm are parallel to it, and
 	// each list parallel to the feasible nodes.
 	scorers []weightedScorer
@@ -76,6 +80,20 @@ func (r *cycleRecorder) preFilterRejected(plugin string, st *framework.Status) {
 func (r *cycleRecorder) filtered(nodes []*framework.NodeInfo, statuses []rejection) {
 	if r != nil {
 		r.nodes, r.rejections = nodes, slices.Clone(statuses)
+	}
+}
+
+// narrowed records the nodes of all that allowed, the PreFilter
+// results' nodes in common, leaves out.
+func (r *cycleRecorder) narrowed(all []*framework.NodeInfo, allowed map[string]struct{}, by []string) {
+	if r == nil {
+		return
+	}
+	r.narrowedBy = slices.Clone(by)
+	for _, ni := range all {
+		if _, ok := allowed[ni.NodeName()]; !ok {
+			r.leftOut = append(r.leftOut, ni.NodeName())
+		}
 	}
 }
 
@@ -251,6 +269,13 @@ func (s *Scheduler) explainLocked(ctx context.Context, prof *profile, state *fra
 			}
 		}
 		e.Verdicts = append(e.Verdicts, v)
+	}
+	// As kube-scheduler's diagnosis counts them: rejected, unresolvably,
+	// by the plugins whose PreFilter results narrowed the nodes.
+	for _, node := range rec.leftOut {
+		e.Verdicts = append(e.Verdicts, explain.NodeVerdict{Node: node, Rejected: &explain.Rejection{
+			Plugin: rec.narrowedBy[len(rec.narrowedBy)-1], Reasons: []string{absentMessage(rec.narrowedBy)}, Unresolvable: true,
+		}})
 	}
 	for _, sc := range rec.scorers {
 		e.Scorers = append(e.Scorers, explain.Scorer{Plugin: sc.Name(), Weight: sc.weight})

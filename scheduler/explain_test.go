@@ -277,3 +277,44 @@ func TestExplainPreFilterResultOfNoNode(t *testing.T) {
 		t.Errorf("message %q", e.Message)
 	}
 }
+
+// Nodes a PreFilter result leaves out have verdicts of their own, as
+// kube-scheduler's diagnosis counts them, and the summary adds up.
+func TestExplainListsNodesPreFilterLeftOut(t *testing.T) {
+	s := newTestScheduler(t, 0,
+		schedtest.MakeNode().Name("a").Capacity("8", "16Gi", 110).Obj(),
+		schedtest.MakeNode().Name("b").Capacity("8", "16Gi", 110).Obj(),
+		schedtest.MakeNode().Name("c").Capacity("8", "16Gi", 110).Obj())
+	pod := schedtest.MakePod().Name("web").Req("100m", "64Mi").Obj()
+	pod.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
+		NodeSelectorTerms: []v1.NodeSelectorTerm{
+			{MatchFields: []v1.NodeSelectorRequirement{{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{"a"}}}},
+			{MatchFields: []v1.NodeSelectorRequirement{{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{"ghost"}}}},
+		},
+	}}}
+	e, err := s.Explain(context.Background(), pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Selected != "a" {
+		t.Errorf("selected %q, want a", e.Selected)
+	}
+	got := map[string]string{}
+	for _, v := range e.Verdicts {
+		switch {
+		case v.Feasible:
+			got[v.Node] = "feasible"
+		case v.Rejected != nil && v.Rejected.Unresolvable:
+			got[v.Node] = v.Rejected.Plugin + ": " + strings.Join(v.Rejected.Reasons, "; ")
+		default:
+			got[v.Node] = fmt.Sprintf("%+v", v.Rejected)
+		}
+	}
+	left := "NodeAffinity: node(s) didn't satisfy plugin(s) [NodeAffinity]"
+	if diff := cmp.Diff(map[string]string{"a": "feasible", "b": left, "c": left}, got); diff != "" {
+		t.Errorf("verdicts (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(e.Summary, "The other 2: 2 nodes (NodeAffinity: node(s) didn't satisfy plugin(s) [NodeAffinity])") {
+		t.Errorf("summary %q does not account for the 2 nodes left out", e.Summary)
+	}
+}

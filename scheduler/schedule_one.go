@@ -187,6 +187,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 			}
 		}
 		absent = len(all) - len(nodes)
+		rec.narrowed(all, allowed, narrowedBy)
 		if len(nodes) == 0 {
 			fitErr := newFitErr()
 			fitErr.addAbsent(narrowedBy, absent)
