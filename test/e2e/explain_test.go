@@ -268,10 +268,16 @@ func TestExplainPlacementsMatchScheduler(t *testing.T) {
 		if !slices.Contains(x.Best, node) {
 			t.Errorf("%s: bound to %s, explain's best are %v (summary: %s)", name, node, x.Best, x.Summary)
 		}
-		// The snapshot sees the binding before the next pod is explained.
+		// The snapshot sees the binding before the next pod is explained:
+		// in its informer, and in its cache, which the informer's
+		// handlers fill after the informer's store shows the pod bound.
+		p, err := e.client.CoreV1().Pods(e.ns).Get(e.ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := wait.PollUntilContextTimeout(e.ctx, 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
 			got, err := s.ExplainPod(ctx, e.ns, name)
-			return err == nil && got.BoundTo == node, nil
+			return err == nil && got.BoundTo == node && s.Cache.HasPod(p.UID), nil
 		}); err != nil {
 			t.Fatalf("the snapshot never saw %s bound to %s: %v", name, node, err)
 		}
