@@ -486,8 +486,9 @@ func validateLeaderElection(p *problems, le LeaderElection, nameFromProfile bool
 			p.add(lp+d.name, "must be > 0 (got %v)", d.v)
 		}
 	}
-	if le.RenewDeadline > 0 && le.LeaseDuration > 0 && le.RenewDeadline >= le.LeaseDuration {
-		p.add(lp+"renewDeadline", "must be less than leaseDuration (%v), got %v", le.LeaseDuration, le.RenewDeadline)
+	// Named at leaseDuration, as kube-scheduler (component-base) names it.
+	if le.RenewDeadline > 0 && le.LeaseDuration > 0 && le.LeaseDuration <= le.RenewDeadline {
+		p.add(lp+"leaseDuration", "must be greater than renewDeadline (%v), got %v", le.RenewDeadline, le.LeaseDuration)
 	}
 	if le.RetryPeriod > 0 && le.RenewDeadline > 0 && float64(le.RenewDeadline) <= leaderElectionJitter*float64(le.RetryPeriod) {
 		p.add(lp+"renewDeadline", "must be greater than retryPeriod × %.1f (%v), got %v (client-go's leader election requires it)",

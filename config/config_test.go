@@ -837,8 +837,10 @@ func TestDecodeErrors(t *testing.T) {
 		{"negative lease duration", header + "leaderElection: {leaseDuration: -5s}\n", "leaderElection.leaseDuration", 3, "must be > 0"},
 		{"negative renew deadline", header + "leaderElection: {renewDeadline: -1s}\n", "leaderElection.renewDeadline", 3, "must be > 0"},
 		{"negative retry period", header + "leaderElection: {retryPeriod: -1s}\n", "leaderElection.retryPeriod", 3, "must be > 0"},
-		{"renewDeadline = leaseDuration", header + "leaderElection: {leaseDuration: 10s, renewDeadline: 10s}\n", "leaderElection.renewDeadline", 3, "must be less than leaseDuration"},
-		{"renewDeadline > leaseDuration", header + "leaderElection:\n  leaseDuration: 5s\n", "leaderElection.renewDeadline", 3, "must be less than leaseDuration (5s), got 10s"},
+		// kube-scheduler names leaseDuration (component-base's check), so
+		// yardmaster does.
+		{"renewDeadline = leaseDuration", header + "leaderElection: {leaseDuration: 10s, renewDeadline: 10s}\n", "leaderElection.leaseDuration", 3, "must be greater than renewDeadline (10s), got 10s"},
+		{"renewDeadline > leaseDuration", header + "leaderElection:\n  leaseDuration: 5s\n", "leaderElection.leaseDuration", 4, "must be greater than renewDeadline (10s), got 5s"},
 		{"renewDeadline within retry jitter", header + "leaderElection: {renewDeadline: 3s, retryPeriod: 3s}\n", "leaderElection.renewDeadline", 3, "greater than retryPeriod × 1.2"},
 		{"resource lock", header + "leaderElection: {resourceLock: endpoints}\n", "leaderElection.resourceLock", 3, `must be "leases"`},
 		{"lease namespace", header + "leaderElection: {resourceNamespace: Bad_NS}\n", "leaderElection.resourceNamespace", 3, "not a valid namespace"},
@@ -1238,7 +1240,7 @@ func TestApply(t *testing.T) {
 	// A bad flag value is refused and changes nothing.
 	c = Default()
 	err := c.Apply(Overrides{RenewDeadline: new(20 * time.Second), Parallelism: new(8)})
-	if err == nil || !strings.Contains(err.Error(), "leaderElection.renewDeadline: must be less than leaseDuration") {
+	if err == nil || !strings.Contains(err.Error(), "leaderElection.leaseDuration: must be greater than renewDeadline (20s), got 15s") {
 		t.Errorf("error = %v", err)
 	}
 	if diff := cmp.Diff(Default(), c, ignoreUnexported); diff != "" {
@@ -1268,10 +1270,15 @@ func TestLoadWithOverrides(t *testing.T) {
 		file: header + "leaderElection: {leaseDuration: 5s}\n",
 		o:    Overrides{RenewDeadline: new(3 * time.Second)},
 	}, {
-		name:    "a problem with a flag's value names the flag",
+		name:    "a flag's value that the file's clashes with: the file's field",
 		file:    header + "leaderElection: {leaseDuration: 20s}\n",
 		o:       Overrides{RenewDeadline: new(30 * time.Second)},
-		wantErr: "c.yaml: leaderElection.renewDeadline: must be less than leaseDuration (20s), got 30s (value from --leader-elect-renew-deadline)",
+		wantErr: "c.yaml:3:18: leaderElection.leaseDuration: must be greater than renewDeadline (30s), got 20s",
+	}, {
+		name:    "a problem with a flag's value names the flag",
+		file:    header + "leaderElection: {renewDeadline: 20s}\n",
+		o:       Overrides{LeaseDuration: new(15 * time.Second)},
+		wantErr: "c.yaml: leaderElection.leaseDuration: must be greater than renewDeadline (20s), got 15s (value from --leader-elect-lease-duration)",
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
