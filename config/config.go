@@ -176,6 +176,7 @@ func decode(data []byte, reg registry.Registry, o Overrides) (*Config, error) {
 		return nil, p.err()
 	}
 	d := newDecoder(p)
+	d.json = readsAsJSON(data)
 	var f fileConfig
 	d.decode(root, reflect.ValueOf(&f).Elem(), "")
 	if err := p.err(); err != nil {

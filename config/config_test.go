@@ -604,6 +604,29 @@ leaderElection:
 			}
 		},
 	}, {
+		name: "whole numbers written as floats, as kube-scheduler's YAML parser reads them",
+		file: header + "parallelism: 8.0\npodMaxBackoffSeconds: 1e2\nprofiles:\n- plugins:\n    score:\n      enabled: [{name: ImageLocality, weight: 2.0}]\n" +
+			"  pluginConfig:\n  - name: InterPodAffinity\n    args: {hardPodAffinityWeight: 5.0}\n",
+		check: func(t *testing.T, c *Config) {
+			if c.Parallelism != 8 || c.PodMaxBackoff != 100*time.Second {
+				t.Errorf("parallelism %d, podMaxBackoff %v; want 8, 100s", c.Parallelism, c.PodMaxBackoff)
+			}
+			if w := scoreWeightOf(c.Profiles[0], "ImageLocality"); w != 2 {
+				t.Errorf("ImageLocality weight = %d, want 2", w)
+			}
+			if a := c.Profiles[0].Args["InterPodAffinity"].(*framework.InterPodAffinityArgs); a.HardPodAffinityWeight == nil || *a.HardPodAffinityWeight != 5 {
+				t.Errorf("hardPodAffinityWeight = %v, want 5", a.HardPodAffinityWeight)
+			}
+		},
+	}, {
+		name: "a string that YAML 1.2 reads as a date, as kube-scheduler's parser reads it: a string",
+		file: header + "leaderElection: {resourceName: lease}\nprofiles:\n- schedulerName: 2024-01-01\n",
+		check: func(t *testing.T, c *Config) {
+			if c.Profiles[0].SchedulerName != "2024-01-01" {
+				t.Errorf("schedulerName = %q", c.Profiles[0].SchedulerName)
+			}
+		},
+	}, {
 		name: "per-profile percentage",
 		file: header + "profiles:\n- schedulerName: a\n  percentageOfNodesToScore: 70\n",
 		check: func(t *testing.T, c *Config) {
@@ -818,6 +841,14 @@ func TestDecodeErrors(t *testing.T) {
 		{"a quoted boolean", header + "leaderElection: {leaderElect: \"true\"}\n", "leaderElection.leaderElect", 3, "expected true or false"},
 		{"a list for an object", header + "leaderElection: [a]\n", "leaderElection", 3, "expected an object, got a list"},
 		{"out of int32", header + "parallelism: 3000000000\n", "parallelism", 3, "out of range"},
+		// kube-scheduler's YAML 1.1 parser reads these as booleans, which no
+		// string field takes.
+		{"a YAML 1.1 boolean for a string", header + "profiles:\n- schedulerName: on\n", "profiles[0].schedulerName", 4, `expected a string, got the YAML 1.1 boolean on (quote it: "on")`},
+		{"a YAML 1.1 boolean in a list of strings", pc("NodeResourcesFit", "{ignoredResources: [a, y]}"), "profiles[0].pluginConfig[0].args.ignoredResources[1]", 7, "YAML 1.1 boolean y"},
+		{"a fraction for an integer", header + "parallelism: 8.5\n", "parallelism", 3, "expected an integer, got the number 8.5"},
+		{"a whole float out of int32", header + "parallelism: 1e10\n", "parallelism", 3, "out of range"},
+		// JSON is decoded as JSON, where 8.0 is no integer.
+		{"a JSON float for an integer", `{"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "parallelism": 8.0}`, "parallelism", 1, "expected an integer, got the number 8.0"},
 		{"a duration without unit", header + "leaderElection: {leaseDuration: 15}\n", "leaderElection.leaseDuration", 3, "invalid value"},
 		{"a bad duration", header + "leaderElection: {leaseDuration: soon}\n", "leaderElection.leaseDuration", 3, "invalid duration"},
 		{"infinite qps", header + "clientConnection: {qps: .inf}\n", "clientConnection.qps", 3, "finite"},

@@ -27,9 +27,14 @@ import (
 // leaves a field at its zero value; a number must fit its type; a string
 // is not a number and a number is not a string. A pointer, slice or map is
 // always built afresh, so a value written in the file replaces a default
-// entirely rather than merging into it. Scalars follow YAML 1.2 except
-// that a boolean field also takes YAML 1.1's yes/no/on/off, as
-// kube-scheduler's YAML 1.1 parser does.
+// entirely rather than merging into it.
+//
+// Scalars are read as kube-scheduler reads them. It parses YAML as YAML 1.1
+// and converts it to JSON before decoding, so in a YAML file (not in a JSON
+// one) an unquoted yes/no/on/off/y/n is a boolean — taken by a boolean
+// field, refused by a string field — a float with a whole value (8.0, 1e2)
+// is that integer, and what YAML 1.2 reads as a date (2024-01-01) is a
+// string.
 
 // maxNodes bounds the nodes one decode visits. Aliases let a small file
 // expand to billions of nodes; a real configuration has a few hundred.
@@ -44,6 +49,9 @@ type decoder struct {
 	p        *problems
 	budget   int
 	exceeded bool
+	// json is set for a file kube-scheduler reads as JSON, where no YAML 1.1
+	// rule applies: 8.0 is not an integer there.
+	json bool
 }
 
 func newDecoder(p *problems) *decoder { return &decoder{p: p, budget: maxNodes} }
@@ -106,8 +114,7 @@ func parseYAML(data []byte, p *problems) (root *yaml.Node) {
 // "{" is JSON, and must be one valid JSON value with nothing after it (a
 // YAML flow mapping such as {apiVersion: v1} is not). Other files are YAML.
 func checkJSON(data []byte, p *problems) bool {
-	trimmed := bytes.TrimLeft(data, " \t\r\n")
-	if len(trimmed) == 0 || trimmed[0] != '{' {
+	if !readsAsJSON(data) {
 		return true
 	}
 	var v any
@@ -122,6 +129,13 @@ func checkJSON(data []byte, p *problems) bool {
 	}
 	p.list = append(p.list, fe)
 	return false
+}
+
+// readsAsJSON reports whether kube-scheduler reads data as JSON: whether
+// its first non-blank character is "{".
+func readsAsJSON(data []byte) bool {
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	return len(trimmed) > 0 && trimmed[0] == '{'
 }
 
 // lineColumn returns the line and column (from 1) of the byte before
@@ -185,8 +199,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 			return
 		}
 		if u, ok := v.Addr().Interface().(encoding.TextUnmarshaler); ok {
-			if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
-				d.p.addNode(n, path, "expected a string, got %s", describe(n))
+			if !d.isString(n, path) {
 				return
 			}
 			if err := u.UnmarshalText([]byte(n.Value)); err != nil {
@@ -221,11 +234,9 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	case reflect.Map:
 		d.decodeMap(n, v, path)
 	case reflect.String:
-		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
-			d.p.addNode(n, path, "expected a string, got %s", describe(n))
-			return
+		if d.isString(n, path) {
+			v.SetString(n.Value)
 		}
-		v.SetString(n.Value)
 	case reflect.Bool:
 		b, ok := scalarBool(n)
 		if !ok {
@@ -235,24 +246,34 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		v.SetBool(b)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		var i int64
-		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&i) != nil {
+		whole, isFloat := d.wholeFloat(n)
+		tooLarge := isFloat && (whole < -(1<<63) || whole >= 1<<63)
+		switch {
+		case isFloat:
+			i = int64(whole)
+		case n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&i) != nil:
 			d.p.addNode(n, path, "expected an integer, got %s", describe(n))
 			return
 		}
-		if v.OverflowInt(i) {
+		if tooLarge || v.OverflowInt(i) {
 			bits := v.Type().Bits()
-			d.p.addNode(n, path, "%d is out of range: must be between %d and %d", i, int64(-1)<<(bits-1), int64(1)<<(bits-1)-1)
+			d.p.addNode(n, path, "%s is out of range: must be between %d and %d", n.Value, int64(-1)<<(bits-1), int64(1)<<(bits-1)-1)
 			return
 		}
 		v.SetInt(i)
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		var u uint64
-		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&u) != nil {
+		whole, isFloat := d.wholeFloat(n)
+		tooLarge := isFloat && whole >= 1<<64
+		switch {
+		case isFloat && whole >= 0:
+			u = uint64(whole)
+		case isFloat, n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&u) != nil:
 			d.p.addNode(n, path, "expected a non-negative integer, got %s", describe(n))
 			return
 		}
-		if v.OverflowUint(u) {
-			d.p.addNode(n, path, "%d is out of range: must be at most %d", u, uint64(1)<<v.Type().Bits()-1)
+		if tooLarge || v.OverflowUint(u) {
+			d.p.addNode(n, path, "%s is out of range: must be at most %d", n.Value, uint64(1)<<v.Type().Bits()-1)
 			return
 		}
 		v.SetUint(u)
@@ -272,6 +293,42 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		// reported rather than panicking on a user's file.
 		d.p.addNode(n, path, "internal error: cannot decode into %s", v.Type())
 	}
+}
+
+// isString reports whether n is a string as kube-scheduler reads it, and
+// records why not when it is not. Besides YAML 1.2's strings, a plain
+// scalar that YAML 1.2 reads as a timestamp is one: YAML 1.1's
+// conversion to JSON keeps it as written. An unquoted YAML 1.1 boolean is
+// not.
+func (d *decoder) isString(n *yaml.Node, path string) bool {
+	switch {
+	case n.Kind != yaml.ScalarNode:
+	case n.ShortTag() == "!!timestamp" && !d.json:
+		return true
+	case n.ShortTag() != "!!str":
+	case n.Style == 0 && !d.json && isYAML11Bool(n.Value):
+		d.p.addNode(n, path, "expected a string, got the YAML 1.1 boolean %s (quote it: %q), as kube-scheduler reads it", n.Value, n.Value)
+		return false
+	default:
+		return true
+	}
+	d.p.addNode(n, path, "expected a string, got %s", describe(n))
+	return false
+}
+
+// wholeFloat returns the value of a float written in a YAML file when it
+// is a whole number: kube-scheduler's YAML-to-JSON conversion writes 8.0
+// and 1e2 as 8 and 100, which an integer field takes. A JSON file's 8.0
+// stays 8.0, which it refuses.
+func (d *decoder) wholeFloat(n *yaml.Node) (float64, bool) {
+	if d.json || n.Kind != yaml.ScalarNode || n.ShortTag() != "!!float" {
+		return 0, false
+	}
+	var f float64
+	if n.Decode(&f) != nil || math.IsNaN(f) || math.IsInf(f, 0) || f != math.Trunc(f) {
+		return 0, false
+	}
+	return f, true
 }
 
 // resolve follows aliases; it returns nil (having reported why) when there
@@ -452,6 +509,10 @@ func (d *decoder) plain(n *yaml.Node, depth int) (any, error) {
 			}
 			return v, nil
 		default:
+			// A YAML 1.1 boolean is one to kube-scheduler.
+			if b, ok := yaml11Bool(n.Value); ok && n.Style == 0 && !d.json {
+				return b, nil
+			}
 			return n.Value, nil
 		}
 	}
@@ -478,13 +539,23 @@ func scalarBool(n *yaml.Node) (value, ok bool) {
 	if n.Style != 0 {
 		return false, false // quoted: a string
 	}
-	switch n.Value {
+	return yaml11Bool(n.Value)
+}
+
+// yaml11Bool reads YAML 1.1's booleans that YAML 1.2 reads as strings.
+func yaml11Bool(s string) (value, ok bool) {
+	switch s {
 	case "y", "Y", "yes", "Yes", "YES", "on", "On", "ON":
 		return true, true
 	case "n", "N", "no", "No", "NO", "off", "Off", "OFF":
 		return false, true
 	}
 	return false, false
+}
+
+func isYAML11Bool(s string) bool {
+	_, ok := yaml11Bool(s)
+	return ok
 }
 
 // describe names what a node holds, for messages.
