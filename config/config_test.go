@@ -1032,6 +1032,14 @@ func TestKubeSchedulerIgnores(t *testing.T) {
 		},
 		warn: "profiles[0].plugins.score.disabled[0].name", line: 7,
 	}, {
+		name: "disabled entry without a name",
+		file: prof("    filter:\n      disabled: [{name: \"\"}]\n"),
+		warn: "profiles[0].plugins.filter.disabled[0].name", line: 7,
+	}, {
+		name: "disabled entry that is null",
+		file: prof("    score:\n      disabled: [null]\n"),
+		warn: "profiles[0].plugins.score.disabled[0].name", line: 7,
+	}, {
 		name: "pluginConfig for an unknown plugin",
 		file: header + "profiles:\n- schedulerName: s\n  pluginConfig:\n  - name: Coscheduling\n    args: {permitWaitingTimeSeconds: 10}\n",
 		check: func(t *testing.T, p registry.Profile) {

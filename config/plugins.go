@@ -315,7 +315,8 @@ func checkSet(cat *catalog, point string, set *pluginSet, path string, p *proble
 		ep := indexPath(childPath(path, "disabled"), i)
 		switch {
 		case pl.Name == "":
-			p.add(childPath(ep, "name"), "required: the plugin to disable, or %q for all default plugins", wildcard)
+			// kube-scheduler accepts it, and it disables nothing.
+			p.warn(childPath(ep, "name"), "ignored: an entry without a name disables nothing (kube-scheduler ignores it too); name the plugin to disable, or %q for all default plugins", wildcard)
 			continue
 		case pl.Name != wildcard && !cat.disableable(pl.Name):
 			// kube-scheduler accepts it: disabling what does not run
