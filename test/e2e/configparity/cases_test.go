@@ -248,6 +248,118 @@ profiles:
 `},
 	{name: "leader election off skips the lock", file: "leaderElection: {leaderElect: false, resourceLock: configmaps}\n"},
 
+	{name: "queueSort weight 0 and none agree", file: `
+profiles:
+- schedulerName: a
+  plugins:
+    queueSort:
+      enabled: [{name: PrioritySort, weight: 0}]
+- schedulerName: b
+  plugins:
+    queueSort:
+      enabled: [{name: PrioritySort}]
+`},
+	{name: "queueSort disabled weights are not compared", file: `
+profiles:
+- schedulerName: a
+  plugins:
+    queueSort:
+      disabled: [{name: PrioritySort, weight: 3}]
+      enabled: [{name: PrioritySort}]
+- schedulerName: b
+  plugins:
+    queueSort:
+      disabled: [{name: PrioritySort}]
+      enabled: [{name: PrioritySort}]
+`},
+	{name: "only the built-in points", file: `
+profiles:
+- plugins:
+    multiPoint:
+      disabled: [{name: "*"}]
+      enabled: [{name: PrioritySort}, {name: DefaultBinder}]
+`},
+	{name: "SchedulingGates re-enabled", file: `
+profiles:
+- plugins:
+    preEnqueue:
+      enabled: [{name: SchedulingGates}]
+`},
+	{name: "node affinity empty term", file: `
+profiles:
+- pluginConfig:
+  - name: NodeAffinity
+    args:
+      addedAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms: [{}]
+`},
+	{name: "node affinity match fields", file: `
+profiles:
+- pluginConfig:
+  - name: NodeAffinity
+    args:
+      addedAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms:
+          - matchFields: [{key: metadata.name, operator: In, values: [n1]}]
+`},
+	{name: "null args fields are defaults", file: `
+profiles:
+- pluginConfig:
+  - name: VolumeBinding
+    args: {bindTimeoutSeconds: null}
+  - name: InterPodAffinity
+    args: {hardPodAffinityWeight: null}
+  - name: DefaultPreemption
+    args: {minCandidateNodesAbsolute: 0}
+  - name: DynamicResources
+    args: {filterTimeout: null}
+`},
+	{name: "global and profile percentage", file: `
+percentageOfNodesToScore: 0
+profiles:
+- schedulerName: a
+  percentageOfNodesToScore: 50
+- schedulerName: b
+  percentageOfNodesToScore: null
+`},
+	{name: "fit ratio with weight 0 resources", file: `
+profiles:
+- pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: RequestedToCapacityRatio
+        resources: [{name: cpu, weight: 0}, {name: example.com/gpu}]
+        requestedToCapacityRatio: {shape: [{utilization: 0, score: 0}, {utilization: 100, score: 10}]}
+`},
+
+	{name: "node affinity match field other than the name", file: `
+profiles:
+- pluginConfig:
+  - name: NodeAffinity
+    args:
+      addedAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms:
+          - matchFields: [{key: metadata.labels, operator: In, values: [n1]}]
+`},
+	{name: "placement points disabled", file: `
+profiles:
+- plugins:
+    placementGenerate:
+      disabled: [{name: "*"}]
+    placementScore:
+      disabled: [{name: "*"}]
+`},
+	{name: "args of yardmaster's own plugin", file: `
+profiles:
+- pluginConfig:
+  - name: Explain
+    args: {simulatorAnnotations: true}
+`},
+
 	// Accepted: plugin args.
 	{name: "fit most allocated", file: `
 profiles:
@@ -775,6 +887,62 @@ profiles:
     args: {a: 1}
 `, refused: "profiles[1].pluginConfig", kubeSays: "profiles[1].pluginConfig.args"},
 
+	{name: "no queue sort", file: `
+profiles:
+- plugins:
+    multiPoint:
+      disabled: [{name: "*"}]
+      enabled: [{name: DefaultBinder}]
+`, refused: "profiles[0].plugins.queueSort", kubeSays: "queue sort plugin"},
+	{name: "initial backoff above the default max", file: "podInitialBackoffSeconds: 20\n", refused: "podMaxBackoffSeconds"},
+	{name: "node affinity Exists with values", file: `
+profiles:
+- pluginConfig:
+  - name: NodeAffinity
+    args:
+      addedAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms:
+          - matchExpressions: [{key: a, operator: Exists, values: [x]}]
+`, refused: "profiles[0].pluginConfig[0].args.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values"},
+	{name: "node affinity Gt not a number", file: `
+profiles:
+- pluginConfig:
+  - name: NodeAffinity
+    args:
+      addedAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms:
+          - matchExpressions: [{key: a, operator: Gt, values: [x]}]
+`, refused: "profiles[0].pluginConfig[0].args.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values[0]"},
+	{name: "node affinity In without values", file: `
+profiles:
+- pluginConfig:
+  - name: NodeAffinity
+    args:
+      addedAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms:
+          - matchExpressions: [{key: a, operator: In}]
+`, refused: "profiles[0].pluginConfig[0].args.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values"},
+	{name: "spread missing whenUnsatisfiable", file: `
+profiles:
+- pluginConfig:
+  - name: PodTopologySpread
+    args:
+      defaultingType: List
+      defaultConstraints: [{maxSkew: 1, topologyKey: zone}]
+`, refused: "profiles[0].pluginConfig[0].args.defaultConstraints[0].whenUnsatisfiable"},
+	{name: "spread bad topologyKey", file: `
+profiles:
+- pluginConfig:
+  - name: PodTopologySpread
+    args:
+      defaultingType: List
+      defaultConstraints: [{maxSkew: 1, topologyKey: "bad key!", whenUnsatisfiable: DoNotSchedule}]
+`, refused: "profiles[0].pluginConfig[0].args.defaultConstraints[0].topologyKey"},
+	{name: "two apiVersions", raw: true, file: "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\napiVersion: kubescheduler.config.k8s.io/v1\n", refused: "apiVersion", kubeSays: "apiVersion"},
+
 	// Refused: plugin args.
 	{name: "fit bogus type", file: `
 profiles:
@@ -1118,4 +1286,13 @@ profiles:
     placementScore:
       enabled: [{name: NodeResourcesFit}]
 `, refused: "profiles[0].plugins.placementScore.enabled[0].name", deliberate: "pod-group scheduling is not implemented"},
+	{name: "yardmaster's own plugin", file: `
+profiles:
+- plugins:
+    multiPoint:
+      enabled: [{name: NetworkTraffic}]
+  pluginConfig:
+  - name: NetworkTraffic
+    args: {prometheusAddress: "http://127.0.0.1:1"}
+`, refused: "profiles[0].plugins.multiPoint.enabled[0].name", kubeSays: `"NetworkTraffic" does not exist`, kubeOnly: "a plugin of yardmaster's that kube-scheduler does not have"},
 }
