@@ -627,6 +627,19 @@ leaderElection:
 			}
 		},
 	}, {
+		name: "YAML merge keys, as kube-scheduler's YAML 1.1 parser reads them",
+		file: header + "<<: {parallelism: 3}\nprofiles:\n- schedulerName: a\n  plugins: &pl\n    score: {disabled: [{name: ImageLocality}]}\n" +
+			"- schedulerName: b\n  plugins:\n    <<: [*pl, {postFilter: {disabled: [{name: DefaultPreemption}]}}]\n    filter: {disabled: [{name: NodePorts}]}\n",
+		check: func(t *testing.T, c *Config) {
+			if c.Parallelism != 3 {
+				t.Errorf("parallelism = %d, want 3", c.Parallelism)
+			}
+			b := c.Profiles[1]
+			if scoreWeightOf(b, "ImageLocality") != 0 || slices.Contains(b.Filter, "NodePorts") || slices.Contains(b.PostFilter, "DefaultPreemption") {
+				t.Errorf("profile b: score %v, filter %v, postFilter %v; want ImageLocality, NodePorts and DefaultPreemption disabled", b.Score, b.Filter, b.PostFilter)
+			}
+		},
+	}, {
 		name: "per-profile percentage",
 		file: header + "profiles:\n- schedulerName: a\n  percentageOfNodesToScore: 70\n",
 		check: func(t *testing.T, c *Config) {
@@ -836,6 +849,11 @@ func TestDecodeErrors(t *testing.T) {
 		{"unknown args field", pc("NodeResourcesFit", "{scoringStrategy: {typ: MostAllocated}}"), "profiles[0].pluginConfig[0].args.scoringStrategy.typ", 7, "unknown field"},
 		{"field given twice", header + "parallelism: 3\nparallelism: 4\n", "parallelism", 4, "given twice (first on line 3)"},
 		{"merge key", header + "base: &b {parallelism: 3}\n<<: *b\n", "base", 3, "unknown field"},
+		// kube-scheduler's parser refuses a key that a merge also sets.
+		{"merge key overridden", header + "profiles:\n- &p {schedulerName: a, percentageOfNodesToScore: 20}\n- <<: *p\n  schedulerName: b\n", "profiles[1].schedulerName", 6, "given twice (first on line 4)"},
+		{"merge of a scalar", header + "<<: 3\n", "<<", 3, "merges a mapping or a list of mappings"},
+		{"merge that includes itself", header + "profiles: &x\n- <<: *x\n", "profiles[0].<<", 4, "merges a mapping or a list of mappings"},
+		{"merge bomb", header + mergeBomb(), "", 0, "too large"},
 		{"a string for a number", prof("    score:\n      enabled: [{name: NodeAffinity, weight: high}]\n"), "profiles[0].plugins.score.enabled[0].weight", 7, `expected an integer, got the string "high"`},
 		{"a number for a string", header + "profiles:\n- schedulerName: 123\n", "profiles[0].schedulerName", 4, "expected a string, got the integer 123"},
 		{"a quoted boolean", header + "leaderElection: {leaderElect: \"true\"}\n", "leaderElection.leaderElect", 3, "expected true or false"},
@@ -1118,6 +1136,17 @@ func scoreWeightOf(p registry.Profile, name string) int64 {
 }
 
 // aliasBomb is a few lines whose last value expands to 10^9 strings.
+// mergeBomb is aliasBomb with merge keys: each level merges the one before
+// twice (under different keys it would be a valid document).
+func mergeBomb() string {
+	var b strings.Builder
+	b.WriteString("x0: &x0 {a: 1}\n")
+	for i := 1; i <= 40; i++ {
+		fmt.Fprintf(&b, "x%d: &x%d {<<: [*x%d, *x%d]}\n", i, i, i-1, i-1)
+	}
+	return b.String()
+}
+
 func aliasBomb() string {
 	var b strings.Builder
 	b.WriteString("extenders:\n- &x0 [a, a, a, a, a, a, a, a, a, a]\n")

@@ -95,6 +95,9 @@ func parseYAML(data []byte, p *problems) (root *yaml.Node) {
 		}
 		p.warnNode(at, "", "ignored: the file's YAML documents after the first (kube-scheduler reads only the first too)")
 	}
+	if !expandMerges(&doc, p) {
+		return nil
+	}
 	root = &doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
 		root = root.Content[0]
@@ -162,6 +165,104 @@ func yamlSyntaxError(err error) FieldError {
 		fe.Message = "not valid YAML: " + msg[len(m[0]):]
 	}
 	return fe
+}
+
+// expandMerges replaces each YAML merge key (<<) of the document by the
+// pairs of the mappings it merges, as kube-scheduler's YAML 1.1 parser
+// does, so that the rest of the decoder sees plain mappings. A key that
+// both a merge and the mapping (or two merges) set is then a key given
+// twice, which kube-scheduler's strict parser refuses too ("already set in
+// map"). It reports false, having said why, when the document cannot be
+// expanded.
+func expandMerges(doc *yaml.Node, p *problems) bool {
+	m := &merger{p: p, state: map[*yaml.Node]int{}, budget: maxNodes, ok: true}
+	m.expand(doc, "")
+	return m.ok
+}
+
+type merger struct {
+	p *problems
+	// state is 1 for a mapping being expanded, 2 for one expanded: a
+	// mapping is expanded once, however many aliases refer to it.
+	state  map[*yaml.Node]int
+	budget int
+	ok     bool
+}
+
+func (m *merger) expand(n *yaml.Node, path string) {
+	if n == nil || !m.ok || m.state[n] != 0 {
+		return
+	}
+	m.state[n] = 1
+	defer func() { m.state[n] = 2 }()
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			m.expand(c, path)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			m.expand(c, indexPath(path, i))
+		}
+	case yaml.AliasNode:
+		m.expand(n.Alias, path)
+	case yaml.MappingNode:
+		var out []*yaml.Node
+		merged := false
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Kind != yaml.ScalarNode || k.ShortTag() != "!!merge" {
+				m.expand(v, childPath(path, k.Value))
+				out = append(out, k, v)
+				continue
+			}
+			merged = true
+			for _, src := range m.sources(k, v, childPath(path, k.Value)) {
+				m.budget -= len(src.Content)
+				if m.budget < 0 {
+					m.p.addNode(k, "", "the document is too large (more than %d values once merge keys are expanded)", maxNodes)
+					m.ok = false
+					return
+				}
+				out = append(out, src.Content...)
+			}
+		}
+		if merged && m.ok {
+			n.Content = out
+		}
+	}
+}
+
+// sources returns the expanded mappings a merge key's value names: a
+// mapping or a list of mappings, each possibly an alias.
+func (m *merger) sources(k, v *yaml.Node, path string) []*yaml.Node {
+	list := []*yaml.Node{v}
+	if r := resolveAlias(v); r != nil && r.Kind == yaml.SequenceNode {
+		list = r.Content
+	}
+	var out []*yaml.Node
+	for _, e := range list {
+		r := resolveAlias(e)
+		if r != nil && r.Kind == yaml.MappingNode && m.state[r] != 1 {
+			m.expand(r, path)
+			out = append(out, r)
+			continue
+		}
+		m.p.addNode(k, path, "a YAML merge key merges a mapping or a list of mappings not containing it, got %s", describe(r))
+		m.ok = false
+	}
+	return out
+}
+
+// resolveAlias follows aliases, at most maxDepth of them.
+func resolveAlias(n *yaml.Node) *yaml.Node {
+	for range maxDepth {
+		if n == nil || n.Kind != yaml.AliasNode {
+			return n
+		}
+		n = n.Alias
+	}
+	return nil
 }
 
 func isEmptyDocument(n *yaml.Node) bool {
@@ -423,10 +524,6 @@ func (d *decoder) key(k *yaml.Node, path string) (string, bool) {
 	}
 	if k.Kind != yaml.ScalarNode {
 		d.p.addNode(k, path, "mapping keys must be strings, got %s", describe(k))
-		return "", false
-	}
-	if k.ShortTag() == "!!merge" {
-		d.p.addNode(k, path, "YAML merge keys (<<) are not supported: write the fields out")
 		return "", false
 	}
 	return k.Value, true
