@@ -753,6 +753,30 @@ profiles:
   - name: VolumeBinding
     args: {bindTimeoutSeconds: "30"}
 `, refused: "profiles[0].pluginConfig[0].args.bindTimeoutSeconds", kubeSays: "bindTimeoutSeconds"},
+	{name: "merge keys", file: `
+<<: {parallelism: 3}
+profiles:
+- schedulerName: a
+  plugins: &pl
+    score: {disabled: [{name: ImageLocality}]}
+  pluginConfig:
+  - &fit
+    name: NodeResourcesFit
+    args: {scoringStrategy: {type: MostAllocated}}
+- schedulerName: b
+  plugins:
+    <<: [*pl, {postFilter: {disabled: [{name: DefaultPreemption}]}}]
+    filter: {disabled: [{name: NodePorts}]}
+  pluginConfig:
+  - <<: *fit
+`},
+	{name: "merge key overridden", file: `
+profiles:
+- &p {schedulerName: a, percentageOfNodesToScore: 20}
+- <<: *p
+  schedulerName: b
+`, refused: "profiles[1].schedulerName", kubeSays: `key "schedulerName" already set`},
+	{name: "merge of a scalar", file: "<<: 3\n", refused: "<<", kubeSays: "map merge requires map or sequence of maps"},
 	{name: "multiple documents", file: "parallelism: 4\n---\nparallelism: 5\n"},
 	{name: "null sections", file: "leaderElection: null\nclientConnection: null\nprofiles: null\n"},
 
