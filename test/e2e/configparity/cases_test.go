@@ -726,6 +726,12 @@ profiles:
 	{name: "underscores", file: "parallelism: 1_000\n"},
 	{name: "0o", file: "parallelism: 0o10\n"},
 	{name: "plus sign", file: "parallelism: +8\n"},
+	{name: "leading zero not octal", file: "parallelism: 08\n"},
+	{name: "binary", file: "parallelism: 0b11\n"},
+	{name: "double underscore", file: "parallelism: 1__0\n"},
+	{name: "trailing underscore", file: "parallelism: 0_1\n"},
+	{name: "leading zero float", file: "parallelism: 09.0\n"},
+	{name: "sexagesimal is a string", file: "profiles:\n- schedulerName: \"a\"\n  plugins: {}\n- schedulerName: 1:20\n"},
 	{name: "date is a string", file: "leaderElection: {resourceName: 2024-01-01}\n"},
 	{name: "JSON whole float for an integer", raw: true, file: `{"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "parallelism": 8.0}`,
 		refused: "parallelism", kubeSays: "parallelism"},
@@ -965,6 +971,8 @@ profiles:
       defaultingType: List
       defaultConstraints: [{maxSkew: 1, topologyKey: "bad key!", whenUnsatisfiable: DoNotSchedule}]
 `, refused: "profiles[0].pluginConfig[0].args.defaultConstraints[0].topologyKey"},
+	{name: "no kind", raw: true, file: "{}", refused: "kind", kubeSays: "Kind"},
+	{name: "a document marker first", raw: true, file: "---\n" + header},
 	{name: "two apiVersions", raw: true, file: "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\napiVersion: kubescheduler.config.k8s.io/v1\n", refused: "apiVersion", kubeSays: "apiVersion"},
 
 	// Refused: plugin args.

@@ -106,6 +106,8 @@ func TestConfigParity(t *testing.T) {
 			kubeOut, kubeErr := runKubeScheduler(t, bin, path)
 			ym, ymErr := config.Load(path)
 
+			t.Logf("kube-scheduler: %v", kubeErr)
+			t.Logf("yardmaster: %v", ymErr)
 			switch {
 			case tc.deliberate != "":
 				if kubeErr != nil {
