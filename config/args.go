@@ -23,11 +23,12 @@ import (
 // What kube-scheduler accepts and ignores is accepted with a warning: an
 // entry for a plugin it does not know (it keeps the args undecoded, and
 // uses them only if the plugin is enabled, which then fails), and args for
-// a plugin that takes none. enabled lists the plugins the profile runs:
-// NodeResourcesFit's args are checked only when it is one of them, as
-// kube-scheduler checks them only when it builds the plugin (its
-// validation of every profile's args looks them up under the wrong name).
-func decodePluginConfig(d *decoder, cat *catalog, pcs []filePluginConfig, path string, enabled []string) map[string]any {
+// a plugin that takes none. built lists the plugins kube-scheduler would
+// build for the profile (resolvePlugins): NodeResourcesFit's args are
+// checked only when it is one of them, as kube-scheduler checks them only
+// when it builds the plugin (its validation of every profile's args looks
+// them up under the wrong name).
+func decodePluginConfig(d *decoder, cat *catalog, pcs []filePluginConfig, path string, built []string) map[string]any {
 	p := d.p
 	args := map[string]any{}
 	seen := map[string]int{}
@@ -78,7 +79,7 @@ func decodePluginConfig(d *decoder, cat *catalog, pcs []filePluginConfig, path s
 			}
 		}
 		defaultArgs(a)
-		if _, fit := a.(*framework.NodeResourcesFitArgs); fit && !slices.Contains(enabled, pc.Name) {
+		if _, fit := a.(*framework.NodeResourcesFitArgs); fit && !slices.Contains(built, pc.Name) {
 			if r.ValidateArgs != nil && r.ValidateArgs(a) != nil {
 				p.warn(ap, "not checked, and not used: plugin %q is not enabled in this profile (kube-scheduler checks these args only when it is)", pc.Name)
 			}

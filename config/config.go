@@ -337,10 +337,10 @@ func buildProfiles(fps []fileProfile, d *decoder, cat *catalog) []registry.Profi
 		} else {
 			names[name] = i
 		}
-		prof, ok := resolvePlugins(cat, fp.Plugins, path, p)
+		prof, built, ok := resolvePlugins(cat, fp.Plugins, path, p)
 		prof.SchedulerName = name
 		prof.PercentageOfNodesToScore = fp.PercentageOfNodesToScore
-		prof.Args = decodePluginConfig(d, cat, fp.PluginConfig, path, prof.Plugins())
+		prof.Args = decodePluginConfig(d, cat, fp.PluginConfig, path, built)
 		if ok {
 			for _, n := range prof.Plugins() {
 				r, _ := cat.lookup(n)

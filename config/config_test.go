@@ -847,6 +847,13 @@ func TestDecodeErrors(t *testing.T) {
 		{"unknown profile field", header + "profiles:\n- schedulerName: a\n  plugin: {}\n", "profiles[0].plugin", 5, `did you mean "plugins"?`},
 		{"unknown extension point", prof("    scores: {}\n"), "profiles[0].plugins.scores", 6, `did you mean "score"?`},
 		{"unknown args field", pc("NodeResourcesFit", "{scoringStrategy: {typ: MostAllocated}}"), "profiles[0].pluginConfig[0].args.scoringStrategy.typ", 7, "unknown field"},
+		// kube-scheduler builds every plugin an enabled list names, here
+		// multiPoint's, though each of its points disables it; building
+		// NodeResourcesFit checks its args.
+		{"NodeResourcesFit args of a plugin multiPoint enables and every point disables",
+			header + "profiles:\n- schedulerName: s\n  plugins:\n    preFilter: {disabled: [{name: NodeResourcesFit}]}\n    filter: {disabled: [{name: NodeResourcesFit}]}\n" +
+				"    preScore: {disabled: [{name: NodeResourcesFit}]}\n    score: {disabled: [{name: NodeResourcesFit}]}\n  pluginConfig:\n  - name: NodeResourcesFit\n    args: {scoringStrategy: {type: Packed}}\n",
+			"profiles[0].pluginConfig[0].args.scoringStrategy.type", 12, "Unsupported value"},
 		{"field given twice", header + "parallelism: 3\nparallelism: 4\n", "parallelism", 4, "given twice (first on line 3)"},
 		{"merge key", header + "base: &b {parallelism: 3}\n<<: *b\n", "base", 3, "unknown field"},
 		// kube-scheduler's parser refuses a key that a merge also sets.

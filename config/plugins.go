@@ -140,8 +140,11 @@ var builtinPoints = map[string]string{
 }
 
 // resolvePlugins turns a profile's plugin sets into the plugin lists of
-// the points yardmaster runs. path is the profile's path.
-func resolvePlugins(cat *catalog, plugins *filePlugins, path string, p *problems) (prof registry.Profile, ok bool) {
+// the points yardmaster runs. path is the profile's path. built lists the
+// plugins kube-scheduler would build for the profile: every plugin an
+// enabled list names, multiPoint's merged with the defaults included, even
+// one that every point it implements disables (its pluginsNeeded).
+func resolvePlugins(cat *catalog, plugins *filePlugins, path string, p *problems) (prof registry.Profile, built []string, ok bool) {
 	if plugins == nil {
 		plugins = &filePlugins{}
 	}
@@ -153,7 +156,7 @@ func resolvePlugins(cat *catalog, plugins *filePlugins, path string, p *problems
 	if len(p.list) > before {
 		// Entries in error were dropped; resolving without them would only
 		// add confusing follow-on problems.
-		return prof, false
+		return prof, nil, false
 	}
 
 	var defaults []entry
@@ -166,6 +169,16 @@ func resolvePlugins(cat *catalog, plugins *filePlugins, path string, p *problems
 		defaults = append(defaults, e)
 	}
 	multiPoint := mergeSet(defaults, custom[registry.MultiPoint])
+	for _, e := range multiPoint {
+		built = append(built, e.name)
+	}
+	for _, ps := range custom {
+		for _, e := range ps.enabled {
+			if !slices.Contains(built, e.name) {
+				built = append(built, e.name)
+			}
+		}
+	}
 
 	expand := func(point string) []string {
 		own := custom[point]
@@ -244,7 +257,7 @@ func resolvePlugins(cat *catalog, plugins *filePlugins, path string, p *problems
 	if i := scoreOverflowAt(weights); i >= 0 {
 		p.add(cmpOr(paths[i], childPath(pluginsPath, registry.Score)), "the score plugins' weights add up to more than %d: the total score could overflow", int64(math.MaxInt64)/framework.MaxNodeScore)
 	}
-	return prof, len(p.list) == before
+	return prof, built, len(p.list) == before
 }
 
 // scoreOverflowAt is kube-scheduler's getScoreWeights check: the weighted

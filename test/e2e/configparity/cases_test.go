@@ -976,6 +976,18 @@ profiles:
 	{name: "two apiVersions", raw: true, file: "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\napiVersion: kubescheduler.config.k8s.io/v1\n", refused: "apiVersion", kubeSays: "apiVersion"},
 
 	// Refused: plugin args.
+	{name: "fit bad args while every point disables it", file: `
+profiles:
+- plugins:
+    preFilter: {disabled: [{name: NodeResourcesFit}]}
+    filter: {disabled: [{name: NodeResourcesFit}]}
+    preScore: {disabled: [{name: NodeResourcesFit}]}
+    score: {disabled: [{name: NodeResourcesFit}]}
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy: {type: Bogus}
+`, refused: "profiles[0].pluginConfig[0].args.scoringStrategy.type", kubeSays: "scoringStrategy.type"},
 	{name: "fit bogus type", file: `
 profiles:
 - pluginConfig:
