@@ -406,6 +406,12 @@ func checkCommonQueueSort(fps []fileProfile, d *decoder) {
 		sortName = enabled0[0].Name
 	}
 	args0, _ := argsOf(fps[0], sortName)
+	// When it builds the profiles, kube-scheduler also compares the args of
+	// the queue-sort plugin each resolves to (PrioritySort, in yardmaster),
+	// whether or not queueSort is written: an entry in one profile only
+	// differs from none.
+	resolved0, _ := argsOf(fps[0], registry.PrioritySortName)
+	argsMessage := "the args of queue-sort plugin %q must be the same for all profiles (as profiles[0]'s): they share one scheduling queue"
 	for i := 1; i < len(fps); i++ {
 		path := indexPath("profiles", i)
 		enabled, disabled := set(fps[i])
@@ -415,12 +421,18 @@ func checkCommonQueueSort(fps []fileProfile, d *decoder) {
 			d.p.add(childPath(childPath(path, "plugins"), registry.QueueSort),
 				"must be the same for all profiles (as profiles[0]'s): they share one scheduling queue")
 		}
-		if sortName == "" {
-			continue
+		if sortName != "" {
+			if args, ok := argsOf(fps[i], sortName); ok && !reflect.DeepEqual(args0, args) {
+				d.p.add(childPath(path, "pluginConfig"), argsMessage, sortName)
+				continue
+			}
 		}
-		if args, ok := argsOf(fps[i], sortName); ok && !reflect.DeepEqual(args0, args) {
-			d.p.add(childPath(path, "pluginConfig"),
-				"the args of queue-sort plugin %q must be the same for all profiles (as profiles[0]'s): they share one scheduling queue", sortName)
+		if resolved, ok := argsOf(fps[i], registry.PrioritySortName); !reflect.DeepEqual(resolved0, resolved) {
+			at := path
+			if ok {
+				at = childPath(path, "pluginConfig")
+			}
+			d.p.add(at, argsMessage, registry.PrioritySortName)
 		}
 	}
 }

@@ -917,6 +917,12 @@ func TestDecodeErrors(t *testing.T) {
 			"profiles[1].plugins.queueSort", 7, "must be the same for all profiles"},
 		{"queueSort weight differs between profiles", header + "profiles:\n- schedulerName: a\n  plugins:\n    queueSort:\n      enabled: [{name: PrioritySort, weight: 0}]\n- schedulerName: b\n  plugins:\n    queueSort:\n      enabled: [{name: PrioritySort, weight: 2}]\n",
 			"profiles[1].plugins.queueSort", 10, "must be the same for all profiles"},
+		// kube-scheduler compares the args of the queue-sort plugin each
+		// profile resolves to, written or not.
+		{"queue-sort args differ, queueSort not written", header + "profiles:\n- schedulerName: a\n- schedulerName: b\n  pluginConfig:\n  - name: PrioritySort\n    args: {a: 1}\n",
+			"profiles[1].pluginConfig", 6, `the args of queue-sort plugin "PrioritySort" must be the same for all profiles`},
+		{"queue-sort args in the first profile only", header + "profiles:\n- schedulerName: a\n  pluginConfig:\n  - name: PrioritySort\n    args: {a: 1}\n- schedulerName: b\n",
+			"profiles[1]", 8, `the args of queue-sort plugin "PrioritySort" must be the same for all profiles`},
 		{"queueSort disabled in one profile only", header + "profiles:\n- schedulerName: a\n  plugins:\n    queueSort:\n      disabled: [{name: \"*\"}]\n      enabled: [{name: PrioritySort}]\n- schedulerName: b\n",
 			"profiles[1].plugins.queueSort", 9, "must be the same for all profiles"},
 

@@ -360,6 +360,39 @@ profiles:
     args: {simulatorAnnotations: true}
 `},
 
+	{name: "score weight 0 wins over multiPoint's", file: `
+profiles:
+- plugins:
+    score:
+      enabled: [{name: ImageLocality, weight: 0}]
+    multiPoint:
+      enabled: [{name: ImageLocality, weight: 5}]
+`},
+	{name: "queue sort entry without args in one profile", file: `
+profiles:
+- schedulerName: a
+- schedulerName: b
+  pluginConfig:
+  - name: PrioritySort
+`},
+	{name: "queue sort args equal in every profile", file: `
+profiles:
+- schedulerName: a
+  pluginConfig:
+  - name: PrioritySort
+    args: {a: 1}
+- schedulerName: b
+  pluginConfig:
+  - name: PrioritySort
+    args: {a: 1}
+`},
+	{name: "schedulerName no pod can have, leader election off", file: `
+leaderElection: {leaderElect: false}
+profiles:
+- schedulerName: My Scheduler
+`},
+	{name: "accept content types", file: "clientConnection: {acceptContentTypes: \"application/vnd.kubernetes.protobuf,application/json\"}\n"},
+
 	// Accepted: plugin args.
 	{name: "fit most allocated", file: `
 profiles:
@@ -974,6 +1007,31 @@ profiles:
 	{name: "no kind", raw: true, file: "{}", refused: "kind", kubeSays: "Kind"},
 	{name: "a document marker first", raw: true, file: "---\n" + header},
 	{name: "two apiVersions", raw: true, file: "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\napiVersion: kubescheduler.config.k8s.io/v1\n", refused: "apiVersion", kubeSays: "apiVersion"},
+
+	{name: "queue sort args without queueSort written", file: `
+profiles:
+- schedulerName: a
+- schedulerName: b
+  pluginConfig:
+  - name: PrioritySort
+    args: {a: 1}
+`, refused: "profiles[1].pluginConfig", kubeSays: `different queue sort plugin args for profile "b"`},
+	{name: "queue sort args in the first profile only", file: `
+profiles:
+- schedulerName: a
+  pluginConfig:
+  - name: PrioritySort
+    args: {a: 1}
+- schedulerName: b
+`, refused: "profiles[1]", kubeSays: `different queue sort plugin args for profile "b"`},
+	{name: "queue sort empty args in one profile", file: `
+profiles:
+- schedulerName: a
+- schedulerName: b
+  pluginConfig:
+  - name: PrioritySort
+    args: {}
+`, refused: "profiles[1].pluginConfig", kubeSays: `different queue sort plugin args for profile "b"`},
 
 	// Refused: plugin args.
 	{name: "fit bad args while every point disables it", file: `
