@@ -175,26 +175,36 @@ func yamlSyntaxError(err error) FieldError {
 // map"). It reports false, having said why, when the document cannot be
 // expanded.
 func expandMerges(doc *yaml.Node, p *problems) bool {
-	m := &merger{p: p, state: map[*yaml.Node]int{}, budget: maxNodes, ok: true}
+	m := &merger{p: p, state: map[*yaml.Node]expansion{}, budget: maxNodes, ok: true}
 	m.expand(doc, "")
 	return m.ok
 }
 
 type merger struct {
 	p *problems
-	// state is 1 for a mapping being expanded, 2 for one expanded: a
-	// mapping is expanded once, however many aliases refer to it.
-	state  map[*yaml.Node]int
+	// state says which nodes are expanded: each once, however many
+	// aliases refer to it.
+	state map[*yaml.Node]expansion
+	// budget bounds the pairs merges copy: merges of merges grow a small
+	// file as aliases do.
 	budget int
 	ok     bool
 }
 
+type expansion int
+
+const (
+	notExpanded expansion = iota
+	expanding             // an ancestor of the node being expanded
+	expanded
+)
+
 func (m *merger) expand(n *yaml.Node, path string) {
-	if n == nil || !m.ok || m.state[n] != 0 {
+	if n == nil || !m.ok || m.state[n] != notExpanded {
 		return
 	}
-	m.state[n] = 1
-	defer func() { m.state[n] = 2 }()
+	m.state[n] = expanding
+	defer func() { m.state[n] = expanded }()
 	switch n.Kind {
 	case yaml.DocumentNode:
 		for _, c := range n.Content {
@@ -243,7 +253,7 @@ func (m *merger) sources(k, v *yaml.Node, path string) []*yaml.Node {
 	var out []*yaml.Node
 	for _, e := range list {
 		r := resolveAlias(e)
-		if r != nil && r.Kind == yaml.MappingNode && m.state[r] != 1 {
+		if r != nil && r.Kind == yaml.MappingNode && m.state[r] != expanding {
 			m.expand(r, path)
 			out = append(out, r)
 			continue
