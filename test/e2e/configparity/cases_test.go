@@ -1397,4 +1397,10 @@ profiles:
   - name: NetworkTraffic
     args: {prometheusAddress: "http://127.0.0.1:1"}
 `, refused: "profiles[0].plugins.multiPoint.enabled[0].name", kubeSays: `"NetworkTraffic" does not exist`, kubeOnly: "a plugin of yardmaster's that kube-scheduler does not have"},
+	{name: "bad args of yardmaster's own plugin, not enabled", file: `
+profiles:
+- pluginConfig:
+  - name: Explain
+    args: {simulatorAnnotation: true}
+`, refused: "profiles[0].pluginConfig[0].args.simulatorAnnotation", deliberate: "the args of yardmaster's own plugins are checked whenever given (Explain is configured by pluginConfig alone)"},
 }
