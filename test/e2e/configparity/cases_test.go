@@ -816,6 +816,12 @@ profiles:
   schedulerName: b
 `, refused: "profiles[1].schedulerName", kubeSays: `key "schedulerName" already set`},
 	{name: "merge of a scalar", file: "<<: 3\n", refused: "<<", kubeSays: "map merge requires map or sequence of maps"},
+	{name: "YAML 1.1 directive", raw: true, file: "%YAML 1.1\n---\n" + header + "parallelism: 4\n"},
+	{name: "JSON exponent for an integer", raw: true, file: `{"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "parallelism": 1e1}`,
+		refused: "parallelism", kubeSays: "parallelism"},
+	{name: "JSON key twice", raw: true, file: `{"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "parallelism": 1, "parallelism": 2}`,
+		refused: "parallelism", kubeSays: "parallelism"},
+	{name: "durations in other forms", file: "leaderElection: {leaseDuration: 1m30s, renewDeadline: 20.5s, retryPeriod: +3s}\n"},
 	{name: "multiple documents", file: "parallelism: 4\n---\nparallelism: 5\n"},
 	{name: "null sections", file: "leaderElection: null\nclientConnection: null\nprofiles: null\n"},
 
