@@ -43,9 +43,10 @@ func (s *Scheduler) deviceClassHandler() toolscache.ResourceEventHandler {
 	}
 }
 
-// resourceSliceHandler wakes the pods on a ResourceSlice created or
-// changed: devices published, freed of a taint, or grown. The DRA manager
-// calls it after it has taken the change in.
+// resourceSliceHandler wakes the pods on a ResourceSlice created,
+// changed or deleted: devices published, freed of a taint, or grown; a
+// pool gone (see DynamicResources.EventsToRegister). The DRA manager calls
+// it after it has taken the change in.
 func (s *Scheduler) resourceSliceHandler() toolscache.ResourceEventHandler {
 	return toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
@@ -55,6 +56,12 @@ func (s *Scheduler) resourceSliceHandler() toolscache.ResourceEventHandler {
 			if storageObjectChanged(oldObj, newObj) {
 				s.Queue.MoveAllToActiveOrBackoff(framework.ClusterEvent{Resource: framework.ResourceSlice, ActionType: framework.Update}, oldObj, newObj)
 			}
+		},
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			s.Queue.MoveAllToActiveOrBackoff(framework.ClusterEvent{Resource: framework.ResourceSlice, ActionType: framework.Delete}, obj, nil)
 		},
 	}
 }
