@@ -298,6 +298,43 @@ func composedDRAScenarios(one func(class string, count int64, cel string) func(r
 			}},
 		},
 	}, {
+		// A device reached over the network by the nodes of a rack: the
+		// pod waits until a node joins the rack (a label), and the
+		// answer kept for that node before must not be given again.
+		name:   "a node relabelled into the reach of a network-attached device",
+		nodes:  []string{"a", "b"},
+		labels: map[string]map[string]string{"a": {"rack": "r2"}, "b": {"rack": "r2"}},
+		setup: func(r *draRun) {
+			r.class("gpu", "")
+			rack := r.namedPoolSlice("a", "rack", device{name: "nic-0"})
+			rack.Spec.NodeName = nil
+			rack.Spec.NodeSelector = &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
+				MatchExpressions: []v1.NodeSelectorRequirement{{Key: "rack", Operator: v1.NodeSelectorOpIn, Values: []string{"r1"}}},
+			}}}
+			r.publish(rack)
+			r.claim("nic", one("gpu", 1, "")(r))
+			r.claim("nic-again", one("gpu", 1, "")(r))
+		},
+		steps: []draStep{
+			{pods: []draPod{{name: "p", claims: []string{"nic"}}}},
+			{act: func(r *draRun) {
+				err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+					n, err := r.e.client.CoreV1().Nodes().Get(r.e.ctx, r.name("b"), metav1.GetOptions{})
+					if err != nil {
+						return err
+					}
+					n.Labels["rack"] = "r1"
+					_, err = r.e.client.CoreV1().Nodes().Update(r.e.ctx, n, metav1.UpdateOptions{})
+					return err
+				})
+				if err != nil {
+					r.e.t.Fatalf("label node b: %v", err)
+				}
+				r.e.waitBound(60*time.Second, "p")
+			}},
+			{pods: []draPod{{name: "q", claims: []string{"nic-again"}}}},
+		},
+	}, {
 		// Preemption: a pod whose device is free on a, but not its cpu,
 		// evicts the lower-priority pod there; a pod whose devices are
 		// all held by lower-priority pods evicts no one (kube-scheduler
