@@ -77,21 +77,23 @@ func (r *draRun) deleteSlice(node, name string) {
 	}
 }
 
-// noteQuiet records, after a while, whether the pod is still unbound
-// without a FailedScheduling event: held back before its first cycle.
-func (r *draRun) noteQuiet(pod string) {
+// noteQuiet records, after a while, whether the pods are still unbound
+// without a FailedScheduling event: held back before their first cycle.
+func (r *draRun) noteQuiet(pods ...string) {
 	e := r.e
 	e.t.Helper()
 	time.Sleep(2 * time.Second)
-	p, err := e.client.CoreV1().Pods(e.ns).Get(e.ctx, pod, metav1.GetOptions{})
-	if err != nil {
-		e.t.Fatalf("get pod %s: %v", pod, err)
+	for _, pod := range pods {
+		p, err := e.client.CoreV1().Pods(e.ns).Get(e.ctx, pod, metav1.GetOptions{})
+		if err != nil {
+			e.t.Fatalf("get pod %s: %v", pod, err)
+		}
+		evs, err := e.client.CoreV1().Events(e.ns).List(e.ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod + ",reason=FailedScheduling"})
+		if err != nil {
+			e.t.Fatalf("list events of %s: %v", pod, err)
+		}
+		r.note(pod+" held", fmt.Sprintf("node=%q events=%d", p.Spec.NodeName, len(evs.Items)))
 	}
-	evs, err := e.client.CoreV1().Events(e.ns).List(e.ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod + ",reason=FailedScheduling"})
-	if err != nil {
-		e.t.Fatalf("list events of %s: %v", pod, err)
-	}
-	r.note(pod+" held", fmt.Sprintf("node=%q events=%d", p.Spec.NodeName, len(evs.Items)))
 }
 
 // priority makes the pod one of PriorityClass class, gone at once when
@@ -232,7 +234,7 @@ func composedDRAScenarios(one func(class string, count int64, cel string) func(r
 		// name is made.
 		name:   "a shared claim pinned elsewhere, a missing template, a claim of another namespace",
 		nodes:  []string{"a", "b"},
-		labels: map[string]map[string]string{"b": {"pin": "b"}},
+		labels: map[string]map[string]string{"a": {"pin": "a"}, "b": {"pin": "b"}},
 		setup: func(r *draRun) {
 			r.class("gpu", "")
 			r.slice("a", gpus(1)...)
@@ -245,12 +247,11 @@ func composedDRAScenarios(one func(class string, count int64, cel string) func(r
 			}
 		},
 		steps: []draStep{
-			{pods: []draPod{{name: "p1", claims: []string{"shared"}, nodeSelector: nil}}},
+			{pods: []draPod{{name: "p1", claims: []string{"shared"}, nodeSelector: map[string]string{"pin": "a"}}}},
 			{pods: []draPod{{name: "p2", claims: []string{"shared"}, nodeSelector: map[string]string{"pin": "b"}}}},
 			{async: true, pods: []draPod{{name: "p-tmpl", claims: []string{"tmpl:later"}}, {name: "p-other", claims: []string{"elsewhere"}}}},
 			{act: func(r *draRun) {
-				r.noteQuiet("p-tmpl")
-				r.noteQuiet("p-other")
+				r.noteQuiet("p-tmpl", "p-other")
 				r.template("later", one("gpu", 1, "")(r))
 				r.e.waitBound(60*time.Second, "p-tmpl")
 				// Its own claim of that name, with no device left.
