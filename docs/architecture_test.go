@@ -123,7 +123,7 @@ func buildPlugins(t *testing.T) []builtPlugin {
 	names = append(names, others...)
 
 	h := fakehandle.New(cache.NewSnapshotFromNodes(nil, nil))
-	dra, _, err := registry.NewDRAManager(h.Factory, nil, nil)
+	dra, _, err := registry.NewDRAManager(h.Factory, nil, nil, nil)
 	if err != nil {
 		t.Fatalf("DRA manager: %v", err)
 	}

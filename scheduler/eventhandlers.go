@@ -50,9 +50,6 @@ func (s *Scheduler) addEventHandlers(f informers.SharedInformerFactory) error {
 		return fmt.Errorf("add node handler: %w", err)
 	}
 	s.handlers = append(s.handlers, reg)
-	if err := s.addDRAEventHandlers(f); err != nil {
-		return err
-	}
 	return s.addStorageEventHandlers(f)
 }
 

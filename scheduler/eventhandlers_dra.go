@@ -2,12 +2,10 @@ package scheduler
 
 import (
 	"context"
-	"fmt"
 
 	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
-	"k8s.io/client-go/informers"
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/yardmaster-io/yardmaster/framework"
@@ -45,10 +43,12 @@ func (s *Scheduler) deviceClassHandler() toolscache.ResourceEventHandler {
 	}
 }
 
-// addDRAEventHandlers wakes the pods on a ResourceSlice created or changed:
-// devices published, freed of a taint, or grown.
-func (s *Scheduler) addDRAEventHandlers(f informers.SharedInformerFactory) error {
-	reg, err := f.Resource().V1().ResourceSlices().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+// resourceSliceHandler wakes the pods on a ResourceSlice created,
+// changed or deleted: devices published, freed of a taint, or grown; a
+// pool gone (see DynamicResources.EventsToRegister). The DRA manager calls
+// it after it has taken the change in.
+func (s *Scheduler) resourceSliceHandler() toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			s.Queue.MoveAllToActiveOrBackoff(framework.ClusterEvent{Resource: framework.ResourceSlice, ActionType: framework.Add}, nil, obj)
 		},
@@ -57,12 +57,13 @@ func (s *Scheduler) addDRAEventHandlers(f informers.SharedInformerFactory) error
 				s.Queue.MoveAllToActiveOrBackoff(framework.ClusterEvent{Resource: framework.ResourceSlice, ActionType: framework.Update}, oldObj, newObj)
 			}
 		},
-	})
-	if err != nil {
-		return fmt.Errorf("add ResourceSlice handler: %w", err)
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			s.Queue.MoveAllToActiveOrBackoff(framework.ClusterEvent{Resource: framework.ResourceSlice, ActionType: framework.Delete}, obj, nil)
+		},
 	}
-	s.handlers = append(s.handlers, reg)
-	return nil
 }
 
 // preEnqueue asks the PreEnqueue plugins of the pod's profile whether the

@@ -301,7 +301,7 @@ func New(opts Options) (*Scheduler, error) {
 	if draInformers == nil {
 		draInformers = informers.NewSharedInformerFactory(nil, 0)
 	}
-	dra, regs, err := registry.NewDRAManager(draInformers, s.claimChanged, s.deviceClassHandler())
+	dra, regs, err := registry.NewDRAManager(draInformers, s.claimChanged, s.deviceClassHandler(), s.resourceSliceHandler())
 	if err != nil {
 		return nil, err
 	}

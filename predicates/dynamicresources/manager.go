@@ -39,11 +39,20 @@ type Manager struct {
 var _ framework.SharedDRAManager = &Manager{}
 
 // NewManager builds the manager over f's informers, registering its
-// handlers on the ResourceClaim and DeviceClass informers: call it before
-// the factory starts. onClaim is told of every claim change the scheduler
-// sees (its own writes and assumptions too); onClass of every DeviceClass
-// change, after the class is known to GetDeviceClass.
-func NewManager(f informers.SharedInformerFactory, onClaim func(oldClaim, newClaim *resourceapi.ResourceClaim), onClass toolscache.ResourceEventHandler) (*Manager, error) {
+// handlers on the ResourceClaim, DeviceClass and ResourceSlice informers:
+// call it before the factory starts. onClaim is told of every claim change
+// the scheduler sees (its own writes and assumptions too); onClass of
+// every DeviceClass change, after the class is known to GetDeviceClass;
+// onSlice of every ResourceSlice change, after the allocator's answers
+// kept are void.
+//
+// onClass and onSlice wake pods, so they must run after the manager has
+// taken the change in, and they do because they share its registration:
+// the handlers of separate registrations run each in its own goroutine, in
+// no order, and a pod woken by a slice before the answers were void would
+// be filtered against the slices listed before the change, fail, and wait
+// for the next event (or the 5-minute flush).
+func NewManager(f informers.SharedInformerFactory, onClaim func(oldClaim, newClaim *resourceapi.ResourceClaim), onClass, onSlice toolscache.ResourceEventHandler) (*Manager, error) {
 	devices := newAllocatedDevices()
 	m := &Manager{
 		claims:    newClaimCache(),
@@ -83,7 +92,24 @@ func NewManager(f informers.SharedInformerFactory, onClaim func(oldClaim, newCla
 		return nil, fmt.Errorf("watch deviceclasses: %w", err)
 	}
 	m.registrations = append(m.registrations, reg)
-	reg, err = f.Resource().V1().ResourceSlices().Informer().AddEventHandler(void)
+	var onSlices toolscache.ResourceEventHandler = void
+	if onSlice != nil {
+		onSlices = toolscache.ResourceEventHandlerFuncs{
+			AddFunc: func(obj any) {
+				void.OnAdd(obj, false)
+				onSlice.OnAdd(obj, false)
+			},
+			UpdateFunc: func(oldObj, newObj any) {
+				void.OnUpdate(oldObj, newObj)
+				onSlice.OnUpdate(oldObj, newObj)
+			},
+			DeleteFunc: func(obj any) {
+				void.OnDelete(obj)
+				onSlice.OnDelete(obj)
+			},
+		}
+	}
+	reg, err = f.Resource().V1().ResourceSlices().Informer().AddEventHandler(onSlices)
 	if err != nil {
 		return nil, fmt.Errorf("watch resourceslices: %w", err)
 	}

@@ -41,7 +41,7 @@ func newDRAWorld(t *testing.T, nodes int, objects ...runtime.Object) *draWorld {
 		w.nodes = append(w.nodes, schedtest.MakeNode().Name(fmt.Sprintf("n%d", i)).Capacity("8", "16Gi", 110).Obj())
 	}
 	w.h = fakehandle.New(cache.NewSnapshotFromNodes(w.nodes, nil))
-	m, err := NewManager(w.h.Factory, nil, nil)
+	m, err := NewManager(w.h.Factory, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,11 @@ var _ framework.EnqueueExtensions = &DynamicResources{}
 // changed, or any claim freeing devices; the pod's generated claims
 // recorded in its status; a DeviceClass or ResourceSlice created or
 // changed. And, which kube-scheduler does not register, a claim deleted
-// (see claimDeletedCanHelp).
+// (see claimDeletedCanHelp) and a ResourceSlice deleted: a request for
+// all the devices of a node, one of which is taken, can be met once the
+// pool that holds it is gone (and a pool made whole or valid by a slice's
+// going can be used), and kube-scheduler leaves such a pod to its
+// 5-minute flush of unschedulable pods.
 func (pl *DynamicResources) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
 		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel | framework.UpdateNodeAllocatable}},
@@ -29,7 +33,7 @@ func (pl *DynamicResources) EventsToRegister(context.Context) ([]framework.Clust
 		{Event: framework.ClusterEvent{Resource: framework.ResourceClaim, ActionType: framework.Delete}, QueueingHintFn: claimDeletedCanHelp},
 		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.UpdatePodGeneratedResourceClaim}, QueueingHintFn: ownPodChanged},
 		{Event: framework.ClusterEvent{Resource: framework.DeviceClass, ActionType: framework.Add | framework.Update}},
-		{Event: framework.ClusterEvent{Resource: framework.ResourceSlice, ActionType: framework.Add | framework.Update}},
+		{Event: framework.ClusterEvent{Resource: framework.ResourceSlice, ActionType: framework.Add | framework.Update | framework.Delete}},
 	}, nil
 }
 

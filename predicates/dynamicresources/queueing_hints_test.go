@@ -62,6 +62,7 @@ func TestQueueingHints(t *testing.T) {
 		{"another claim deleted unallocated", claimDelete, other, nil, framework.QueueSkip},
 		{"its generated claims recorded", framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodGeneratedResourceClaim}, pod, withStatus, framework.Queue},
 		{"a slice published", framework.ClusterEvent{Resource: framework.ResourceSlice, ActionType: framework.Add}, nil, &resourceapi.ResourceSlice{}, framework.Queue},
+		{"a slice deleted", framework.ClusterEvent{Resource: framework.ResourceSlice, ActionType: framework.Delete}, &resourceapi.ResourceSlice{}, nil, framework.Queue},
 		{"a node relabelled", framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeLabel}, &v1.Node{}, &v1.Node{}, framework.Queue},
 		{"a node's taints: not registered", framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeTaint}, &v1.Node{}, &v1.Node{}, framework.QueueSkip},
 		{"an assigned pod deleted: not registered", framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete}, &v1.Pod{}, nil, framework.QueueSkip},

@@ -41,8 +41,8 @@ func draRegistrations() []Registration {
 // NewDRAManager builds the scheduler's state of dynamic resource
 // allocation over f's informers (see dynamicresources.NewManager), and
 // returns its informer registrations, for the scheduler's sync.
-func NewDRAManager(f informers.SharedInformerFactory, onClaim func(oldClaim, newClaim *resourceapi.ResourceClaim), onClass toolscache.ResourceEventHandler) (framework.SharedDRAManager, []toolscache.ResourceEventHandlerRegistration, error) {
-	m, err := dynamicresources.NewManager(f, onClaim, onClass)
+func NewDRAManager(f informers.SharedInformerFactory, onClaim func(oldClaim, newClaim *resourceapi.ResourceClaim), onClass, onSlice toolscache.ResourceEventHandler) (framework.SharedDRAManager, []toolscache.ResourceEventHandlerRegistration, error) {
+	m, err := dynamicresources.NewManager(f, onClaim, onClass, onSlice)
 	if err != nil {
 		return nil, nil, err
 	}
