@@ -1,0 +1,241 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+)
+
+// inlineVolume is the inline volume a step writes kind=name: "ebs=ID" an
+// AWS EBS volume, "gce=PD" a read-only GCE persistent disk (both in-tree
+// plugins migrated to CSI), "csi=NAME" a CSI ephemeral volume of the
+// test's provisioner. ok is false for anything else.
+func (r *volumeRun) inlineVolume(spec string) (v1.Volume, bool) {
+	kind, name, ok := strings.Cut(spec, "=")
+	if !ok {
+		return v1.Volume{}, false
+	}
+	vol := v1.Volume{Name: kind + "-" + name}
+	switch kind {
+	case "ebs":
+		vol.AWSElasticBlockStore = &v1.AWSElasticBlockStoreVolumeSource{VolumeID: name}
+	case "gce":
+		vol.GCEPersistentDisk = &v1.GCEPersistentDiskVolumeSource{PDName: name, ReadOnly: true}
+	case "csi":
+		vol.CSI = &v1.CSIVolumeSource{Driver: r.provisionerName()}
+	default:
+		r.e.t.Fatalf("unknown inline volume %q", spec)
+	}
+	return vol, true
+}
+
+// csiNodeLimits makes the CSINode of node with the attach limit of each
+// driver; "" stands for the test's provisioner.
+func (r *volumeRun) csiNodeLimits(node string, limits map[string]int32) {
+	e := r.e
+	e.t.Helper()
+	named := map[string]int32{}
+	for d, n := range limits {
+		if d == "" {
+			d = r.provisionerName()
+		}
+		named[d] = n
+	}
+	cn := schedtest.MakeCSINode(e.ns+"-"+node, named)
+	if _, err := e.client.StorageV1().CSINodes().Create(e.ctx, cn, metav1.CreateOptions{}); err != nil {
+		e.t.Fatalf("create CSINode %s: %v", cn.Name, err)
+	}
+	e.t.Cleanup(func() {
+		_ = e.client.StorageV1().CSINodes().Delete(context.Background(), cn.Name, metav1.DeleteOptions{})
+	})
+}
+
+// accessModes gives a volume these access modes.
+func accessModes(modes ...v1.PersistentVolumeAccessMode) func(*v1.PersistentVolume) {
+	return func(pv *v1.PersistentVolume) { pv.Spec.AccessModes = modes }
+}
+
+// blockVolume makes a raw block volume.
+func blockVolume(pv *v1.PersistentVolume) {
+	block := v1.PersistentVolumeBlock
+	pv.Spec.VolumeMode = &block
+}
+
+// reservedFor pre-binds a volume to the claim of the scenario named
+// claim (claimRef without a UID, as an administrator writes it).
+func (r *volumeRun) reservedFor(claim string) func(*v1.PersistentVolume) {
+	return func(pv *v1.PersistentVolume) {
+		pv.Spec.ClaimRef = &v1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: r.e.ns, Name: claim}
+	}
+}
+
+// claimAccessModes asks for these access modes.
+func claimAccessModes(modes ...v1.PersistentVolumeAccessMode) func(*v1.PersistentVolumeClaim) {
+	return func(pvc *v1.PersistentVolumeClaim) { pvc.Spec.AccessModes = modes }
+}
+
+// claimBlock asks for a raw block volume.
+func claimBlock(pvc *v1.PersistentVolumeClaim) {
+	block := v1.PersistentVolumeBlock
+	pvc.Spec.VolumeMode = &block
+}
+
+// claimSelecting selects volumes by expressions.
+func claimSelecting(reqs ...metav1.LabelSelectorRequirement) func(*v1.PersistentVolumeClaim) {
+	return func(pvc *v1.PersistentVolumeClaim) {
+		pvc.Spec.Selector = &metav1.LabelSelector{MatchExpressions: reqs}
+	}
+}
+
+// preBoundTo pre-binds a claim to the scenario's volume named volume
+// (spec.volumeName).
+func (r *volumeRun) preBoundTo(volume string) func(*v1.PersistentVolumeClaim) {
+	return func(pvc *v1.PersistentVolumeClaim) { pvc.Spec.VolumeName = r.e.ns + "-" + volume }
+}
+
+// waitBound waits until the PV controller has bound the claim, so that no
+// scheduler sees it half done.
+func (r *volumeRun) waitBound(claim string) {
+	e := r.e
+	e.t.Helper()
+	if err := wait.PollUntilContextTimeout(e.ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		c, err := e.client.CoreV1().PersistentVolumeClaims(e.ns).Get(ctx, claim, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return c.Status.Phase == v1.ClaimBound && c.Annotations["pv.kubernetes.io/bind-completed"] != "", nil
+	}); err != nil {
+		e.t.Fatalf("the PV controller did not bind claim %s: %v", claim, err)
+	}
+}
+
+// yardmaster and kube-scheduler v1.36 agree on which volume a claim can
+// have: several claims of one pod that only one node satisfies together,
+// claims of different classes, what rules a volume in or out (access
+// modes, volume mode, class, selector expressions, node affinity of
+// several terms, a claimRef), claims pre-bound to a volume, and CSI
+// attach limits with in-tree, inline CSI and generic ephemeral volumes.
+// Every step has at most one node that fits.
+func TestVolumeMatchingMatchesKubeScheduler(t *testing.T) {
+	scenarios := []volumeScenario{{
+		// p-pair's claims fit together only on b (a has one volume, c
+		// only a small one); p-mixed's Immediate claim, already bound,
+		// pins it to c; p-wide's claims want z1 and z2 at once;
+		// p-prov's local claim fits on a and c, its provisioned one only
+		// in z2.
+		name:  "claims a pod needs together",
+		nodes: map[string]string{"a": "z1", "b": "z1", "c": "z2"},
+		storage: func(r *volumeRun) {
+			r.localClass("local")
+			r.immediateClass("now")
+			r.provisionedClass("zonal", "z2")
+			r.localVolume("a-10", "local", "a", "10Gi")
+			r.localVolume("b-2", "local", "b", "2Gi")
+			r.localVolume("b-10", "local", "b", "10Gi")
+			r.localVolume("c-2", "local", "c", "2Gi")
+			r.localVolume("c-3", "local", "c", "3Gi")
+			r.localVolume("now-c", "now", "c", "1Gi")
+			r.volumeClaim("small", "local", "1Gi")
+			r.volumeClaim("big", "local", "8Gi")
+			r.volumeClaim("fixed", "now", "1Gi")
+			r.waitBound("fixed")
+			r.volumeClaim("near", "local", "1Gi")
+			r.volumeClaim("wide", "local", "9Gi")
+			r.volumeClaim("prov", "zonal", "1Gi")
+			r.volumeClaim("tiny", "local", "1Gi")
+			r.volumeClaim("prov2", "zonal", "1Gi")
+		},
+		steps: [][]string{{"p-pair:small,big"}, {"p-mixed:fixed,near"}, {"p-wide:wide,prov"}, {"p-prov:tiny,prov2"}},
+	}, {
+		name:  "what rules a volume in or out",
+		nodes: map[string]string{"a": "z1", "b": "z2", "c": "z3"},
+		storage: func(r *volumeRun) {
+			ns := r.e.ns
+			r.localClass("local")
+			r.localClass("other")
+			// Access modes: only b-both has both.
+			r.localVolumeWith("a-rox", "local", "a", "10Gi", accessModes(v1.ReadOnlyMany))
+			r.localVolumeWith("b-both", "local", "b", "10Gi", accessModes(v1.ReadWriteOnce, v1.ReadOnlyMany))
+			r.localVolume("c-rwo", "local", "c", "10Gi")
+			r.volumeClaimWith("shared", "local", "1Gi", claimAccessModes(v1.ReadWriteOnce, v1.ReadOnlyMany))
+			// Volume mode and class.
+			r.localVolumeWith("a-block", "local", "a", "5Gi", blockVolume)
+			r.volumeClaimWith("raw", "local", "1Gi", claimBlock)
+			r.localVolume("c-other", "other", "c", "5Gi")
+			r.volumeClaim("elsewhere", "other", "1Gi")
+			// Selector expressions: gold or bronze, on an SSD.
+			r.localVolume("a-gold", "local", "a", "2Gi", "tier", "gold")
+			r.localVolume("b-gold", "local", "b", "2Gi", "tier", "gold", "ssd", "yes")
+			r.localVolume("c-silver", "local", "c", "2Gi", "tier", "silver", "ssd", "yes")
+			r.volumeClaimWith("exprs", "local", "1Gi", claimSelecting(
+				metav1.LabelSelectorRequirement{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"gold", "bronze"}},
+				metav1.LabelSelectorRequirement{Key: "ssd", Operator: metav1.LabelSelectorOpExists},
+			))
+			// Node affinity of two terms: a node that does not exist, or
+			// a or b in z2, which is b.
+			r.localVolumeWith("multi", "local", "a", "3Gi", func(pv *v1.PersistentVolume) {
+				pv.Spec.NodeAffinity.Required.NodeSelectorTerms = []v1.NodeSelectorTerm{{
+					MatchExpressions: []v1.NodeSelectorRequirement{{Key: v1.LabelHostname, Operator: v1.NodeSelectorOpIn, Values: []string{ns + "-gone"}}},
+				}, {
+					MatchExpressions: []v1.NodeSelectorRequirement{
+						{Key: v1.LabelHostname, Operator: v1.NodeSelectorOpIn, Values: []string{ns + "-a", ns + "-b"}},
+						{Key: v1.LabelTopologyZone, Operator: v1.NodeSelectorOpIn, Values: []string{"z2"}},
+					},
+				}}
+			}, "for", "multi")
+			r.volumeClaim("terms", "local", "1Gi", "for", "multi")
+			// A volume reserved for a claim by its claimRef (the PV
+			// controller binds them), and one reserved for a claim that
+			// does not exist, which no other claim may take.
+			r.localVolumeWith("reserved", "local", "a", "4Gi", r.reservedFor("mine"))
+			r.volumeClaim("mine", "local", "1Gi")
+			r.waitBound("mine")
+			r.localVolumeWith("held", "local", "c", "1Gi", r.reservedFor("nobody"), "for", "any")
+			r.localVolume("free", "local", "a", "6Gi", "for", "any")
+			r.volumeClaim("any", "local", "1Gi", "for", "any")
+			// Claims pre-bound to a volume: one that exists (the PV
+			// controller binds them), one that does not, one too small.
+			r.localVolume("named", "local", "c", "2Gi", "for", "named")
+			r.volumeClaimWith("named", "local", "1Gi", r.preBoundTo("named"))
+			r.waitBound("named")
+			r.volumeClaimWith("ghost", "local", "1Gi", r.preBoundTo("nothing"))
+			r.localVolume("tiny", "local", "b", "1Gi", "for", "tiny")
+			r.volumeClaimWith("toosmall", "local", "5Gi", r.preBoundTo("tiny"))
+		},
+		steps: [][]string{
+			{"p-modes:shared"}, {"p-raw:raw"}, {"p-elsewhere:elsewhere"}, {"p-exprs:exprs"}, {"p-terms:terms"},
+			{"p-mine:mine"}, {"p-any:any"}, {"p-named:named"}, {"p-ghost:ghost"}, {"p-toosmall:toosmall"},
+		},
+	}, {
+		// a attaches 3 volumes of the provisioner, 1 EBS and 1 GCE PD
+		// volume; b 1 of the provisioner and none of the others. Two
+		// pods share an EBS volume only on different nodes, a read-only
+		// GCE PD is attached once for two pods, inline CSI volumes are
+		// not counted.
+		name:  "CSI attach limits of in-tree, inline and ephemeral volumes",
+		nodes: map[string]string{"a": "z1", "b": "z1"},
+		storage: func(r *volumeRun) {
+			r.provisionedClass("csi")
+			r.csiNodeLimits("a", map[string]int32{"": 3, "ebs.csi.aws.com": 1, "pd.csi.storage.gke.io": 1})
+			r.csiNodeLimits("b", map[string]int32{"": 1, "ebs.csi.aws.com": 0, "pd.csi.storage.gke.io": 0})
+			for _, c := range []string{"c1", "c2", "c3", "c4"} {
+				r.volumeClaim(c, "csi", "1Gi")
+			}
+			r.ephemeralTemplate("scratch", "csi", "1Gi")
+		},
+		steps: [][]string{
+			{"p1:ebs=vol-1,c1"}, {"p2:ebs=vol-1"}, {"p3:gce=disk-1,c2"}, {"p4:gce=disk-1,c3"},
+			{"p5:csi=inline,c4"}, {"p6:~scratch"},
+		},
+	}}
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) { sideBySide(t, sc.play) })
+	}
+}
