@@ -294,11 +294,14 @@ func (pl *VolumeBinding) checkBindings(nodeName string, pvs *podVolumes) (done b
 			wait(fmt.Sprintf("the informer to see claim %s/%s's selected node", claim.Namespace, claim.Name))
 			continue
 		}
-		selected, ok := claim.Annotations[storagehelpers.AnnSelectedNode]
-		if !ok {
+		// Only a claim without any annotation was "reset": the external
+		// provisioner that gives up on a node removes just this one
+		// (the PV controller's storage-provisioner annotations stay),
+		// and that reads "provisioning failed", as in kube-scheduler.
+		if claim.Annotations == nil {
 			return false, "", nil, fmt.Errorf("selectedNode annotation reset for PVC %q", claim.Name)
 		}
-		if selected != nodeName {
+		if claim.Annotations[storagehelpers.AnnSelectedNode] != nodeName {
 			return false, "", nil, fmt.Errorf("provisioning failed for PVC %q", claim.Name)
 		}
 		if claim.Spec.VolumeName == "" {
