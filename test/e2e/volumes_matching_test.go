@@ -234,6 +234,17 @@ func TestVolumeMatchingMatchesKubeScheduler(t *testing.T) {
 			{"p1:ebs=vol-1,c1"}, {"p2:ebs=vol-1"}, {"p3:gce=disk-1,c2"}, {"p4:gce=disk-1,c3"},
 			{"p5:csi=inline,c4"}, {"p6:~scratch"},
 		},
+	}, {
+		// The provisioner gives up on the node it was asked for: the
+		// binding fails, and the pod is retried.
+		name:  "a provisioner that gives up",
+		nodes: map[string]string{"a": "z1"},
+		storage: func(r *volumeRun) {
+			r.provisionedClass("csi")
+			r.volumeClaim("data", "csi", "1Gi")
+			r.prov.givingUp.Store(true)
+		},
+		steps: [][]string{{"p:data"}},
 	}}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) { sideBySide(t, sc.play) })
