@@ -159,12 +159,18 @@ func (pl *VolumeBinding) PreBind(ctx context.Context, cs *framework.CycleState, 
 // claim to provision with its selected node, and keeps the objects the
 // API server returned. A conflict (someone changed the object since the
 // informer saw it) fails the attempt, which is then retried.
+//
+// A failed write's error is returned as the API server gave it, not
+// wrapped: it names the object already, and kube-scheduler's
+// FailedScheduling event carries it so ("running PreBind plugin
+// "VolumeBinding": Operation cannot be fulfilled on persistentvolumes
+// ..."), which yardmaster's must match.
 func (pl *VolumeBinding) writeBindings(ctx context.Context, pvs *podVolumes) error {
 	for i := range pvs.static {
 		b := &pvs.static[i]
 		pv, err := pl.client.CoreV1().PersistentVolumes().Update(ctx, b.pv, metav1.UpdateOptions{})
 		if err != nil {
-			return fmt.Errorf("binding persistentvolume %q to claim %s/%s: %w", b.pv.Name, b.claim.Namespace, b.claim.Name, err)
+			return err
 		}
 		b.pv = pv
 	}
@@ -172,7 +178,7 @@ func (pl *VolumeBinding) writeBindings(ctx context.Context, pvs *podVolumes) err
 		d := &pvs.dynamic[i]
 		claim, err := pl.client.CoreV1().PersistentVolumeClaims(d.claim.Namespace).Update(ctx, d.claim, metav1.UpdateOptions{})
 		if err != nil {
-			return fmt.Errorf("selecting node for claim %s/%s to be provisioned: %w", d.claim.Namespace, d.claim.Name, err)
+			return err
 		}
 		d.claim = claim
 	}

@@ -250,8 +250,26 @@ func TestVolumeBindingPreBindFailures(t *testing.T) {
 			t.Fatal(err)
 		}
 		st := w.pl.PreBind(context.Background(), state, pod, "n1")
-		if st.IsSuccess() || !strings.Contains(st.Message(), `binding persistentvolume "small" to claim default/c1`) {
-			t.Errorf("PreBind: %q, want a conflict on small", st.Message())
+		// The API server's error as it is, as kube-scheduler reports it:
+		// it names the object already.
+		want := `Operation cannot be fulfilled on persistentvolumes "small": the object has been modified`
+		if st.IsSuccess() || st.Message() != want {
+			t.Errorf("PreBind: %q, want %q", st.Message(), want)
+		}
+	})
+	t.Run("write refused", func(t *testing.T) {
+		class := schedtest.MakeStorageClass("csi", "csi.example.com", storagev1.VolumeBindingWaitForFirstConsumer)
+		claim := schedtest.MakePVC("default", "c1").UID("c1-uid").Class("csi").Request("4Gi").Version("20").Obj()
+		w := newBindWorld(t, 600, class, claim)
+		pod := podWith("p1", "c1")
+		state := w.cycle(pod)
+		refused := apierrors.NewForbidden(v1.Resource("persistentvolumeclaims"), "c1", errors.New("denied by policy"))
+		w.h.Clientset.PrependReactor("update", "persistentvolumeclaims", func(clienttesting.Action) (bool, runtime.Object, error) {
+			return true, nil, refused
+		})
+		st := w.pl.PreBind(context.Background(), state, pod, "n1")
+		if want := refused.Error(); st.IsSuccess() || st.Message() != want {
+			t.Errorf("PreBind: %q, want %q", st.Message(), want)
 		}
 	})
 }

@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -55,6 +57,63 @@ func (r *volumeRun) csiNodeLimits(node string, limits map[string]int32) {
 	e.t.Cleanup(func() {
 		_ = e.client.StorageV1().CSINodes().Delete(context.Background(), cn.Name, metav1.DeleteOptions{})
 	})
+}
+
+// lockClaimRefs makes the API server refuse to give a volume labelled
+// locked a claimRef (a ValidatingAdmissionPolicy), so that a scheduler's
+// PreBind write fails; it waits until the policy is in force.
+func (r *volumeRun) lockClaimRefs(locked string) {
+	e := r.e
+	e.t.Helper()
+	name := e.ns + "-lock"
+	fail := admissionv1.Fail
+	policy := &admissionv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: &fail,
+			MatchConstraints: &admissionv1.MatchResources{
+				ObjectSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"e2e.yardmaster.io/locked": e.ns}},
+				ResourceRules: []admissionv1.NamedRuleWithOperations{{RuleWithOperations: admissionv1.RuleWithOperations{
+					Operations: []admissionv1.OperationType{admissionv1.Update},
+					Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"persistentvolumes"}},
+				}}},
+			},
+			Validations: []admissionv1.Validation{{
+				Expression: "!has(object.spec.claimRef) || has(oldObject.spec.claimRef)",
+				Message:    "claimRef locked",
+			}},
+		},
+	}
+	binding := &admissionv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: name, ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny}},
+	}
+	ar := e.client.AdmissionregistrationV1()
+	if _, err := ar.ValidatingAdmissionPolicies().Create(e.ctx, policy, metav1.CreateOptions{}); err != nil {
+		e.t.Fatalf("create ValidatingAdmissionPolicy: %v", err)
+	}
+	e.t.Cleanup(func() {
+		_ = ar.ValidatingAdmissionPolicies().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	if _, err := ar.ValidatingAdmissionPolicyBindings().Create(e.ctx, binding, metav1.CreateOptions{}); err != nil {
+		e.t.Fatalf("create ValidatingAdmissionPolicyBinding: %v", err)
+	}
+	e.t.Cleanup(func() {
+		_ = ar.ValidatingAdmissionPolicyBindings().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	// In force once a dry-run claimRef write is refused.
+	pvs := e.client.CoreV1().PersistentVolumes()
+	if err := wait.PollUntilContextTimeout(e.ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		pv, err := pvs.Get(ctx, e.ns+"-"+locked, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		pv.Spec.ClaimRef = &v1.ObjectReference{Namespace: e.ns, Name: "probe"}
+		_, err = pvs.Update(ctx, pv, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+		return apierrors.IsForbidden(err) || apierrors.IsInvalid(err), nil
+	}); err != nil {
+		e.t.Fatalf("the admission policy never came into force: %v", err)
+	}
 }
 
 // accessModes gives a volume these access modes.
@@ -243,6 +302,17 @@ func TestVolumeMatchingMatchesKubeScheduler(t *testing.T) {
 			r.provisionedClass("csi")
 			r.volumeClaim("data", "csi", "1Gi")
 			r.prov.givingUp.Store(true)
+		},
+		steps: [][]string{{"p:data"}},
+	}, {
+		// The API server refuses PreBind's claimRef write.
+		name:  "a claimRef write refused",
+		nodes: map[string]string{"a": "z1"},
+		storage: func(r *volumeRun) {
+			r.localClass("local")
+			r.localVolume("locked", "local", "a", "10Gi", "e2e.yardmaster.io/locked", r.e.ns)
+			r.volumeClaim("data", "local", "1Gi")
+			r.lockClaimRefs("locked")
 		},
 		steps: [][]string{{"p:data"}},
 	}}
