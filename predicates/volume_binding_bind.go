@@ -237,6 +237,9 @@ func (pl *VolumeBinding) checkBindings(nodeName string, pvs *podVolumes) (done b
 	if err != nil {
 		return false, "", nil, fmt.Errorf("failed to get node %q: %w", nodeName, err)
 	}
+	// Volumes of in-tree plugins the node migrated to CSI are checked as
+	// their CSI driver sees them, as in Filter.
+	csiNode, _ := pl.listers.csiNodes.Get(nodeName)
 	done = true
 	wait := func(what string) {
 		if done {
@@ -257,6 +260,9 @@ func (pl *VolumeBinding) checkBindings(nodeName string, pvs *podVolumes) (done b
 		if compareVersions(b.pv.ResourceVersion, pv.ResourceVersion) > 0 {
 			wait(fmt.Sprintf("the informer to see persistentvolume %q bound to claim %s/%s", pv.Name, claim.Namespace, claim.Name))
 			continue
+		}
+		if pv, err = pl.onNode(pv, csiNode); err != nil {
+			return false, "", nil, fmt.Errorf("failed to translate pv to csi: %w", err)
 		}
 		if err := storagehelpers.CheckNodeAffinity(pv, node.Labels); err != nil {
 			return false, "", nil, fmt.Errorf("pv %q node affinity doesn't match node %q: %w", pv.Name, nodeName, err)
@@ -284,6 +290,9 @@ func (pl *VolumeBinding) checkBindings(nodeName string, pvs *podVolumes) (done b
 		if other == nil {
 			wait(fmt.Sprintf("persistentvolume %q, bound to claim %s/%s", claim.Spec.VolumeName, claim.Namespace, claim.Name))
 			continue
+		}
+		if other, err = pl.onNode(other, csiNode); err != nil {
+			return false, "", nil, fmt.Errorf("failed to translate pv to csi: %w", err)
 		}
 		if err := storagehelpers.CheckNodeAffinity(other, node.Labels); err != nil {
 			return false, "", nil, fmt.Errorf("claim %s/%s got bound to pv %q, not %q, whose node affinity doesn't match node %q: %w",
@@ -322,6 +331,9 @@ func (pl *VolumeBinding) checkBindings(nodeName string, pvs *podVolumes) (done b
 		if pv == nil {
 			wait(fmt.Sprintf("persistentvolume %q provisioned for claim %s/%s", claim.Spec.VolumeName, claim.Namespace, claim.Name))
 			continue
+		}
+		if pv, err = pl.onNode(pv, csiNode); err != nil {
+			return false, "", nil, err
 		}
 		if err := storagehelpers.CheckNodeAffinity(pv, node.Labels); err != nil {
 			return false, "", nil, fmt.Errorf("pv %q node affinity doesn't match node %q: %w", pv.Name, nodeName, err)
