@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 )
@@ -113,6 +114,47 @@ func (r *volumeRun) lockClaimRefs(locked string) {
 		return apierrors.IsForbidden(err) || apierrors.IsInvalid(err), nil
 	}); err != nil {
 		e.t.Fatalf("the admission policy never came into force: %v", err)
+	}
+}
+
+// csiNodeMigrating makes the CSINode of node, whose annotation says the
+// in-tree plugins are migrated to CSI there (plugins is a comma-separated
+// list, as kubelet writes it).
+func (r *volumeRun) csiNodeMigrating(node, plugins string) {
+	e := r.e
+	e.t.Helper()
+	cn := schedtest.MakeCSINode(e.ns+"-"+node, nil)
+	cn.Annotations = map[string]string{v1.MigratedPluginsAnnotationKey: plugins}
+	if _, err := e.client.StorageV1().CSINodes().Create(e.ctx, cn, metav1.CreateOptions{}); err != nil {
+		e.t.Fatalf("create CSINode %s: %v", cn.Name, err)
+	}
+	e.t.Cleanup(func() {
+		_ = e.client.StorageV1().CSINodes().Delete(context.Background(), cn.Name, metav1.DeleteOptions{})
+	})
+}
+
+// labelNode labels the scenario's node named node.
+func (r *volumeRun) labelNode(node, key, value string) {
+	e := r.e
+	e.t.Helper()
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n, err := e.client.CoreV1().Nodes().Get(e.ctx, e.ns+"-"+node, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		n.Labels[key] = value
+		_, err = e.client.CoreV1().Nodes().Update(e.ctx, n, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
+		e.t.Fatalf("label node %s: %v", node, err)
+	}
+}
+
+// inTreeEBS makes a volume an in-tree AWS EBS volume in zone.
+func inTreeEBS(zone string) func(*v1.PersistentVolume) {
+	return func(pv *v1.PersistentVolume) {
+		pv.Spec.PersistentVolumeSource = v1.PersistentVolumeSource{AWSElasticBlockStore: &v1.AWSElasticBlockStoreVolumeSource{VolumeID: "vol-" + pv.Name}}
+		pv.Labels = map[string]string{v1.LabelTopologyZone: zone}
 	}
 }
 
@@ -293,6 +335,21 @@ func TestVolumeMatchingMatchesKubeScheduler(t *testing.T) {
 			{"p1:ebs=vol-1,c1"}, {"p2:ebs=vol-1"}, {"p3:gce=disk-1,c2"}, {"p4:gce=disk-1,c3"},
 			{"p5:csi=inline,c4"}, {"p6:~scratch"},
 		},
+	}, {
+		// Where a node's CSINode says the in-tree EBS plugin is migrated,
+		// a bound EBS volume's zone is read as the CSI driver's topology
+		// (topology.ebs.csi.aws.com/zone), which a and b lack or
+		// contradict; c migrates nothing.
+		name:  "bound in-tree volumes on nodes that migrated them to CSI",
+		nodes: map[string]string{"a": "z1", "b": "z1", "c": "z2"},
+		storage: func(r *volumeRun) {
+			r.csiNodeMigrating("a", "kubernetes.io/aws-ebs")
+			r.csiNodeMigrating("b", "kubernetes.io/gce-pd,kubernetes.io/aws-ebs")
+			r.labelNode("b", "topology.ebs.csi.aws.com/zone", "z2")
+			r.boundVolume("ebs-z1", inTreeEBS("z1"))
+			r.boundVolume("ebs-z2", inTreeEBS("z2"))
+		},
+		steps: [][]string{{"p-z1:ebs-z1"}, {"p-z2:ebs-z2"}},
 	}, {
 		// The provisioner gives up on the node it was asked for: the
 		// binding fails, and the pod is retried.
