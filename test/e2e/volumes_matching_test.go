@@ -351,27 +351,21 @@ func TestVolumeMatchingMatchesKubeScheduler(t *testing.T) {
 		},
 		steps: [][]string{{"p-z1:ebs-z1"}, {"p-z2:ebs-z2"}},
 	}, {
-		// The provisioner gives up on the node it was asked for: the
-		// binding fails, and the pod is retried.
-		name:  "a provisioner that gives up",
+		// PreBind's writes fail: the provisioner gives up on the node it
+		// was asked for (it removes the claim's selected node), and the
+		// API server refuses a volume's claimRef. The pods are retried.
+		name:  "PreBind writes that fail",
 		nodes: map[string]string{"a": "z1"},
 		storage: func(r *volumeRun) {
 			r.provisionedClass("csi")
 			r.volumeClaim("data", "csi", "1Gi")
 			r.prov.givingUp.Store(true)
-		},
-		steps: [][]string{{"p:data"}},
-	}, {
-		// The API server refuses PreBind's claimRef write.
-		name:  "a claimRef write refused",
-		nodes: map[string]string{"a": "z1"},
-		storage: func(r *volumeRun) {
 			r.localClass("local")
 			r.localVolume("locked", "local", "a", "10Gi", "e2e.yardmaster.io/locked", r.e.ns)
-			r.volumeClaim("data", "local", "1Gi")
+			r.volumeClaim("held", "local", "1Gi")
 			r.lockClaimRefs("locked")
 		},
-		steps: [][]string{{"p:data"}},
+		steps: [][]string{{"p-given-up:data"}, {"p-locked:held"}},
 	}}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) { sideBySide(t, sc.play) })
