@@ -371,3 +371,38 @@ func TestVolumeMatchingMatchesKubeScheduler(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) { sideBySide(t, sc.play) })
 	}
 }
+
+// A pod over a node's EBS attach limit, whose volumes are written inline,
+// waits until the pod holding the node's only slot is deleted, and is
+// then placed there at once: the deletion frees an attach slot, which
+// wakes it (kube-scheduler's CSILimits hint counts in-tree volumes written
+// inline, as their CSI driver's).
+func TestInlineVolumeFreedMatchesKubeScheduler(t *testing.T) {
+	sideBySide(t, func(t *testing.T, kube bool) string {
+		e := newEnv(t)
+		r := &volumeRun{e: e, templates: map[string]v1.PersistentVolumeClaimSpec{}}
+		e.addNode(e.node("a").Capacity("8", "16Gi", 110).Label(v1.LabelHostname, e.ns+"-a"))
+		r.csiNodeLimits("a", map[string]int32{"ebs.csi.aws.com": 1})
+		if kube {
+			e.startKubeScheduler()
+		} else {
+			e.startScheduler()
+		}
+		ebs := func(name, id string) *schedtest.PodWrapper {
+			v, _ := r.inlineVolume("ebs=" + id)
+			return e.pod(name).Req("100m", "64Mi").Volume(v)
+		}
+		e.createPod(ebs("holder", "vol-1"))
+		if node, why := e.settle("holder"); node == "" {
+			t.Fatalf("holder not placed: %s", why)
+		}
+		e.createPod(ebs("waiting", "vol-2"))
+		e.waitFailedScheduling("waiting", "exceed max volume count")
+		zero := int64(0)
+		if err := e.client.CoreV1().Pods(e.ns).Delete(e.ctx, "holder", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+			t.Fatalf("delete holder: %v", err)
+		}
+		node := e.waitBoundWithin("waiting", requeueBound, "of the pod holding the attach slot being deleted")
+		return strings.TrimPrefix(node, e.ns+"-")
+	})
+}
