@@ -406,3 +406,53 @@ func TestInlineVolumeFreedMatchesKubeScheduler(t *testing.T) {
 		return strings.TrimPrefix(node, e.ns+"-")
 	})
 }
+
+// A pod of high priority over a node's EBS attach limit preempts the pod
+// of low priority that holds the slot, and takes the node; the other low
+// pod, without an attachable volume, stays.
+func TestPreemptionForAnAttachSlotMatchesKubeScheduler(t *testing.T) {
+	// preempted is where the high pod went and whom it evicted.
+	type preempted struct {
+		Node    string
+		Evicted []string
+	}
+	sideBySide(t, func(t *testing.T, kube bool) preempted {
+		e := newEnv(t)
+		r := &volumeRun{e: e, templates: map[string]v1.PersistentVolumeClaimSpec{}}
+		e.addNode(e.node("a").Capacity("1", "2Gi", 110).Label(v1.LabelHostname, e.ns+"-a"))
+		r.csiNodeLimits("a", map[string]int32{"ebs.csi.aws.com": 1})
+		e.priorityClass("low", 10)
+		e.priorityClass("high", 1000)
+		pinned := func(name, cpu string, vols ...string) *schedtest.PodWrapper {
+			w := e.pod(name).PriorityClassName(e.ns+"-low").Req(cpu, "")
+			for _, v := range vols {
+				vol, _ := r.inlineVolume(v)
+				w.Volume(vol)
+			}
+			w.Spec.NodeName = e.ns + "-a"
+			w.Spec.TerminationGracePeriodSeconds = ptr(int64(0))
+			return w
+		}
+		e.createPod(pinned("holder", "100m", "ebs=vol-1"))
+		e.createPod(pinned("bystander", "100m"))
+		if kube {
+			e.startKubeScheduler()
+		} else {
+			e.startScheduler()
+		}
+		vol, _ := r.inlineVolume("ebs=vol-2")
+		e.createPod(e.pod("high").PriorityClassName(e.ns+"-high").Req("100m", "").Volume(vol))
+		node := e.waitBound(60*time.Second, "high")["high"]
+		out := preempted{Node: strings.TrimPrefix(node, e.ns+"-")}
+		for _, name := range []string{"holder", "bystander"} {
+			_, err := e.client.CoreV1().Pods(e.ns).Get(e.ctx, name, metav1.GetOptions{})
+			switch {
+			case apierrors.IsNotFound(err):
+				out.Evicted = append(out.Evicted, name)
+			case err != nil:
+				t.Fatal(err)
+			}
+		}
+		return out
+	})
+}
