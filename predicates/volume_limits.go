@@ -58,10 +58,9 @@ type attachableVolume struct {
 // removed), as kube-scheduler's CSILimits counts the pods of the NodeInfo
 // it is given.
 type volumeLimitsState struct {
+	// exceeded is never changed in place once PreFilter wrote it: states
+	// cloned for what-ifs share it until one replaces its own.
 	exceeded map[string]struct{}
-	// owned says exceeded is this state's own: a clone shares its
-	// original's until a what-if changes it.
-	owned bool
 	// rejectAll, when set, is Filter's answer on every node: a claim of
 	// the pod could not be had.
 	rejectAll *framework.Status
@@ -73,30 +72,26 @@ type volumeLimitsState struct {
 }
 
 // Clone returns a copy that shares exceeded until AddPod or RemovePod
-// changes it.
+// replaces it.
 func (s *volumeLimitsState) Clone() framework.StateData {
 	c := *s
-	c.owned = false
 	return &c
 }
 
-// setExceeded records whether node is over a limit.
+// setExceeded records whether node is over a limit, in a new map: the old
+// one may be shared with the states cloned from this one, or it from.
 func (s *volumeLimitsState) setExceeded(node string, over bool) {
 	if _, was := s.exceeded[node]; was == over {
 		return
 	}
-	if !s.owned {
-		s.exceeded = maps.Clone(s.exceeded)
-		if s.exceeded == nil {
-			s.exceeded = map[string]struct{}{}
-		}
-		s.owned = true
-	}
+	m := make(map[string]struct{}, len(s.exceeded)+1)
+	maps.Copy(m, s.exceeded)
 	if over {
-		s.exceeded[node] = struct{}{}
+		m[node] = struct{}{}
 	} else {
-		delete(s.exceeded, node)
+		delete(m, node)
 	}
+	s.exceeded = m
 }
 
 // NodeVolumeLimits is the filter for per-node CSI attach limits: for each
@@ -177,7 +172,7 @@ func (pl *NodeVolumeLimits) PreFilter(_ context.Context, state *framework.CycleS
 		return nil, framework.AsStatus(err)
 	}
 
-	s := &volumeLimitsState{exceeded: map[string]struct{}{}, owned: true,
+	s := &volumeLimitsState{exceeded: map[string]struct{}{},
 		newVolumes: newVolumes, drivers: drivers, limits: limits, attachments: attachments}
 	c := newAttachCounter(len(drivers))
 	for _, ni := range nodes {
