@@ -381,6 +381,10 @@ func TestVolumeHints(t *testing.T) {
 	inlineEBS := pod("inline").Obj()
 	inlineEBS.Spec.Volumes = []v1.Volume{{Name: "disk", VolumeSource: v1.VolumeSource{
 		AWSElasticBlockStore: &v1.AWSElasticBlockStoreVolumeSource{VolumeID: "vol-1"}}}}
+	inlineOnNode := inlineEBS.DeepCopy()
+	inlineOnNode.Name, inlineOnNode.Spec.NodeName = "holder", "n1"
+	emptyDirOnNode := pod("scratch").Node("n1").Obj()
+	emptyDirOnNode.Spec.Volumes = []v1.Volume{{Name: "tmp", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}}
 	attachment := func(attacher string) *storagev1.VolumeAttachment {
 		return &storagev1.VolumeAttachment{Spec: storagev1.VolumeAttachmentSpec{Attacher: attacher, NodeName: "n1"}}
 	}
@@ -420,6 +424,10 @@ func TestVolumeHints(t *testing.T) {
 		checkHints(t, predicates.NewNodeVolumeLimits(h), append(claimCases,
 			hintCase{name: "pod with a claim deleted", pod: p, event: evAssignedDelete, old: unrelated, want: framework.Queue},
 			hintCase{name: "pod without volumes deleted", pod: p, event: evAssignedDelete, old: pod("x").Node("n1").Obj(), want: framework.QueueSkip},
+			// An in-tree volume written inline (EBS here) counts against
+			// its CSI driver's limit: the pod that held it frees a slot.
+			hintCase{name: "pod with an inline in-tree volume deleted", pod: inlineEBS, event: evAssignedDelete, old: inlineOnNode, want: framework.Queue},
+			hintCase{name: "pod with an inline emptyDir deleted", pod: inlineEBS, event: evAssignedDelete, old: emptyDirOnNode, want: framework.QueueSkip},
 			hintCase{name: "pod on a node the pod cannot use deleted", pod: pod("pinned").PVC("data").Node("n2").Obj(), event: evAssignedDelete, old: unrelated, want: framework.QueueSkip},
 			hintCase{name: "CSINode changed", pod: p, event: evCSINodeUpdate, old: &struct{}{}, new: &struct{}{}, want: framework.Queue},
 			hintCase{name: "volume detached, pod with a claim", pod: p, event: evDetached, old: ebsAttachment, want: framework.Queue},

@@ -6,6 +6,7 @@ import (
 	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	csitrans "k8s.io/csi-translation-lib"
 
 	"github.com/yardmaster-io/yardmaster/framework"
 )
@@ -171,8 +172,9 @@ func detachMayHelp(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.Qu
 
 // attachedVolumeFreed queues the pod when the deleted pod was bound to a
 // node the pod may run on and had volumes that count against a node's
-// attach limit (claims, CSI or ephemeral volumes), as kube-scheduler does
-// without looking up the drivers.
+// attach limit (claims, CSI or ephemeral volumes, in-tree volumes written
+// inline whose plugin migrates to CSI), as kube-scheduler does without
+// looking up the drivers.
 func attachedVolumeFreed(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
 	deleted, _, err := asObjects[*v1.Pod](oldObj, newObj)
 	if err != nil {
@@ -183,7 +185,7 @@ func attachedVolumeFreed(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framew
 	}
 	for i := range deleted.Spec.Volumes {
 		vol := &deleted.Spec.Volumes[i]
-		if vol.PersistentVolumeClaim != nil || vol.CSI != nil || vol.Ephemeral != nil {
+		if vol.PersistentVolumeClaim != nil || vol.CSI != nil || vol.Ephemeral != nil || csitrans.New().IsInlineMigratable(vol) {
 			return framework.Queue, nil
 		}
 	}

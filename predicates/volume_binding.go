@@ -4,13 +4,18 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	storagehelpers "k8s.io/component-helpers/storage/volume"
+	csitrans "k8s.io/csi-translation-lib"
+	"k8s.io/klog/v2"
 
 	"github.com/yardmaster-io/yardmaster/framework"
 )
@@ -74,6 +79,9 @@ type VolumeBinding struct {
 	bindTimeout time.Duration
 	// shape scores nodes; nil when scoring is off.
 	shape framework.Shape
+	// translator reads in-tree volumes as CSI ones, on the nodes that
+	// migrated their plugin.
+	translator csitrans.CSITranslator
 }
 
 var (
@@ -101,6 +109,7 @@ func NewVolumeBinding(args *framework.VolumeBindingArgs, h framework.Handle) (*V
 		listers:     newStorageListers(h),
 		handle:      h,
 		bindTimeout: time.Duration(timeout) * time.Second,
+		translator:  csitrans.New(),
 	}
 	if args.Shape != nil {
 		pl.shape = framework.NewShape(args.Shape)
@@ -154,6 +163,13 @@ type boundClaim struct {
 	claim *v1.PersistentVolumeClaim
 	// pv is nil when the volume does not exist.
 	pv *pvEntry
+	// On the nodes in migratedOn, whose CSINode says the volume's in-tree
+	// plugin is migrated to CSI, the volume is read as its CSI driver
+	// sees it: csi, the translated volume (its zone labels become the
+	// driver's topology), or csiErr when it does not translate.
+	migratedOn map[string]struct{}
+	csi        *pvEntry
+	csiErr     error
 }
 
 // PreFilter looks up the pod's claims and their volumes, and for the
@@ -178,6 +194,9 @@ func (pl *VolumeBinding) PreFilter(_ context.Context, state *framework.CycleStat
 			bc := boundClaim{claim: claim}
 			if pv, err := pl.cache.getPV(claim.Spec.VolumeName); err == nil {
 				bc.pv = newBoundEntry(pv)
+				if err := pl.migrate(&bc); err != nil {
+					return nil, framework.AsStatus(err)
+				}
 			} else if !isNotFound(err) {
 				return nil, framework.AsStatus(err)
 			}
@@ -219,14 +238,97 @@ func (pl *VolumeBinding) PreFilter(_ context.Context, state *framework.CycleStat
 }
 
 // constrained reports whether a bound claim's volume is missing or has
-// node affinity.
+// node affinity, as it is or as some node reads it.
 func (s *volumeBindingState) constrained() bool {
 	for _, b := range s.bound {
-		if b.pv == nil || b.pv.affinity != nil {
+		if b.pv == nil || b.pv.affinity != nil || b.migratedOn != nil {
 			return true
 		}
 	}
 	return false
+}
+
+// migrate prepares a bound in-tree volume for the nodes that migrated its
+// plugin to CSI, as kube-scheduler's checkBoundClaims reads it there
+// (tryTranslatePVToCSI): translated by csi-translation-lib, the library
+// kube-scheduler uses, once per pod rather than per node. Only the
+// plugins kube-scheduler translates are (those whose volumes also count
+// against a CSI driver's attach limit).
+func (pl *VolumeBinding) migrate(bc *boundClaim) error {
+	pv := bc.pv.pv
+	plugin, err := pl.migratablePlugin(pv)
+	if plugin == "" || err != nil {
+		return err
+	}
+	nodes, err := pl.migratingNodes(plugin)
+	if err != nil || len(nodes) == 0 {
+		return err
+	}
+	bc.migratedOn = nodes
+	csiPV, err := pl.translator.TranslateInTreePVToCSI(klog.Background(), pv)
+	if err != nil {
+		bc.csiErr = fmt.Errorf("could not translate pv: %v", err)
+		return nil
+	}
+	bc.csi = newBoundEntry(csiPV)
+	return nil
+}
+
+// migratablePlugin returns the in-tree plugin of pv when kube-scheduler
+// translates its volumes to CSI on the nodes that migrated it; "" for
+// other volumes.
+func (pl *VolumeBinding) migratablePlugin(pv *v1.PersistentVolume) (string, error) {
+	if !pl.translator.IsPVMigratable(pv) {
+		return "", nil
+	}
+	plugin, err := pl.translator.GetInTreePluginNameFromSpec(pv, nil)
+	if err != nil {
+		return "", fmt.Errorf("could not get plugin name from pv: %v", err)
+	}
+	if _, ok := inTreeCSIDrivers[plugin]; !ok {
+		return "", nil
+	}
+	return plugin, nil
+}
+
+// onNode returns pv as kube-scheduler reads it on the node of csiNode
+// (nil when it has none): translated to CSI when the node migrated its
+// in-tree plugin.
+func (pl *VolumeBinding) onNode(pv *v1.PersistentVolume, csiNode *storagev1.CSINode) (*v1.PersistentVolume, error) {
+	plugin, err := pl.migratablePlugin(pv)
+	if plugin == "" || err != nil || !migratesPlugin(csiNode, plugin) {
+		return pv, err
+	}
+	csiPV, err := pl.translator.TranslateInTreePVToCSI(klog.Background(), pv)
+	if err != nil {
+		return nil, fmt.Errorf("could not translate pv: %v", err)
+	}
+	return csiPV, nil
+}
+
+// migratingNodes returns the nodes whose CSINode lists plugin in its
+// migrated-plugins annotation.
+func (pl *VolumeBinding) migratingNodes(plugin string) (map[string]struct{}, error) {
+	csiNodes, err := pl.listers.csiNodes.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]struct{}
+	for _, cn := range csiNodes {
+		if migratesPlugin(cn, plugin) {
+			if out == nil {
+				out = map[string]struct{}{}
+			}
+			out[cn.Name] = struct{}{}
+		}
+	}
+	return out, nil
+}
+
+// migratesPlugin reports whether the CSINode's migrated-plugins
+// annotation (a comma-separated list) names plugin.
+func migratesPlugin(cn *storagev1.CSINode, plugin string) bool {
+	return cn != nil && slices.Contains(strings.Split(cn.Annotations[v1.MigratedPluginsAnnotationKey], ","), plugin)
 }
 
 // newBoundEntry describes a bound claim's volume for Filter, whatever its
@@ -352,10 +454,17 @@ type dynamicProvision struct {
 func (s *volumeBindingState) findPodVolumes(node *v1.Node, keep bool) (*podVolumes, volumeConflicts, error) {
 	var conflicts volumeConflicts
 	for i := range s.bound {
-		pv := s.bound[i].pv
+		b := &s.bound[i]
+		pv := b.pv
 		if pv == nil {
 			conflicts |= conflictMissingVolume
 			break
+		}
+		if _, ok := b.migratedOn[node.Name]; ok {
+			if b.csiErr != nil {
+				return nil, 0, b.csiErr
+			}
+			pv = b.csi
 		}
 		if !pv.fitsNode(node.Labels) {
 			conflicts |= conflictNodeAffinity

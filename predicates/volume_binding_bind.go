@@ -159,12 +159,18 @@ func (pl *VolumeBinding) PreBind(ctx context.Context, cs *framework.CycleState, 
 // claim to provision with its selected node, and keeps the objects the
 // API server returned. A conflict (someone changed the object since the
 // informer saw it) fails the attempt, which is then retried.
+//
+// A failed write's error is returned as the API server gave it, not
+// wrapped: it names the object already, and kube-scheduler's
+// FailedScheduling event carries it so ("running PreBind plugin
+// "VolumeBinding": Operation cannot be fulfilled on persistentvolumes
+// ..."), which yardmaster's must match.
 func (pl *VolumeBinding) writeBindings(ctx context.Context, pvs *podVolumes) error {
 	for i := range pvs.static {
 		b := &pvs.static[i]
 		pv, err := pl.client.CoreV1().PersistentVolumes().Update(ctx, b.pv, metav1.UpdateOptions{})
 		if err != nil {
-			return fmt.Errorf("binding persistentvolume %q to claim %s/%s: %w", b.pv.Name, b.claim.Namespace, b.claim.Name, err)
+			return err
 		}
 		b.pv = pv
 	}
@@ -172,7 +178,7 @@ func (pl *VolumeBinding) writeBindings(ctx context.Context, pvs *podVolumes) err
 		d := &pvs.dynamic[i]
 		claim, err := pl.client.CoreV1().PersistentVolumeClaims(d.claim.Namespace).Update(ctx, d.claim, metav1.UpdateOptions{})
 		if err != nil {
-			return fmt.Errorf("selecting node for claim %s/%s to be provisioned: %w", d.claim.Namespace, d.claim.Name, err)
+			return err
 		}
 		d.claim = claim
 	}
@@ -231,6 +237,9 @@ func (pl *VolumeBinding) checkBindings(nodeName string, pvs *podVolumes) (done b
 	if err != nil {
 		return false, "", nil, fmt.Errorf("failed to get node %q: %w", nodeName, err)
 	}
+	// Volumes of in-tree plugins the node migrated to CSI are checked as
+	// their CSI driver sees them, as in Filter.
+	csiNode, _ := pl.listers.csiNodes.Get(nodeName)
 	done = true
 	wait := func(what string) {
 		if done {
@@ -251,6 +260,9 @@ func (pl *VolumeBinding) checkBindings(nodeName string, pvs *podVolumes) (done b
 		if compareVersions(b.pv.ResourceVersion, pv.ResourceVersion) > 0 {
 			wait(fmt.Sprintf("the informer to see persistentvolume %q bound to claim %s/%s", pv.Name, claim.Namespace, claim.Name))
 			continue
+		}
+		if pv, err = pl.onNode(pv, csiNode); err != nil {
+			return false, "", nil, fmt.Errorf("failed to translate pv to csi: %w", err)
 		}
 		if err := storagehelpers.CheckNodeAffinity(pv, node.Labels); err != nil {
 			return false, "", nil, fmt.Errorf("pv %q node affinity doesn't match node %q: %w", pv.Name, nodeName, err)
@@ -279,6 +291,9 @@ func (pl *VolumeBinding) checkBindings(nodeName string, pvs *podVolumes) (done b
 			wait(fmt.Sprintf("persistentvolume %q, bound to claim %s/%s", claim.Spec.VolumeName, claim.Namespace, claim.Name))
 			continue
 		}
+		if other, err = pl.onNode(other, csiNode); err != nil {
+			return false, "", nil, fmt.Errorf("failed to translate pv to csi: %w", err)
+		}
 		if err := storagehelpers.CheckNodeAffinity(other, node.Labels); err != nil {
 			return false, "", nil, fmt.Errorf("claim %s/%s got bound to pv %q, not %q, whose node affinity doesn't match node %q: %w",
 				claim.Namespace, claim.Name, other.Name, pv.Name, nodeName, err)
@@ -294,11 +309,14 @@ func (pl *VolumeBinding) checkBindings(nodeName string, pvs *podVolumes) (done b
 			wait(fmt.Sprintf("the informer to see claim %s/%s's selected node", claim.Namespace, claim.Name))
 			continue
 		}
-		selected, ok := claim.Annotations[storagehelpers.AnnSelectedNode]
-		if !ok {
+		// Only a claim without any annotation was "reset": the external
+		// provisioner that gives up on a node removes just this one
+		// (the PV controller's storage-provisioner annotations stay),
+		// and that reads "provisioning failed", as in kube-scheduler.
+		if claim.Annotations == nil {
 			return false, "", nil, fmt.Errorf("selectedNode annotation reset for PVC %q", claim.Name)
 		}
-		if selected != nodeName {
+		if claim.Annotations[storagehelpers.AnnSelectedNode] != nodeName {
 			return false, "", nil, fmt.Errorf("provisioning failed for PVC %q", claim.Name)
 		}
 		if claim.Spec.VolumeName == "" {
@@ -313,6 +331,9 @@ func (pl *VolumeBinding) checkBindings(nodeName string, pvs *podVolumes) (done b
 		if pv == nil {
 			wait(fmt.Sprintf("persistentvolume %q provisioned for claim %s/%s", claim.Spec.VolumeName, claim.Namespace, claim.Name))
 			continue
+		}
+		if pv, err = pl.onNode(pv, csiNode); err != nil {
+			return false, "", nil, err
 		}
 		if err := storagehelpers.CheckNodeAffinity(pv, node.Labels); err != nil {
 			return false, "", nil, fmt.Errorf("pv %q node affinity doesn't match node %q: %w", pv.Name, nodeName, err)

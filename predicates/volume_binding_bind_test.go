@@ -250,8 +250,26 @@ func TestVolumeBindingPreBindFailures(t *testing.T) {
 			t.Fatal(err)
 		}
 		st := w.pl.PreBind(context.Background(), state, pod, "n1")
-		if st.IsSuccess() || !strings.Contains(st.Message(), `binding persistentvolume "small" to claim default/c1`) {
-			t.Errorf("PreBind: %q, want a conflict on small", st.Message())
+		// The API server's error as it is, as kube-scheduler reports it:
+		// it names the object already.
+		want := `Operation cannot be fulfilled on persistentvolumes "small": the object has been modified`
+		if st.IsSuccess() || st.Message() != want {
+			t.Errorf("PreBind: %q, want %q", st.Message(), want)
+		}
+	})
+	t.Run("write refused", func(t *testing.T) {
+		class := schedtest.MakeStorageClass("csi", "csi.example.com", storagev1.VolumeBindingWaitForFirstConsumer)
+		claim := schedtest.MakePVC("default", "c1").UID("c1-uid").Class("csi").Request("4Gi").Version("20").Obj()
+		w := newBindWorld(t, 600, class, claim)
+		pod := podWith("p1", "c1")
+		state := w.cycle(pod)
+		refused := apierrors.NewForbidden(v1.Resource("persistentvolumeclaims"), "c1", errors.New("denied by policy"))
+		w.h.Clientset.PrependReactor("update", "persistentvolumeclaims", func(clienttesting.Action) (bool, runtime.Object, error) {
+			return true, nil, refused
+		})
+		st := w.pl.PreBind(context.Background(), state, pod, "n1")
+		if want := refused.Error(); st.IsSuccess() || st.Message() != want {
+			t.Errorf("PreBind: %q, want %q", st.Message(), want)
 		}
 	})
 }
@@ -288,5 +306,72 @@ func TestVolumeBindingPreBindClaimBoundElsewhere(t *testing.T) {
 				t.Fatal("PreBind did not return once the claim was bound")
 			}
 		})
+	}
+}
+
+// A claim to provision whose selected-node annotation is taken away while
+// PreBind waits fails PreBind with kube-scheduler's message: "provisioning
+// failed" when the claim still has other annotations (the external
+// provisioner removes only that one when it gives up on the node, and the
+// PV controller's storage-provisioner annotations stay), "annotation
+// reset" only when it has none at all.
+func TestVolumeBindingPreBindProvisioningGivenUp(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		annotations map[string]string
+		want        string
+	}{
+		{
+			name:        "the provisioner removed the selected node",
+			annotations: map[string]string{storagehelpers.AnnStorageProvisioner: "csi.example.com"},
+			want:        `binding volumes: provisioning failed for PVC "c1"`,
+		},
+		{
+			name:        "the selected node moved",
+			annotations: map[string]string{storagehelpers.AnnSelectedNode: "n2"},
+			want:        `binding volumes: provisioning failed for PVC "c1"`,
+		},
+		{
+			name: "every annotation removed",
+			want: `binding volumes: selectedNode annotation reset for PVC "c1"`,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			class := schedtest.MakeStorageClass("csi", "csi.example.com", storagev1.VolumeBindingWaitForFirstConsumer)
+			claim := schedtest.MakePVC("default", "c1").UID("c1-uid").Class("csi").Request("4Gi").Version("20").Obj()
+			w := newBindWorld(t, 600, class, claim)
+			pod := podWith("p1", "c1")
+			state := w.cycle(pod)
+			done := make(chan *framework.Status, 1)
+			go func() { done <- w.pl.PreBind(context.Background(), state, pod, "n1") }()
+			written := w.selectedNodeWritten(t, "c1")
+			given := written.DeepCopy()
+			given.Annotations = tc.annotations
+			given.ResourceVersion = "150" // after the write's
+			w.informerSees(given)
+			select {
+			case st := <-done:
+				if st.IsSuccess() || st.Message() != tc.want {
+					t.Errorf("PreBind: %q, want %q", st.Message(), tc.want)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("PreBind did not notice the provisioner gave up")
+			}
+		})
+	}
+}
+
+// selectedNodeWritten waits for PreBind's write of the claim's selected
+// node to reach the API, and returns the claim as written.
+func (w *bindWorld) selectedNodeWritten(t *testing.T, name string) *v1.PersistentVolumeClaim {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		got, err := w.h.Clientset.CoreV1().PersistentVolumeClaims("default").Get(context.Background(), name, metav1.GetOptions{})
+		if err == nil && got.Annotations[storagehelpers.AnnSelectedNode] != "" {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("PreBind never wrote the claim's selected node")
+		}
 	}
 }

@@ -103,6 +103,24 @@ func TestVolumeBinding(t *testing.T) {
 			},
 			want: map[string]statusView{"n-a": missingPV, "n-b": affinity},
 		},
+		{
+			// n-a's CSINode says the in-tree EBS plugin is migrated: the
+			// volume's zone label reads there as the CSI driver's
+			// topology (topology.ebs.csi.aws.com/zone), which n-a lacks.
+			// n-b migrated GCE PD only: the volume has no affinity there.
+			name: "bound in-tree volume on a node that migrated its plugin",
+			pod:  pod,
+			objects: []runtime.Object{claim().Bound("pv").Obj(), inTreeEBS("vol-1", "a"),
+				migrating("n-a", "kubernetes.io/gce-pd,kubernetes.io/aws-ebs"), migrating("n-b", "kubernetes.io/gce-pd")},
+			want: map[string]statusView{"n-a": affinity},
+		},
+		{name: "bound in-tree volume, no node migrated its plugin: skip", pod: pod,
+			objects: []runtime.Object{claim().Bound("pv").Obj(), inTreeEBS("vol-1", "a"), migrating("n-b", "kubernetes.io/gce-pd")},
+			wantPre: viewOf(framework.NewStatus(framework.Skip))},
+		{name: "bound in-tree volume that does not translate", pod: pod,
+			objects: []runtime.Object{claim().Bound("pv").Obj(), inTreeEBS("aws://a/bad", "a"), migrating("n-b", "kubernetes.io/aws-ebs")},
+			want: map[string]statusView{"n-b": viewOf(framework.AsStatus(errString(
+				"could not translate pv: failed to translate Kubernetes ID to EBS Volume ID Invalid format for AWS volume (aws://a/bad)")))}},
 		{name: "bound ephemeral claim owned by the pod", pod: volumePod().EphemeralVolume("scratch").Obj(),
 			objects: []runtime.Object{
 				schedtest.MakePVC("default", "new-scratch").Bound("pv").ControlledBy(volumePod().Obj()).Obj(),
@@ -110,6 +128,22 @@ func TestVolumeBinding(t *testing.T) {
 			},
 			want: map[string]statusView{"n-a": affinity}},
 	})
+}
+
+// inTreeEBS is volume "pv", an in-tree AWS EBS volume labelled with its
+// zone, as such volumes were.
+func inTreeEBS(id, zone string) *v1.PersistentVolume {
+	pv := schedtest.MakePV("pv").Label(v1.LabelTopologyZone, zone).Obj()
+	pv.Spec.PersistentVolumeSource = v1.PersistentVolumeSource{AWSElasticBlockStore: &v1.AWSElasticBlockStoreVolumeSource{VolumeID: id}}
+	return pv
+}
+
+// migrating is the CSINode of node, which says these in-tree plugins
+// (comma-separated) are migrated to CSI there.
+func migrating(node, plugins string) *storagev1.CSINode {
+	cn := schedtest.MakeCSINode(node, nil)
+	cn.Annotations = map[string]string{v1.MigratedPluginsAnnotationKey: plugins}
+	return cn
 }
 
 // newVolumeBinding builds VolumeBinding with the default arguments.

@@ -2,6 +2,7 @@ package predicates
 
 import (
 	"context"
+	"maps"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -52,16 +53,46 @@ type attachableVolume struct {
 }
 
 // volumeLimitsState names the nodes the pod's volumes would take over a
-// driver's limit.
+// driver's limit, and keeps what recounting one node takes: AddPod and
+// RemovePod recount the node of a what-if (a nominated pod added, a victim
+// removed), as kube-scheduler's CSILimits counts the pods of the NodeInfo
+// it is given.
 type volumeLimitsState struct {
+	// exceeded is never changed in place once PreFilter wrote it: states
+	// cloned for what-ifs share it until one replaces its own.
 	exceeded map[string]struct{}
 	// rejectAll, when set, is Filter's answer on every node: a claim of
 	// the pod could not be had.
 	rejectAll *framework.Status
+
+	newVolumes  []attachableVolume
+	drivers     []string
+	limits      map[string][]int32
+	attachments map[string][]attachableVolume
 }
 
-// Clone returns s: it is never mutated after PreFilter.
-func (s *volumeLimitsState) Clone() framework.StateData { return s }
+// Clone returns a copy that shares exceeded until AddPod or RemovePod
+// replaces it.
+func (s *volumeLimitsState) Clone() framework.StateData {
+	c := *s
+	return &c
+}
+
+// setExceeded records whether node is over a limit, in a new map: the old
+// one may be shared with the states cloned from this one, or it from.
+func (s *volumeLimitsState) setExceeded(node string, over bool) {
+	if _, was := s.exceeded[node]; was == over {
+		return
+	}
+	m := make(map[string]struct{}, len(s.exceeded)+1)
+	maps.Copy(m, s.exceeded)
+	if over {
+		m[node] = struct{}{}
+	} else {
+		delete(m, node)
+	}
+	s.exceeded = m
+}
 
 // NodeVolumeLimits is the filter for per-node CSI attach limits: for each
 // CSI driver of the pod's volumes, the distinct volumes of that driver
@@ -80,8 +111,9 @@ type NodeVolumeLimits struct {
 }
 
 var (
-	_ framework.PreFilterPlugin = &NodeVolumeLimits{}
-	_ framework.FilterPlugin    = &NodeVolumeLimits{}
+	_ framework.PreFilterPlugin     = &NodeVolumeLimits{}
+	_ framework.FilterPlugin        = &NodeVolumeLimits{}
+	_ framework.PreFilterExtensions = &NodeVolumeLimits{}
 )
 
 // NewNodeVolumeLimits returns the filter, reading claims, volumes, classes,
@@ -101,7 +133,7 @@ func (*NodeVolumeLimits) Name() string { return NodeVolumeLimitsName }
 
 // PreFilter works out which nodes the pod's volumes would take over a
 // limit. It returns Skip when the pod has no attachable volume or no node
-// is over. A claim of the pod that does not exist, or an ephemeral
+// limits one of its drivers. A claim of the pod that does not exist, or an ephemeral
 // volume's claim the pod does not own, rejects every node in Filter, not
 // here: kube-scheduler's CSILimits finds out in Filter, so the pod waits
 // with VolumeRestrictions' or VolumeBinding's PreFilter message (which
@@ -111,6 +143,8 @@ func (*NodeVolumeLimits) Name() string { return NodeVolumeLimitsName }
 // The count is done here, once, rather than per node in Filter, because it
 // needs lister lookups for the claims of the pods already on each node;
 // only nodes whose CSINode limits one of the pod's drivers are counted.
+// A node of a what-if (a nominated pod added to it, a victim removed) is
+// counted again by AddPod and RemovePod.
 func (pl *NodeVolumeLimits) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	newVolumes, st := pl.newPodVolumes(pod)
 	if st != nil {
@@ -138,59 +172,101 @@ func (pl *NodeVolumeLimits) PreFilter(_ context.Context, state *framework.CycleS
 		return nil, framework.AsStatus(err)
 	}
 
-	s := &volumeLimitsState{exceeded: map[string]struct{}{}}
-	resolved := map[string]resolvedClaim{}
-	usedByPods := map[string]struct{}{}
-	attached := make([]int, len(drivers))
-	adding := make([]int, len(drivers))
+	s := &volumeLimitsState{exceeded: map[string]struct{}{},
+		newVolumes: newVolumes, drivers: drivers, limits: limits, attachments: attachments}
+	c := newAttachCounter(len(drivers))
 	for _, ni := range nodes {
 		node := ni.Node()
 		if node == nil {
 			continue
 		}
-		limit, ok := limits[node.Name]
-		if !ok {
-			continue
-		}
-		clear(usedByPods)
-		clear(attached)
-		clear(adding)
-		for _, pi := range ni.Pods {
-			pl.existingPodVolumes(pi.Pod, resolved, func(v attachableVolume) {
-				if _, dup := usedByPods[v.id]; dup {
-					return
-				}
-				usedByPods[v.id] = struct{}{}
-				if d := indexOf(drivers, v.driver); d >= 0 {
-					attached[d]++
-				}
-			})
-		}
-		for _, v := range attachments[node.Name] {
-			if _, ok := usedByPods[v.id]; !ok {
-				attached[indexOf(drivers, v.driver)]++
-			}
-		}
-		// A volume already used by a pod on the node is attached once.
-		// (One only held by a VolumeAttachment is counted again, as
-		// kube-scheduler counts it.)
-		for _, v := range newVolumes {
-			if _, ok := usedByPods[v.id]; !ok {
-				adding[indexOf(drivers, v.driver)]++
-			}
-		}
-		for d := range drivers {
-			if limit[d] >= 0 && attached[d]+adding[d] > int(limit[d]) {
-				s.exceeded[node.Name] = struct{}{}
-				break
-			}
+		if limit, ok := limits[node.Name]; ok && pl.exceeds(s, c, ni, limit) {
+			s.exceeded[node.Name] = struct{}{}
 		}
 	}
-	if len(s.exceeded) == 0 {
-		return nil, framework.NewStatus(framework.Skip)
-	}
+	// Not skipped when no node is over a limit now: a nominated pod, or
+	// a what-if of preemption, may change that (AddPod, RemovePod).
 	state.Write(volumeLimitsStateKey, s)
 	return nil, nil
+}
+
+// attachCounter holds the buffers of one count, reused from node to node.
+type attachCounter struct {
+	// resolved caches claim lookups for the rest of the count.
+	resolved   map[string]resolvedClaim
+	usedByPods map[string]struct{}
+	attached   []int
+	adding     []int
+}
+
+func newAttachCounter(drivers int) *attachCounter {
+	return &attachCounter{resolved: map[string]resolvedClaim{}, usedByPods: map[string]struct{}{},
+		attached: make([]int, drivers), adding: make([]int, drivers)}
+}
+
+// exceeds counts the volumes of the pod's drivers attached to the node
+// of ni and reports whether the pod's new ones would take one driver past
+// its limit there.
+func (pl *NodeVolumeLimits) exceeds(s *volumeLimitsState, c *attachCounter, ni *framework.NodeInfo, limit []int32) bool {
+	clear(c.usedByPods)
+	clear(c.attached)
+	clear(c.adding)
+	for _, pi := range ni.Pods {
+		pl.existingPodVolumes(pi.Pod, c.resolved, func(v attachableVolume) {
+			if _, dup := c.usedByPods[v.id]; dup {
+				return
+			}
+			c.usedByPods[v.id] = struct{}{}
+			if d := indexOf(s.drivers, v.driver); d >= 0 {
+				c.attached[d]++
+			}
+		})
+	}
+	for _, v := range s.attachments[ni.Node().Name] {
+		if _, ok := c.usedByPods[v.id]; !ok {
+			c.attached[indexOf(s.drivers, v.driver)]++
+		}
+	}
+	// A volume already used by a pod on the node is attached once.
+	// (One only held by a VolumeAttachment is counted again, as
+	// kube-scheduler counts it.)
+	for _, v := range s.newVolumes {
+		if _, ok := c.usedByPods[v.id]; !ok {
+			c.adding[indexOf(s.drivers, v.driver)]++
+		}
+	}
+	for d := range s.drivers {
+		if limit[d] >= 0 && c.attached[d]+c.adding[d] > int(limit[d]) {
+			return true
+		}
+	}
+	return false
+}
+
+// AddPod recounts the node of ni, to which podInfoToAdd was added.
+func (pl *NodeVolumeLimits) AddPod(_ context.Context, state *framework.CycleState, _ *v1.Pod, _ *framework.PodInfo, ni *framework.NodeInfo) *framework.Status {
+	return pl.recount(state, ni)
+}
+
+// RemovePod recounts the node of ni, from which podInfoToRemove was
+// removed.
+func (pl *NodeVolumeLimits) RemovePod(_ context.Context, state *framework.CycleState, _ *v1.Pod, _ *framework.PodInfo, ni *framework.NodeInfo) *framework.Status {
+	return pl.recount(state, ni)
+}
+
+// recount counts the node of ni again, with fresh buffers: what-ifs of
+// several nodes run at once.
+func (pl *NodeVolumeLimits) recount(state *framework.CycleState, ni *framework.NodeInfo) *framework.Status {
+	s, err := framework.ReadAs[*volumeLimitsState](state, volumeLimitsStateKey)
+	if err != nil || s.rejectAll != nil || ni.Node() == nil {
+		return nil // skipped, or every node rejected anyway
+	}
+	limit, ok := s.limits[ni.Node().Name]
+	if !ok {
+		return nil
+	}
+	s.setExceeded(ni.Node().Name, pl.exceeds(s, newAttachCounter(len(s.drivers)), ni, limit))
+	return nil
 }
 
 // Filter rejects a node PreFilter found over a limit, Unschedulable: a pod

@@ -1,6 +1,7 @@
 package predicates_test
 
 import (
+	"context"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -9,8 +10,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 	"github.com/yardmaster-io/yardmaster/predicates"
+	"github.com/yardmaster-io/yardmaster/scheduler/cache"
 )
 
 const testDriver = "csi.example.com"
@@ -94,9 +97,10 @@ func TestNodeVolumeLimits(t *testing.T) {
 		},
 		{
 			// c2 is already attached to n2: 1 + 0 = 1 ≤ 1; n1 1 + 1 = 2:
-			// no node is over, so Filter has nothing to do.
+			// no node is over. (Not skipped: a nominated pod or a victim
+			// of preemption may change that.)
 			name: "a volume already attached to the node counts once", pod: volumePod().PVC("c2").Obj(), pods: existing,
-			objects: cluster, wantPre: skip,
+			objects: cluster,
 		},
 		{
 			// A VolumeAttachment holds h3 on n1: 1 + 1 + 1 = 3 > 2.
@@ -183,3 +187,55 @@ func TestNodeVolumeLimits(t *testing.T) {
 }
 
 func metaName(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name} }
+
+// Preemption (and a nominated pod) asks NodeVolumeLimits what a node would
+// say without a pod (RemovePod) or with it again (AddPod): the answer its
+// PreFilter gives on a cluster that really lacks (or has) the pod, as
+// kube-scheduler's CSILimits counts the pods of the NodeInfo it is given.
+func TestNodeVolumeLimitsWhatIf(t *testing.T) {
+	// n1 attaches 2 volumes of testDriver, n2 1; p1 holds c1 on n1, p2
+	// c2 on n2. The pod's c3 fits on n1 (1 + 1 ≤ 2), on n2 only without
+	// p2 (1 + 1 > 1, 0 + 1 ≤ 1).
+	objects := objs([]runtime.Object{
+		schedtest.MakeCSINode("n1", map[string]int32{testDriver: 2}),
+		schedtest.MakeCSINode("n2", map[string]int32{testDriver: 1}),
+	}, boundCSI("c1", "h1"), boundCSI("c2", "h2"), boundCSI("c3", "h3"))
+	existing := []*v1.Pod{
+		schedtest.MakePod().Name("p1").UID("p1").Node("n1").PVC("c1").Obj(),
+		schedtest.MakePod().Name("p2").UID("p2").Node("n2").PVC("c2").Obj(),
+	}
+	pod := volumePod().PVC("c3").Obj()
+	build := func(pods []*v1.Pod) (extendedFilter, []*framework.NodeInfo) {
+		h := fakehandle.New(cache.NewSnapshotFromNodes(limitNodes(), pods)).AddObjects(objects...)
+		return predicates.NewNodeVolumeLimits(h), h.Lister.List()
+	}
+	withPl, withNodes := build(existing)
+	withoutPl, withoutNodes := build(existing[:1])
+
+	removed := whatIf(t, withPl, pod, withNodes, existing[1], false)
+	if want := decideOn(withoutPl, pod, withoutNodes); removed != want {
+		t.Errorf("without p2:\nRemovePod: %s\nPreFilter: %s", removed, want)
+	}
+	added := whatIf(t, withPl, pod, withNodes, existing[1], true)
+	if want := decideOn(withPl, pod, withNodes); added != want {
+		t.Errorf("p2 taken off n2 and back:\n   AddPod: %s\nPreFilter: %s", added, want)
+	}
+	if removed == added {
+		t.Errorf("p2 changed no decision (%s): the case does not test the what-if", added)
+	}
+	// A what-if runs on a clone: the cycle's state is unchanged.
+	ctx, state := context.Background(), framework.NewCycleState()
+	if _, st := withPl.PreFilter(ctx, state, pod, withNodes); !st.IsSuccess() {
+		t.Fatalf("PreFilter: %v", st.Message())
+	}
+	n2 := withNodes[1].Clone()
+	if err := n2.RemovePod(existing[1]); err != nil {
+		t.Fatal(err)
+	}
+	if st := withPl.RemovePod(ctx, state.Clone(), pod, framework.NewPodInfo(existing[1]), n2); !st.IsSuccess() {
+		t.Fatalf("RemovePod: %v", st.Message())
+	}
+	if st := withPl.Filter(ctx, state, pod, withNodes[1]); st.IsSuccess() {
+		t.Error("a what-if on a clone let the pod onto n2 in the cycle's state")
+	}
+}

@@ -83,7 +83,7 @@ func (*VolumeRestrictions) Name() string { return VolumeRestrictionsName }
 // a missing one rejects the pod, UnschedulableAndUnresolvable) and checks
 // whether any ReadWriteOncePod claim among them is in use, cluster-wide,
 // from the snapshot's per-node claim reference counts. It returns Skip when
-// there is nothing for Filter to check.
+// the pod has neither an inline disk nor a ReadWriteOncePod claim.
 func (pl *VolumeRestrictions) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	s := &volumeRestrictionsState{}
 	for i := range pod.Spec.Volumes {
@@ -105,7 +105,9 @@ func (pl *VolumeRestrictions) PreFilter(_ context.Context, state *framework.Cycl
 	for _, key := range s.rwopClaims {
 		s.conflicts += claimUses(nodes, key)
 	}
-	if !s.checkDisks && s.conflicts == 0 {
+	// A ReadWriteOncePod claim nobody uses yet is not skipped: a pod
+	// nominated to a node may use it (AddPod), as in kube-scheduler.
+	if !s.checkDisks && len(s.rwopClaims) == 0 {
 		return nil, framework.NewStatus(framework.Skip)
 	}
 	state.Write(volumeRestrictionsStateKey, s)

@@ -1,6 +1,8 @@
 package predicates_test
 
 import (
+	"context"
+
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -52,8 +54,10 @@ func TestVolumeRestrictions(t *testing.T) {
 		{name: "no volumes: skip", pod: volumePod().Obj(), wantPre: skip},
 		{name: "missing claim", pod: volumePod().PVC("data").Obj(),
 			wantPre: viewOf(reject(framework.UnschedulableAndUnresolvable, `persistentvolumeclaim "data" not found`))},
-		{name: "ReadWriteOncePod claim nobody uses: skip", pod: volumePod().PVC("data").Obj(),
-			objects: []runtime.Object{rwopClaim}, wantPre: skip},
+		// Not skipped: a pod nominated to a node may use the claim
+		// (AddPod), as kube-scheduler's PreFilter never skips a claim.
+		{name: "ReadWriteOncePod claim nobody uses", pod: volumePod().PVC("data").Obj(),
+			objects: []runtime.Object{rwopClaim}},
 		{
 			// Used on n2 only, yet every node is rejected: the claim is
 			// taken cluster-wide.
@@ -66,9 +70,9 @@ func TestVolumeRestrictions(t *testing.T) {
 		{name: "ReadWriteOnce claim in use: skip", pod: volumePod().PVC("data").Obj(),
 			pods:    []*v1.Pod{schedtest.MakePod().Name("old").Node("n2").PVC("data").Obj()},
 			objects: []runtime.Object{rwoClaim}, wantPre: skip},
-		{name: "same claim name in another namespace: skip", pod: volumePod().PVC("data").Obj(),
+		{name: "same claim name in another namespace", pod: volumePod().PVC("data").Obj(),
 			pods:    []*v1.Pod{schedtest.MakePod().Namespace("other").Name("old").Node("n2").PVC("data").Obj()},
-			objects: []runtime.Object{rwopClaim}, wantPre: skip},
+			objects: []runtime.Object{rwopClaim}},
 		{name: "GCE PD mounted read-write elsewhere on the node", pod: volumePod().Volume(gcePD("disk", true)).Obj(),
 			pods: onN1(gcePD("disk", false)), want: map[string]statusView{"n1": disk}},
 		{name: "GCE PD read-only twice", pod: volumePod().Volume(gcePD("disk", true)).Obj(),
@@ -121,5 +125,34 @@ func TestVolumeRestrictionsExtensions(t *testing.T) {
 	}
 	if got := decideOn(pl, pod, snap.List()); got != rejected {
 		t.Errorf("the cycle's own state changed: %s", got)
+	}
+}
+
+// A pod nominated to a node (a preemptor waiting for its victims) that
+// uses a ReadWriteOncePod claim nobody else uses takes it: another pod of
+// the claim is rejected beside it, as kube-scheduler counts nominated
+// pods through AddPod.
+func TestVolumeRestrictionsNominatedPodTakesTheClaim(t *testing.T) {
+	claim := schedtest.MakePVC("default", "data").AccessModes(v1.ReadWriteOncePod).Bound("pv").Obj()
+	snap := cache.NewSnapshotFromNodes(restrictionNodes(), nil)
+	pl := predicates.NewVolumeRestrictions(fakehandle.New(snap).AddObjects(claim))
+	pod := volumePod().PVC("data").Obj()
+	nominated := framework.NewPodInfo(schedtest.MakePod().Name("preemptor").UID("preemptor").PVC("data").Obj())
+
+	ctx, state := context.Background(), framework.NewCycleState()
+	if _, st := pl.PreFilter(ctx, state, pod, snap.List()); !st.IsSuccess() {
+		t.Fatalf("PreFilter: %v %q, want Success", st.Code(), st.Message())
+	}
+	n1 := snap.List()[0].Clone()
+	n1.AddPodInfo(nominated)
+	what := state.Clone()
+	if st := pl.AddPod(ctx, what, pod, nominated, n1); !st.IsSuccess() {
+		t.Fatalf("AddPod: %v", st.Message())
+	}
+	if st := pl.Filter(ctx, what, pod, n1); st.Code() != framework.Unschedulable {
+		t.Errorf("beside the nominated pod: %v %q, want Unschedulable", st.Code(), st.Message())
+	}
+	if st := pl.Filter(ctx, state, pod, snap.List()[0]); !st.IsSuccess() {
+		t.Errorf("without it: %v %q, want Success", st.Code(), st.Message())
 	}
 }

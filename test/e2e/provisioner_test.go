@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
 )
 
 // Annotations of the provisioning handshake, as the PV controller and the
@@ -36,6 +37,10 @@ type provisioner struct {
 	client kubernetes.Interface
 	// paused makes it leave new claims alone.
 	paused atomic.Bool
+	// givingUp makes it give up on every claim, as external-provisioner
+	// does after a final error on the selected node: it removes the
+	// claim's selected-node annotation so that the pod is rescheduled.
+	givingUp atomic.Bool
 
 	mu sync.Mutex
 	// made are the volumes created, by claim namespace/name.
@@ -87,6 +92,12 @@ func (p *provisioner) claimChanged(claim *v1.PersistentVolumeClaim) {
 	// A handler must not block the informer; an API call takes a few
 	// milliseconds here.
 	go func() {
+		if p.givingUp.Load() {
+			if err := p.giveUp(claim); err != nil {
+				fmt.Printf("provisioner %s: claim %s/%s: give up: %v\n", p.name, claim.Namespace, claim.Name, err)
+			}
+			return
+		}
 		if err := p.provision(claim, node); err != nil {
 			fmt.Printf("provisioner %s: claim %s/%s: %v\n", p.name, claim.Namespace, claim.Name, err)
 		}
@@ -142,4 +153,23 @@ func (p *provisioner) provision(claim *v1.PersistentVolumeClaim, nodeName string
 	p.made[claim.Namespace+"/"+claim.Name] = pv.Name
 	p.mu.Unlock()
 	return nil
+}
+
+// giveUp removes the claim's selected-node annotation, leaving the others.
+func (p *provisioner) giveUp(claim *v1.PersistentVolumeClaim) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	claims := p.client.CoreV1().PersistentVolumeClaims(claim.Namespace)
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		c, err := claims.Get(ctx, claim.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if _, ok := c.Annotations[annSelectedNode]; !ok {
+			return nil
+		}
+		delete(c.Annotations, annSelectedNode)
+		_, err = claims.Update(ctx, c, metav1.UpdateOptions{})
+		return err
+	})
 }

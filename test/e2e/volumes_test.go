@@ -33,7 +33,8 @@ type volumeScenario struct {
 	// and the next step waits until each is bound or reported
 	// unschedulable. A pod is name:claim,claim; a claim written ~name is
 	// a generic ephemeral volume made from the template of that name
-	// (volumeRun.ephemeralTemplate), whose claim is "<pod>-<name>".
+	// (volumeRun.ephemeralTemplate), whose claim is "<pod>-<name>"; one
+	// written kind=name is an inline volume (volumeRun.inlineVolume).
 	steps [][]string
 	// together marks the steps whose pods compete: which of them wins is
 	// the scheduler's choice, so only the set of outcomes is compared.
@@ -209,6 +210,10 @@ func (sc volumeScenario) play(t *testing.T, kube bool) volumeOutcome {
 			w := e.pod(name).Req("100m", "64Mi")
 			var ephemeral []string
 			for _, c := range strings.Split(claims, ",") {
+				if v, ok := r.inlineVolume(c); ok {
+					w.Volume(v)
+					continue
+				}
 				if vol, ok := strings.CutPrefix(c, "~"); ok {
 					tmpl, ok := r.templates[vol]
 					if !ok {
