@@ -53,8 +53,11 @@ func newAllocatedDevices() *allocatedDevices {
 }
 
 // claimChanged is the claim cache's handler: the old allocation's devices
-// go, the new one's come. An allocation never changes once made, so only
-// its appearing and disappearing count.
+// go, the new one's come. An allocation never changes once made, so
+// mostly only its appearing and disappearing count; but an update seen
+// after a relist may carry another claim under the same name (deleted and
+// made again) or another allocation (deallocated and allocated anew while
+// the watch was down), whose devices replace the old ones.
 func (a *allocatedDevices) claimChanged(oldClaim, newClaim *resourceapi.ResourceClaim) {
 	var before, after *resourceapi.AllocationResult
 	if oldClaim != nil {
@@ -63,7 +66,7 @@ func (a *allocatedDevices) claimChanged(oldClaim, newClaim *resourceapi.Resource
 	if newClaim != nil {
 		after = newClaim.Status.Allocation
 	}
-	if (before == nil) == (after == nil) {
+	if before == nil && after == nil || before != nil && after != nil && oldClaim.UID == newClaim.UID && (before == after || sameAllocation(before, after)) {
 		return
 	}
 	a.mu.Lock()
