@@ -334,30 +334,49 @@ func drain(ctx context.Context, c kubernetes.Interface) error {
 			node = n
 		}
 	}
-	var evicted []string
-	for _, p := range pods.Items {
-		if p.Spec.NodeName == node && p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed {
-			evicted = append(evicted, p.Name)
-		}
-	}
-	slices.Sort(evicted)
-	step(fmt.Sprintf("Draining %s: cordon, then evict its %d pods (%s)", node, len(evicted), strings.Join(evicted, " ")))
+	// Cordoned first, then listed, as kubectl drain does: a pod bound to
+	// the node after the list would otherwise stay on it.
 	patch := []byte(`{"spec":{"unschedulable":true}}`)
 	if _, err := c.CoreV1().Nodes().Patch(ctx, node, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		return fmt.Errorf("cordon %q: %w", node, err)
 	}
-	for _, name := range evicted {
-		err := c.PolicyV1().Evictions(namespace).Evict(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("evict %q: %w", name, err)
-		}
-	}
-	err = wait.PollUntilContextTimeout(ctx, settlePollRate, settleTimeout, true, func(ctx context.Context) (bool, error) {
+	onNode := func(ctx context.Context) ([]v1.Pod, error) {
 		pods, err := c.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
+		if err != nil {
+			return nil, err
+		}
+		return slices.DeleteFunc(pods.Items, func(p v1.Pod) bool {
+			return p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed
+		}), nil
+	}
+	left, err := onNode(ctx)
+	if err != nil {
+		return err
+	}
+	var evicted []string
+	for _, p := range left {
+		evicted = append(evicted, p.Name)
+	}
+	slices.Sort(evicted)
+	step(fmt.Sprintf("Draining %s: cordoned, now evicting its %d pods (%s)", node, len(evicted), strings.Join(evicted, " ")))
+	// Evicted until none is left: one bound before the cordon was seen
+	// by the scheduler shows up late, and an eviction a disruption budget
+	// refuses for now (429) is asked again.
+	err = wait.PollUntilContextTimeout(ctx, settlePollRate, settleTimeout, true, func(ctx context.Context) (bool, error) {
+		left, err := onNode(ctx)
 		if err != nil {
 			return false, err
 		}
-		return len(pods.Items) == 0, nil
+		for _, p := range left {
+			if p.DeletionTimestamp != nil {
+				continue
+			}
+			err := c.PolicyV1().Evictions(namespace).Evict(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: p.Name}})
+			if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsTooManyRequests(err) {
+				return false, fmt.Errorf("evict %q: %w", p.Name, err)
+			}
+		}
+		return len(left) == 0, nil
 	})
 	if timedOut(ctx, err) {
 		return fmt.Errorf("pods of the drained node %q not gone after %s", node, settleTimeout)
