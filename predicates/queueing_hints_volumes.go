@@ -163,7 +163,7 @@ func detachMayHelp(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.Qu
 		if vol.PersistentVolumeClaim != nil || vol.Ephemeral != nil {
 			return framework.Queue, nil
 		}
-		if v, ok := inlineAttachableVolume(vol); ok && v.driver == detached.Spec.Attacher {
+		if v, ok, _ := inlineAttachableVolume(vol, pod.Namespace); ok && v.driver == detached.Spec.Attacher {
 			return framework.Queue, nil
 		}
 	}

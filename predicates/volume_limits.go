@@ -2,14 +2,16 @@ package predicates
 
 import (
 	"context"
+	"fmt"
 	"maps"
-	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	storagelisters "k8s.io/client-go/listers/storage/v1"
 	toolscache "k8s.io/client-go/tools/cache"
+	csitrans "k8s.io/csi-translation-lib"
+	"k8s.io/klog/v2"
 
 	"github.com/yardmaster-io/yardmaster/framework"
 )
@@ -64,6 +66,10 @@ type volumeLimitsState struct {
 	// rejectAll, when set, is Filter's answer on every node: a claim of
 	// the pod could not be had.
 	rejectAll *framework.Status
+	// inlineErr, when set, is Filter's answer on every node that has a
+	// CSINode: an in-tree volume written inline in the pod does not
+	// translate to CSI.
+	inlineErr *framework.Status
 
 	newVolumes  []attachableVolume
 	drivers     []string
@@ -146,9 +152,15 @@ func (*NodeVolumeLimits) Name() string { return NodeVolumeLimitsName }
 // A node of a what-if (a nominated pod added to it, a victim removed) is
 // counted again by AddPod and RemovePod.
 func (pl *NodeVolumeLimits) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
-	newVolumes, st := pl.newPodVolumes(pod)
+	newVolumes, inlineErr, st := pl.newPodVolumes(pod)
 	if st != nil {
 		state.Write(volumeLimitsStateKey, &volumeLimitsState{rejectAll: st})
+		return nil, nil
+	}
+	if inlineErr != nil {
+		// kube-scheduler's CSILimits fails on such a volume on every node
+		// that has a CSINode, before it counts anything.
+		state.Write(volumeLimitsStateKey, &volumeLimitsState{inlineErr: inlineErr})
 		return nil, nil
 	}
 	if len(newVolumes) == 0 {
@@ -258,7 +270,7 @@ func (pl *NodeVolumeLimits) RemovePod(_ context.Context, state *framework.CycleS
 // several nodes run at once.
 func (pl *NodeVolumeLimits) recount(state *framework.CycleState, ni *framework.NodeInfo) *framework.Status {
 	s, err := framework.ReadAs[*volumeLimitsState](state, volumeLimitsStateKey)
-	if err != nil || s.rejectAll != nil || ni.Node() == nil {
+	if err != nil || s.rejectAll != nil || s.inlineErr != nil || ni.Node() == nil {
 		return nil // skipped, or every node rejected anyway
 	}
 	limit, ok := s.limits[ni.Node().Name]
@@ -284,6 +296,12 @@ func (pl *NodeVolumeLimits) Filter(_ context.Context, state *framework.CycleStat
 	if s.rejectAll != nil {
 		return s.rejectAll
 	}
+	if s.inlineErr != nil {
+		if _, err := pl.listers.csiNodes.Get(node.Name); err == nil {
+			return s.inlineErr
+		}
+		return nil
+	}
 	if _, over := s.exceeded[node.Name]; over {
 		return statusMaxVolumeCountExceeded
 	}
@@ -293,8 +311,9 @@ func (pl *NodeVolumeLimits) Filter(_ context.Context, state *framework.CycleStat
 // newPodVolumes returns the distinct attachable volumes of the incoming
 // pod. A missing claim is UnschedulableAndUnresolvable, an ephemeral
 // volume's claim that the pod does not own an Error, as in kube-scheduler.
-func (pl *NodeVolumeLimits) newPodVolumes(pod *v1.Pod) ([]attachableVolume, *framework.Status) {
-	var out []attachableVolume
+// inlineErr is the Error of the first inline in-tree volume that does not
+// translate to CSI.
+func (pl *NodeVolumeLimits) newPodVolumes(pod *v1.Pod) (out []attachableVolume, inlineErr, st *framework.Status) {
 	add := func(v attachableVolume) {
 		for _, o := range out {
 			if o.id == v.id {
@@ -307,7 +326,11 @@ func (pl *NodeVolumeLimits) newPodVolumes(pod *v1.Pod) ([]attachableVolume, *fra
 		vol := &pod.Spec.Volumes[i]
 		pc, ok := claimOf(pod, vol)
 		if !ok {
-			if v, ok := inlineAttachableVolume(vol); ok {
+			v, ok, err := inlineAttachableVolume(vol, pod.Namespace)
+			if err != nil && inlineErr == nil {
+				inlineErr = framework.AsStatus(err)
+			}
+			if ok {
 				add(v)
 			}
 			continue
@@ -318,18 +341,18 @@ func (pl *NodeVolumeLimits) newPodVolumes(pod *v1.Pod) ([]attachableVolume, *fra
 			if apierrors.IsNotFound(err) {
 				st = framework.NewStatus(framework.UnschedulableAndUnresolvable, "looking up PVC "+pod.Namespace+"/"+pc.name+": "+err.Error())
 			}
-			return nil, st
+			return nil, nil, st
 		}
 		if pc.ephemeral {
 			if err := checkEphemeralOwner(pod, claim); err != nil {
-				return nil, framework.AsStatus(err)
+				return nil, nil, framework.AsStatus(err)
 			}
 		}
 		if v, ok := pl.claimVolume(claim); ok {
 			add(v)
 		}
 	}
-	return out, nil
+	return out, inlineErr, nil
 }
 
 // resolvedClaim caches one claim lookup for the rest of the cycle.
@@ -348,7 +371,9 @@ func (pl *NodeVolumeLimits) existingPodVolumes(pod *v1.Pod, resolved map[string]
 		vol := &pod.Spec.Volumes[i]
 		pc, ok := claimOf(pod, vol)
 		if !ok {
-			if v, ok := inlineAttachableVolume(vol); ok {
+			// One that does not translate is not counted. (kube-scheduler
+			// fails the incoming pod on the nodes holding it.)
+			if v, ok, _ := inlineAttachableVolume(vol, pod.Namespace); ok {
 				use(v)
 			}
 			continue
@@ -401,59 +426,61 @@ func (pl *NodeVolumeLimits) claimVolume(claim *v1.PersistentVolumeClaim) (attach
 	return attachableVolume{driver: driver, id: driver + "/\x00" + claim.Namespace + "/" + claim.Name}, true
 }
 
-// persistentAttachableVolume identifies a PersistentVolume's CSI volume.
+// limitsTranslator reads in-tree volumes as the CSI driver that serves
+// them sees them, as kube-scheduler's CSILimits does: the handle counted is
+// the translated one (a GCE PD's carries the zone of the volume's labels,
+// so same-named disks in two zones are two volumes).
+var limitsTranslator = csitrans.New()
+
+// persistentAttachableVolume identifies a PersistentVolume's CSI volume. An
+// in-tree volume that does not translate is not counted, as in
+// kube-scheduler.
 func persistentAttachableVolume(pv *v1.PersistentVolume) (attachableVolume, bool) {
-	src := &pv.Spec.PersistentVolumeSource
-	var plugin, handle string
-	switch {
-	case src.CSI != nil:
-		return attachableVolume{driver: src.CSI.Driver, id: src.CSI.Driver + "/" + src.CSI.VolumeHandle}, true
-	case src.AWSElasticBlockStore != nil:
-		plugin, handle = "kubernetes.io/aws-ebs", ebsVolumeID(src.AWSElasticBlockStore.VolumeID)
-	case src.GCEPersistentDisk != nil:
-		plugin, handle = "kubernetes.io/gce-pd", src.GCEPersistentDisk.PDName
-	case src.AzureDisk != nil:
-		plugin, handle = "kubernetes.io/azure-disk", src.AzureDisk.DataDiskURI
-	case src.Cinder != nil:
-		plugin, handle = "kubernetes.io/cinder", src.Cinder.VolumeID
-	case src.PortworxVolume != nil:
-		plugin, handle = "kubernetes.io/portworx-volume", src.PortworxVolume.VolumeID
-	default:
+	if csi := pv.Spec.CSI; csi != nil {
+		return attachableVolume{driver: csi.Driver, id: csi.Driver + "/" + csi.VolumeHandle}, true
+	}
+	if !limitsTranslator.IsPVMigratable(pv) {
 		return attachableVolume{}, false
 	}
-	driver := inTreeCSIDrivers[plugin]
-	return attachableVolume{driver: driver, id: driver + "/" + handle}, true
+	plugin, err := limitsTranslator.GetInTreePluginNameFromSpec(pv, nil)
+	if err != nil {
+		return attachableVolume{}, false
+	}
+	if _, ok := inTreeCSIDrivers[plugin]; !ok {
+		return attachableVolume{}, false
+	}
+	csiPV, err := limitsTranslator.TranslateInTreePVToCSI(klog.Background(), pv)
+	if err != nil || csiPV.Spec.CSI == nil {
+		return attachableVolume{}, false
+	}
+	csi := csiPV.Spec.CSI
+	return attachableVolume{driver: csi.Driver, id: csi.Driver + "/" + csi.VolumeHandle}, true
 }
 
 // inlineAttachableVolume identifies an in-tree volume written inline in a
-// pod spec, for the plugins migrated to CSI.
-func inlineAttachableVolume(vol *v1.Volume) (attachableVolume, bool) {
-	var plugin, handle string
-	switch {
-	case vol.AWSElasticBlockStore != nil:
-		plugin, handle = "kubernetes.io/aws-ebs", ebsVolumeID(vol.AWSElasticBlockStore.VolumeID)
-	case vol.GCEPersistentDisk != nil:
-		plugin, handle = "kubernetes.io/gce-pd", vol.GCEPersistentDisk.PDName
-	case vol.AzureDisk != nil:
-		plugin, handle = "kubernetes.io/azure-disk", vol.AzureDisk.DataDiskURI
-	case vol.Cinder != nil:
-		plugin, handle = "kubernetes.io/cinder", vol.Cinder.VolumeID
-	case vol.PortworxVolume != nil:
-		plugin, handle = "kubernetes.io/portworx-volume", vol.PortworxVolume.VolumeID
-	default:
-		return attachableVolume{}, false
+// pod spec, for the plugins migrated to CSI, by its translated handle. err
+// is set when the volume names such a plugin but does not translate (an
+// EBS volume ID that is not one): kube-scheduler's CSILimits fails on it.
+func inlineAttachableVolume(vol *v1.Volume, namespace string) (attachableVolume, bool, error) {
+	if !limitsTranslator.IsInlineMigratable(vol) {
+		return attachableVolume{}, false, nil
 	}
-	driver := inTreeCSIDrivers[plugin]
-	return attachableVolume{driver: driver, id: driver + "/" + handle}, true
-}
-
-// ebsVolumeID strips the "aws://<zone>/" prefix of an in-tree EBS volume
-// ID, leaving the "vol-…" ID the CSI driver uses as handle.
-func ebsVolumeID(id string) string {
-	if !strings.HasPrefix(id, "aws://") {
-		return id
+	plugin, err := limitsTranslator.GetInTreePluginNameFromSpec(nil, vol)
+	if err != nil {
+		return attachableVolume{}, false, fmt.Errorf("looking up provisioner name for volume %s: %w", vol.Name, err)
 	}
-	return id[strings.LastIndex(id, "/")+1:]
+	driver, ok := inTreeCSIDrivers[plugin]
+	if !ok {
+		return attachableVolume{}, false, nil
+	}
+	pv, err := limitsTranslator.TranslateInTreeInlineVolumeToCSI(klog.Background(), vol, namespace)
+	if err != nil || pv == nil {
+		return attachableVolume{}, false, fmt.Errorf("converting volume(%s) from inline to csi: %w", vol.Name, err)
+	}
+	if pv.Spec.CSI == nil {
+		return attachableVolume{}, false, nil
+	}
+	return attachableVolume{driver: driver, id: driver + "/" + pv.Spec.CSI.VolumeHandle}, true, nil
 }
 
 // nodeLimits returns, per node whose CSINode limits one of drivers, the

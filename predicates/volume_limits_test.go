@@ -165,6 +165,29 @@ func TestNodeVolumeLimits(t *testing.T) {
 			want: map[string]statusView{"n2": exceeded},
 		},
 		{
+			// A GCE PD's handle carries the zone of its volume's labels, as
+			// csi-translation-lib writes it: disks named alike in two zones
+			// are two volumes, 1 + 1 > 1 on n1.
+			name: "in-tree GCE PDs of one name in two zones", pod: volumePod().PVC("new").Obj(),
+			pods: []*v1.Pod{schedtest.MakePod().Name("p1").Node("n1").PVC("old").Obj()},
+			objects: []runtime.Object{
+				schedtest.MakeCSINode("n1", map[string]int32{"pd.csi.storage.gke.io": 1}),
+				schedtest.MakePVC("default", "old").Bound("pv-old").Obj(),
+				schedtest.MakePVC("default", "new").Bound("pv-new").Obj(),
+				gcePDVolume("pv-old", "disk", "zone-a"), gcePDVolume("pv-new", "disk", "zone-b"),
+			},
+			want: map[string]statusView{"n1": exceeded},
+		},
+		{
+			// An inline EBS volume whose ID is not one does not translate:
+			// kube-scheduler's CSILimits fails with an Error on each node
+			// that has a CSINode, and passes the others.
+			name: "inline EBS volume ID that does not translate", pod: volumePod().Volume(ebs("aws://zone/not-a-volume", false)).Obj(),
+			objects: []runtime.Object{schedtest.MakeCSINode("n1", nil)},
+			want: map[string]statusView{"n1": viewOf(reject(framework.Error,
+				"converting volume(ebs) from inline to csi: failed to translate Kubernetes ID to EBS Volume ID Invalid format for AWS volume (aws://zone/not-a-volume)"))},
+		},
+		{
 			// The ephemeral volume's claim is "new-scratch", owned by the pod.
 			name: "generic ephemeral volume", pod: volumePod().EphemeralVolume("scratch").Obj(), pods: existing,
 			objects: objs(cluster, []runtime.Object{
@@ -187,6 +210,15 @@ func TestNodeVolumeLimits(t *testing.T) {
 }
 
 func metaName(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name} }
+
+// gcePDVolume returns an in-tree GCE PersistentDisk volume in zone.
+func gcePDVolume(name, disk, zone string) *v1.PersistentVolume {
+	return &v1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1.LabelTopologyZone: zone}},
+		Spec: v1.PersistentVolumeSpec{PersistentVolumeSource: v1.PersistentVolumeSource{
+			GCEPersistentDisk: &v1.GCEPersistentDiskVolumeSource{PDName: disk}}},
+	}
+}
 
 // Preemption (and a nominated pod) asks NodeVolumeLimits what a node would
 // say without a pod (RemovePod) or with it again (AddPod): the answer its
