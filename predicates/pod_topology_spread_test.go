@@ -435,3 +435,80 @@ func BenchmarkPodTopologySpreadFilter(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(infos)), "ns/node")
 	})
 }
+
+// Preemption's what-ifs count a pod in or out only where PreFilter counts
+// it: a terminating pod and a constraint with an empty labelSelector ({})
+// count nothing in PreFilter, so taking such a pod off a node (a victim)
+// or adding one (a nominated pod) changes nothing either.
+// kube-scheduler v1.36 counts them in AddPod and RemovePod all the same
+// (its updateWithPod checks only the selector), so its counts drift from
+// what the cluster would hold; yardmaster keeps them consistent (see
+// docs/preemption.md, "Differences from kube-scheduler").
+func TestPodTopologySpreadWhatIfCountsAsPreFilter(t *testing.T) {
+	skewed := viewOf(reject(framework.Unschedulable, "node(s) didn't match pod topology spread constraints"))
+	nodes := []*v1.Node{
+		schedtest.MakeNode().Name("a1").Label(tsZone, "a").Obj(),
+		schedtest.MakeNode().Name("b1").Label(tsZone, "b").Obj(),
+	}
+	web := func(name, node string) *schedtest.PodWrapper {
+		return schedtest.MakePod().Name(name).UID(name).Label("app", "web").Node(node)
+	}
+	// Zone a holds 2 web pods (a third terminating), zone b 1.
+	pods := []*v1.Pod{
+		web("web-1", "a1").Obj(), web("web-2", "a1").Obj(), web("web-gone", "a1").Terminating().Obj(),
+		web("web-3", "b1").Obj(),
+	}
+	zoneWeb := tsWebPod().SpreadConstraint(tsSpread(1, tsZone).MatchLabels("app", "web").Obj()).Obj()
+	zoneAny := tsWebPod().SpreadConstraint(tsSpread(1, tsZone).Selector(&metav1.LabelSelector{}).Obj()).Obj()
+	nominated := func(name string) *v1.Pod { return web(name, "").Obj() }
+	tests := []struct {
+		name    string
+		pod     *v1.Pod
+		remove  []*v1.Pod // from a1
+		add     []*v1.Pod // to a1
+		wantOn1 statusView
+	}{
+		// a 2+1-1 = 2 > 1.
+		{name: "as it is", pod: zoneWeb, wantOn1: skewed},
+		// a 1+1-1 = 1.
+		{name: "a counted victim leaves", pod: zoneWeb, remove: pods[:1], wantOn1: viewOf(nil)},
+		// Still a 2+1-1: the terminating pod was never counted
+		// (kube-scheduler: a 1+1-1, the node passes).
+		{name: "a terminating victim leaves", pod: zoneWeb, remove: pods[2:3], wantOn1: skewed},
+		// An empty selector counts no pod: 0+1-0 everywhere, nominated
+		// pods or not (kube-scheduler: a 2+1-0 = 3 > 1).
+		{name: "empty selector, nominated pods", pod: zoneAny, add: []*v1.Pod{nominated("nom-1"), nominated("nom-2")}, wantOn1: viewOf(nil)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := fakehandle.New(cache.NewSnapshotFromNodes(nodes, pods))
+			ts, err := framework.NewTopologySpread(framework.DefaultPodTopologySpreadArgs(), h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pl, ctx := predicates.NewPodTopologySpread(ts), context.Background()
+			state := framework.NewCycleState()
+			if _, st := pl.PreFilter(ctx, state, tc.pod, h.Lister.List()); !st.IsSuccess() {
+				t.Fatalf("PreFilter: %v", st.Message())
+			}
+			a1, err := h.Lister.Get("a1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			what := state.Clone()
+			for _, p := range tc.remove {
+				if st := pl.RemovePod(ctx, what, tc.pod, framework.NewPodInfo(p), a1); !st.IsSuccess() {
+					t.Fatalf("RemovePod: %v", st.Message())
+				}
+			}
+			for _, p := range tc.add {
+				if st := pl.AddPod(ctx, what, tc.pod, framework.NewPodInfo(p), a1); !st.IsSuccess() {
+					t.Fatalf("AddPod: %v", st.Message())
+				}
+			}
+			if diff := cmp.Diff(tc.wantOn1, viewOf(pl.Filter(ctx, what, tc.pod, a1))); diff != "" {
+				t.Errorf("Filter(a1) (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
