@@ -76,7 +76,7 @@ func BenchmarkFailAndMove(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		clk.Step(time.Second) // backoff over: straight to activeQ
+		clk.Step(2 * time.Second) // backoff over (its second too): straight to activeQ
 		q.MoveAllToActiveOrBackoff(nodeAdd, nil, nil)
 		for range pods {
 			qpi, err := q.Pop(ctx)

@@ -254,7 +254,7 @@ func (q *PriorityQueue) storedPod(uid types.UID) *v1.Pod {
 	if e, ok := q.inFlight[uid]; ok {
 		return e.pod
 	}
-	for _, h := range []*podHeap{q.activeQ, q.backoffQ} {
+	for _, h := range []*podHeap{q.activeQ, q.backoffQ, q.errorBackoffQ} {
 		if qpi, ok := h.get(uid); ok {
 			return qpi.Pod
 		}

@@ -23,6 +23,8 @@ const (
 	// UnschedulableTimeout: the pod stayed unschedulable for the longest
 	// allowed time (Options.MaxUnschedulableStay).
 	UnschedulableTimeout
+	// PopFromBackoffQ: Pop took the pod from backoffQ, activeQ being empty.
+	PopFromBackoffQ
 
 	// Cluster events, which may make unschedulable pods fit. The scheduler's
 	// informer handlers pass them to MoveAllToActiveOrBackoff.
@@ -103,6 +105,7 @@ var eventNames = [numEvents]string{
 	ScheduleAttemptFailure:      "ScheduleAttemptFailure",
 	BackoffComplete:             "BackoffComplete",
 	UnschedulableTimeout:        "UnschedulableTimeout",
+	PopFromBackoffQ:             "PopFromBackoffQ",
 	NodeAdd:                     "NodeAdd",
 	NodeUpdate:                  "NodeUpdate",
 	NodeDelete:                  "NodeDelete",

@@ -77,7 +77,7 @@ func (q *PriorityQueue) checkInvariants(t testing.TB) {
 	for _, h := range []struct {
 		loc  Location
 		heap *podHeap
-	}{{ActiveQ, q.activeQ}, {BackoffQ, q.backoffQ}} {
+	}{{ActiveQ, q.activeQ}, {BackoffQ, q.backoffQ}, {BackoffQ, q.errorBackoffQ}} {
 		if len(h.heap.pos) != len(h.heap.items) {
 			t.Errorf("%s: index has %d entries, heap %d", h.loc, len(h.heap.pos), len(h.heap.items))
 		}

@@ -8,10 +8,19 @@
 //     (higher first; no priority counts as 0), then by Timestamp, the time the
 //     pod last entered the queue (earlier first), then by insertion order.
 //     Pop takes its head.
-//   - backoffQ: a heap of pods that failed an attempt and wait out a per-pod
-//     exponential backoff, ordered by when it ends. The backoff is
-//     InitialBackoff × 2^(Attempts−1), capped at MaxBackoff, counted from the
-//     failed attempt (Timestamp). Run moves finished pods to activeQ.
+//   - backoffQ: pods that failed an attempt and wait out a per-pod
+//     exponential backoff. The backoff is InitialBackoff × 2^(n−1), capped
+//     at MaxBackoff, counted from the failed attempt (Timestamp), where n
+//     is the number of attempts in a row that ended in an error, or, after
+//     none, the number that ended unschedulable. The backoff lasts until
+//     the end of the second in which it would end, and pods whose backoff
+//     ends in the same second are ordered as in activeQ. Run moves
+//     finished pods to activeQ. Pods a plugin rejected and pods whose
+//     attempt failed with an error are kept in two heaps: when activeQ is
+//     empty, Pop takes the head of the first, backing off or not, so an
+//     idle scheduler retries at once a pod that an event may have helped;
+//     an error always waits. All three as in kube-scheduler v1.36
+//     (SchedulerPopFromBackoffQ, on by default).
 //   - unschedulablePods: pods that failed for lack of fit. Retrying them
 //     before the cluster changes would fail again, so they wait for a cluster
 //     event that the plugins which rejected them say can help
@@ -88,6 +97,12 @@ const (
 	unschedulableFlushPeriod = 30 * time.Second
 )
 
+// backoffWindow is the grain of backoff ends: kube-scheduler (v1.33 and
+// later, with SchedulerPopFromBackoffQ on by default) truncates a pod's
+// backoff end to it, orders pods of one window by priority, and keeps a pod
+// backing off until its window has passed.
+const backoffWindow = time.Second
+
 // ErrClosed is returned by Pop once the queue is closed or the caller's
 // context is done.
 var ErrClosed = errors.New("scheduling queue closed")
@@ -124,6 +139,14 @@ type QueuedPodInfo struct {
 	// AddUnschedulable on the queue's own copy.
 	hints     *profileHints
 	rejectors uint64
+	// unschedulableCount counts the attempts that ended unschedulable, and
+	// consecutiveErrors the attempts since the last of those that ended in
+	// an error (kube-scheduler's UnschedulableCount and
+	// ConsecutiveErrorsCount). The backoff grows with the second while it
+	// is not zero, else with the first; a pod with consecutiveErrors backs
+	// off in errorBackoffQ. Set by AddUnschedulable.
+	unschedulableCount int
+	consecutiveErrors  int
 }
 
 // Options configure a PriorityQueue. Zero (or negative) durations mean the
@@ -167,12 +190,16 @@ type PriorityQueue struct {
 	// with mu held only to the clock and to Metrics.PodQueued, which must
 	// therefore take no lock that is held around a call into the queue.
 	mu sync.Mutex
-	// cond is broadcast when activeQ gains a pod or the queue closes, and by
-	// a Pop's context when it is done; Pop waits on it.
+	// cond is broadcast when activeQ or backoffQ gains a pod or the queue
+	// closes, and by a Pop's context when it is done; Pop waits on it.
 	cond *sync.Cond
 
-	activeQ       *podHeap
+	activeQ *podHeap
+	// backoffQ holds the backing-off pods whose last attempt a plugin
+	// rejected, errorBackoffQ those whose last attempt failed with an
+	// error; Pop takes from backoffQ when activeQ is empty.
 	backoffQ      *podHeap
+	errorBackoffQ *podHeap
 	unschedulable map[types.UID]*QueuedPodInfo
 	gated         map[types.UID]*QueuedPodInfo
 	inFlight      map[types.UID]*inFlightPod
@@ -264,8 +291,16 @@ func New(opts Options) *PriorityQueue {
 	}
 	q.cond = sync.NewCond(&q.mu)
 	q.activeQ = newPodHeap(compareActive)
+	// Within a window, backoffQ is in activeQ's order, since Pop may take
+	// its head in activeQ's stead; errors wait and come out by end alone.
 	q.backoffQ = newPodHeap(func(a, b *QueuedPodInfo) int {
-		return q.backoffExpiry(a).Compare(q.backoffExpiry(b))
+		if c := q.backoffEnd(a).Compare(q.backoffEnd(b)); c != 0 {
+			return c
+		}
+		return compareActive(a, b)
+	})
+	q.errorBackoffQ = newPodHeap(func(a, b *QueuedPodInfo) int {
+		return q.backoffEnd(a).Compare(q.backoffEnd(b))
 	})
 	return q
 }
@@ -354,7 +389,13 @@ func (q *PriorityQueue) updateLocked(newPod *v1.Pod) bool {
 		return true
 	}
 	if qpi, ok := q.backoffQ.get(uid); ok {
-		// The backoff's end depends on Attempts and Timestamp only.
+		if refresh(qpi, newPod) {
+			q.backoffQ.fix(uid) // the order reads the priority
+		}
+		return true
+	}
+	if qpi, ok := q.errorBackoffQ.get(uid); ok {
+		// The backoff's end depends on the counts and Timestamp only.
 		refresh(qpi, newPod)
 		return true
 	}
@@ -423,21 +464,27 @@ func (q *PriorityQueue) deleteLocked(uid types.UID) {
 	if _, ok := q.backoffQ.remove(uid); ok {
 		return
 	}
+	if _, ok := q.errorBackoffQ.remove(uid); ok {
+		return
+	}
 	if qpi, ok := q.unschedulable[uid]; ok {
 		q.removeUnschedulable(qpi)
 	}
 	delete(q.gated, uid)
 }
 
-// Pop takes the head of activeQ, waiting while activeQ is empty. It starts a
-// scheduling cycle: SchedulingCycle then returns this pod's cycle until the
+// Pop takes the head of activeQ, or, when activeQ is empty, the head of
+// backoffQ (a pod a plugin rejected, backing off or not, as kube-scheduler
+// does with SchedulerPopFromBackoffQ), waiting while both are empty. A pod
+// backing off after an error is never taken early. It starts a scheduling
+// cycle: SchedulingCycle then returns this pod's cycle until the
 // next Pop, and the pod is in flight until AddUnschedulable or Done. Pop
 // returns an error matching ErrClosed once Close is called or ctx is done
 // (also matching ctx's error then), even when pods are waiting.
 func (q *PriorityQueue) Pop(ctx context.Context) (*QueuedPodInfo, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.activeQ.len() == 0 && !q.closed && ctx.Err() == nil {
+	if q.activeQ.len() == 0 && q.backoffQ.len() == 0 && !q.closed && ctx.Err() == nil {
 		// Wake this waiter when ctx is done. stop does not wait for the
 		// func, which takes mu, so calling it with mu held is safe.
 		stop := context.AfterFunc(ctx, func() {
@@ -454,14 +501,21 @@ func (q *PriorityQueue) Pop(ctx context.Context) (*QueuedPodInfo, error) {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%w: %w", ErrClosed, context.Cause(ctx))
 		}
-		if q.activeQ.len() > 0 {
+		if q.activeQ.len() > 0 || q.backoffQ.len() > 0 {
 			break
 		}
 		q.cond.Wait()
 	}
+	var head *QueuedPodInfo
+	if q.activeQ.len() > 0 {
+		head = q.activeQ.pop()
+	} else {
+		head = q.backoffQ.pop()
+		q.metrics.PodQueued(ActiveQ, PopFromBackoffQ)
+	}
 	// Hand out a copy, so that this cycle's QueuedPodInfo is unique and
 	// the caller's alone; the queued one is dropped.
-	popped := *q.activeQ.pop()
+	popped := *head
 	popped.Attempts++
 	q.schedulingCycle++
 	q.inFlight[popped.Pod.UID] = &inFlightPod{cycle: &popped, pod: popped.Pod, attempts: popped.Attempts,
@@ -553,6 +607,12 @@ func (q *PriorityQueue) AddUnschedulable(qpi *QueuedPodInfo, podSchedulingCycle 
 		qpi.PodInfo = framework.NewPodInfo(e.pod)
 	}
 	qpi.Timestamp = q.clock.Now()
+	if unschedulable {
+		qpi.unschedulableCount++
+		qpi.consecutiveErrors = 0
+	} else {
+		qpi.consecutiveErrors++
+	}
 	qpi.hints = q.hints[qpi.Pod.Spec.SchedulerName]
 	qpi.rejectors = qpi.hints.rejectorBits(qpi)
 	qpi.UnschedulablePlugins = qpi.hints.storedRejectors(qpi.rejectors, qpi.UnschedulablePlugins)
@@ -660,21 +720,28 @@ func (q *PriorityQueue) Run(ctx context.Context) {
 }
 
 // flushBackoffCompleted moves every pod whose backoff ended to activeQ and
-// returns how long Run may wait before the next flush: until the new head's
+// returns how long Run may wait before the next flush: until a new head's
 // backoff ends, at most backoffFlushPeriod.
 func (q *PriorityQueue) flushBackoffCompleted() time.Duration {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	now := q.clock.Now()
+	return min(q.flushBackoffHeap(q.backoffQ, now), q.flushBackoffHeap(q.errorBackoffQ, now))
+}
+
+// flushBackoffHeap moves the pods of h whose backoff ended by now to
+// activeQ and returns how long until its new head's ends, at most
+// backoffFlushPeriod. q.mu must be held.
+func (q *PriorityQueue) flushBackoffHeap(h *podHeap, now time.Time) time.Duration {
 	for {
-		head := q.backoffQ.peek()
+		head := h.peek()
 		if head == nil {
 			return backoffFlushPeriod
 		}
-		if wait := q.backoffExpiry(head).Sub(now); wait > 0 {
+		if wait := q.backoffEnd(head).Sub(now); wait > 0 {
 			return min(wait, backoffFlushPeriod)
 		}
-		q.backoffQ.pop()
+		h.pop()
 		q.pushActive(head, BackoffComplete)
 	}
 }
@@ -721,15 +788,28 @@ func (q *PriorityQueue) backoffDuration(attempts int) time.Duration {
 	return q.initialBackoff << shift
 }
 
-// backoffExpiry is when qpi's backoff ends.
-func (q *PriorityQueue) backoffExpiry(qpi *QueuedPodInfo) time.Time {
-	return qpi.Timestamp.Add(q.backoffDuration(qpi.Attempts))
+// backoffEnd is when qpi's backoff is over: the end of the window
+// (backoffWindow) in which Timestamp plus the backoff falls, as
+// kube-scheduler counts it; zero for a pod that has no backoff. The
+// backoff grows with the errors in a row, else with the attempts that
+// ended unschedulable (kube-scheduler's ConsecutiveErrorsCount and
+// UnschedulableCount).
+func (q *PriorityQueue) backoffEnd(qpi *QueuedPodInfo) time.Time {
+	n := qpi.unschedulableCount
+	if qpi.consecutiveErrors > 0 {
+		n = qpi.consecutiveErrors
+	}
+	d := q.backoffDuration(n)
+	if d == 0 {
+		return time.Time{}
+	}
+	return qpi.Timestamp.Add(d).Truncate(backoffWindow).Add(backoffWindow)
 }
 
 // activateOrBackoff queues qpi, which is in no queue, into backoffQ while its
 // backoff lasts, else into activeQ. q.mu must be held.
 func (q *PriorityQueue) activateOrBackoff(qpi *QueuedPodInfo, now time.Time, event Event) {
-	if q.backoffExpiry(qpi).After(now) {
+	if q.backoffEnd(qpi).After(now) {
 		q.pushBackoff(qpi, event)
 		return
 	}
@@ -755,16 +835,24 @@ func (q *PriorityQueue) pushActive(qpi *QueuedPodInfo, event Event) {
 	q.cond.Broadcast()
 }
 
-// pushBackoff adds qpi, which is in no queue, to backoffQ, and tells Run when
-// qpi is the new head. q.mu must be held.
+// pushBackoff adds qpi, which is in no queue, to backoffQ (errorBackoffQ
+// after an error), and tells Run when qpi is the new head. A pod in backoffQ
+// may be popped at once: waiting Pops are woken. q.mu must be held.
 func (q *PriorityQueue) pushBackoff(qpi *QueuedPodInfo, event Event) {
-	if q.backoffQ.add(qpi) {
+	h := q.backoffQ
+	if qpi.consecutiveErrors > 0 {
+		h = q.errorBackoffQ
+	}
+	if h.add(qpi) {
 		select {
 		case q.backoffHeadChanged <- struct{}{}:
 		default: // Run has a wake-up pending already.
 		}
 	}
 	q.metrics.PodQueued(BackoffQ, event)
+	if h == q.backoffQ {
+		q.cond.Broadcast()
+	}
 }
 
 // PendingPods returns how many pods wait in each place; in-flight pods are
@@ -772,7 +860,7 @@ func (q *PriorityQueue) pushBackoff(qpi *QueuedPodInfo, event Event) {
 func (q *PriorityQueue) PendingPods() (active, backoff, unschedulable, gated int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.activeQ.len(), q.backoffQ.len(), len(q.unschedulable), len(q.gated)
+	return q.activeQ.len(), q.backoffQ.len() + q.errorBackoffQ.len(), len(q.unschedulable), len(q.gated)
 }
 
 // Has reports whether the queue holds the pod, in flight included.
@@ -795,6 +883,9 @@ func (q *PriorityQueue) locateLocked(uid types.UID) Location {
 		return ActiveQ
 	}
 	if _, ok := q.backoffQ.pos[uid]; ok {
+		return BackoffQ
+	}
+	if _, ok := q.errorBackoffQ.pos[uid]; ok {
 		return BackoffQ
 	}
 	if _, ok := q.unschedulable[uid]; ok {
@@ -821,7 +912,7 @@ type PendingPod struct {
 func (q *PriorityQueue) PendingPodsList() []PendingPod {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	n := q.activeQ.len() + q.backoffQ.len() + len(q.unschedulable) + len(q.gated) + len(q.inFlight)
+	n := q.activeQ.len() + q.backoffQ.len() + q.errorBackoffQ.len() + len(q.unschedulable) + len(q.gated) + len(q.inFlight)
 	list := make([]PendingPod, 0, n)
 	add := func(loc Location, qpi *QueuedPodInfo) {
 		list = append(list, PendingPod{Pod: qpi.Pod, Location: loc, Attempts: qpi.Attempts, Timestamp: qpi.Timestamp})
@@ -830,6 +921,9 @@ func (q *PriorityQueue) PendingPodsList() []PendingPod {
 		add(ActiveQ, it.pod)
 	}
 	for _, it := range q.backoffQ.items {
+		add(BackoffQ, it.pod)
+	}
+	for _, it := range q.errorBackoffQ.items {
 		add(BackoffQ, it.pod)
 	}
 	for _, qpi := range q.unschedulable {

@@ -124,7 +124,9 @@ func TestBackoffDuration(t *testing.T) {
 
 // TestBackoffTiming fails a pod n times and checks that after the n-th
 // failure it leaves backoffQ exactly when its backoff ends, not a nanosecond
-// earlier.
+// earlier. As in kube-scheduler, the end is that of the second in which the
+// failure time plus the backoff falls: the pod fails on a whole second
+// here, so a whole-second backoff ends one second after it.
 func TestBackoffTiming(t *testing.T) {
 	tests := []struct {
 		name          string
@@ -133,15 +135,15 @@ func TestBackoffTiming(t *testing.T) {
 		unschedulable bool // true: failures follow a move event, so they back off too
 		want          time.Duration
 	}{
-		{name: "1 error: 1s", failures: 1, want: 1 * time.Second},
-		{name: "2 errors: 2s", failures: 2, want: 2 * time.Second},
-		{name: "3 errors: 4s", failures: 3, want: 4 * time.Second},
-		{name: "4 errors: 8s", failures: 4, want: 8 * time.Second},
-		{name: "5 errors: 16s capped at 10s", failures: 5, want: 10 * time.Second},
-		{name: "8 errors: capped at 10s", failures: 8, want: 10 * time.Second},
-		{name: "3 misfits after move events: 4s", failures: 3, unschedulable: true, want: 4 * time.Second},
-		{name: "custom 200ms, 3 errors: 800ms", opts: Options{InitialBackoff: 200 * time.Millisecond, MaxBackoff: time.Minute}, failures: 3, want: 800 * time.Millisecond},
-		{name: "custom max 3s, 3 errors: 3s", opts: Options{MaxBackoff: 3 * time.Second}, failures: 3, want: 3 * time.Second},
+		{name: "1 error: 1s, ends at 2s", failures: 1, want: 2 * time.Second},
+		{name: "2 errors: 2s, ends at 3s", failures: 2, want: 3 * time.Second},
+		{name: "3 errors: 4s, ends at 5s", failures: 3, want: 5 * time.Second},
+		{name: "4 errors: 8s, ends at 9s", failures: 4, want: 9 * time.Second},
+		{name: "5 errors: 16s capped at 10s, ends at 11s", failures: 5, want: 11 * time.Second},
+		{name: "8 errors: capped at 10s, ends at 11s", failures: 8, want: 11 * time.Second},
+		{name: "3 misfits after move events: 4s, ends at 5s", failures: 3, unschedulable: true, want: 5 * time.Second},
+		{name: "custom 200ms, 3 errors: 800ms, ends at 1s", opts: Options{InitialBackoff: 200 * time.Millisecond, MaxBackoff: time.Minute}, failures: 3, want: 1 * time.Second},
+		{name: "custom max 3s, 3 errors: 3s, ends at 4s", opts: Options{MaxBackoff: 3 * time.Second}, failures: 3, want: 4 * time.Second},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -183,24 +185,25 @@ func TestBackoffTiming(t *testing.T) {
 }
 
 func TestBackoffQueueOrder(t *testing.T) {
-	// a fails twice (backoff 2s), b once (1s), c once 500ms later (1s).
+	// a fails twice (backoff 2s), b once (1s), c once 1s later (1s); each
+	// backoff ends with the second it falls in.
 	q, clk := newTestQueue(Options{})
 	a, b, c := makePod("a").Priority(10).Obj(), makePod("b").Obj(), makePod("c").Obj()
 	q.Add(a)
 	fail(t, q, false)
 	clk.Step(time.Hour)
 	q.flushBackoffCompleted()
-	fail(t, q, false) // a: attempts 2, ends t+2s
+	fail(t, q, false) // a: 2 errors, 2s, ends t+3s
 	q.Add(b)
-	fail(t, q, false) // b: ends t+1s
-	clk.Step(500 * time.Millisecond)
+	fail(t, q, false) // b: 1s, ends t+2s
+	clk.Step(time.Second)
 	q.Add(c)
-	fail(t, q, false) // c: ends t+1.5s
-	if wait := q.flushBackoffCompleted(); wait != 500*time.Millisecond {
-		t.Errorf("wait = %v, want 500ms (b's backoff ends first)", wait)
+	fail(t, q, false) // c: failed at t+1s, ends t+3s
+	if wait := q.flushBackoffCompleted(); wait != time.Second {
+		t.Errorf("wait = %v, want 1s (b's backoff ends first)", wait)
 	}
 	var got []string
-	for _, step := range []time.Duration{500 * time.Millisecond, 500 * time.Millisecond, 500 * time.Millisecond} {
+	for _, step := range []time.Duration{time.Second, time.Second} {
 		clk.Step(step)
 		q.flushBackoffCompleted()
 		for {
@@ -212,7 +215,8 @@ func TestBackoffQueueOrder(t *testing.T) {
 			q.Done(qpi)
 		}
 	}
-	if diff := cmp.Diff([]string{"b", "c", "a"}, got); diff != "" {
+	// a and c leave together; a's priority puts it first in activeQ.
+	if diff := cmp.Diff([]string{"b", "a", "c"}, got); diff != "" {
 		t.Errorf("order out of backoff (-want +got):\n%s", diff)
 	}
 }
@@ -223,8 +227,10 @@ func TestMoveAllToActiveOrBackoff(t *testing.T) {
 		beforeMove time.Duration // time between the failure and the event
 		want       Location
 	}{
-		{name: "still backing off: backoffQ", beforeMove: 999 * time.Millisecond, want: BackoffQ},
-		{name: "backoff over: activeQ", beforeMove: time.Second, want: ActiveQ},
+		// The 1s backoff of a failure on a whole second ends a second
+		// later, with the second it falls in.
+		{name: "still backing off: backoffQ", beforeMove: 2*time.Second - time.Nanosecond, want: BackoffQ},
+		{name: "backoff over: activeQ", beforeMove: 2 * time.Second, want: ActiveQ},
 		{name: "long after: activeQ", beforeMove: time.Minute, want: ActiveQ},
 	}
 	for _, tc := range tests {
@@ -466,7 +472,7 @@ func TestUpdateUnschedulablePod(t *testing.T) {
 		want        Location
 	}{
 		{name: "labels changed", update: func(p *v1.Pod) { p.Labels = map[string]string{"app": "x"} }, want: BackoffQ},
-		{name: "labels changed, backoff over", afterFail: time.Second, update: func(p *v1.Pod) { p.Labels = map[string]string{"app": "x"} }, want: ActiveQ},
+		{name: "labels changed, backoff over", afterFail: 2 * time.Second, update: func(p *v1.Pod) { p.Labels = map[string]string{"app": "x"} }, want: ActiveQ},
 		{name: "requests changed", update: func(p *v1.Pod) {
 			p.Spec.Containers[0].Resources.Requests = schedtest.MakePod().Req("1", "").Obj().Spec.Containers[0].Resources.Requests
 		}, want: BackoffQ},
@@ -622,7 +628,7 @@ func TestStaleCycle(t *testing.T) {
 	if err := q.AddUnschedulable(first, q.SchedulingCycle(), false); err != nil {
 		t.Fatal(err)
 	}
-	clk.Step(time.Second)
+	clk.Step(2 * time.Second)
 	q.flushBackoffCompleted()
 	second := mustPop(t, q)
 	if second == first {
@@ -740,8 +746,10 @@ func TestRun(t *testing.T) {
 	q.Add(unschedulable)
 	fail(t, q, true)
 
-	// Pop blocks until Run moves the pod, which it must do once 1s passed.
-	clk.Step(time.Second)
+	// Pop blocks until Run moves the pod, which it must do once its 1s
+	// backoff's second passed (a pod backing off after an error is never
+	// popped early).
+	clk.Step(2 * time.Second)
 	popCtx, popCancel := context.WithTimeout(ctx, 10*time.Second) // a safety net only
 	defer popCancel()
 	qpi, err := q.Pop(popCtx)
@@ -788,7 +796,7 @@ func TestMetrics(t *testing.T) {
 	q.Add(pod)                                    // active, PodAdd
 	fail(t, q, true)                              // unschedulable, ScheduleAttemptFailure
 	q.MoveAllToActiveOrBackoff(nodeAdd, nil, nil) // backoff, NodeAdd
-	clk.Step(time.Second)
+	clk.Step(2 * time.Second)
 	q.flushBackoffCompleted() // active, BackoffComplete
 	gated := makePod("g").SchedulingGate("x").Obj()
 	q.Add(gated)                        // gated, PodAdd
