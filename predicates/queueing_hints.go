@@ -394,7 +394,8 @@ func anyNode(*v1.Pod, *v1.Node) bool { return true }
 
 // fitsAllocatable reports whether the requests fit the node's whole
 // allocatable (with no pod on it), as kube-scheduler's hint checks an
-// added or grown node, without building a NodeInfo.
+// added or grown node, without building a NodeInfo. A node that
+// publishes no pods allocatable holds no pod: the filter allows it 0.
 func (s *fitState) fitsAllocatable(node *v1.Node) bool {
 	alloc := node.Status.Allocatable
 	fits := func(name v1.ResourceName, want int64, milli bool) bool {
@@ -410,7 +411,7 @@ func (s *fitState) fitsAllocatable(node *v1.Node) bool {
 		}
 		return q.Value() >= want
 	}
-	if q, ok := alloc[v1.ResourcePods]; ok && q.Value() < 1 {
+	if q, ok := alloc[v1.ResourcePods]; !ok || q.Value() < 1 {
 		return false
 	}
 	if !fits(v1.ResourceCPU, s.milliCPU, true) || !fits(v1.ResourceMemory, s.memory, false) ||

@@ -119,9 +119,17 @@ func TestFitHints(t *testing.T) {
 	shrunk := onN1.DeepCopy()
 	shrunk.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = resource.MustParse("500m")
 	grownPods := node("n1").Capacity("2", "8Gi", 200).Obj()
+	// A node that publishes no pods allocatable holds no pod (the filter
+	// counts 0 allowed), as kube-scheduler's hint checks it.
+	noPods := node("n1").Obj()
+	delete(noPods.Status.Allocatable, v1.ResourcePods)
+	smallNoPods := small.DeepCopy()
+	delete(smallNoPods.Status.Allocatable, v1.ResourcePods)
 	checkHints(t, predicates.NewFit(nil), []hintCase{
 		{name: "node added that holds the pod", pod: big, event: evNodeAdd, new: large, want: framework.Queue},
 		{name: "node added too small", pod: big, event: evNodeAdd, new: small, want: framework.QueueSkip},
+		{name: "node added without a pods allocatable", pod: big, event: evNodeAdd, new: noPods, want: framework.QueueSkip},
+		{name: "allocatable grew enough, no pods allocatable", pod: big, event: nodeUpdate(smallNoPods, noPods), old: smallNoPods, new: noPods, want: framework.QueueSkip},
 		{name: "allocatable grew enough", pod: big, event: nodeUpdate(small, large), old: small, new: large, want: framework.Queue},
 		{name: "allocatable grew, not enough", pod: pod("huge").Req("6", "1Gi").Obj(), event: nodeUpdate(small, large), old: small, new: large, want: framework.QueueSkip},
 		{name: "allocatable grew in pods only, pod fits the node", pod: pod("p").Req("1", "1Gi").Obj(), event: nodeUpdate(small, grownPods), old: small, new: grownPods, want: framework.Queue},

@@ -432,16 +432,20 @@ func refresh(qpi *QueuedPodInfo, pod *v1.Pod) bool {
 
 // schedulingPropertiesChanged reports whether newPod differs from oldPod in
 // what scheduling reads: the spec (requests, tolerations, affinity, node
-// selector, ...) or the labels (which other pods' affinity matches).
+// selector, ...), the labels (which other pods' affinity matches), or the
+// claims generated for it as its status records them (DynamicResources
+// waits for those: kube-scheduler's UpdatePodGeneratedResourceClaim).
 // kube-scheduler also counts annotations and owner references, because
-// out-of-tree plugins may read them; no yardmaster plugin does, and status,
-// resourceVersion, managed fields and finalizers change often without
-// changing the verdict.
+// out-of-tree plugins may read them; no yardmaster plugin does, and the
+// rest of the status, resourceVersion, managed fields and finalizers
+// change often without changing the verdict.
 func schedulingPropertiesChanged(oldPod, newPod *v1.Pod) bool {
 	if oldPod == newPod {
 		return false
 	}
-	return !maps.Equal(oldPod.Labels, newPod.Labels) || !equality.Semantic.DeepEqual(oldPod.Spec, newPod.Spec)
+	return !maps.Equal(oldPod.Labels, newPod.Labels) || !equality.Semantic.DeepEqual(oldPod.Spec, newPod.Spec) ||
+		!equality.Semantic.DeepEqual(oldPod.Status.ResourceClaimStatuses, newPod.Status.ResourceClaimStatuses) ||
+		!equality.Semantic.DeepEqual(oldPod.Status.ExtendedResourceClaimStatus, newPod.Status.ExtendedResourceClaimStatus)
 }
 
 // Delete removes the pod wherever the queue holds it. An in-flight pod is

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 )
@@ -485,6 +486,15 @@ func TestUpdateUnschedulablePod(t *testing.T) {
 			p.Status.Conditions = []v1.PodCondition{{Type: v1.PodScheduled, Status: v1.ConditionFalse}}
 		}, want: UnschedulablePods},
 		{name: "annotations only", update: func(p *v1.Pod) { p.Annotations = map[string]string{"a": "b"} }, want: UnschedulablePods},
+		// The claims generated for the pod, recorded in its status, are
+		// what DynamicResources waits for (kube-scheduler's
+		// UpdatePodGeneratedResourceClaim).
+		{name: "generated claim recorded", update: func(p *v1.Pod) {
+			p.Status.ResourceClaimStatuses = []v1.PodResourceClaimStatus{{Name: "gpu", ResourceClaimName: ptr.To("p-gpu-x7")}}
+		}, want: BackoffQ},
+		{name: "extended resource claim recorded", update: func(p *v1.Pod) {
+			p.Status.ExtendedResourceClaimStatus = &v1.PodExtendedResourceClaimStatus{ResourceClaimName: "p-extended-resources-x7"}
+		}, want: BackoffQ},
 		{name: "resync, same version", sameVersion: true, update: func(*v1.Pod) {}, want: UnschedulablePods},
 	}
 	for _, tc := range tests {
