@@ -368,3 +368,26 @@ func (v nominatedView) count() int {
 	}
 	return n
 }
+
+// On a node that holds a nomination, the reason preemption gives is the
+// one the pod gets beside the nominated pods when it fails there, as in
+// kube-scheduler (RunFilterPluginsWithNominatedPods runs that check
+// first): here Insufficient cpu, though without the nominated pod the
+// pod would fail for the anti-affinity alone.
+func TestPreemptionReasonBesideNominatedPods(t *testing.T) {
+	s := newTestScheduler(t, 0, schedtest.MakeNode().Name("n1").Label(v1.LabelHostname, "n1").Capacity("1", "4Gi", 110).Obj())
+	s.Cache.AddPod(placed(schedtest.MakePod().Name("db").Priority(2000).Label("role", "db").Req("100m", ""), "n1"))
+	s.Cache.AddPod(placed(schedtest.MakePod().Name("low").Priority(10).Req("100m", ""), "n1"))
+	nominated := schedtest.MakePod().Name("nominated").SchedulerName("yardmaster").Priority(2000).Req("600m", "").Obj()
+	nominated.UID = "nominated"
+	nominated.Status.NominatedNodeName = "n1"
+	s.addPod(nominated)
+
+	// 100m (db) + 600m (nominated) + 500m > 1 cpu once low is gone.
+	pod := schedtest.MakePod().Name("high").Priority(1000).Req("500m", "").
+		RequiredPodAntiAffinity(schedtest.MakePodAffinityTerm(v1.LabelHostname).MatchLabel("role", "db").Obj()).Obj()
+	node, _, msg := tryPreempt(t, s, pod)
+	if want := "preemption: 0/1 nodes are available: 1 Insufficient cpu."; node != "" || msg != want {
+		t.Errorf("got node %q, %q; want no node, %q", node, msg, want)
+	}
+}
