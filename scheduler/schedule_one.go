@@ -53,8 +53,12 @@ func (s *Scheduler) scheduleRecorded(ctx context.Context, prof *profile, state *
 
 // nominatedNodeInfo returns the node pod is nominated to, by its own
 // preemption here or by its status.nominatedNodeName, when the snapshot
-// has it and PreFilter left it in (allowed nil means every node); else nil.
-func (s *Scheduler) nominatedNodeInfo(pod *v1.Pod, allowed map[string]struct{}) *framework.NodeInfo {
+// has it; else nil. The PreFilter results do not rule it out, as in
+// kube-scheduler (evaluateNominatedNode filters the node before the
+// results narrow the list): a node they leave out is one whose filters
+// reject the pod anyway, unless the profile disables such a Filter and
+// keeps its PreFilter.
+func (s *Scheduler) nominatedNodeInfo(pod *v1.Pod) *framework.NodeInfo {
 	node := pod.Status.NominatedNodeName
 	s.preemptMu.Lock()
 	if p, ok := s.preempting[pod.UID]; ok {
@@ -63,11 +67,6 @@ func (s *Scheduler) nominatedNodeInfo(pod *v1.Pod, allowed map[string]struct{}) 
 	s.preemptMu.Unlock()
 	if node == "" {
 		return nil
-	}
-	if allowed != nil {
-		if _, ok := allowed[node]; !ok {
-			return nil
-		}
 	}
 	ni, err := s.snapshot.Get(node)
 	if err != nil {
@@ -256,7 +255,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	// there, and once they are gone a one-node cycle places it. Explain
 	// (rec) shows every node instead.
 	if rec == nil {
-		if ni := s.nominatedNodeInfo(pod, allowed); ni != nil {
+		if ni := s.nominatedNodeInfo(pod); ni != nil {
 			if st, _ := runFiltersWithNominated(filterCtx, prof, active, state, pod, ni, nominated.on(ni.NodeName()), nil); st.IsSuccess() {
 				prof.observe(metrics.Filter, framework.Success, filterStart)
 				feasible[0], feasibleSlots[0] = ni, ni.Slot
