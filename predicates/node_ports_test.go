@@ -75,3 +75,28 @@ func TestNodePortsFilterWithoutPreFilterIsAnError(t *testing.T) {
 		t.Errorf("Filter code = %v, want Error", st.Code())
 	}
 }
+
+// Two pods can hold one host port on a node (a profile without NodePorts
+// placed them, or another scheduler did); when one leaves, the port is
+// still in use. kube-scheduler v1.36 keeps a node's ports as a set, so
+// there the first to leave frees the port and a third pod is placed where
+// the kubelet refuses it; yardmaster counts each use and keeps the port
+// taken (configuration.md lists the difference).
+func TestNodePortsPortHeldTwiceStaysTakenWhenOneLeaves(t *testing.T) {
+	node := schedtest.MakeNode().Name("n1").Obj()
+	a := schedtest.MakePod().Name("a").UID("a").Node("n1").HostPort(8080, v1.ProtocolTCP, "").Obj()
+	b := schedtest.MakePod().Name("b").UID("b").Node("n1").HostPort(8080, v1.ProtocolTCP, "").Obj()
+	ni := nodeInfoOf(node, a, b)
+	if err := ni.RemovePod(a); err != nil {
+		t.Fatal(err)
+	}
+	pod := schedtest.MakePod().HostPort(8080, v1.ProtocolTCP, "").Obj()
+	pl, state := predicates.NewNodePorts(), framework.NewCycleState()
+	if _, st := pl.PreFilter(context.Background(), state, pod, nil); !st.IsSuccess() {
+		t.Fatalf("PreFilter: %v", st.Message())
+	}
+	want := reject(framework.Unschedulable, "node(s) didn't have free ports for the requested pod ports")
+	if diff := cmp.Diff(viewOf(want), viewOf(pl.Filter(context.Background(), state, pod, ni))); diff != "" {
+		t.Errorf("Filter (-want +got):\n%s", diff)
+	}
+}

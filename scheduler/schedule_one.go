@@ -53,8 +53,9 @@ func (s *Scheduler) scheduleRecorded(ctx context.Context, prof *profile, state *
 
 // nominatedNodeInfo returns the node pod is nominated to, by its own
 // preemption here or by its status.nominatedNodeName, when the snapshot
-// has it and PreFilter left it in (allowed nil means every node); else nil.
-func (s *Scheduler) nominatedNodeInfo(pod *v1.Pod, allowed map[string]struct{}) *framework.NodeInfo {
+// has it; else nil. The PreFilter results do not rule it out (see
+// findFeasible).
+func (s *Scheduler) nominatedNodeInfo(pod *v1.Pod) *framework.NodeInfo {
 	node := pod.Status.NominatedNodeName
 	s.preemptMu.Lock()
 	if p, ok := s.preempting[pod.UID]; ok {
@@ -63,11 +64,6 @@ func (s *Scheduler) nominatedNodeInfo(pod *v1.Pod, allowed map[string]struct{}) 
 	s.preemptMu.Unlock()
 	if node == "" {
 		return nil
-	}
-	if allowed != nil {
-		if _, ok := allowed[node]; !ok {
-			return nil
-		}
 	}
 	ni, err := s.snapshot.Get(node)
 	if err != nil {
@@ -174,6 +170,35 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 		return nil, 0, fitErr, nil
 	}
 	prof.observe(metrics.PreFilter, framework.Success, preFilterStart)
+	filterStart := time.Now()
+	// Resolve once which filters run for this pod, so the per-node loop
+	// makes no map lookup.
+	active := s.activeFilterBuf[:0]
+	for i, pl := range prof.filter {
+		if _, skip := state.SkipFilterPlugins[pl.Name()]; !skip {
+			active = append(active, i)
+		}
+	}
+	s.activeFilterBuf = active
+	// Pods that preempted for a node keep their room there (see
+	// nominatedFor); nil in nearly every cycle.
+	nominated := s.nominatedFor(pod)
+	// A pod that preempted for a node tries that node first, alone, as
+	// kube-scheduler does (evaluateNominatedNode): its victims made room
+	// there, and once they are gone a one-node cycle places it. As there,
+	// this comes before the PreFilter results narrow the nodes, so a
+	// node they leave out, or a list of nodes none of which exists, does
+	// not rule it out. Explain (rec) shows every node instead.
+	if rec == nil {
+		if ni := s.nominatedNodeInfo(pod); ni != nil {
+			if st, _ := runFiltersWithNominated(ctx, prof, active, state, pod, ni, nominated.on(ni.NodeName()), nil); st.IsSuccess() {
+				prof.observe(metrics.Filter, framework.Success, filterStart)
+				s.feasibleBuf = append(s.feasibleBuf[:0], ni)
+				s.feasibleSlotsBuf = append(s.feasibleSlotsBuf[:0], ni.Slot)
+				return s.feasibleBuf, 1, nil, nil
+			}
+		}
+	}
 	// Only the nodes the PreFilter results name, and that exist, are
 	// filtered; as in kube-scheduler (schedule_one.go, findNodesThatFitPod),
 	// every other node counts as rejected by the plugins that narrowed the
@@ -223,20 +248,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	// filterErr is the first Error a filter returned: it ends the attempt.
 	var filterErr atomic.Pointer[error]
 	start := s.nextStartNodeIndex % len(nodes)
-	filterStart := time.Now()
 	filterTimers := prof.metrics.timers(s.recordPluginMetrics, metrics.Filter)
-	// Resolve once which filters run for this pod, so the per-node loop
-	// makes no map lookup.
-	active := s.activeFilterBuf[:0]
-	for i, pl := range prof.filter {
-		if _, skip := state.SkipFilterPlugins[pl.Name()]; !skip {
-			active = append(active, i)
-		}
-	}
-	s.activeFilterBuf = active
-	// Pods that preempted for a node keep their room there (see
-	// nominatedFor); nil in nearly every cycle.
-	nominated := s.nominatedFor(pod)
 	anyNominated := !nominated.empty()
 	answers, signed := s.filterAnswers(prof, state, pod, active)
 	// The nodes' slots and generations, from the snapshot's arrays when
@@ -251,19 +263,6 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 		s.feasibleSlotsBuf = make([]int, numToFind)
 	}
 	feasibleSlots := s.feasibleSlotsBuf[:numToFind]
-	// A pod that preempted for a node tries that node first, alone, as
-	// kube-scheduler does (evaluateNominatedNode): its victims made room
-	// there, and once they are gone a one-node cycle places it. Explain
-	// (rec) shows every node instead.
-	if rec == nil {
-		if ni := s.nominatedNodeInfo(pod, allowed); ni != nil {
-			if st, _ := runFiltersWithNominated(filterCtx, prof, active, state, pod, ni, nominated.on(ni.NodeName()), nil); st.IsSuccess() {
-				prof.observe(metrics.Filter, framework.Success, filterStart)
-				feasible[0], feasibleSlots[0] = ni, ni.Slot
-				return feasible[:1], 1, nil, nil
-			}
-		}
-	}
 	s.parallelizer.Until(filterCtx, len(nodes), func(i int) {
 		if filterCtx.Err() != nil {
 			return // enough nodes found: the rest of the chunk is not looked at

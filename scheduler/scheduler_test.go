@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/predicates"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
@@ -256,6 +258,34 @@ func TestPreFilterResultLeavesOutNodes(t *testing.T) {
 			}
 			if !fitErr.Plugins.Has("NodeAffinity") || !fitErr.Unresolvable {
 				t.Errorf("plugins %v, unresolvable %v; want NodeAffinity, true", sets.List(fitErr.Plugins), fitErr.Unresolvable)
+			}
+		})
+	}
+}
+
+// A nominated node is tried first whatever the PreFilter results name, as
+// kube-scheduler's evaluateNominatedNode does: it runs the filters on the
+// node before the results narrow the list. Here NodeAffinity's Filter is
+// disabled and its PreFilter, still run, names only the pod's matchFields
+// nodes: n1, or a node that does not exist; the pod is nominated to n2,
+// where every filter that runs passes, so it goes there.
+func TestNominatedNodeTriedOutsidePreFilterResult(t *testing.T) {
+	prof := registry.DefaultProfile("yardmaster")
+	prof.Filter = slices.DeleteFunc(slices.Clone(prof.Filter), func(n string) bool { return n == predicates.NodeAffinityName })
+	for _, named := range []string{"n1", "ghost"} {
+		t.Run(named, func(t *testing.T) {
+			s, err := New(Options{Registry: registry.NewInTree(), Profiles: []registry.Profile{prof}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range []string{"n1", "n2"} {
+				s.Cache.AddNode(schedtest.MakeNode().Name(n).Capacity("4", "8Gi", 110).Obj())
+			}
+			pod := schedtest.MakePod().Name("p").Req("1", "1Gi").
+				RequiredNodeAffinity(schedtest.MakeNodeSelectorTerm().Field("metadata.name", v1.NodeSelectorOpIn, named).Obj()).Obj()
+			pod.Status.NominatedNodeName = "n2"
+			if got, err := s.scheduleForTest(pod); err != nil || got != "n2" {
+				t.Errorf("got %q, %v; want n2, the nominated node", got, err)
 			}
 		})
 	}
