@@ -69,6 +69,11 @@ type Config struct {
 	// EnableContentionProfiling also records block and mutex profiles
 	// (runtime.SetBlockProfileRate(1), as kube-scheduler does).
 	EnableContentionProfiling bool
+	// DelayCacheUntilActive, with leader election, starts the informers
+	// only once this replica leads: a standby holds no cache (less memory,
+	// a slower takeover, not ready until it leads). Without leader election
+	// it changes nothing. kube-scheduler's field, same meaning.
+	DelayCacheUntilActive bool
 
 	// Warnings are what the file has that kube-scheduler accepts and
 	// ignores (a weight where no weight applies, args for a plugin nothing
@@ -250,6 +255,9 @@ func build(f *fileConfig, d *decoder, reg registry.Registry, o Overrides) (*Conf
 	if f.EnableContentionProfiling != nil {
 		c.EnableContentionProfiling = *f.EnableContentionProfiling
 	}
+	if f.DelayCacheUntilActive != nil {
+		c.DelayCacheUntilActive = *f.DelayCacheUntilActive
+	}
 
 	cc := f.ClientConnection
 	if cc == nil {
@@ -289,9 +297,6 @@ func build(f *fileConfig, d *decoder, reg registry.Registry, o Overrides) (*Conf
 	// What yardmaster does not implement is refused, never ignored.
 	if len(f.Extenders) > 0 {
 		p.add("extenders", "not supported by yardmaster: scheduler extenders are not implemented; remove them")
-	}
-	if f.DelayCacheUntilActive != nil && *f.DelayCacheUntilActive {
-		p.add("delayCacheUntilActive", "not supported by yardmaster: its cache is always filled before it leads; remove it or set it to false")
 	}
 
 	c.Profiles = buildProfiles(f.Profiles, d, newCatalog(reg))

@@ -656,6 +656,14 @@ leaderElection:
 			}
 		},
 	}, {
+		name: "delayCacheUntilActive",
+		file: header + "delayCacheUntilActive: true\nleaderElection: {leaderElect: true}\n",
+		check: func(t *testing.T, c *Config) {
+			if !c.DelayCacheUntilActive {
+				t.Error("DelayCacheUntilActive = false")
+			}
+		},
+	}, {
 		name: "args: kube-scheduler's apiVersion and kind are accepted; a written field replaces its default",
 		file: header + `
 profiles:
@@ -901,7 +909,6 @@ func TestDecodeErrors(t *testing.T) {
 		{"resource lock", header + "leaderElection: {resourceLock: endpoints}\n", "leaderElection.resourceLock", 3, `must be "leases"`},
 		{"lease namespace", header + "leaderElection: {resourceNamespace: Bad_NS}\n", "leaderElection.resourceNamespace", 3, "not a valid namespace"},
 		{"extenders", header + "extenders:\n- urlPrefix: http://x\n", "extenders", 3, "not supported by yardmaster"},
-		{"delayCacheUntilActive", header + "delayCacheUntilActive: true\n", "delayCacheUntilActive", 3, "not supported by yardmaster"},
 		// Not in kube-scheduler v1.36.3's schema (later pod-group fields).
 		{"placements", header + "percentageOfPlacementsToScore: 10\n", "percentageOfPlacementsToScore", 3, "unknown field"},
 		{"profile placements", header + "profiles:\n- schedulerName: a\n  percentageOfPlacementsToScore: 10\n", "profiles[0].percentageOfPlacementsToScore", 5, "unknown field"},
@@ -1219,6 +1226,7 @@ func TestLoad(t *testing.T) {
 func TestRoundTrip(t *testing.T) {
 	files := map[string]string{
 		"defaults":                     header,
+		"delayCacheUntilActive":        header + "delayCacheUntilActive: true\n",
 		"two profiles":                 header + "leaderElection: {leaderElect: false}\nprofiles:\n- schedulerName: a\n  percentageOfNodesToScore: 20\n  plugins:\n    score:\n      disabled: [{name: \"*\"}]\n      enabled: [{name: NodeResourcesFit, weight: 9}]\n    filter:\n      disabled: [{name: NodePorts}]\n- schedulerName: b\n  pluginConfig:\n  - name: NodeResourcesFit\n    args: {ignoredResourceGroups: [example.com], scoringStrategy: {type: MostAllocated}}\n",
 		"args of a plugin not enabled": header + "profiles:\n- plugins:\n    multiPoint:\n      disabled: [{name: NodeResourcesBalancedAllocation}]\n  pluginConfig:\n  - name: NodeResourcesBalancedAllocation\n    args: {resources: [{name: cpu}, {name: memory}, {name: example.com/gpu}]}\n",
 	}

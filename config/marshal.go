@@ -101,6 +101,10 @@ func (c *Config) file() (*fileConfig, error) {
 		PodInitialBackoffSeconds:  new(initial),
 		PodMaxBackoffSeconds:      new(maxBackoff),
 	}
+	if c.DelayCacheUntilActive {
+		// Left out when false, as kube-scheduler's (omitempty, no pointer).
+		f.DelayCacheUntilActive = new(true)
+	}
 	for _, prof := range c.Profiles {
 		f.Profiles = append(f.Profiles, profileFile(prof))
 	}

@@ -45,8 +45,7 @@ type fileConfig struct {
 
 	// Extenders are not supported: a non-empty list is refused. The
 	// elements are kept as raw nodes only to point at them.
-	Extenders []any `json:"extenders,omitempty"`
-	// DelayCacheUntilActive is not supported: true is refused.
+	Extenders             []any `json:"extenders,omitempty"`
 	DelayCacheUntilActive *bool `json:"delayCacheUntilActive,omitempty"`
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,6 +41,7 @@ func TestLeaderElection(t *testing.T) {
 	t.Run("KillLeaderMidBacklog", func(t *testing.T) { testKillLeaderMidBacklog(t, bin) })
 	t.Run("SIGTERMHandsOver", func(t *testing.T) { testSIGTERMHandsOver(t, bin) })
 	t.Run("LostLeaseExitsNonZero", func(t *testing.T) { testLostLeaseExitsNonZero(t, bin) })
+	t.Run("DelayCacheUntilActive", func(t *testing.T) { testDelayCacheUntilActive(t, bin) })
 }
 
 // Two replicas, 2,000 pending pods that fill 20 nodes exactly. Only the
@@ -155,6 +157,51 @@ func testSIGTERMHandsOver(t *testing.T, bin string) {
 	e.waitMetrics(standby.ep, 30*time.Second, "the new leader's binding counted", func(s scraped) bool {
 		return s.value("scheduler_schedule_attempts_total", "result=scheduled", "profile="+e.scheduler) == 1
 	})
+}
+
+// With delayCacheUntilActive (kube-scheduler's field) a standby starts no
+// informer: it is not ready and its queue is empty, while the leader's
+// holds a pod that fits nowhere. Killed, the leader hands over to the
+// standby, which fills its cache on taking over, becomes ready, binds a
+// new pod and holds the waiting one.
+func testDelayCacheUntilActive(t *testing.T, bin string) {
+	e := newEnv(t)
+	e.addNode(e.node("n").Capacity("10", "16Gi", 110))
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\ndelayCacheUntilActive: true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	timing := leaseTiming{lease: 4 * time.Second, renew: 3 * time.Second, retry: 500 * time.Millisecond}
+	a := e.startReplica(bin, "a", timing, "--config", cfg)
+	b := e.startReplica(bin, "b", timing, "--config", cfg)
+	leader, standby := e.leader(a, b)
+	leader.waitReady()
+
+	e.createPod(e.pod("before").Req("100m", ""))
+	e.waitBound(30*time.Second, "before")
+	e.createPod(e.pod("waits").Req("100", ""))
+	unschedulable := func(s scraped) float64 { return s.value("scheduler_pending_pods", "queue=unschedulable") }
+	e.waitMetrics(leader.ep, 30*time.Second, "the leader to hold the pod that fits nowhere", func(s scraped) bool { return unschedulable(s) == 1 })
+	code, body, err := standby.ep.get("/readyz")
+	if err != nil || code == http.StatusOK || !strings.Contains(body, "informer caches not synced") {
+		t.Errorf("the standby's /readyz: %d %q (%v), want not ready: informer caches not synced", code, body, err)
+	}
+	ss, err := standby.ep.scrape()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := unschedulable(ss) + ss.value("scheduler_pending_pods", "queue=active"); n != 0 {
+		t.Errorf("the standby's queue holds %v pods: it should have no informers", n)
+	}
+
+	leader.kill()
+	e.waitMetrics(standby.ep, timing.lease+10*time.Second, "the standby to lead", func(s scraped) bool {
+		return s.value("leader_election_master_status", "name="+e.ns) == 1
+	})
+	standby.waitReady()
+	e.createPod(e.pod("after").Req("100m", ""))
+	e.waitBound(30*time.Second, "after")
+	e.waitMetrics(standby.ep, 30*time.Second, "the new leader to hold the pod that fits nowhere", func(s scraped) bool { return unschedulable(s) == 1 })
 }
 
 // A leader whose Lease is taken from it exits non-zero, so that its
@@ -295,8 +342,9 @@ type replica struct {
 }
 
 // startReplica starts `yardmaster run` for this test's profile on the
-// Lease e.ns/e.ns, killed with its process group when the test ends.
-func (e *env) startReplica(bin, name string, timing leaseTiming) *replica {
+// Lease e.ns/e.ns, with extra arguments after the test's, killed with its
+// process group when the test ends.
+func (e *env) startReplica(bin, name string, timing leaseTiming, extra ...string) *replica {
 	e.t.Helper()
 	dir := e.t.TempDir()
 	kubeconfig := filepath.Join(dir, "kubeconfig")
@@ -308,7 +356,7 @@ func (e *env) startReplica(bin, name string, timing leaseTiming) *replica {
 		e.t.Fatal(err)
 	}
 	ep := endpoint(net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-	proc, err := procgroup.Start(name, bin, []string{"run",
+	proc, err := procgroup.Start(name, bin, append([]string{"run",
 		"--kubeconfig", kubeconfig,
 		"--scheduler-name", e.scheduler,
 		"--leader-elect=true",
@@ -322,7 +370,7 @@ func (e *env) startReplica(bin, name string, timing leaseTiming) *replica {
 		"--kube-api-burst", "600",
 		"--http-bind-address", string(ep),
 		"--log-format", "console",
-	}, filepath.Join(dir, name+".log"))
+	}, extra...), filepath.Join(dir, name+".log"))
 	if err != nil {
 		e.t.Fatal(err)
 	}

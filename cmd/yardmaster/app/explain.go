@@ -51,6 +51,12 @@ func (d *Daemon) explainHandler() http.Handler {
 			http.Error(w, "explain: namespace and name are required", http.StatusBadRequest)
 			return
 		}
+		if !d.synced.Load() {
+			// An empty cache would explain every pod as not found; a
+			// standby under delayCacheUntilActive has none until it leads.
+			http.Error(w, "explain: yardmaster's informer caches are not synced yet", http.StatusServiceUnavailable)
+			return
+		}
 		ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 		defer cancel()
 		var e *explain.Explanation

@@ -22,7 +22,9 @@ import (
 var ErrLostLease = errors.New("lost the leader lease")
 
 // runWithLeaderElection schedules only while holding the Lease; a standby
-// keeps its informers and queue warm and never pops or binds.
+// keeps its informers and queue warm and never pops or binds. With
+// delayCacheUntilActive a standby has no informers: the leader starts them
+// (until background ends) and waits for their caches before it schedules.
 //
 // On SIGTERM (ctx) the leader stops scheduling, lets in-flight bindings
 // finish and only then releases the Lease, so a standby takes over within
@@ -36,7 +38,7 @@ var ErrLostLease = errors.New("lost the leader lease")
 // gives up renewing it, or, if that is late (its release of the Lease is
 // slow when the API server is), when no renewal succeeded for renewDeadline:
 // past that, a standby may acquire the Lease soon.
-func (d *Daemon) runWithLeaderElection(ctx context.Context) error {
+func (d *Daemon) runWithLeaderElection(ctx, background context.Context) error {
 	le := d.Config.LeaderElection
 	identity, err := leaderIdentity()
 	if err != nil {
@@ -57,6 +59,7 @@ func (d *Daemon) runWithLeaderElection(ctx context.Context) error {
 	electorCtx, stopElector := context.WithCancel(context.Background())
 	defer stopElector()
 	var started atomic.Bool
+	var cacheErr error // written before drained is closed
 	drained := make(chan struct{})
 	elector, err := d.leaderMetrics.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:            lock,
@@ -93,6 +96,17 @@ func (d *Daemon) runWithLeaderElection(ctx context.Context) error {
 						stopElector()
 					}
 				}()
+				if d.delayCaches() {
+					log.Info("filling the informer caches (delayCacheUntilActive)")
+					if cacheErr = d.fillCaches(schedCtx, background); cacheErr != nil {
+						log.Error("informer caches did not sync: giving up the lease", zap.Error(cacheErr))
+						stopElector()
+						return
+					}
+					if schedCtx.Err() != nil {
+						return
+					}
+				}
 				d.Scheduler.Run(schedCtx)
 				if !lost.Load() {
 					// Status patches of the last failures; a replica that
@@ -136,6 +150,9 @@ func (d *Daemon) runWithLeaderElection(ctx context.Context) error {
 	elector.Run(electorCtx)
 	if started.Load() {
 		<-drained
+	}
+	if cacheErr != nil {
+		return cacheErr
 	}
 	if ctx.Err() == nil {
 		return ErrLostLease

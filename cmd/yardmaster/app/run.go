@@ -409,8 +409,9 @@ func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
 }
 
 // Run serves the HTTP endpoint, starts the informers, waits for their
-// caches, and schedules until ctx is done (or, with leader election, while
-// this replica leads); then it lets in-flight bindings finish and stops
+// caches (with delayCacheUntilActive, only once this replica leads), and
+// schedules until ctx is done (or, with leader election, while this
+// replica leads); then it lets in-flight bindings finish and stops
 // everything it started. It returns ErrLostLease when this replica stopped
 // leading before ctx was done.
 func (d *Daemon) Run(ctx context.Context) error {
@@ -446,6 +447,28 @@ func (d *Daemon) Run(ctx context.Context) error {
 		wg.Go(func() { d.Binder.FailureEvents.Stop(flush) })
 		wg.Wait()
 	}()
+	if !d.delayCaches() {
+		if err := d.fillCaches(ctx, background); err != nil || ctx.Err() != nil {
+			return err
+		}
+	}
+	if !d.Config.LeaderElection.LeaderElect {
+		d.schedule(ctx)
+		return nil
+	}
+	return d.runWithLeaderElection(ctx, background)
+}
+
+// delayCaches reports whether the informers start only once this replica
+// leads (delayCacheUntilActive, which needs leader election).
+func (d *Daemon) delayCaches() bool {
+	return d.Config.DelayCacheUntilActive && d.Config.LeaderElection.LeaderElect
+}
+
+// fillCaches starts the informers, which run until background ends, and
+// waits until their caches are synced and their handlers have seen every
+// object, or ctx ends (then it returns nil: the caller checks ctx).
+func (d *Daemon) fillCaches(ctx, background context.Context) error {
 	d.factory.Start(background.Done())
 	for typ, ok := range d.factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {
@@ -460,12 +483,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.synced.Store(true)
 	d.logger.Info("informer caches synced")
-
-	if !d.Config.LeaderElection.LeaderElect {
-		d.schedule(ctx)
-		return nil
-	}
-	return d.runWithLeaderElection(ctx)
+	return nil
 }
 
 // servePprof reports whether /debug/pprof is served on the plain HTTP

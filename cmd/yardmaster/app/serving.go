@@ -34,7 +34,8 @@ type loopChecker interface {
 //     on a standby, which does not run it);
 //   - /readyz: those, and the informer caches are synced, and the process
 //     is not shutting down. A standby is ready: it has a warm cache to take
-//     over with.
+//     over with; with delayCacheUntilActive it has none, and is not ready
+//     until it leads and has filled it, as in kube-scheduler.
 func (d *Daemon) routes(profiling bool, addr string) server.Options {
 	livez := []server.Checker{d.leaderHealth}
 	if d.stallTimeout > 0 {

@@ -65,6 +65,7 @@ leaderElection:
 	{name: "json", raw: true, file: `{"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "parallelism": 4}`},
 	{name: "explicit empty profiles", file: "profiles: []\n"},
 	{name: "delayCacheUntilActive false", file: "delayCacheUntilActive: false\n"},
+	{name: "delayCacheUntilActive true", file: "delayCacheUntilActive: true\n"},
 	{name: "empty extenders", file: "extenders: []\n"},
 
 	// Accepted: profiles and plugins.
@@ -1356,7 +1357,6 @@ profiles:
 
 	// Refused by yardmaster on purpose (docs/configuration.md).
 	{name: "extenders", file: "extenders:\n- urlPrefix: http://127.0.0.1:1\n  filterVerb: filter\n", refused: "extenders", deliberate: "extenders are not implemented"},
-	{name: "delayCacheUntilActive true", file: "delayCacheUntilActive: true\n", refused: "delayCacheUntilActive", deliberate: "the cache is always filled before leading"},
 	{name: "gang scheduling", file: `
 profiles:
 - plugins:
