@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
 
+	"github.com/yardmaster-io/yardmaster/scheduler/extender"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
@@ -74,6 +75,8 @@ type Config struct {
 	// a slower takeover, not ready until it leads). Without leader election
 	// it changes nothing. kube-scheduler's field, same meaning.
 	DelayCacheUntilActive bool
+	// Extenders are kube-scheduler's HTTP extenders, in file order.
+	Extenders []extender.Config
 
 	// Warnings are what the file has that kube-scheduler accepts and
 	// ignores (a weight where no weight applies, args for a plugin nothing
@@ -294,12 +297,10 @@ func build(f *fileConfig, d *decoder, reg registry.Registry, o Overrides) (*Conf
 		c.LeaderElection.LeaderElect = *le.LeaderElect
 	}
 
-	// What yardmaster does not implement is refused, never ignored.
-	if len(f.Extenders) > 0 {
-		p.add("extenders", "not supported by yardmaster: scheduler extenders are not implemented; remove them")
-	}
+	c.Extenders = buildExtenders(f.Extenders, p)
 
 	c.Profiles = buildProfiles(f.Profiles, d, newCatalog(reg))
+	ignoreExtendersResources(c.Profiles, c.Extenders)
 	if c.LeaderElection.ResourceName == "" && len(c.Profiles) > 0 {
 		c.LeaderElection.ResourceName = c.Profiles[0].SchedulerName
 		c.leaseNameFromProfile = true

@@ -908,7 +908,14 @@ func TestDecodeErrors(t *testing.T) {
 		{"renewDeadline within retry jitter", header + "leaderElection: {renewDeadline: 3s, retryPeriod: 3s}\n", "leaderElection.renewDeadline", 3, "greater than retryPeriod × 1.2"},
 		{"resource lock", header + "leaderElection: {resourceLock: endpoints}\n", "leaderElection.resourceLock", 3, `must be "leases"`},
 		{"lease namespace", header + "leaderElection: {resourceNamespace: Bad_NS}\n", "leaderElection.resourceNamespace", 3, "not a valid namespace"},
-		{"extenders", header + "extenders:\n- urlPrefix: http://x\n", "extenders", 3, "not supported by yardmaster"},
+		{"extender weight", header + "extenders:\n- urlPrefix: http://x\n  prioritizeVerb: p\n", "extenders[0].weight", 4, "must have a positive weight"},
+		{"extender managed resource", header + "extenders:\n- urlPrefix: http://x\n  managedResources: [{name: cpu}]\n", "extenders[0].managedResources[0].name", 5, "invalid extended resource name"},
+		{"extender managed resource twice", header + "extenders:\n- urlPrefix: http://x\n  managedResources: [{name: example.com/gpu}]\n- urlPrefix: http://y\n  managedResources: [{name: example.com/gpu}]\n", "extenders[1].managedResources[0].name", 7, "duplicate extender managed resource name"},
+		{"two binders", header + "extenders:\n- {urlPrefix: http://x, bindVerb: bind}\n- {urlPrefix: http://y, bindVerb: bind}\n", "extenders", 3, "only one extender can implement bind"},
+		{"extender tls data", header + "extenders:\n- urlPrefix: https://x\n  tlsConfig: {caData: \"not base64!\"}\n", "extenders[0].tlsConfig.caData", 5, "not base64"},
+		{"extender CA not PEM", header + "extenders:\n- urlPrefix: https://x\n  tlsConfig: {caData: aGVsbG8=}\n", "extenders[0].tlsConfig", 5, "unable to load root certificates"},
+		{"extender without URL", header + "extenders: [{filterVerb: f}]\n", "extenders[0].urlPrefix", 3, "required"},
+		{"extender negative timeout", header + "extenders:\n- {urlPrefix: http://x, httpTimeout: -1s}\n", "extenders[0].httpTimeout", 4, "must not be negative"},
 		// Not in kube-scheduler v1.36.3's schema (later pod-group fields).
 		{"placements", header + "percentageOfPlacementsToScore: 10\n", "percentageOfPlacementsToScore", 3, "unknown field"},
 		{"profile placements", header + "profiles:\n- schedulerName: a\n  percentageOfPlacementsToScore: 10\n", "profiles[0].percentageOfPlacementsToScore", 5, "unknown field"},
@@ -1227,6 +1234,7 @@ func TestRoundTrip(t *testing.T) {
 	files := map[string]string{
 		"defaults":                     header,
 		"delayCacheUntilActive":        header + "delayCacheUntilActive: true\n",
+		"extenders":                    header + "extenders:\n- urlPrefix: https://ext.example:8443/scheduler\n  filterVerb: filter\n  prioritizeVerb: prioritize\n  preemptVerb: preempt\n  bindVerb: bind\n  weight: 3\n  enableHTTPS: true\n  tlsConfig: {serverName: ext}\n  httpTimeout: 2s\n  nodeCacheCapable: true\n  ignorable: true\n  managedResources: [{name: example.com/gpu, ignoredByScheduler: true}]\n",
 		"two profiles":                 header + "leaderElection: {leaderElect: false}\nprofiles:\n- schedulerName: a\n  percentageOfNodesToScore: 20\n  plugins:\n    score:\n      disabled: [{name: \"*\"}]\n      enabled: [{name: NodeResourcesFit, weight: 9}]\n    filter:\n      disabled: [{name: NodePorts}]\n- schedulerName: b\n  pluginConfig:\n  - name: NodeResourcesFit\n    args: {ignoredResourceGroups: [example.com], scoringStrategy: {type: MostAllocated}}\n",
 		"args of a plugin not enabled": header + "profiles:\n- plugins:\n    multiPoint:\n      disabled: [{name: NodeResourcesBalancedAllocation}]\n  pluginConfig:\n  - name: NodeResourcesBalancedAllocation\n    args: {resources: [{name: cpu}, {name: memory}, {name: example.com/gpu}]}\n",
 	}

@@ -101,6 +101,7 @@ func (c *Config) file() (*fileConfig, error) {
 		PodInitialBackoffSeconds:  new(initial),
 		PodMaxBackoffSeconds:      new(maxBackoff),
 	}
+	f.Extenders = extendersFile(c.Extenders)
 	if c.DelayCacheUntilActive {
 		// Left out when false, as kube-scheduler's (omitempty, no pointer).
 		f.DelayCacheUntilActive = new(true)

@@ -43,10 +43,8 @@ type fileConfig struct {
 
 	Profiles []fileProfile `json:"profiles,omitempty"`
 
-	// Extenders are not supported: a non-empty list is refused. The
-	// elements are kept as raw nodes only to point at them.
-	Extenders             []any `json:"extenders,omitempty"`
-	DelayCacheUntilActive *bool `json:"delayCacheUntilActive,omitempty"`
+	Extenders             []fileExtender `json:"extenders,omitempty"`
+	DelayCacheUntilActive *bool          `json:"delayCacheUntilActive,omitempty"`
 }
 
 // fileLeaderElection is component-base's LeaderElectionConfiguration.

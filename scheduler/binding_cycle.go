@@ -321,7 +321,7 @@ func (s *Scheduler) bindingCycle(j bindJob) {
 	defer cancelBind()
 	s.metrics.BindingStarted()
 	bindStart := time.Now()
-	err := s.binder.Bind(bindCtx, pod, node)
+	bindBy, err := s.bind(bindCtx, pod, node)
 	s.metrics.BindingDone(time.Since(bindStart), err)
 	switch {
 	case err == nil:
@@ -335,7 +335,7 @@ func (s *Scheduler) bindingCycle(j bindJob) {
 		go s.awaitBindingOutcome(j, ch, err, bindStart)
 	default:
 		j.prof.observe(metrics.Bind, framework.Error, bindStart)
-		s.bindingFailed(ctx, j, "Bind", framework.AsStatus(fmt.Errorf("binding rejected: %w", err)), "DefaultBinder")
+		s.bindingFailed(ctx, j, "Bind", framework.AsStatus(fmt.Errorf("binding rejected: %w", err)), bindBy)
 	}
 }
 

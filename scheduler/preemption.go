@@ -120,6 +120,9 @@ func (s *Scheduler) syncNomination(pod *v1.Pod) {
 // why preemption does not help. Evictions happen in the background.
 func (s *Scheduler) preempt(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, fitErr *FitError) (string, string) {
 	plan := s.planPreemption(ctx, prof, state, pod, fitErr)
+	if plan.best != nil {
+		plan = s.preemptionByExtenders(ctx, pod, plan)
+	}
 	if plan.best == nil {
 		if plan.clearNomination {
 			// Its nomination, if any, holds room that helps nobody.

@@ -47,6 +47,9 @@ func (s *Scheduler) scheduleRecorded(ctx context.Context, prof *profile, state *
 	if err != nil {
 		return scheduleResult{}, err
 	}
+	if rec == nil && len(s.extenders) > 0 {
+		s.prioritizeByExtenders(ctx, pod, feasible, totals)
+	}
 	best := s.selectHost(feasible, totals)
 	return scheduleResult{node: best, evaluated: evaluated, feasible: len(feasible)}, nil
 }
@@ -195,7 +198,16 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 				prof.observe(metrics.Filter, framework.Success, filterStart)
 				s.feasibleBuf = append(s.feasibleBuf[:0], ni)
 				s.feasibleSlotsBuf = append(s.feasibleSlotsBuf[:0], ni.Slot)
-				return s.feasibleBuf, 1, nil, nil
+				// The extenders have the last word here too; a node
+				// they refuse sends the pod through every node, as in
+				// kube-scheduler.
+				one, _, err := s.filterByExtenders(ctx, pod, s.feasibleBuf, s.feasibleSlotsBuf, &extenderRejections{})
+				if err != nil {
+					return nil, 0, nil, err
+				}
+				if len(one) == 1 {
+					return one, 1, nil, nil
+				}
 			}
 		}
 	}
@@ -340,6 +352,14 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	rec.filtered(nodes, statuses)
 
 	n := min(int(found.Load()), numToFind)
+	var byExtenders extenderRejections
+	if n > 0 && rec == nil && len(s.extenders) > 0 {
+		passed, _, err := s.filterByExtenders(ctx, pod, feasible[:n], feasibleSlots[:n], &byExtenders)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		n = len(passed)
+	}
 	if n > 0 {
 		return feasible[:n], evaluated, nil, nil
 	}
@@ -355,6 +375,15 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 			unresolvable = false
 			fitErr.candidates = append(fitErr.candidates, nodes[i])
 		}
+	}
+	if found.Load() > 0 {
+		// The plugins passed nodes and the extenders refused them all:
+		// they are the pod's rejectors too (kube-scheduler's
+		// ExtenderName).
+		if !byExtenders.addTo(fitErr) {
+			unresolvable = false
+		}
+		fitErr.addPlugins(ExtenderName)
 	}
 	fitErr.addAbsent(narrowedBy, absent)
 	fitErr.Unresolvable = unresolvable

@@ -41,6 +41,7 @@ import (
 	"github.com/yardmaster-io/yardmaster/metrics"
 	"github.com/yardmaster-io/yardmaster/queue"
 	"github.com/yardmaster-io/yardmaster/scheduler/cache"
+	"github.com/yardmaster-io/yardmaster/scheduler/extender"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
@@ -97,6 +98,9 @@ type Options struct {
 	// cluster event before it is retried anyway.
 	MaxUnschedulableStay time.Duration
 	BindGracePeriod      time.Duration
+	// Extenders are the configuration's HTTP extenders, in the order they
+	// are called (OrderExtenders).
+	Extenders []*extender.Extender
 }
 
 // Scheduler places pods whose spec.schedulerName names one of its profiles.
@@ -108,6 +112,8 @@ type Scheduler struct {
 	Cache    *cache.Cache
 	Queue    *queue.PriorityQueue
 	profiles map[string]*profile
+	// extenders are called after the plugins (extenders.go).
+	extenders []*extender.Extender
 	// handlers are the informer event handlers, for WaitForHandlersSync.
 	handlers []toolscache.ResourceEventHandlerRegistration
 
@@ -278,6 +284,7 @@ func New(opts Options) (*Scheduler, error) {
 		bindJobs:                 make(chan bindJob, bindQueueSize),
 		abortBinds:               abortBinds,
 		profiles:                 map[string]*profile{},
+		extenders:                opts.Extenders,
 		preempting:               map[types.UID]*inFlightPreemption{},
 		preemptSlots:             make(chan struct{}, maxPreemptionsInFlight),
 		waiting:                  newWaitingPods(),

@@ -27,6 +27,13 @@ import (
 // profile's entry (its pluginConfig, say), indented by four spaces.
 func (e *env) startKubeScheduler(profile ...string) {
 	e.t.Helper()
+	e.startKubeSchedulerWith("", profile...)
+}
+
+// startKubeSchedulerWith is startKubeScheduler with top, YAML of the
+// configuration's top level (its extenders, say), added to the file.
+func (e *env) startKubeSchedulerWith(top string, profile ...string) {
+	e.t.Helper()
 	bin, err := controlplane.BinaryPath("kube-scheduler")
 	if err != nil {
 		e.t.Fatalf("kube-scheduler: %v (make control-plane builds it)", err)
@@ -39,9 +46,9 @@ clientConnection:
   kubeconfig: %q
 leaderElection:
   leaderElect: false
-profiles:
+%sprofiles:
 - schedulerName: %s
-%s`, e.plane.AdminKubeconfig, e.scheduler, strings.Join(profile, ""))
+%s`, e.plane.AdminKubeconfig, top, e.scheduler, strings.Join(profile, ""))
 	if err := os.WriteFile(cfg, []byte(data), 0o600); err != nil {
 		e.t.Fatal(err)
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/yardmaster-io/yardmaster/internal/version"
 	"github.com/yardmaster-io/yardmaster/metrics"
 	"github.com/yardmaster-io/yardmaster/scheduler"
+	"github.com/yardmaster-io/yardmaster/scheduler/extender"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
@@ -354,6 +355,14 @@ func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
 		return nil, fmt.Errorf("register leader election metrics: %w", err)
 	}
 
+	var extenders []*extender.Extender
+	for _, c := range cfg.Extenders {
+		e, err := extender.New(c)
+		if err != nil {
+			return nil, err
+		}
+		extenders = append(extenders, e)
+	}
 	factory := scheduler.NewInformerFactory(client)
 	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: eventClient.EventsV1()})
 	b := binder.New(client, broadcaster.NewRecorder(scheme.Scheme, reportingController), logger)
@@ -369,6 +378,7 @@ func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
 		PodInitialBackoff:        cfg.PodInitialBackoff,
 		PodMaxBackoff:            cfg.PodMaxBackoff,
 		MetricsRegisterer:        reg,
+		Extenders:                scheduler.OrderExtenders(extenders),
 	})
 	if err != nil {
 		return nil, err

@@ -67,6 +67,46 @@ leaderElection:
 	{name: "delayCacheUntilActive false", file: "delayCacheUntilActive: false\n"},
 	{name: "delayCacheUntilActive true", file: "delayCacheUntilActive: true\n"},
 	{name: "empty extenders", file: "extenders: []\n"},
+	{name: "extenders", file: `
+extenders:
+- urlPrefix: http://127.0.0.1:1
+  filterVerb: filter
+- urlPrefix: https://127.0.0.1:2/scheduler/
+  filterVerb: filter
+  prioritizeVerb: prioritize
+  preemptVerb: preempt
+  bindVerb: bind
+  weight: 5
+  enableHTTPS: true
+  tlsConfig:
+    insecure: false
+    serverName: extender
+  httpTimeout: 3s
+  nodeCacheCapable: true
+  ignorable: true
+  managedResources:
+  - name: example.com/gpu
+    ignoredByScheduler: true
+  - name: example.com/fpga
+`},
+	{name: "extender resources ignored by NodeResourcesFit replace its list", file: `
+extenders:
+- urlPrefix: http://127.0.0.1:1
+  managedResources:
+  - {name: example.com/gpu, ignoredByScheduler: true}
+  - {name: example.com/nic, ignoredByScheduler: true}
+profiles:
+- schedulerName: one
+  pluginConfig:
+  - name: NodeResourcesFit
+    args: {ignoredResources: [example.com/fpga], ignoredResourceGroups: [vendor.io]}
+- schedulerName: two
+`},
+	{name: "extender without a positive weight", file: "extenders:\n- {urlPrefix: http://127.0.0.1:1, prioritizeVerb: p, weight: 0}\n", refused: "extenders[0].weight"},
+	{name: "extender managing a native resource", file: "extenders:\n- urlPrefix: http://127.0.0.1:1\n  managedResources: [{name: memory}]\n", refused: "extenders[0].managedResources[0].name"},
+	{name: "extenders managing one resource", file: "extenders:\n- urlPrefix: http://127.0.0.1:1\n  managedResources: [{name: example.com/gpu}]\n- urlPrefix: http://127.0.0.1:2\n  managedResources: [{name: example.com/gpu}]\n", refused: "extenders[1].managedResources[0].name"},
+	{name: "extender CA not PEM", file: "extenders:\n- urlPrefix: https://127.0.0.1:1\n  tlsConfig: {caData: aGVsbG8=}\n", refused: "extenders[0].tlsConfig", kubeSays: "couldn't build extenders"},
+	{name: "two extenders binding", file: "extenders:\n- {urlPrefix: http://127.0.0.1:1, bindVerb: b}\n- {urlPrefix: http://127.0.0.1:2, bindVerb: b}\n", refused: "extenders"},
 
 	// Accepted: profiles and plugins.
 	{name: "named profile with percentage", file: `
@@ -1356,7 +1396,7 @@ profiles:
 `, refused: "profiles[0].pluginConfig[0].args", kubeSays: "InterPodAffinity"},
 
 	// Refused by yardmaster on purpose (docs/configuration.md).
-	{name: "extenders", file: "extenders:\n- urlPrefix: http://127.0.0.1:1\n  filterVerb: filter\n", refused: "extenders", deliberate: "extenders are not implemented"},
+	{name: "extender negative timeout", file: "extenders:\n- {urlPrefix: http://127.0.0.1:1, httpTimeout: -1s}\n", refused: "extenders[0].httpTimeout", deliberate: "a negative timeout fails every call"},
 	{name: "gang scheduling", file: `
 profiles:
 - plugins:
@@ -1381,7 +1421,7 @@ profiles:
     placementGenerate:
       enabled: [{name: TopologyPlacement}]
 `, refused: "profiles[0].plugins.placementGenerate.enabled[0].name", kubeSays: `"TopologyPlacement" does not exist`},
-	{name: "extender without settings", file: "extenders: [{}]\n", refused: "extenders", deliberate: "extenders are not implemented"},
+	{name: "extender without settings", file: "extenders: [{}]\n", refused: "extenders[0].urlPrefix", deliberate: "an extender without a URL can never be called"},
 	{name: "placementScore", file: `
 profiles:
 - plugins:
