@@ -106,7 +106,10 @@ func (pl *VolumeRestrictions) PreFilter(_ context.Context, state *framework.Cycl
 		s.conflicts += claimUses(nodes, key)
 	}
 	// A ReadWriteOncePod claim nobody uses yet is not skipped: a pod
-	// nominated to a node may use it (AddPod), as in kube-scheduler.
+	// nominated to a node may use it (AddPod). kube-scheduler v1.36 skips
+	// it, and then never counts a nominated pod's use (its framework runs
+	// no AddPod for a skipped plugin): a pod of the claim would take it
+	// beside the preemptor and be preempted for it. Kept out.
 	if !s.checkDisks && len(s.rwopClaims) == 0 {
 		return nil, framework.NewStatus(framework.Skip)
 	}
