@@ -390,6 +390,8 @@ func (pl *NodeVolumeLimits) existingPodVolumes(pod *v1.Pod, resolved map[string]
 			}
 			resolved[key] = rc
 		}
+		// An ephemeral volume's claim the pod does not own is not counted
+		// either. (kube-scheduler fails the incoming pod with an error.)
 		if !rc.ok || (pc.ephemeral && checkEphemeralOwner(pod, rc.claim) != nil) {
 			continue
 		}
