@@ -98,8 +98,10 @@ func (pl *VolumeRestrictions) PreFilter(_ context.Context, state *framework.Cycl
 		if err != nil {
 			return nil, statusOfLookup(err)
 		}
-		if slices.Contains(claim.Spec.AccessModes, v1.ReadWriteOncePod) {
-			s.rwopClaims = append(s.rwopClaims, pod.Namespace+"/"+claim.Name)
+		// A claim the pod mounts twice is one claim: its uses are counted
+		// once, as RemovePod takes a victim's off once.
+		if key := pod.Namespace + "/" + claim.Name; slices.Contains(claim.Spec.AccessModes, v1.ReadWriteOncePod) && !slices.Contains(s.rwopClaims, key) {
+			s.rwopClaims = append(s.rwopClaims, key)
 		}
 	}
 	for _, key := range s.rwopClaims {

@@ -175,3 +175,22 @@ func TestVolumeRestrictionsClaimHeldTwice(t *testing.T) {
 		t.Errorf("one holder evicted: %s, want %s", got, rejected)
 	}
 }
+
+// A pod that mounts its ReadWriteOncePod claim twice (two volumes of one
+// claim) counts the claim's uses once: evicting the one pod that holds it
+// frees it, as in kube-scheduler.
+func TestVolumeRestrictionsClaimMountedTwice(t *testing.T) {
+	claim := schedtest.MakePVC("default", "data").AccessModes(v1.ReadWriteOncePod).Bound("pv").Obj()
+	holder := schedtest.MakePod().Name("holder").Node("n2").PVC("data").Obj()
+	snap := cache.NewSnapshotFromNodes(restrictionNodes(), []*v1.Pod{holder})
+	pl := predicates.NewVolumeRestrictions(fakehandle.New(snap).AddObjects(claim))
+	pod := volumePod().PVC("data").Volume(v1.Volume{Name: "again", VolumeSource: v1.VolumeSource{
+		PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}).Obj()
+
+	if got, want := whatIf(t, pl, pod, snap.List(), holder, false), "n1:Success n2:Success "; got != want {
+		t.Errorf("the holder evicted: %s, want %s", got, want)
+	}
+	if got, want := decideOn(pl, pod, snap.List()), "n1:Unschedulable n2:Unschedulable "; got != want {
+		t.Errorf("with the holder: %s, want %s", got, want)
+	}
+}
