@@ -247,8 +247,11 @@ func (pl *NodeVolumeLimits) exceeds(s *volumeLimitsState, c *attachCounter, ni *
 			c.adding[indexOf(s.drivers, v.driver)]++
 		}
 	}
+	// Only the drivers the pod adds a volume of are checked: a node
+	// already over a driver's limit (lowered since) still takes a pod
+	// whose volumes of it are all attached there, as in kube-scheduler.
 	for d := range s.drivers {
-		if limit[d] >= 0 && c.attached[d]+c.adding[d] > int(limit[d]) {
+		if c.adding[d] > 0 && limit[d] >= 0 && c.attached[d]+c.adding[d] > int(limit[d]) {
 			return true
 		}
 	}
@@ -387,6 +390,8 @@ func (pl *NodeVolumeLimits) existingPodVolumes(pod *v1.Pod, resolved map[string]
 			}
 			resolved[key] = rc
 		}
+		// An ephemeral volume's claim the pod does not own is not counted
+		// either. (kube-scheduler fails the incoming pod with an error.)
 		if !rc.ok || (pc.ephemeral && checkEphemeralOwner(pod, rc.claim) != nil) {
 			continue
 		}

@@ -103,6 +103,18 @@ func TestNodeVolumeLimits(t *testing.T) {
 			objects: cluster,
 		},
 		{
+			// Both limits are 0 with a volume attached: n2 is over its
+			// limit already, but the pod adds no volume there (c2 is
+			// attached), so it passes, as in kube-scheduler, which checks
+			// only the drivers the pod adds volumes of. n1: 1 + 1 > 0.
+			name: "a node already over a limit, the pod adding nothing there", pod: volumePod().PVC("c2").Obj(), pods: existing,
+			objects: objs([]runtime.Object{
+				schedtest.MakeCSINode("n1", map[string]int32{testDriver: 0}),
+				schedtest.MakeCSINode("n2", map[string]int32{testDriver: 0}),
+			}, boundCSI("c1", "h1"), boundCSI("c2", "h2")),
+			want: map[string]statusView{"n1": exceeded},
+		},
+		{
 			// A VolumeAttachment holds h3 on n1: 1 + 1 + 1 = 3 > 2.
 			name: "VolumeAttachments count", pod: volumePod().PVC("new").Obj(), pods: existing,
 			objects: objs(cluster, boundCSI("new", "hnew"), boundCSI("c3", "h3"),

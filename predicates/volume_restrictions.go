@@ -98,15 +98,20 @@ func (pl *VolumeRestrictions) PreFilter(_ context.Context, state *framework.Cycl
 		if err != nil {
 			return nil, statusOfLookup(err)
 		}
-		if slices.Contains(claim.Spec.AccessModes, v1.ReadWriteOncePod) {
-			s.rwopClaims = append(s.rwopClaims, pod.Namespace+"/"+claim.Name)
+		// A claim the pod mounts twice is one claim: its uses are counted
+		// once, as RemovePod takes a victim's off once.
+		if key := pod.Namespace + "/" + claim.Name; slices.Contains(claim.Spec.AccessModes, v1.ReadWriteOncePod) && !slices.Contains(s.rwopClaims, key) {
+			s.rwopClaims = append(s.rwopClaims, key)
 		}
 	}
 	for _, key := range s.rwopClaims {
 		s.conflicts += claimUses(nodes, key)
 	}
 	// A ReadWriteOncePod claim nobody uses yet is not skipped: a pod
-	// nominated to a node may use it (AddPod), as in kube-scheduler.
+	// nominated to a node may use it (AddPod). kube-scheduler v1.36 skips
+	// it, and then never counts a nominated pod's use (its framework runs
+	// no AddPod for a skipped plugin): a pod of the claim would take it
+	// beside the preemptor and be preempted for it. Kept out.
 	if !s.checkDisks && len(s.rwopClaims) == 0 {
 		return nil, framework.NewStatus(framework.Skip)
 	}

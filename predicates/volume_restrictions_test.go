@@ -55,7 +55,8 @@ func TestVolumeRestrictions(t *testing.T) {
 		{name: "missing claim", pod: volumePod().PVC("data").Obj(),
 			wantPre: viewOf(reject(framework.UnschedulableAndUnresolvable, `persistentvolumeclaim "data" not found`))},
 		// Not skipped: a pod nominated to a node may use the claim
-		// (AddPod), as kube-scheduler's PreFilter never skips a claim.
+		// (AddPod). kube-scheduler skips here, and so never counts a
+		// nominated pod's use of the claim; see PreFilter.
 		{name: "ReadWriteOncePod claim nobody uses", pod: volumePod().PVC("data").Obj(),
 			objects: []runtime.Object{rwopClaim}},
 		{
@@ -130,8 +131,8 @@ func TestVolumeRestrictionsExtensions(t *testing.T) {
 
 // A pod nominated to a node (a preemptor waiting for its victims) that
 // uses a ReadWriteOncePod claim nobody else uses takes it: another pod of
-// the claim is rejected beside it, as kube-scheduler counts nominated
-// pods through AddPod.
+// the claim is rejected beside it. (kube-scheduler v1.36 places it: its
+// PreFilter skips a claim nobody uses, and then no AddPod runs.)
 func TestVolumeRestrictionsNominatedPodTakesTheClaim(t *testing.T) {
 	claim := schedtest.MakePVC("default", "data").AccessModes(v1.ReadWriteOncePod).Bound("pv").Obj()
 	snap := cache.NewSnapshotFromNodes(restrictionNodes(), nil)
@@ -154,5 +155,42 @@ func TestVolumeRestrictionsNominatedPodTakesTheClaim(t *testing.T) {
 	}
 	if st := pl.Filter(ctx, state, pod, snap.List()[0]); !st.IsSuccess() {
 		t.Errorf("without it: %v %q, want Success", st.Code(), st.Message())
+	}
+}
+
+// A ReadWriteOncePod claim two pods hold (one started before the access
+// mode was enforced, say) is still taken with one of them evicted: every
+// use is counted. kube-scheduler v1.36 counts the claim once and takes
+// the victim's use off, so it would evict one holder for nothing.
+func TestVolumeRestrictionsClaimHeldTwice(t *testing.T) {
+	claim := schedtest.MakePVC("default", "data").AccessModes(v1.ReadWriteOncePod).Bound("pv").Obj()
+	holder1 := schedtest.MakePod().Name("holder1").Node("n1").PVC("data").Obj()
+	holder2 := schedtest.MakePod().Name("holder2").Node("n2").PVC("data").Obj()
+	snap := cache.NewSnapshotFromNodes(restrictionNodes(), []*v1.Pod{holder1, holder2})
+	pl := predicates.NewVolumeRestrictions(fakehandle.New(snap).AddObjects(claim))
+	pod := volumePod().PVC("data").Obj()
+
+	rejected := "n1:Unschedulable n2:Unschedulable "
+	if got := whatIf(t, pl, pod, snap.List(), holder1, false); got != rejected {
+		t.Errorf("one holder evicted: %s, want %s", got, rejected)
+	}
+}
+
+// A pod that mounts its ReadWriteOncePod claim twice (two volumes of one
+// claim) counts the claim's uses once: evicting the one pod that holds it
+// frees it, as in kube-scheduler.
+func TestVolumeRestrictionsClaimMountedTwice(t *testing.T) {
+	claim := schedtest.MakePVC("default", "data").AccessModes(v1.ReadWriteOncePod).Bound("pv").Obj()
+	holder := schedtest.MakePod().Name("holder").Node("n2").PVC("data").Obj()
+	snap := cache.NewSnapshotFromNodes(restrictionNodes(), []*v1.Pod{holder})
+	pl := predicates.NewVolumeRestrictions(fakehandle.New(snap).AddObjects(claim))
+	pod := volumePod().PVC("data").Volume(v1.Volume{Name: "again", VolumeSource: v1.VolumeSource{
+		PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}).Obj()
+
+	if got, want := whatIf(t, pl, pod, snap.List(), holder, false), "n1:Success n2:Success "; got != want {
+		t.Errorf("the holder evicted: %s, want %s", got, want)
+	}
+	if got, want := decideOn(pl, pod, snap.List()), "n1:Unschedulable n2:Unschedulable "; got != want {
+		t.Errorf("with the holder: %s, want %s", got, want)
 	}
 }
