@@ -71,6 +71,11 @@ type cycleRecorder struct {
 	norms   [][]int64
 }
 
+// dryRun reports whether r records an explanation (explain's dry run),
+// which calls no extender; nil, and the recorder of a profile writing the
+// simulator's annotations, are real cycles.
+func (r *cycleRecorder) dryRun() bool { return r != nil && r.allNodes }
+
 func (r *cycleRecorder) preFilterRejected(plugin string, st *framework.Status) {
 	if r != nil {
 		r.preFilterBy, r.preFilter = plugin, st

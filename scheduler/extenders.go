@@ -24,8 +24,8 @@ const ExtenderName = "Extender"
 // places kube-scheduler does: after the filter plugins, on the nodes they
 // passed, one extender after another on what the previous one passed;
 // after the score plugins, all at once, adding their scaled scores; and in
-// place of the Binding, when one binds. Extenders never see explain's or
-// simulate's cycles (rec != nil): those must not call out.
+// place of the Binding, when one binds. Extenders never see explain's dry
+// runs (cycleRecorder.dryRun), which must not call out.
 
 // filterByExtenders runs the extenders that filter and take an interest in
 // pod on feasible (and its parallel slots), compacting both in place. The

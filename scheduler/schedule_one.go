@@ -47,7 +47,7 @@ func (s *Scheduler) scheduleRecorded(ctx context.Context, prof *profile, state *
 	if err != nil {
 		return scheduleResult{}, err
 	}
-	if rec == nil && len(s.extenders) > 0 {
+	if !rec.dryRun() && len(s.extenders) > 0 {
 		s.prioritizeByExtenders(ctx, pod, feasible, totals)
 	}
 	best := s.selectHost(feasible, totals)
@@ -353,7 +353,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 
 	n := min(int(found.Load()), numToFind)
 	var byExtenders extenderRejections
-	if n > 0 && rec == nil && len(s.extenders) > 0 {
+	if n > 0 && !rec.dryRun() && len(s.extenders) > 0 {
 		passed, _, err := s.filterByExtenders(ctx, pod, feasible[:n], feasibleSlots[:n], &byExtenders)
 		if err != nil {
 			return nil, 0, nil, err
