@@ -68,6 +68,17 @@ func (s *Scheduler) filterByExtenders(ctx context.Context, pod *v1.Pod, feasible
 	return feasible, slots, nil
 }
 
+// extendersChoose reports whether an extender filters or scores nodes,
+// so that finding one feasible node is not enough.
+func (s *Scheduler) extendersChoose() bool {
+	for _, e := range s.extenders {
+		if e.IsFilter() || e.IsPrioritizer() {
+			return true
+		}
+	}
+	return false
+}
+
 // extenderRejections are the nodes extenders refused in one attempt, in
 // order, with the status each was refused with.
 type extenderRejections struct {

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -11,8 +12,10 @@ import (
 	v1 "k8s.io/api/core/v1"
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 
+	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 	"github.com/yardmaster-io/yardmaster/scheduler/extender"
+	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
 // extenderServer serves one extender's verbs with the given handlers.
@@ -166,5 +169,34 @@ func TestExtenderRejectionIsAFitError(t *testing.T) {
 	}
 	if !fe.Plugins.Has(ExtenderName) || fe.Unresolvable || len(fe.candidates) != 3 {
 		t.Errorf("plugins %v, unresolvable %v, %d candidates; want %s named, resolvable, 3", fe.Plugins, fe.Unresolvable, len(fe.candidates), ExtenderName)
+	}
+}
+
+// A profile without score plugins, and without extenders that filter or
+// score, takes the first feasible node found, as kube-scheduler does;
+// one that filters makes the cycle look for more.
+func TestNoScoringFindsOneNode(t *testing.T) {
+	p := registry.DefaultProfile("yardmaster")
+	p.Score, p.PreScore = nil, nil
+	s, err := New(Options{Registry: registry.NewInTree(), Profiles: []registry.Profile{p}, PercentageOfNodesToScore: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range threeNodes() {
+		s.Cache.AddNode(n)
+	}
+	pod := schedtest.MakePod().Namespace("ns").Name("p").SchedulerName("yardmaster").Req("100m", "").Obj()
+	s.Cache.UpdateSnapshot(s.snapshot)
+	res, err := s.schedulePod(context.Background(), s.profiles["yardmaster"], framework.NewCycleState(), pod)
+	if err != nil || res.feasible != 1 {
+		t.Fatalf("got %+v, %v; want one feasible node", res, err)
+	}
+	url := extenderServer(t, map[string]func(extenderv1.ExtenderArgs) (any, int){"filter": passOnly("c")})
+	s.extenders = []*extender.Extender{newExtender(t, extender.Config{URLPrefix: url, FilterVerb: "filter", NodeCacheCapable: true})}
+	for range 3 {
+		res, err := s.schedulePod(context.Background(), s.profiles["yardmaster"], framework.NewCycleState(), pod)
+		if err != nil || res.node != "c" {
+			t.Fatalf("with a filtering extender: %+v, %v; want node c", res, err)
+		}
 	}
 }

@@ -236,6 +236,11 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	}
 
 	numToFind := s.numFeasibleNodesToFind(prof, len(nodes))
+	if len(prof.score) == 0 && !s.extendersChoose() {
+		// Nothing tells feasible nodes apart: the first one found, from
+		// the rotating start, is the pick, as in kube-scheduler.
+		numToFind = 1
+	}
 	if rec != nil && rec.allNodes {
 		rec.nodesToFind = numToFind
 		numToFind = len(nodes)
