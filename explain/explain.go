@@ -74,6 +74,10 @@ type Explanation struct {
 	Message string `json:"message,omitempty"`
 	// Summary is one paragraph for a person.
 	Summary string `json:"summary"`
+	// NotConsulted are the HTTP extenders (URL prefixes) the scheduler
+	// also asks about this pod, which an explanation never calls: a node
+	// they would refuse, or their scores, are not in it.
+	NotConsulted []string `json:"notConsulted,omitempty"`
 	// Kept is set when the explanation is the last attempt's, kept by
 	// the scheduler, not a new run (see Kept).
 	Kept *Kept `json:"kept,omitempty"`

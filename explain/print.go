@@ -69,6 +69,9 @@ func printTable(w io.Writer, e *Explanation, all bool) error {
 		fmt.Fprintf(w, "Nominated: %s\n", e.NominatedNode)
 	}
 	fmt.Fprintf(w, "Summary:  %s\n", e.Summary)
+	if len(e.NotConsulted) > 0 {
+		fmt.Fprintf(w, "Extenders: not consulted here, the scheduler also asks %s (--kept shows the last attempt's verdicts)\n", strings.Join(e.NotConsulted, ", "))
+	}
 	if e.Message != "" {
 		fmt.Fprintf(w, "Message:  %s\n", e.Message)
 	}

@@ -220,6 +220,11 @@ func (s *Scheduler) explainLocked(ctx context.Context, prof *profile, state *fra
 		BoundTo:       pod.Spec.NodeName,
 		NominatedNode: pod.Status.NominatedNodeName,
 	}
+	for _, x := range s.extenders {
+		if (x.IsFilter() || x.IsPrioritizer()) && x.IsInterested(pod) {
+			e.NotConsulted = append(e.NotConsulted, x.Name())
+		}
+	}
 	all := s.snapshot.List()
 	e.Nodes = len(all)
 	if len(all) == 0 {

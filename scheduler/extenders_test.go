@@ -200,3 +200,30 @@ func TestNoScoringFindsOneNode(t *testing.T) {
 		}
 	}
 }
+
+// An explanation calls no extender: it names those that would have been
+// asked, and its verdicts are the plugins'.
+func TestExplainNamesExtendersWithoutCallingThem(t *testing.T) {
+	called := false
+	url := extenderServer(t, map[string]func(extenderv1.ExtenderArgs) (any, int){"filter": func(extenderv1.ExtenderArgs) (any, int) {
+		called = true
+		return nil, http.StatusInternalServerError
+	}})
+	s := newTestScheduler(t, 100, threeNodes()...)
+	s.extenders = []*extender.Extender{
+		newExtender(t, extender.Config{URLPrefix: url, FilterVerb: "filter"}),
+		newExtender(t, extender.Config{URLPrefix: url + "/gpu", FilterVerb: "filter", ManagedResources: []extender.ManagedResource{{Name: "example.com/gpu"}}}),
+		newExtender(t, extender.Config{URLPrefix: url + "/bind", BindVerb: "bind"}),
+	}
+	pod := schedtest.MakePod().Namespace("ns").Name("p").SchedulerName("yardmaster").Req("100m", "").Obj()
+	e, err := s.Explain(context.Background(), pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if called {
+		t.Error("the explanation called an extender")
+	}
+	if len(e.NotConsulted) != 1 || e.NotConsulted[0] != url || len(e.Best) != 3 {
+		t.Errorf("not consulted %v, best %v; want only %s named (the others do not filter this pod) and every node best", e.NotConsulted, e.Best, url)
+	}
+}

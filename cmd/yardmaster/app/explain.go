@@ -278,6 +278,12 @@ func startSnapshotScheduler(ctx context.Context, c *config.Config, cfg *rest.Con
 // startScheduler builds a Scheduler of c's profiles over informers of
 // client and waits for their caches; its loop never runs.
 func startScheduler(ctx context.Context, c *config.Config, client kubernetes.Interface) (*scheduler.Scheduler, func(), error) {
+	// Explanations and simulations never call the extenders; they are
+	// there to be named as not consulted.
+	extenders, err := newExtenders(c)
+	if err != nil {
+		return nil, nil, err
+	}
 	factory := scheduler.NewInformerFactory(client)
 	s, err := scheduler.New(scheduler.Options{
 		Client:                   client,
@@ -286,6 +292,7 @@ func startScheduler(ctx context.Context, c *config.Config, client kubernetes.Int
 		Profiles:                 c.Profiles,
 		PercentageOfNodesToScore: c.PercentageOfNodesToScore,
 		Parallelism:              c.Parallelism,
+		Extenders:                extenders,
 	})
 	if err != nil {
 		return nil, nil, err

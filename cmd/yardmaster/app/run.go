@@ -355,13 +355,9 @@ func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
 		return nil, fmt.Errorf("register leader election metrics: %w", err)
 	}
 
-	var extenders []*extender.Extender
-	for _, c := range cfg.Extenders {
-		e, err := extender.New(c)
-		if err != nil {
-			return nil, err
-		}
-		extenders = append(extenders, e)
+	extenders, err := newExtenders(cfg)
+	if err != nil {
+		return nil, err
 	}
 	factory := scheduler.NewInformerFactory(client)
 	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: eventClient.EventsV1()})
@@ -378,7 +374,7 @@ func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
 		PodInitialBackoff:        cfg.PodInitialBackoff,
 		PodMaxBackoff:            cfg.PodMaxBackoff,
 		MetricsRegisterer:        reg,
-		Extenders:                scheduler.OrderExtenders(extenders),
+		Extenders:                extenders,
 	})
 	if err != nil {
 		return nil, err
@@ -494,6 +490,20 @@ func (d *Daemon) fillCaches(ctx, background context.Context) error {
 	d.synced.Store(true)
 	d.logger.Info("informer caches synced")
 	return nil
+}
+
+// newExtenders returns the configuration's extenders in the order the
+// scheduler calls them.
+func newExtenders(cfg *config.Config) ([]*extender.Extender, error) {
+	var out []*extender.Extender
+	for _, c := range cfg.Extenders {
+		e, err := extender.New(c)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return scheduler.OrderExtenders(out), nil
 }
 
 // servePprof reports whether /debug/pprof is served on the plain HTTP
