@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"time"
 
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -63,6 +64,9 @@ func NewSecure(routes Options, sec SecureOptions) (*SecureServer, error) {
 	if err != nil {
 		return nil, err
 	}
+	if sec.Serving.ClientCA != nil {
+		authn = waitForClientCA(authn, sec.Serving.ClientCA.CurrentCABundleContent, time.Now().Add(clientCAGrace))
+	}
 	return &SecureServer{info: sec.Serving, handler: secureHandler(Handler(routes), authn, sec.Authorizer)}, nil
 }
 
@@ -106,6 +110,32 @@ func anonymousOnlyOn(authn authenticator.Request, paths []string) (authenticator
 		}
 		return nil, false, nil
 	}), nil
+}
+
+// clientCAGrace is how long after the start a request with a client
+// certificate waits for the client CAs to be read, rather than get 401.
+const clientCAGrace = 10 * time.Second
+
+// waitForClientCA makes a request that presents a client certificate
+// before until wait (bounded by until and the request) for caContent to
+// be non-empty. The CAs of the extension-apiserver-authentication
+// ConfigMap are read by an informer that starts with the server, so for a
+// moment after the start no certificate could be verified: a scrape by
+// certificate then got 401 (kube-scheduler still answers so). Requests
+// without a certificate, and any after until, are not held.
+func waitForClientCA(authn authenticator.Request, caContent func() []byte, until time.Time) authenticator.Request {
+	return authenticator.RequestFunc(func(req *http.Request) (*authenticator.Response, bool, error) {
+		if req.TLS != nil && len(req.TLS.PeerCertificates) > 0 {
+			for len(caContent()) == 0 && time.Now().Before(until) {
+				select {
+				case <-req.Context().Done():
+					return nil, false, req.Context().Err()
+				case <-time.After(50 * time.Millisecond):
+				}
+			}
+		}
+		return authn.AuthenticateRequest(req)
+	})
 }
 
 // Addr returns the address the server listens on.
