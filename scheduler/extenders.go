@@ -28,10 +28,11 @@ const ExtenderName = "Extender"
 // runs (cycleRecorder.dryRun), which must not call out.
 
 // filterByExtenders runs the extenders that filter and take an interest in
-// pod on feasible (and its parallel slots), compacting both in place. The
-// nodes they refused are added to rejected. An extender's error ends the
-// attempt unless it is ignorable, then it is skipped.
-func (s *Scheduler) filterByExtenders(ctx context.Context, pod *v1.Pod, feasible []*framework.NodeInfo, slots []int, rejected *extenderRejections) ([]*framework.NodeInfo, []int, error) {
+// pod on feasible (and its parallel slots), compacting both in place, and
+// returns what is left of feasible (slots[:len] is left parallel to it).
+// The nodes they refused are added to rejected. An extender's error ends
+// the attempt unless it is ignorable, then it is skipped.
+func (s *Scheduler) filterByExtenders(ctx context.Context, pod *v1.Pod, feasible []*framework.NodeInfo, slots []int, rejected *extenderRejections) ([]*framework.NodeInfo, error) {
 	for _, e := range s.extenders {
 		if len(feasible) == 0 {
 			break
@@ -39,17 +40,13 @@ func (s *Scheduler) filterByExtenders(ctx context.Context, pod *v1.Pod, feasible
 		if !e.IsFilter() || !e.IsInterested(pod) {
 			continue
 		}
-		nodes := make([]*v1.Node, len(feasible))
-		for i, ni := range feasible {
-			nodes[i] = ni.Node()
-		}
-		res, err := e.Filter(ctx, pod, nodes)
+		res, err := e.Filter(ctx, pod, nodeObjects(feasible))
 		if err != nil {
 			if e.IsIgnorable() {
 				s.logger.Info("skipping an extender that failed: it is ignorable", zap.String("extender", e.Name()), zap.Error(err))
 				continue
 			}
-			return nil, nil, err
+			return nil, err
 		}
 		rejected.add(feasible, res)
 		passed := make(map[string]struct{}, len(res.Passed))
@@ -65,7 +62,17 @@ func (s *Scheduler) filterByExtenders(ctx context.Context, pod *v1.Pod, feasible
 		}
 		feasible, slots = feasible[:kept], slots[:kept]
 	}
-	return feasible, slots, nil
+	return feasible, nil
+}
+
+// nodeObjects returns the Node of each of nodes, as extenders are sent
+// them.
+func nodeObjects(nodes []*framework.NodeInfo) []*v1.Node {
+	out := make([]*v1.Node, len(nodes))
+	for i, ni := range nodes {
+		out[i] = ni.Node()
+	}
+	return out
 }
 
 // extendersChoose reports whether an extender filters or scores nodes,
@@ -133,10 +140,7 @@ func (s *Scheduler) prioritizeByExtenders(ctx context.Context, pod *v1.Pod, feas
 	if len(calls) == 0 {
 		return
 	}
-	nodes := make([]*v1.Node, len(feasible))
-	for i, ni := range feasible {
-		nodes[i] = ni.Node()
-	}
+	nodes := nodeObjects(feasible)
 	results := make([]map[string]int64, len(calls))
 	var wg sync.WaitGroup
 	for i, e := range calls {

@@ -201,7 +201,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 				// The extenders have the last word here too; a node
 				// they refuse sends the pod through every node, as in
 				// kube-scheduler.
-				one, _, err := s.filterByExtenders(ctx, pod, s.feasibleBuf, s.feasibleSlotsBuf, &extenderRejections{})
+				one, err := s.filterByExtenders(ctx, pod, s.feasibleBuf, s.feasibleSlotsBuf, &extenderRejections{})
 				if err != nil {
 					return nil, 0, nil, err
 				}
@@ -359,7 +359,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	n := min(int(found.Load()), numToFind)
 	var byExtenders extenderRejections
 	if n > 0 && !rec.dryRun() && len(s.extenders) > 0 {
-		passed, _, err := s.filterByExtenders(ctx, pod, feasible[:n], feasibleSlots[:n], &byExtenders)
+		passed, err := s.filterByExtenders(ctx, pod, feasible[:n], feasibleSlots[:n], &byExtenders)
 		if err != nil {
 			return nil, 0, nil, err
 		}
