@@ -454,11 +454,19 @@ func (s *Scheduler) bindingFailed(ctx context.Context, j bindJob, point string, 
 	j.prof.metrics.PodScheduleError(s.clock.Since(j.start))
 
 	err := pluginFailure(point, st, plugin, j.res.node)
-	unschedulable := st.IsRejected()
 	reason := "SchedulerError"
-	if unschedulable {
+	if st.IsRejected() {
 		reason = v1.PodReasonUnschedulable
+	}
+	// Only a rejection at Permit makes the pod wait for an event of
+	// its rejector. After Permit, as in kube-scheduler, a rejection (by
+	// a PreBind plugin) is retried after backoff like an error: no
+	// cluster event is tied to it.
+	unschedulable := st.IsRejected() && point == "Permit"
+	if unschedulable {
 		j.qpi.UnschedulablePlugins = sets.New(plugin)
+	} else {
+		j.qpi.UnschedulablePlugins = nil
 	}
 	s.logger.Warn("binding cycle failed", zap.String("pod", name), zap.String("node", j.res.node),
 		zap.String("at", point), zap.String("plugin", plugin), zap.Error(err))

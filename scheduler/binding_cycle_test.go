@@ -314,8 +314,10 @@ func TestBindingCycleFailures(t *testing.T) {
 		name:  "PreBind rejects",
 		setup: func(a, b *stepPlugin) { a.preBind = reject },
 		calls: append([]string{"A.Reserve", "B.Reserve", "A.Permit", "B.Permit", "A.PreBind"}, unreserveBoth...),
-		loc:   queue.UnschedulablePods,
-		msg:   "no room for it",
+		// As kube-scheduler: retried after backoff, not parked, since
+		// no event is tied to a rejection after Permit.
+		loc: queue.BackoffQ,
+		msg: "no room for it",
 	}, {
 		name:    "Binding refused",
 		bindErr: apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "p", errors.New("not allowed")),
