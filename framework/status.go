@@ -5,18 +5,13 @@ import (
 	"strings"
 )
 
-// ReasonUntoleratedTaint is the format of the reason TaintToleration rejects
-// a node with: "node(s) had untolerated taint {dedicated: gpu}". It lives
-// here, not with the plugin, because the scheduler reads it too: when the
-// "0/N nodes are available" message would overflow, it counts every such
-// reason under kube-scheduler's one, and the scheduler imports no plugin.
-//
-// kube-scheduler v1.36 reports the constant "node(s) had untolerated
-// taint(s)" and only logs the taint. yardmaster names the first untolerated
-// taint, as kube-scheduler did before, because "which taint?" is the first
-// question of a user reading the message; nodes with different taints are
-// counted under different reasons.
-const ReasonUntoleratedTaint = "node(s) had untolerated taint {%s: %s}"
+// ReasonUntoleratedTaint is the reason TaintToleration rejects a node with,
+// kube-scheduler v1.36's. It names no taint: a FailedScheduling event and a
+// pod's PodScheduled condition are read by whoever may read the pod, and a
+// taint's key and value are the node's (kube-scheduler stopped naming them
+// in kubernetes#134740). `yardmaster explain`, which reads nodes with its
+// caller's rights, names the taint.
+const ReasonUntoleratedTaint = "node(s) had untolerated taint(s)"
 
 // Code is the outcome of a plugin call.
 type Code int

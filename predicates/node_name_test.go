@@ -82,8 +82,7 @@ func TestNodeNameFilter(t *testing.T) {
 
 func TestReasonsMatchKubeScheduler(t *testing.T) {
 	// Users grep events for these strings: they must stay kube-scheduler
-	// v1.36's, except the taint reason, which names the taint (see
-	// ReasonUntoleratedTaint).
+	// v1.36's.
 	got := []string{
 		predicates.ReasonNodeUnschedulable,
 		predicates.ReasonNodeName,
@@ -95,7 +94,7 @@ func TestReasonsMatchKubeScheduler(t *testing.T) {
 	want := []string{
 		"node(s) were unschedulable",
 		"node(s) didn't match the requested node name",
-		"node(s) had untolerated taint {%s: %s}",
+		"node(s) had untolerated taint(s)",
 		"node(s) didn't match Pod's node affinity/selector",
 		"pod affinity terms conflict",
 		"node(s) didn't have free ports for the requested pod ports",

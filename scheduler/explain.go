@@ -274,8 +274,11 @@ func (s *Scheduler) explainLocked(ctx context.Context, prof *profile, state *fra
 		} else {
 			v.Rejected = &explain.Rejection{Plugin: r.plugin, Reasons: r.status.Reasons(),
 				Unresolvable: r.status.Code() == framework.UnschedulableAndUnresolvable}
-			if r.plugin == registry.NodeResourcesFitName {
+			switch r.plugin {
+			case registry.NodeResourcesFitName:
 				v.Shortfall = shortfall(pod, ni)
+			case registry.TaintTolerationName:
+				v.Rejected.Reasons = namedTaint(pod, ni, v.Rejected.Reasons)
 			}
 		}
 		e.Verdicts = append(e.Verdicts, v)
@@ -414,4 +417,21 @@ func (s *Scheduler) Drain(node string) ([]*v1.Pod, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Namespace+"/"+out[i].Name < out[j].Namespace+"/"+out[j].Name })
 	return out, nil
+}
+
+// namedTaint returns TaintToleration's reasons for rejecting ni with the
+// taint named: "node(s) had untolerated taint {gpu: true}". The scheduler's
+// own reason names none, since events and pod conditions are read by
+// whoever may read the pod; explain reads the nodes with its caller's
+// rights, so it may say which taint.
+func namedTaint(pod *v1.Pod, ni *framework.NodeInfo, reasons []string) []string {
+	node := ni.Node()
+	if node == nil {
+		return reasons
+	}
+	taint, ok := framework.FindUntoleratedTaint(node.Spec.Taints, pod.Spec.Tolerations, framework.IsDoNotScheduleTaint)
+	if !ok {
+		return reasons
+	}
+	return []string{fmt.Sprintf("node(s) had untolerated taint {%s: %s}", taint.Key, taint.Value)}
 }

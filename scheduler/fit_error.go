@@ -113,10 +113,8 @@ func (c *statusCount) matches(r rejection) bool {
 // The message is what the pod's FailedScheduling event says, and an event
 // note holds at most binder.NoteLengthLimit bytes (the API server refuses
 // a longer one, and the event is lost). So a message that would not fit
-// is shortened: first the untolerated taints, which name each taint and
-// can be as many reasons as nodes, are counted under kube-scheduler
-// v1.36's one wording; then, if it still does not fit, the reasons of
-// the most nodes are kept and the others counted. What remains too long
+// is shortened: the reasons of the most nodes are kept and the others
+// counted. What remains too long
 // (a long PreFilter or PostFilter message) is cut as kube-scheduler cuts
 // it (binder.TruncateNote).
 func (f *FitError) Error() string {
@@ -143,13 +141,6 @@ func (f *FitError) render() string {
 	return binder.TruncateNote(msg)
 }
 
-// reasonUntoleratedTaints is kube-scheduler v1.36's reason for a node with
-// an untolerated taint; untoleratedTaintPrefix starts TaintToleration's
-// reason naming the taint (framework.ReasonUntoleratedTaint).
-const reasonUntoleratedTaints = "node(s) had untolerated taint(s)"
-
-var untoleratedTaintPrefix, _, _ = strings.Cut(framework.ReasonUntoleratedTaint, "{")
-
 // reasons renders "0/N nodes are available: ..." in at most budget bytes
 // where it can (see Error).
 func (f *FitError) reasons(budget int) string {
@@ -162,12 +153,6 @@ func (f *FitError) reasons(budget int) string {
 	if len(msg) <= budget {
 		return msg
 	}
-	if folded, ok := foldTaints(counts); ok {
-		counts = folded
-		if msg = joinReasons(head, counts); len(msg) <= budget {
-			return msg
-		}
-	}
 	return mostReasons(head, counts, budget)
 }
 
@@ -179,20 +164,6 @@ func joinReasons(head string, counts map[string]int) string {
 	}
 	sort.Strings(parts)
 	return head + " " + strings.Join(parts, ", ") + "."
-}
-
-// foldTaints returns counts with every reason naming an untolerated taint
-// counted under reasonUntoleratedTaints, and whether there was one.
-func foldTaints(counts map[string]int) (map[string]int, bool) {
-	folded := make(map[string]int, len(counts))
-	found := false
-	for reason, n := range counts {
-		if strings.HasPrefix(reason, untoleratedTaintPrefix+"{") {
-			reason, found = reasonUntoleratedTaints, true
-		}
-		folded[reason] += n
-	}
-	return folded, found
 }
 
 // mostReasons renders head and the reasons of the most nodes that fit in

@@ -198,7 +198,7 @@ func TestFilterReasonsFollowConfiguredOrder(t *testing.T) {
 	for i := range nodes {
 		switch {
 		case i%5 == 2:
-			want["node(s) had untolerated taint {dedicated: db}"]++
+			want["node(s) had untolerated taint(s)"]++
 		case i%3 == 1:
 			want["Insufficient cpu"]++
 		default:

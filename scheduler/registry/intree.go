@@ -23,6 +23,9 @@ const (
 	// NodeResourcesFitName is NodeResourcesFit's, for the scheduler,
 	// which reaches the plugins only through the registry.
 	NodeResourcesFitName = predicates.FitName
+	// TaintTolerationName is TaintToleration's, whose rejections explain
+	// completes with the taint.
+	TaintTolerationName = predicates.TaintTolerationName
 )
 
 // DefaultPlugins is kube-scheduler's default multiPoint plugin list, in

@@ -465,9 +465,7 @@ func (sc draScenario) play(t *testing.T, kube bool) draOutcome {
 		node := strings.TrimPrefix(p.Spec.NodeName, e.ns+"-")
 		out.Pods[p.Name] = node
 		if node == "" {
-			// yardmaster names each untolerated taint, a documented
-			// difference; counted as kube-scheduler counts them.
-			out.Pending[p.Name] = oneTaintReason(why[p.Name])
+			out.Pending[p.Name] = why[p.Name]
 		}
 	}
 	for name := range out.Pending {

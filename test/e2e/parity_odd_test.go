@@ -2,12 +2,7 @@ package e2e
 
 import (
 	"context"
-	"fmt"
-	"regexp"
 	"slices"
-	"sort"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -321,57 +316,9 @@ func TestPlacementMatchesKubeSchedulerOnOddInput(t *testing.T) {
 	}}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
-			sideBySide(t, func(t *testing.T, kube bool) map[string]string {
-				out := sc.play(t, kube)
-				if !kube {
-					for pod, why := range out {
-						out[pod] = oneTaintReason(why)
-					}
-				}
-				return out
-			})
+			sideBySide(t, sc.play)
 		})
 	}
-}
-
-// untoleratedTaint is yardmaster's reason for a node with a taint the pod
-// does not tolerate, with its count: "2 node(s) had untolerated taint
-// {dedicated: gpu}".
-var untoleratedTaint = regexp.MustCompile(`^(\d+) node\(s\) had untolerated taint \{.*\}$`)
-
-// oneTaintReason rewrites a "0/N nodes are available: ..." message of
-// yardmaster's as kube-scheduler v1.36 words it: yardmaster names each
-// untolerated taint (framework.ReasonUntoleratedTaint, a documented
-// difference), kube-scheduler counts them all as "node(s) had untolerated
-// taint(s)". The reasons are sorted again, as both sort them.
-func oneTaintReason(msg string) string {
-	const avail = " nodes are available: "
-	i := strings.Index(msg, avail)
-	if i < 0 {
-		return msg
-	}
-	head, rest := msg[:i+len(avail)], msg[i+len(avail):]
-	end := strings.Index(rest, ". ")
-	if end < 0 {
-		end = len(strings.TrimSuffix(rest, "."))
-	}
-	var kept []string
-	tainted := 0
-	for _, r := range strings.Split(rest[:end], ", ") {
-		m := untoleratedTaint.FindStringSubmatch(r)
-		if m == nil {
-			kept = append(kept, r)
-			continue
-		}
-		n, _ := strconv.Atoi(m[1])
-		tainted += n
-	}
-	if tainted == 0 {
-		return msg
-	}
-	kept = append(kept, fmt.Sprintf("%d node(s) had untolerated taint(s)", tainted))
-	sort.Strings(kept)
-	return head + strings.Join(kept, ", ") + rest[end:]
 }
 
 // runtimeClass creates RuntimeClass ns-name with the given pod overhead,

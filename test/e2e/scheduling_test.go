@@ -107,7 +107,7 @@ func TestTaintsAndTolerations(t *testing.T) {
 		t.Errorf("tolerant on %s, want the gpu node", got["tolerant"])
 	}
 	e.waitFailedScheduling("intolerant", "0/2 nodes are available",
-		"1 node(s) had untolerated taint {dedicated: gpu}", "1 node(s) didn't match Pod's node affinity/selector")
+		"1 node(s) had untolerated taint(s)", "1 node(s) didn't match Pod's node affinity/selector")
 }
 
 // nodeSelector and required node affinity (In, Gt, matchFields) hold;

@@ -153,7 +153,7 @@ func TestSimulateFromFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	// existing (3 cpus) fits on no node once n2 is cordoned: n1 has 2.
-	if !strings.Contains(out.String(), "default/existing  Pending  0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {gpu: true}, 1 node(s) were unschedulable.") {
+	if !strings.Contains(out.String(), "default/existing  Pending  0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s), 1 node(s) were unschedulable.") {
 		t.Errorf("drain:\n%s", out.String())
 	}
 }
