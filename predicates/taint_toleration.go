@@ -12,9 +12,13 @@ import (
 // and the scorer in priorities/).
 const TaintTolerationName = "TaintToleration"
 
-// ReasonUntoleratedTaint is the reason TaintToleration rejects a node with
-// (framework.ReasonUntoleratedTaint).
-const ReasonUntoleratedTaint = framework.ReasonUntoleratedTaint
+// ReasonUntoleratedTaint is the reason TaintToleration rejects a node with,
+// kube-scheduler v1.36's. It names no taint: a FailedScheduling event and a
+// pod's PodScheduled condition are read by whoever may read the pod, and a
+// taint's key and value are the node's (kube-scheduler stopped naming them
+// in kubernetes#134740). `yardmaster explain`, which reads nodes with its
+// caller's rights, names the taint.
+const ReasonUntoleratedTaint = "node(s) had untolerated taint(s)"
 
 // untoleratedTaint is the rejection of every node with an untolerated
 // taint, shared: it names no taint.
