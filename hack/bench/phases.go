@@ -441,7 +441,7 @@ func (c *cluster) stream(ctx context.Context, w workload, contender string) (_ *
 	// The warm-up pod matches no workload selector, so it constrains
 	// nothing; it only proves the scheduler is up.
 	warm := basePod(0, "warmup", "100m", "128Mi")
-	warm.Name, warm.Namespace, warm.Spec.SchedulerName = "warmup", ns, profileName(contender)
+	warm.Name, warm.Namespace, warm.Spec.SchedulerName = warmUpPodName, ns, profileName(contender)
 	if err := createPod(ctx, c.client, warm); err != nil {
 		return nil, err
 	}

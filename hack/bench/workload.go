@@ -226,6 +226,11 @@ var workloads = []workload{
 // named otherwise).
 const measuredPrefix = "pod-"
 
+// warmUpPodName names the pod a stream binds before its measured pods, to
+// know the scheduler is up. It carries measuredPrefix, so the recorder
+// counts it as bound, and no index, so it is no measured pod's name.
+const warmUpPodName = measuredPrefix + "warmup"
+
 // controllers returns the kube-controller-manager controllers w needs
 // beside the scheduler, or nil.
 func (w workload) controllers() []string {
