@@ -26,9 +26,16 @@ CREATED  := $(shell git log -1 --format=%cI 2>/dev/null)
 KUBE_BINARIES := $(BIN)/etcd $(BIN)/kube-apiserver $(BIN)/kube-controller-manager $(BIN)/kube-scheduler
 CONTROL_PLANE := $(KUBE_BINARIES) $(BIN)/kwok
 
+# The older API servers yardmaster is tested against (test/e2e/compat_test.go):
+# kube-apiserver and kube-controller-manager of each minor version, built from
+# hack/tools/kube-<minor> into bin/ under versioned names; etcd and kwok are
+# the ones above. controlplane.Options.KubeVersion picks them.
+COMPAT_VERSIONS := 1.35 1.36
+COMPAT_BINARIES := $(foreach v,$(COMPAT_VERSIONS),$(BIN)/kube-apiserver-$(v) $(BIN)/kube-controller-manager-$(v))
+
 export YARDMASTER_BIN_DIR := $(BIN)
 
-.PHONY: all build test unit e2e lint vet fmt bench demo image image-tarball image-test helm-test deploy control-plane prometheus clean soak
+.PHONY: all build test unit e2e lint vet fmt bench demo image image-tarball image-test helm-test deploy control-plane compat-binaries prometheus clean soak
 
 all: build
 
@@ -42,6 +49,18 @@ $(KUBE_BINARIES) &: hack/tools/go.mod hack/tools/go.sum
 	cd hack/tools && $(GO) build -o $(BIN)/ k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler
 	cd hack/tools && $(GO) build -o $(BIN)/etcd go.etcd.io/etcd/server/v3
 	@touch $(KUBE_BINARIES)
+
+compat-binaries: $(COMPAT_BINARIES) ## Build kube-apiserver and kube-controller-manager of each of COMPAT_VERSIONS into bin/ (kube-apiserver-1.35, ...).
+
+# A pattern rule with two targets is one recipe that makes both. Each binary
+# is built on its own: one `go build -o bin/` of both packages would name
+# them kube-apiserver and kube-controller-manager and overwrite the current
+# ones; the second build reuses the first one's compiled packages.
+$(BIN)/kube-apiserver-% $(BIN)/kube-controller-manager-%: hack/tools/kube-%/go.mod hack/tools/kube-%/go.sum
+	@mkdir -p $(BIN)
+	cd hack/tools/kube-$* && $(GO) build -o $(BIN)/kube-apiserver-$* k8s.io/kubernetes/cmd/kube-apiserver
+	cd hack/tools/kube-$* && $(GO) build -o $(BIN)/kube-controller-manager-$* k8s.io/kubernetes/cmd/kube-controller-manager
+	@touch $(BIN)/kube-apiserver-$* $(BIN)/kube-controller-manager-$*
 
 $(BIN)/kwok: hack/tools/kwok/go.mod hack/tools/kwok/go.sum
 	@mkdir -p $(BIN)
@@ -71,13 +90,13 @@ lint: fmt vet $(BIN)/staticcheck ## gofmt, go vet and staticcheck.
 unit: ## Unit tests with the race detector (no control plane).
 	$(GO) test -race -count=1 $$($(GO) list $(PKGS) | grep -v /test/e2e)
 
-e2e: $(CONTROL_PLANE) prometheus ## End-to-end tests against a local control plane.
+e2e: $(CONTROL_PLANE) $(COMPAT_BINARIES) prometheus ## End-to-end tests against a local control plane.
 	$(GO) test -race -count=1 -timeout 30m ./test/e2e/...
 
 prometheus: ## Install Prometheus (Debian package) for the bandwidth e2e tests, if missing.
 	bash hack/install-prometheus.sh
 
-test: lint $(CONTROL_PLANE) prometheus ## Everything CI runs: lint, unit and e2e tests with -race, a short fuzz run, the image tarball, the Helm chart.
+test: lint $(CONTROL_PLANE) $(COMPAT_BINARIES) prometheus ## Everything CI runs: lint, unit and e2e tests with -race, a short fuzz run, the image tarball, the Helm chart.
 	$(GO) test -race -count=1 -timeout 40m $(PKGS)
 	$(MAKE) image-test
 	$(MAKE) helm-test
