@@ -31,9 +31,32 @@ type binaryPaths struct {
 	etcd, apiserver, controllerManager, kwok string
 }
 
+// versioned names the binary of a Kubernetes component of
+// Options.KubeVersion in the bin directory: kube-apiserver-1.35 for "1.35",
+// kube-apiserver itself for "" (the version the module is built for).
+func (o Options) versioned(name string) string {
+	if o.KubeVersion == "" {
+		return name
+	}
+	return name + "-" + o.KubeVersion
+}
+
+// validateKubeVersion rejects a KubeVersion that could not be part of a
+// file name in the bin directory.
+func validateKubeVersion(v string) error {
+	if strings.ContainsAny(v, "/\\ \t\r\n") || strings.HasPrefix(v, ".") {
+		return fmt.Errorf("kube version %q: want a version such as \"1.35\"", v)
+	}
+	return nil
+}
+
 // binaries resolves the paths of etcd, kube-apiserver and, when asked
-// for, kube-controller-manager and kwok.
+// for, kube-controller-manager and kwok; kube-apiserver's and
+// kube-controller-manager's those of Options.KubeVersion.
 func (o Options) binaries() (binaryPaths, error) {
+	if err := validateKubeVersion(o.KubeVersion); err != nil {
+		return binaryPaths{}, err
+	}
 	b := binaryPaths{etcd: o.EtcdPath, apiserver: o.APIServerPath}
 	wantCM := len(o.Controllers) > 0
 	if wantCM {
@@ -59,10 +82,10 @@ func (o Options) binaries() (binaryPaths, error) {
 			}
 		}
 		if b.apiserver == "" {
-			b.apiserver = filepath.Join(dir, "kube-apiserver")
+			b.apiserver = filepath.Join(dir, o.versioned("kube-apiserver"))
 		}
 		if wantCM && b.controllerManager == "" {
-			b.controllerManager = filepath.Join(dir, "kube-controller-manager")
+			b.controllerManager = filepath.Join(dir, o.versioned("kube-controller-manager"))
 		}
 		if o.KWOK && b.kwok == "" {
 			b.kwok = filepath.Join(dir, "kwok")

@@ -93,8 +93,15 @@ type Options struct {
 	// github.com/yardmaster-io/yardmaster module found by walking up from
 	// the working directory.
 	BinDir string
+	// KubeVersion picks the minor version of kube-apiserver and
+	// kube-controller-manager, such as "1.35": BinDir's
+	// kube-apiserver-<KubeVersion> and kube-controller-manager-<KubeVersion>
+	// (make compat-binaries builds them) instead of kube-apiserver and
+	// kube-controller-manager. etcd and kwok are the same for every
+	// version. Empty: the version this module is built for.
+	KubeVersion string
 	// EtcdPath, APIServerPath and ControllerManagerPath name the binaries
-	// explicitly; each overrides what BinDir would give.
+	// explicitly; each overrides what BinDir (and KubeVersion) would give.
 	EtcdPath              string
 	APIServerPath         string
 	ControllerManagerPath string

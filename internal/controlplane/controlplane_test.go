@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -360,6 +361,46 @@ func TestStartMissingControllerManager(t *testing.T) {
 	if !errors.Is(err, controlplane.ErrBinaryNotFound) || !strings.Contains(err.Error(), missing) {
 		t.Errorf("Start with a missing kube-controller-manager: err = %v, want ErrBinaryNotFound naming %q", err, missing)
 	}
+}
+
+// TestStartKubeVersionBinaries checks that Options.KubeVersion picks the
+// versioned kube-apiserver and kube-controller-manager of the bin directory,
+// before anything starts.
+func TestStartKubeVersionBinaries(t *testing.T) {
+	tests := []struct {
+		name string
+		// have are the executables in the bin directory.
+		have        []string
+		version     string
+		controllers []string
+		// missing is the binary the error must name.
+		missing string
+	}{
+		{"current apiserver is not used", []string{"etcd", "kube-apiserver"}, "1.35", nil, "kube-apiserver-1.35"},
+		{"current controller manager is not used", []string{"etcd", "kube-apiserver-1.36", "kube-controller-manager"}, "1.36", controlplane.StorageControllers(), "kube-controller-manager-1.36"},
+		{"no version: the current ones", []string{"etcd", "kube-apiserver-1.35"}, "", nil, "kube-apiserver"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for _, name := range tc.have {
+				// Never run: resolution fails first.
+				if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := controlplane.Start(t.Context(), controlplane.Options{BinDir: dir, KubeVersion: tc.version, Controllers: tc.controllers})
+			if want := strconv.Quote(filepath.Join(dir, tc.missing)); !errors.Is(err, controlplane.ErrBinaryNotFound) || !strings.Contains(err.Error(), want) {
+				t.Errorf("Start: err = %v, want ErrBinaryNotFound naming %q", err, tc.missing)
+			}
+		})
+	}
+	t.Run("not a file name", func(t *testing.T) {
+		_, err := controlplane.Start(t.Context(), controlplane.Options{BinDir: t.TempDir(), KubeVersion: "../1.35"})
+		if err == nil || errors.Is(err, controlplane.ErrBinaryNotFound) {
+			t.Errorf("Start with KubeVersion %q: err = %v, want a version error", "../1.35", err)
+		}
+	})
 }
 
 func TestStartInvalidControllers(t *testing.T) {
