@@ -279,6 +279,18 @@ func PodMatchesAllTerms(terms []AffinityTerm, pod *v1.Pod) bool {
 	return true
 }
 
+// PodMatchesAnyTerm reports whether pod matches at least one of terms,
+// which must have their namespaceSelectors resolved: the test of
+// anti-affinity, which one matching term is enough to violate.
+func PodMatchesAnyTerm(terms []AffinityTerm, pod *v1.Pod) bool {
+	for i := range terms {
+		if terms[i].Matches(pod, nil) {
+			return true
+		}
+	}
+	return false
+}
+
 // ResolveNamespaceSelector returns t with the namespaces its
 // namespaceSelector selects now added to Namespaces, and the selector
 // replaced so that matching needs no namespace labels. This is how

@@ -654,12 +654,17 @@ func (h *affinityHints) termsOf(pod *v1.Pod) *framework.PodAffinityTerms {
 	})
 }
 
-// affinityPodChange queues the pod, as kube-scheduler does, when an
+// affinityPodChange queues the pod, as kube-scheduler v1.37 does, when an
 // assigned (or nominated) pod now matches all its required affinity terms
-// (added, or relabelled into them), when a pod matching all its required
-// anti-affinity terms left them (relabelled or deleted), or when a deleted
-// pod's own anti-affinity excluded it. Any update of the pod itself
-// queues it.
+// (added, or relabelled into them), when a pod matching any of its
+// required anti-affinity terms matches none of them any more (relabelled)
+// or is deleted, or when a deleted pod had an anti-affinity term the pod
+// matches. Any update of the pod itself queues it.
+//
+// Affinity needs one pod matching every term, anti-affinity is violated
+// by a pod matching any one: v1.36 asked "all terms" of anti-affinity
+// too, so a pod with two anti-affinity terms stayed parked when the one
+// pod in its way (matching one term) went away.
 func (h *affinityHints) podChange(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
 	oldPod, newPod, err := asObjects[*v1.Pod](oldObj, newObj)
 	if err != nil {
@@ -681,7 +686,7 @@ func (h *affinityHints) podChange(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any
 		if !framework.PodMatchesAllTerms(affinity, oldPod) && framework.PodMatchesAllTerms(affinity, newPod) {
 			return framework.Queue, nil
 		}
-		if framework.PodMatchesAllTerms(anti, oldPod) && !framework.PodMatchesAllTerms(anti, newPod) {
+		if framework.PodMatchesAnyTerm(anti, oldPod) && !framework.PodMatchesAnyTerm(anti, newPod) {
 			return framework.Queue, nil
 		}
 		return framework.QueueSkip, nil
@@ -691,13 +696,13 @@ func (h *affinityHints) podChange(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any
 		}
 		return framework.QueueSkip, nil
 	}
-	if framework.PodMatchesAllTerms(anti, oldPod) {
+	if framework.PodMatchesAnyTerm(anti, oldPod) {
 		return framework.Queue, nil
 	}
 	if a := oldPod.Spec.Affinity; a == nil || a.PodAntiAffinity == nil || len(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) == 0 {
 		return framework.QueueSkip, nil
 	}
-	if theirs := framework.NewPodAffinityTerms(oldPod); theirs != nil && framework.PodMatchesAllTerms(theirs.RequiredAntiAffinity, pod) {
+	if theirs := framework.NewPodAffinityTerms(oldPod); theirs != nil && framework.PodMatchesAnyTerm(theirs.RequiredAntiAffinity, pod) {
 		return framework.Queue, nil
 	}
 	return framework.QueueSkip, nil

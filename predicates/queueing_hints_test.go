@@ -313,6 +313,19 @@ func TestInterPodAffinityHints(t *testing.T) {
 	cacheToDB.Labels = map[string]string{"app": "db"}
 	hater := pod("hater").Label("app", "x").Node("n1").
 		RequiredPodAntiAffinity(schedtest.MakePodAffinityTerm("zone").Exists("app").Obj()).Obj()
+	// Two anti-affinity terms: a pod matching either one is in the way.
+	// kube-scheduler v1.37 wakes the pod when one such pod leaves; v1.36
+	// asked a pod to match both, and none ever does here.
+	avoidsWebAndDB := pod("r").
+		RequiredPodAntiAffinity(schedtest.MakePodAffinityTerm("zone").MatchLabel("app", "web").Obj()).
+		RequiredPodAntiAffinity(schedtest.MakePodAffinityTerm("zone").MatchLabel("app", "db").Obj()).Obj()
+	webToDB := web.DeepCopy()
+	webToDB.Labels = map[string]string{"app": "db"}
+	// hater2 excludes pods labelled app=front or tier=x by two terms;
+	// wantsDB (app=front) matches one.
+	hater2 := pod("hater2").Label("app", "y").Node("n1").
+		RequiredPodAntiAffinity(schedtest.MakePodAffinityTerm("zone").MatchLabel("app", "front").Obj()).
+		RequiredPodAntiAffinity(schedtest.MakePodAffinityTerm("zone").MatchLabel("tier", "x").Obj()).Obj()
 	zoneless := node("n1").Obj()
 	zoned := node("n1").Label("zone", "a").Obj()
 	zonedB := node("n1").Label("zone", "b").Obj()
@@ -326,6 +339,13 @@ func TestInterPodAffinityHints(t *testing.T) {
 		{name: "anti-affinity pod deleted", pod: avoidsWeb, event: evAssignedDelete, old: web, want: framework.Queue},
 		{name: "unrelated pod deleted", pod: avoidsWeb, event: evAssignedDelete, old: cache, want: framework.QueueSkip},
 		{name: "pod whose anti-affinity excluded it deleted", pod: wantsDB, event: evAssignedDelete, old: hater, want: framework.Queue},
+		{name: "two anti-affinity terms: pod matching one deleted", pod: avoidsWebAndDB, event: evAssignedDelete, old: web, want: framework.Queue},
+		{name: "two anti-affinity terms: pod matching one relabelled to match none", pod: avoidsWebAndDB,
+			event: assignedPodUpdate(web, webRelabelled), old: web, new: webRelabelled, want: framework.Queue},
+		{name: "two anti-affinity terms: relabelled from one term into the other", pod: avoidsWebAndDB,
+			event: assignedPodUpdate(web, webToDB), old: web, new: webToDB, want: framework.QueueSkip},
+		{name: "two anti-affinity terms: unrelated pod deleted", pod: avoidsWebAndDB, event: evAssignedDelete, old: cache, want: framework.QueueSkip},
+		{name: "deleted pod's two anti-affinity terms, one matching the pod", pod: wantsDB, event: evAssignedDelete, old: hater2, want: framework.Queue},
 		{name: "status-only update: not registered", pod: wantsDB, event: assignedPodUpdate(db, db.DeepCopy()), old: db, new: db.DeepCopy(), want: framework.QueueSkip},
 		{name: "node gains the topology key", pod: wantsDB, event: nodeUpdate(zoneless, zoned), old: zoneless, new: zoned, want: framework.Queue},
 		{name: "node added with the key", pod: wantsDB, event: evNodeAdd, new: zoned, want: framework.Queue},
