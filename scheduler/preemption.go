@@ -421,9 +421,13 @@ func startTime(p *v1.Pod) time.Time {
 }
 
 // splitByPDB splits pods (most important first) into those whose eviction
-// some PodDisruptionBudget does not allow, counting each eviction against
-// the budgets it falls under, and the others. A pod the budget already
-// counts as disrupted does not use it up again.
+// some PodDisruptionBudget does not allow and the others, as kube-scheduler
+// v1.37's FilterVictimsWithPDBViolation: each eviction is counted against
+// the budgets it falls under, in the order of pdbs, until one of them goes
+// below zero; the pod then violates, and the budgets after that one are
+// not charged for it (v1.36 charged them all, so a pod already violating
+// one budget used up another and made the next pod under it violate too).
+// A pod the budget already counts as disrupted does not use it up again.
 func splitByPDB(pods []*framework.PodInfo, pdbs []*policyv1.PodDisruptionBudget) (violating, nonViolating []*framework.PodInfo) {
 	allowed := make([]int32, len(pdbs))
 	selectors := make([]labels.Selector, len(pdbs))
@@ -449,6 +453,7 @@ func splitByPDB(pods []*framework.PodInfo, pdbs []*policyv1.PodDisruptionBudget)
 				allowed[i]--
 				if allowed[i] < 0 {
 					violated = true
+					break
 				}
 			}
 		}
