@@ -126,7 +126,11 @@ type Preemption struct {
 	// (the search stops once it has enough, as kube-scheduler's does).
 	Candidates []PreemptionCandidate `json:"candidates,omitempty"`
 	// Node is the candidate DefaultPreemption would pick.
-	Node    string `json:"node,omitempty"`
+	Node string `json:"node,omitempty"`
+	// Message is the "preemption: ..." part of the FailedScheduling
+	// message: why preemption would not help, or, with Node, where the
+	// pod would go and how many victims it would evict (kube-scheduler
+	// v1.37's "found a potential placement for pod on node ...").
 	Message string `json:"message,omitempty"`
 }
 

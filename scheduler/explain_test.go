@@ -93,7 +93,8 @@ func TestExplainPreemptionDryRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &explain.Preemption{Eligible: true, Node: "n1", Candidates: []explain.PreemptionCandidate{{Node: "n1", Victims: []string{"default/low"}}}}
+	want := &explain.Preemption{Eligible: true, Node: "n1", Candidates: []explain.PreemptionCandidate{{Node: "n1", Victims: []string{"default/low"}}},
+		Message: "preemption: found a potential placement for pod on node n1, preempting 1 victims"}
 	if diff := cmp.Diff(want, e.Preemption); diff != "" {
 		t.Errorf("preemption (-want +got):\n%s", diff)
 	}

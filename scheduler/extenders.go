@@ -266,5 +266,5 @@ func (s *Scheduler) preemptionByExtenders(ctx context.Context, pod *v1.Pod, plan
 	// comes from a map, so any order is its.
 	slices.SortFunc(candidates, func(a, b preemptionCandidate) int { return strings.Compare(a.node, b.node) })
 	best := pickCandidate(candidates)
-	return preemptionPlan{eligible: true, candidates: candidates, best: &best}
+	return preemptionPlan{eligible: true, candidates: candidates, best: &best, message: best.placementMessage()}
 }

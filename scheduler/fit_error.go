@@ -30,8 +30,10 @@ type FitError struct {
 	Unresolvable bool
 	// Plugins names the plugins that rejected the pod on some node.
 	Plugins sets.Set[string]
-	// PostFilterMessage is what preemption found, when it did not help:
-	// kube-scheduler's "preemption: ..." appended to the message.
+	// PostFilterMessage is what the PostFilter steps found, appended to
+	// the message: kube-scheduler's "preemption: ...", saying why
+	// preemption does not help or, when it found a node, where the pod
+	// is going.
 	PostFilterMessage string
 
 	// candidates are the nodes whose rejection another pod's eviction

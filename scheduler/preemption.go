@@ -116,8 +116,10 @@ func (s *Scheduler) syncNomination(pod *v1.Pod) {
 }
 
 // preempt runs DefaultPreemption for pod, which fitErr says fits nowhere.
-// It returns the nominated node, or "" and kube-scheduler's message saying
-// why preemption does not help. Evictions happen in the background.
+// It returns the nominated node, or "", and kube-scheduler's message for
+// the pod's FailedScheduling event: where the pod will go and how many
+// pods make room for it, or why preemption does not help. Evictions
+// happen in the background.
 func (s *Scheduler) preempt(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, fitErr *FitError) (string, string) {
 	plan := s.planPreemption(ctx, prof, state, pod, fitErr)
 	if plan.best != nil {
@@ -132,7 +134,16 @@ func (s *Scheduler) preempt(ctx context.Context, prof *profile, state *framework
 	}
 	s.metrics.PreemptionVictims(len(plan.best.victims))
 	s.startEvictions(pod, *plan.best)
-	return plan.best.node, ""
+	return plan.best.node, plan.message
+}
+
+// placementMessage is what kube-scheduler v1.37 appends to the
+// FailedScheduling message of a pod whose preemption found a node
+// (DefaultPreemption's PostFilter and Evaluator.Preempt): the message
+// then says where the pod is going, not only why it did not fit. v1.36
+// appended nothing.
+func (c preemptionCandidate) placementMessage() string {
+	return fmt.Sprintf("preemption: found a potential placement for pod on node %v, preempting %d victims", c.node, len(c.victims))
 }
 
 // preemptionPlan is what DefaultPreemption decided, before anything is
@@ -141,8 +152,9 @@ type preemptionPlan struct {
 	// eligible is false when the pod may not preempt now.
 	eligible   bool
 	candidates []preemptionCandidate
-	// best is the candidate picked, nil when there is none; message then
-	// says why (kube-scheduler's "preemption: ...").
+	// best is the candidate picked, nil when there is none; message
+	// says why (kube-scheduler's "preemption: ..."), or, with a
+	// candidate, where the pod goes (placementMessage).
 	best    *preemptionCandidate
 	message string
 	// clearNomination: the pod's nomination, if any, helps nobody.
@@ -180,7 +192,7 @@ func (s *Scheduler) planPreemption(ctx context.Context, prof *profile, state *fr
 		return preemptionPlan{eligible: true, clearNomination: true, message: "preemption: " + f.Error()}
 	}
 	best := pickCandidate(candidates)
-	return preemptionPlan{eligible: true, candidates: candidates, best: &best}
+	return preemptionPlan{eligible: true, candidates: candidates, best: &best, message: best.placementMessage()}
 }
 
 // eligibleToPreempt is kube-scheduler's PodEligibleToPreemptOthers: a pod

@@ -12,11 +12,15 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
 	policylisters "k8s.io/client-go/listers/policy/v1"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
 
+	"github.com/yardmaster-io/yardmaster/binder"
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
 // placed returns pod p on node, with a UID, as the cache holds it.
@@ -84,6 +88,7 @@ func TestPreemption(t *testing.T) {
 		pod:         high(),
 		wantNode:    "n1",
 		wantVictims: []string{"big"},
+		wantMsg:     "preemption: found a potential placement for pod on node n1, preempting 1 victims",
 	}, {
 		name:  "the most important pods are put back first",
 		nodes: []*v1.Node{node("n1")},
@@ -94,6 +99,7 @@ func TestPreemption(t *testing.T) {
 		pod:         high(),
 		wantNode:    "n1",
 		wantVictims: []string{"young"},
+		wantMsg:     "preemption: found a potential placement for pod on node n1, preempting 1 victims",
 	}, {
 		name:  "pods of equal or higher priority are never victims",
 		nodes: []*v1.Node{node("n1")},
@@ -119,6 +125,7 @@ func TestPreemption(t *testing.T) {
 		pod:         high(),
 		wantNode:    "n2",
 		wantVictims: []string{"low"},
+		wantMsg:     "preemption: found a potential placement for pod on node n2, preempting 1 victims",
 	}, {
 		name:  "fewest victims",
 		nodes: []*v1.Node{node("n1"), node("n2")},
@@ -130,6 +137,7 @@ func TestPreemption(t *testing.T) {
 		pod:         high(),
 		wantNode:    "n2",
 		wantVictims: []string{"c"},
+		wantMsg:     "preemption: found a potential placement for pod on node n2, preempting 1 victims",
 	}, {
 		name:  "a node whose victims a budget protects comes last",
 		nodes: []*v1.Node{node("n1"), node("n2")},
@@ -142,6 +150,7 @@ func TestPreemption(t *testing.T) {
 		pod:         schedtest.MakePod().Name("high").Priority(1000).Req("800m", "").Obj(),
 		wantNode:    "n2",
 		wantVictims: []string{"free", "free2"},
+		wantMsg:     "preemption: found a potential placement for pod on node n2, preempting 2 victims",
 	}, {
 		name:  "a budget that allows the disruption protects nothing",
 		nodes: []*v1.Node{node("n1"), node("n2")},
@@ -154,6 +163,7 @@ func TestPreemption(t *testing.T) {
 		pod:         schedtest.MakePod().Name("high").Priority(1000).Req("800m", "").Obj(),
 		wantNode:    "n1",
 		wantVictims: []string{"protected"},
+		wantMsg:     "preemption: found a potential placement for pod on node n1, preempting 1 victims",
 	}, {
 		name:    "preemptionPolicy Never",
 		nodes:   []*v1.Node{node("n1")},
@@ -177,6 +187,7 @@ func TestPreemption(t *testing.T) {
 			RequiredPodAntiAffinity(schedtest.MakePodAffinityTerm(v1.LabelHostname).MatchLabel("role", "db").Obj()).Obj(),
 		wantNode:    "n1",
 		wantVictims: []string{"target"},
+		wantMsg:     "preemption: found a potential placement for pod on node n1, preempting 1 victims",
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -217,6 +228,61 @@ func TestPreemptionWaitsForItsVictims(t *testing.T) {
 }
 
 // fakePDBLister lists the given budgets.
+// A pod whose preemption found a node is told so: its FailedScheduling
+// event and PodScheduled condition end with kube-scheduler v1.37's
+// "preemption: found a potential placement for pod on node ...", not
+// with the reasons alone.
+func TestPreemptionMessageInFailedScheduling(t *testing.T) {
+	low := placed(schedtest.MakePod().Namespace("ns").Name("low").Priority(10).Req("800m", ""), "n1")
+	pod := schedtest.MakePod().Namespace("ns").Name("high").SchedulerName("yardmaster").Priority(1000).Req("500m", "").Obj()
+	pod.UID = "high"
+	client := fake.NewClientset(pod, low)
+	rec := events.NewFakeRecorder(10)
+	s, err := New(Options{
+		Client:   client,
+		Binder:   binder.New(client, rec, nil),
+		Registry: registry.NewInTree(),
+		Profiles: []registry.Profile{registry.DefaultProfile("yardmaster")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Cache.AddNode(schedtest.MakeNode().Name("n1").Capacity("1", "4Gi", 110).Obj())
+	s.Cache.AddPod(low)
+	s.Queue.Add(pod)
+	s.scheduleOne(context.Background())
+	s.bindWG.Wait() // the evictions
+	s.binder.Wait() // the status patches
+
+	// 800m (low) + 500m > 1 cpu; without low, 500m fits.
+	const want = "0/1 nodes are available: 1 Insufficient cpu. preemption: found a potential placement for pod on node n1, preempting 1 victims"
+	var failed []string
+	for len(rec.Events) > 0 {
+		if ev := <-rec.Events; strings.HasPrefix(ev, "Warning FailedScheduling ") {
+			failed = append(failed, strings.TrimPrefix(ev, "Warning FailedScheduling "))
+		}
+	}
+	if !slices.Equal(failed, []string{want}) {
+		t.Errorf("FailedScheduling events %q, want one saying %q", failed, want)
+	}
+	got, err := client.CoreV1().Pods("ns").Get(context.Background(), "high", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.NominatedNodeName != "n1" {
+		t.Errorf("nominated %q, want n1", got.Status.NominatedNodeName)
+	}
+	for _, c := range got.Status.Conditions {
+		if c.Type == v1.PodScheduled {
+			if c.Status != v1.ConditionFalse || c.Message != want {
+				t.Errorf("PodScheduled %s %q, want False %q", c.Status, c.Message, want)
+			}
+			return
+		}
+	}
+	t.Error("no PodScheduled condition")
+}
+
 // splitByPDB charges a pod against the budgets it falls under, in order,
 // until one goes below zero (kube-scheduler v1.37's
 // FilterVictimsWithPDBViolation).

@@ -527,7 +527,8 @@ const (
 
 // runPostFilter runs the profile's PostFilter steps for a pod that fits
 // nowhere, as kube-scheduler's framework does: a step that made room
-// (preemption nominated a node) ends the chain with no message; an
+// (preemption nominated a node) ends the chain with its message (v1.37's
+// "preemption: found a potential placement for pod on node ..."); an
 // Unschedulable step passes on, its reasons kept; any other status ends
 // the chain with its message. It returns the message for the pod's
 // FailedScheduling event.
@@ -540,7 +541,7 @@ func (s *Scheduler) runPostFilter(ctx context.Context, prof *profile, state *fra
 			node, msg := s.preempt(ctx, prof, state, pod, fitErr)
 			if node != "" {
 				prof.observe(metrics.PostFilter, framework.Success, start)
-				return ""
+				return msg
 			}
 			reasons = append(reasons, msg)
 			continue
@@ -549,7 +550,7 @@ func (s *Scheduler) runPostFilter(ctx context.Context, prof *profile, state *fra
 		switch {
 		case st.IsSuccess():
 			prof.observe(metrics.PostFilter, framework.Success, start)
-			return ""
+			return st.Message()
 		case st.Code() == framework.Unschedulable:
 			reasons = append(reasons, st.Reasons()...)
 		default:
