@@ -17,9 +17,9 @@ const ImageLocalityName = "ImageLocality"
 const imageLocalityStateKey framework.StateKey = "PreScore" + ImageLocalityName
 
 // The bounds of the image score, kube-scheduler's: images smaller than
-// 23 MiB in total are not worth steering for, and 1000 MiB per container is
-// where the benefit stops growing. Most images in public registries lie in
-// between.
+// 23 MiB in total are not worth steering for, and 1000 MiB per image the pod
+// names is where the benefit stops growing. Most images in public
+// registries lie in between.
 const (
 	imageMiB                   int64 = 1024 * 1024
 	imageMinThreshold          int64 = 23 * imageMiB
@@ -29,9 +29,10 @@ const (
 // imageLocalityState is the pod's image names, normalized once per cycle,
 // and what the score is scaled by.
 type imageLocalityState struct {
-	images        []string
-	numContainers int
-	totalNodes    int
+	// images are the pod's image names, one per container, init container
+	// and image volume: their number sets the top of the score's range.
+	images     []string
+	totalNodes int
 }
 
 // Clone returns s: it is never mutated after PreScore.
@@ -42,7 +43,13 @@ func (s *imageLocalityState) Clone() framework.StateData { return s }
 // on the node counts its size scaled by the share of nodes that have it
 // (an image every node has steers nowhere, which keeps pods of one image
 // from piling onto the first node that pulled it); the sum is clamped to
-// [23 MiB, 1000 MiB × containers] and mapped linearly to [0, 100].
+// [23 MiB, 1000 MiB × images] and mapped linearly to [0, 100], where the
+// images are those of the containers, init containers and image volumes.
+//
+// Image volumes count in the upper bound as containers do, as in
+// kube-scheduler v1.37 (imagelocality.sumImageScores returns the count): in
+// v1.36 they added to the sum but not to the bound, so a pod with image
+// volumes scored higher than one naming the same images as containers.
 type ImageLocality struct {
 	snapshot framework.NodeInfoLister
 }
@@ -77,9 +84,8 @@ func (pl *ImageLocality) PreScore(_ context.Context, state *framework.CycleState
 
 func (pl *ImageLocality) newState(pod *v1.Pod) *imageLocalityState {
 	s := &imageLocalityState{
-		images:        make([]string, 0, len(pod.Spec.InitContainers)+len(pod.Spec.Containers)),
-		numContainers: len(pod.Spec.InitContainers) + len(pod.Spec.Containers),
-		totalNodes:    len(pl.snapshot.List()),
+		images:     make([]string, 0, len(pod.Spec.InitContainers)+len(pod.Spec.Containers)),
+		totalNodes: len(pl.snapshot.List()),
 	}
 	for i := range pod.Spec.InitContainers {
 		s.images = append(s.images, NormalizedImageName(pod.Spec.InitContainers[i].Image))
@@ -109,11 +115,12 @@ func (pl *ImageLocality) Score(_ context.Context, state *framework.CycleState, p
 			sum += scaledImageScore(st, s.totalNodes)
 		}
 	}
-	return imageScore(sum, s.numContainers), nil
+	return imageScore(sum, len(s.images)), nil
 }
 
-// SignPod signs what Score reads besides the node: the pod's image names,
-// its number of containers and the number of nodes in the cluster. (The
+// SignPod signs what Score reads besides the node: the pod's image names
+// (their number sets the score's range) and the number of nodes in the
+// cluster. (The
 // node's images, and how many nodes have each, are the node's NodeInfo
 // as of its generation.)
 func (pl *ImageLocality) SignPod(state *framework.CycleState, pod *v1.Pod, sig []byte) ([]byte, bool) {
@@ -121,7 +128,7 @@ func (pl *ImageLocality) SignPod(state *framework.CycleState, pod *v1.Pod, sig [
 	if err != nil {
 		s = pl.newState(pod)
 	}
-	sig = framework.SignInts(sig, int64(s.numContainers), int64(s.totalNodes), int64(len(s.images)))
+	sig = framework.SignInts(sig, int64(s.totalNodes), int64(len(s.images)))
 	for _, name := range s.images {
 		sig = framework.SignString(sig, name)
 	}
@@ -142,10 +149,10 @@ func scaledImageScore(st *framework.ImageStateSummary, totalNodes int) int64 {
 }
 
 // imageScore clamps sum to [imageMinThreshold, imageMaxContainerThreshold ×
-// numContainers] and maps that range linearly to [0, MaxNodeScore],
+// numImages] and maps that range linearly to [0, MaxNodeScore],
 // truncating.
-func imageScore(sum int64, numContainers int) int64 {
-	maxThreshold := imageMaxContainerThreshold * int64(numContainers)
+func imageScore(sum int64, numImages int) int64 {
+	maxThreshold := imageMaxContainerThreshold * int64(numImages)
 	if sum < imageMinThreshold {
 		sum = imageMinThreshold
 	} else if sum > maxThreshold {

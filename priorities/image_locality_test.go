@@ -125,8 +125,9 @@ func TestImageLocalityScore(t *testing.T) {
 		},
 		{
 			// init 300 MiB + container 200 MiB + image volume 500 MiB, each
-			// on 1 of 2 nodes: 150 + 100 + 250 = 500 MiB; the volume adds
-			// to the sum but not to the containers (2): 100 × 477/1977 = 24.
+			// on 1 of 2 nodes: 150 + 100 + 250 = 500 MiB over 3 images:
+			// 100 × 477/2977 = 16. (kube-scheduler v1.36 left the image
+			// volume out of the bound: 100 × 477/1977 = 24.)
 			name: "init containers and image volumes count",
 			pod: schedtest.MakePod().InitContainerImage("gcr.io/init:1").ContainerImages("gcr.io/app:1").
 				ImageVolume("gcr.io/data:1").Obj(),
@@ -134,7 +135,32 @@ func TestImageLocalityScore(t *testing.T) {
 				ilNode("n1", ilImage{"gcr.io/init:1", 300 * imgMiB, 1}, ilImage{"gcr.io/app:1", 200 * imgMiB, 1}, ilImage{"gcr.io/data:1", 500 * imgMiB, 1}),
 				ilNode("n2"),
 			},
-			want: []int64{100 * (500 - 23) / (2000 - 23), 0},
+			want: []int64{100 * (500 - 23) / (3000 - 23), 0},
+		},
+		{
+			// kube-scheduler v1.37's case: container 30 MiB, image volume
+			// 300 MiB. n1 has the 300 MiB image on 1 of 2 nodes: 150 MiB
+			// over 2 images, 100 × 127/1977 = 6; n2's 30 MiB × 1/2 is under
+			// the floor. An image volume counts as a container would.
+			name:  "an image volume counts like a container",
+			pod:   schedtest.MakePod().ContainerImages("gcr.io/30").ImageVolume("gcr.io/300").Obj(),
+			nodes: ilNodes{ilNode("n1", ilImage{"gcr.io/300:latest", 300 * imgMiB, 1}), ilNode("n2", ilImage{"gcr.io/30:latest", 30 * imgMiB, 1})},
+			want:  []int64{100 * (150 - 23) / (2000 - 23), 0},
+		},
+		{
+			// The same images as two containers: the same scores.
+			name:  "the same images as containers",
+			pod:   schedtest.MakePod().ContainerImages("gcr.io/30", "gcr.io/300").Obj(),
+			nodes: ilNodes{ilNode("n1", ilImage{"gcr.io/300:latest", 300 * imgMiB, 1}), ilNode("n2", ilImage{"gcr.io/30:latest", 30 * imgMiB, 1})},
+			want:  []int64{100 * (150 - 23) / (2000 - 23), 0},
+		},
+		{
+			// An image volume on no node still widens the range: 150 MiB
+			// of the container's image over 2 images, 100 × 127/1977 = 6.
+			name:  "an image volume no node has",
+			pod:   schedtest.MakePod().ContainerImages("gcr.io/300").ImageVolume("gcr.io/nowhere:1").Obj(),
+			nodes: ilNodes{ilNode("n1", ilImage{"gcr.io/300:latest", 300 * imgMiB, 1}), ilNode("n2")},
+			want:  []int64{100 * (150 - 23) / (2000 - 23), 0},
 		},
 	}
 	for _, tc := range tests {

@@ -53,6 +53,8 @@ func TestScorersSignWhatTheyRead(t *testing.T) {
 		{Name: "replica", A: images("web:1"), B: func() *v1.Pod { p := images("web:1"); p.Name = "b"; return p }(), Same: true},
 		{Name: "image", A: images("web:1"), B: images("web:2")},
 		{Name: "containers", A: images("web:1"), B: images("web:1", "web:1")},
+		// An image volume widens the score's range, wherever its image is.
+		{Name: "image volume", A: images("web:1"), B: base().ContainerImages("web:1").ImageVolume("data:1").Obj()},
 	}
 	for pl, cs := range cases {
 		signtest.Run(t, pl, cs)
