@@ -292,24 +292,18 @@ func PodMatchesAnyTerm(terms []AffinityTerm, pod *v1.Pod) bool {
 }
 
 // ResolveNamespaceSelector returns t with the namespaces its
-// namespaceSelector selects now added to Namespaces, and the selector
-// replaced so that matching needs no namespace labels. This is how
-// kube-scheduler treats the incoming pod's terms: one lister call per term
-// per cycle instead of a namespace lookup per existing pod. A term without
-// a namespaceSelector, or with an empty one (every namespace), is returned
-// as is.
+// namespaceSelector selects now added to Namespaces and the selector
+// replaced by labels.Nothing(), so that matching needs no namespace labels.
+// This is how kube-scheduler treats the incoming pod's terms: one lister
+// call per term per cycle instead of a namespace lookup per existing pod.
+// A term without a namespaceSelector, or with an empty one (every
+// namespace), is returned as is.
 //
-// The replacement is what kube-scheduler v1.36 ends up matching with, not
-// what the field says. Its mergeAffinityTermNamespacesIfNotEmpty adds the
-// listed namespaces to the term's (shared) namespace set but replaces the
-// selector on a copy it then drops, so the term keeps its selector and is
-// matched against existing pods with no namespace labels (nil). A selector
-// that matches an empty label set (only NotIn and DoesNotExist
-// requirements, say "team notin (a)") therefore matches the pods of every
-// namespace, whatever the namespaces' labels; any other selector matches
-// only the namespaces it listed. The resolved term says exactly that:
-// labels.Everything() for the first kind, the listed namespaces and
-// labels.Nothing() for the second.
+// As in kube-scheduler v1.37, a selector that accepts an empty label set
+// ("team notin (a)", DoesNotExist) selects only the namespaces it lists
+// now. v1.36's mergeAffinityTermNamespacesIfNotEmpty replaced the selector
+// on a copy it then dropped, so such a term went on matching the pods of
+// every namespace; v1.37 passes the term by pointer.
 func ResolveNamespaceSelector(t AffinityTerm, lister listersv1.NamespaceLister) (AffinityTerm, error) {
 	if !selectsSomeNamespaces(&t) {
 		return t, nil
@@ -317,13 +311,6 @@ func ResolveNamespaceSelector(t AffinityTerm, lister listersv1.NamespaceLister) 
 	nss, err := lister.List(t.NamespaceSelector)
 	if err != nil {
 		return AffinityTerm{}, fmt.Errorf("list namespaces for selector %q: %w", t.NamespaceSelector.String(), err)
-	}
-	if t.NamespaceSelector.Matches(labels.Set(nil)) {
-		// Every namespace: the names no longer matter, and leaving them
-		// out keeps MatchKey the same from cycle to cycle.
-		t.Namespaces = sets.New[string]()
-		t.NamespaceSelector = labels.Everything()
-		return t, nil
 	}
 	ns := t.Namespaces.Clone()
 	for _, n := range nss {

@@ -235,17 +235,19 @@ func TestResolveNamespaceSelectors(t *testing.T) {
 		{name: "Exists selects the labelled namespaces", terms: compile(podTerm("z").EmptySelector().NamespaceSelector(sel(metav1.LabelSelectorOpExists)).Obj()),
 			want: [][]string{{"dev", "prod-a", "prod-b"}}},
 		{
-			// kube-scheduler keeps the selector on the term and matches it
-			// against no labels, which NotIn and DoesNotExist accept: the
-			// term matches the pods of every namespace, listed or not.
-			name:  "NotIn matches every namespace, as in kube-scheduler",
+			// NotIn and DoesNotExist accept an empty label set; kube-scheduler
+			// v1.36 then matched the pods of every namespace (it kept the
+			// selector and matched it against no labels), v1.37 only those
+			// of the namespaces the lister found: bare (no env) and dev.
+			name:  "NotIn selects the namespaces without that value, labelless ones included",
 			terms: compile(podTerm("z").EmptySelector().NamespaceSelector(sel(metav1.LabelSelectorOpNotIn, "prod")).Obj()),
-			want:  [][]string{probes},
+			want:  [][]string{{"bare", "dev"}},
 		},
 		{
-			name:  "DoesNotExist matches every namespace, as in kube-scheduler",
+			// bare has no env label; x is named.
+			name:  "DoesNotExist selects the namespaces without the label, besides the named ones",
 			terms: compile(podTerm("z").EmptySelector().Namespaces("x").NamespaceSelector(sel(metav1.LabelSelectorOpDoesNotExist)).Obj()),
-			want:  [][]string{probes},
+			want:  [][]string{{"bare", "x"}},
 		},
 		{
 			// matchLabels does not accept an empty label set, so the

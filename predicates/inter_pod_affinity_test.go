@@ -257,11 +257,12 @@ func TestInterPodAffinityFilter(t *testing.T) {
 			wantNodes: nodes(anti, anti, pass, pass),
 		},
 		{
-			// kube-scheduler matches the incoming pod's namespaceSelector
-			// against no labels once it has listed the namespaces; "env
-			// notin (prod)" accepts that, so the term covers every
-			// namespace and prod-ns's web pod on n2 counts too.
-			name: "anti-affinity with a NotIn namespaceSelector: every namespace, as in kube-scheduler",
+			// "env notin (prod)" selects default and dev-ns: only the web
+			// pod on n1 counts. kube-scheduler v1.36 matched this selector
+			// against no labels once it had listed the namespaces, which
+			// NotIn accepts, so prod-ns's web pod on n2 counted too; v1.37
+			// keeps to the namespaces listed.
+			name: "anti-affinity with a NotIn namespaceSelector: only the namespaces it selects",
 			pod: schedtest.IncomingPod("default", "app", "web").
 				RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).MatchLabel("app", "web").NamespaceSelector(&metav1.LabelSelector{
 					MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"prod"}}},
@@ -270,18 +271,22 @@ func TestInterPodAffinityFilter(t *testing.T) {
 				schedtest.PodOn("n1", "dev-ns", "web", "app", "web").Obj(),
 				schedtest.PodOn("n2", "prod-ns", "web", "app", "web").Obj(),
 			},
-			wantNodes: nodes(anti, anti, pass, pass),
+			wantNodes: nodes(anti, pass, pass, pass),
 		},
 		{
-			// The same for DoesNotExist, and for affinity: the db pod in
-			// prod-ns satisfies it although prod-ns has the env label.
-			name: "affinity with a DoesNotExist namespaceSelector: every namespace, as in kube-scheduler",
+			// The same for DoesNotExist, and for affinity: prod-ns has the
+			// env label, so its db pod on n3 satisfies nothing (v1.36: it
+			// did); the one in default, which has no labels, on n1 does.
+			name: "affinity with a DoesNotExist namespaceSelector: only the namespaces it selects",
 			pod: schedtest.IncomingPod("default", "app", "web").
 				RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "db").NamespaceSelector(&metav1.LabelSelector{
 					MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: metav1.LabelSelectorOpDoesNotExist}},
 				}).Obj()).Obj(),
-			pods:      []*v1.Pod{schedtest.PodOn("n3", "prod-ns", "db", "app", "db").Obj()},
-			wantNodes: nodes(affinity, affinity, pass, affinity),
+			pods: []*v1.Pod{
+				schedtest.PodOn("n3", "prod-ns", "db", "app", "db").Obj(),
+				schedtest.PodOn("n1", "default", "db", "app", "db").Obj(),
+			},
+			wantNodes: nodes(pass, pass, affinity, affinity),
 		},
 		{
 			// An existing pod's namespaceSelector is matched against the

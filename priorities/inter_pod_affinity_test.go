@@ -188,17 +188,19 @@ func TestInterPodAffinityScore(t *testing.T) {
 			wantNormalized: ipaScores(0, 0, 100, 0),
 		},
 		{
-			// As in kube-scheduler, "env notin (prod)" is matched against
-			// no labels once the namespaces are listed, and so selects
-			// every namespace: both db pods count, 6 in z1 and 6 in z2.
-			name: "incoming pod's NotIn namespaceSelector: every namespace, as in kube-scheduler",
+			// "env notin (prod)" selects default and dev-ns: only the db
+			// pod on n1 counts, 6 for z1. kube-scheduler v1.36 matched
+			// the selector against no labels once it had listed the
+			// namespaces, so prod-ns's pod counted too (6 for z2); v1.37
+			// keeps to the namespaces listed.
+			name: "incoming pod's NotIn namespaceSelector: only the namespaces it selects",
 			pod: schedtest.IncomingPod("default", "app", "web").
 				PreferredPodAffinity(6, ipaTerm(ipaZone).MatchLabel("app", "db").NamespaceSelector(&metav1.LabelSelector{
 					MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"prod"}}},
 				}).Obj()).Obj(),
 			pods:           []*v1.Pod{schedtest.PodOn("n1", "dev-ns", "db", "app", "db").Obj(), schedtest.PodOn("n3", "prod-ns", "db", "app", "db").Obj()},
-			wantRaw:        ipaScores(6, 6, 6, 0),
-			wantNormalized: ipaScores(100, 100, 100, 0),
+			wantRaw:        ipaScores(6, 6, 0, 0),
+			wantNormalized: ipaScores(100, 100, 0, 0),
 		},
 		{
 			// matchLabelKeys [version] adds "version in (v2)".
