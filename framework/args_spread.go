@@ -117,15 +117,26 @@ type VolumeBindingArgs struct {
 	BindTimeoutSeconds *int64 `json:"bindTimeoutSeconds,omitempty"`
 	// Shape scores nodes by how full the volumes a pod would get there
 	// are: utilization (requested over capacity, per storage class) maps
-	// to a score. kube-scheduler v1.36 accepts it only with its alpha
-	// StorageCapacityScoring gate on, and then scores with it; yardmaster
-	// scores with it whenever it is set, and not at all without it, which
-	// is kube-scheduler's default.
+	// to a score. Left empty it is DefaultVolumeBindingShape, which
+	// prefers the node with the most room, as kube-scheduler v1.37 defaults
+	// it with its StorageCapacityScoring gate (beta, on by default). To
+	// keep VolumeBinding from scoring, disable it at score.
 	Shape []UtilizationShapePoint `json:"shape,omitempty"`
 }
 
 // defaultBindTimeoutSeconds is kube-scheduler's VolumeBinding default.
 const defaultBindTimeoutSeconds = 600
+
+// DefaultVolumeBindingShape returns kube-scheduler v1.37's default shape
+// of VolumeBinding's score (pkg/scheduler/apis/config/v1, defaults.go,
+// SetDefaults_VolumeBindingArgs): empty volumes score MaxShapeScore, full
+// ones 0, so a pod's volumes go where there is the most room.
+func DefaultVolumeBindingShape() []UtilizationShapePoint {
+	return []UtilizationShapePoint{
+		{Utilization: 0, Score: MaxShapeScore},
+		{Utilization: MaxShapeUtilization, Score: 0},
+	}
+}
 
 // DefaultVolumeBindingArgs returns kube-scheduler's defaults.
 func DefaultVolumeBindingArgs() *VolumeBindingArgs {
@@ -134,17 +145,24 @@ func DefaultVolumeBindingArgs() *VolumeBindingArgs {
 	return a
 }
 
-// SetDefaults fills an unset BindTimeoutSeconds with 600.
+// SetDefaults fills an unset BindTimeoutSeconds with 600, and an empty
+// Shape (unset, null or []) with DefaultVolumeBindingShape, as
+// kube-scheduler v1.37 does.
 func (a *VolumeBindingArgs) SetDefaults() {
 	if a.BindTimeoutSeconds == nil {
 		t := int64(defaultBindTimeoutSeconds)
 		a.BindTimeoutSeconds = &t
 	}
+	if len(a.Shape) == 0 {
+		a.Shape = DefaultVolumeBindingShape()
+	}
 }
 
-// ValidateVolumeBindingArgs checks args as kube-scheduler v1.36 does with
-// its StorageCapacityScoring gate on: a non-negative timeout, and a valid
-// shape when one is given.
+// ValidateVolumeBindingArgs checks args as kube-scheduler v1.37 does with
+// its StorageCapacityScoring gate on (the default): a non-negative
+// timeout, and a valid shape. A nil Shape is not checked: it stands for
+// the default (SetDefaults), as a nil BindTimeoutSeconds does; an empty
+// one, which defaulting would have filled, is refused.
 func ValidateVolumeBindingArgs(args *VolumeBindingArgs) error {
 	var errs field.ErrorList
 	if t := args.BindTimeoutSeconds; t != nil && *t < 0 {

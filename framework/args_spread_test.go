@@ -103,3 +103,34 @@ func TestValidateVolumeBindingArgs(t *testing.T) {
 		t.Errorf("default bindTimeoutSeconds = %d, want 600", got)
 	}
 }
+
+// kube-scheduler v1.37 defaults an empty shape (unset, null or []) to
+// {0: 10, 100: 0}, its StorageCapacityScoring gate being on by default;
+// a shape given is kept.
+func TestVolumeBindingArgsDefaults(t *testing.T) {
+	def := []UtilizationShapePoint{{Utilization: 0, Score: 10}, {Utilization: 100, Score: 0}}
+	packing := []UtilizationShapePoint{{Utilization: 0, Score: 0}, {Utilization: 100, Score: 10}}
+	tests := []struct {
+		name string
+		args VolumeBindingArgs
+		want []UtilizationShapePoint
+	}{
+		{name: "unset", args: VolumeBindingArgs{}, want: def},
+		{name: "empty", args: VolumeBindingArgs{Shape: []UtilizationShapePoint{}}, want: def},
+		{name: "given", args: VolumeBindingArgs{Shape: packing}, want: packing},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.args.SetDefaults()
+			if diff := cmp.Diff(tc.want, tc.args.Shape); diff != "" {
+				t.Errorf("shape (-want +got):\n%s", diff)
+			}
+			if err := ValidateVolumeBindingArgs(&tc.args); err != nil {
+				t.Errorf("defaulted args refused: %v", err)
+			}
+		})
+	}
+	if diff := cmp.Diff(def, DefaultVolumeBindingArgs().Shape); diff != "" {
+		t.Errorf("DefaultVolumeBindingArgs' shape (-want +got):\n%s", diff)
+	}
+}

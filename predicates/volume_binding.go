@@ -23,7 +23,7 @@ import (
 // VolumeBindingName is the name of the VolumeBinding plugin.
 const VolumeBindingName = "VolumeBinding"
 
-// The reasons VolumeBinding rejects with, kube-scheduler v1.36's.
+// The reasons VolumeBinding rejects with, kube-scheduler v1.37's.
 const (
 	// ReasonUnboundImmediateClaims is given by PreFilter when a claim that
 	// binds immediately (no StorageClass, an Immediate one, or a claim
@@ -67,8 +67,11 @@ const volumeBindingStateKey framework.StateKey = "PreFilter" + VolumeBindingName
 //     volume.kubernetes.io/selected-node annotation, which the
 //     provisioner acts on) and waits until the PV controller reports every
 //     claim bound, or BindTimeoutSeconds runs out.
-//   - Score, when VolumeBindingArgs.Shape is set, prefers nodes whose
-//     volumes the pod's claims would fill best.
+//   - Score rates each node by how full the pod's claims would leave the
+//     volumes it gets there (the chosen volumes, or the CSIStorageCapacity
+//     it would be provisioned from), through VolumeBindingArgs.Shape: by
+//     default the emptier the better, as kube-scheduler v1.37 scores with
+//     its StorageCapacityScoring gate (beta, on by default).
 type VolumeBinding struct {
 	listers storageListers
 	cache   *volumeCache
@@ -77,7 +80,7 @@ type VolumeBinding struct {
 	handle  framework.Handle
 	// bindTimeout bounds PreBind's wait.
 	bindTimeout time.Duration
-	// shape scores nodes; nil when scoring is off.
+	// shape scores nodes.
 	shape framework.Shape
 	// translator reads in-tree volumes as CSI ones, on the nodes that
 	// migrated their plugin.
@@ -111,9 +114,12 @@ func NewVolumeBinding(args *framework.VolumeBindingArgs, h framework.Handle) (*V
 		bindTimeout: time.Duration(timeout) * time.Second,
 		translator:  csitrans.New(),
 	}
-	if args.Shape != nil {
-		pl.shape = framework.NewShape(args.Shape)
+	shape := args.Shape
+	if shape == nil {
+		// Unset stands for the default, as a nil timeout does.
+		shape = framework.DefaultVolumeBindingShape()
 	}
+	pl.shape = framework.NewShape(shape)
 	pl.cache = newVolumeCache(pl.listers)
 	if h != nil {
 		pl.client = h.ClientSet()

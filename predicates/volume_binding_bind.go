@@ -358,8 +358,9 @@ func (pl *VolumeBinding) claimedVolume(claim *v1.PersistentVolumeClaim) (*v1.Per
 	return pv, nil
 }
 
-// PreScore skips scoring unless a shape is configured and the pod has
-// claims to bind: a pod whose claims are all bound scores 0 everywhere.
+// PreScore skips scoring unless the pod has claims to bind: a pod whose
+// claims are all bound scores 0 everywhere (kube-scheduler v1.37 scores
+// it 0 on every node, which adds the same nothing).
 func (pl *VolumeBinding) PreScore(_ context.Context, cs *framework.CycleState, _ *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
 	if pl.shape == nil {
 		return framework.NewStatus(framework.Skip)
@@ -371,9 +372,14 @@ func (pl *VolumeBinding) PreScore(_ context.Context, cs *framework.CycleState, _
 }
 
 // Score rates how full the volumes the pod would get on the node are, per
-// storage class, through the shape, averaged over the classes (kube-
-// scheduler's StorageCapacityScoring): the volumes chosen when there are
-// any, else the capacity the claims would be provisioned from.
+// storage class, through the shape, averaged over the classes and rounded
+// (kube-scheduler v1.37's StorageCapacityScoring, volumebinding's
+// Score and buildScorerFunction): the volumes chosen when there are any
+// (requested over their capacity), else the claims to provision (their
+// requests over the capacity of the CSIStorageCapacity each would come
+// from, counted once per class; claims whose driver publishes no capacity
+// are left out). A class whose requests exceed its capacity, or with no
+// capacity, counts as full.
 func (pl *VolumeBinding) Score(_ context.Context, cs *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
 	s, err := framework.ReadAs[*volumeBindingState](cs, volumeBindingStateKey)
 	if err != nil {
