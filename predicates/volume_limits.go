@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	storagelisters "k8s.io/client-go/listers/storage/v1"
@@ -52,6 +54,11 @@ type attachableVolume struct {
 	// id is "driver/volumeHandle", unique per volume: two pods using one
 	// volume on a node attach it once.
 	id string
+	// inTree is set for a volume of an in-tree plugin migrated to CSI (as
+	// a PersistentVolume, inline, or to be provisioned by an in-tree
+	// provisioner): kube-scheduler reads it as its CSI driver's only on a
+	// node that has a CSINode, and not at all on the others.
+	inTree bool
 }
 
 // volumeLimitsState names the nodes the pod's volumes would take over a
@@ -70,6 +77,11 @@ type volumeLimitsState struct {
 	// CSINode: an in-tree volume written inline in the pod does not
 	// translate to CSI.
 	inlineErr *framework.Status
+	// driverMissing is Filter's answer on the nodes that lack the CSI
+	// driver of one of the pod's new volumes, when the driver's CSIDriver
+	// asks for it (preventPodSchedulingIfMissing). Never changed once
+	// PreFilter wrote it: no pod added or removed changes it.
+	driverMissing map[string]*framework.Status
 
 	newVolumes  []attachableVolume
 	drivers     []string
@@ -111,6 +123,13 @@ func (s *volumeLimitsState) setExceeded(node string, over bool) {
 // volume's driver and handle, an unbound claim by its StorageClass's
 // provisioner (it will be provisioned there), and in-tree volumes of the
 // plugins migrated to CSI by the CSI driver that serves them.
+//
+// A CSI driver whose CSIDriver sets preventPodSchedulingIfMissing keeps
+// the pod's new volumes of it off the nodes whose CSINode does not list
+// it (none, without a CSINode), Unschedulable, as kube-scheduler v1.37 does
+// with its VolumeLimitScaling gate (beta, on by default; CSILimits.Filter
+// and checkCSIDriverOnNode). A driver without a CSIDriver object, or that
+// does not set it, is not checked.
 type NodeVolumeLimits struct {
 	listers     storageListers
 	attachments storagelisters.VolumeAttachmentLister
@@ -138,8 +157,9 @@ func NewNodeVolumeLimits(h framework.Handle) *NodeVolumeLimits {
 func (*NodeVolumeLimits) Name() string { return NodeVolumeLimitsName }
 
 // PreFilter works out which nodes the pod's volumes would take over a
-// limit. It returns Skip when the pod has no attachable volume or no node
-// limits one of its drivers. A claim of the pod that does not exist, or an ephemeral
+// limit, and which lack a driver of them that must be installed. It
+// returns Skip when the pod has no attachable volume, or when no node
+// limits one of its drivers and none lacks one. A claim of the pod that does not exist, or an ephemeral
 // volume's claim the pod does not own, rejects every node in Filter, not
 // here: kube-scheduler's CSILimits finds out in Filter, so the pod waits
 // with VolumeRestrictions' or VolumeBinding's PreFilter message (which
@@ -176,7 +196,11 @@ func (pl *NodeVolumeLimits) PreFilter(_ context.Context, state *framework.CycleS
 	if err != nil {
 		return nil, framework.AsStatus(err)
 	}
-	if len(limits) == 0 {
+	missing, err := pl.driversMissing(newVolumes, drivers, nodes)
+	if err != nil {
+		return nil, framework.AsStatus(err)
+	}
+	if len(limits) == 0 && len(missing) == 0 {
 		return nil, framework.NewStatus(framework.Skip)
 	}
 	attachments, err := pl.nodeAttachments(drivers, limits)
@@ -184,7 +208,7 @@ func (pl *NodeVolumeLimits) PreFilter(_ context.Context, state *framework.CycleS
 		return nil, framework.AsStatus(err)
 	}
 
-	s := &volumeLimitsState{exceeded: map[string]struct{}{},
+	s := &volumeLimitsState{exceeded: map[string]struct{}{}, driverMissing: missing,
 		newVolumes: newVolumes, drivers: drivers, limits: limits, attachments: attachments}
 	c := newAttachCounter(len(drivers))
 	for _, ni := range nodes {
@@ -284,8 +308,9 @@ func (pl *NodeVolumeLimits) recount(state *framework.CycleState, ni *framework.N
 	return nil
 }
 
-// Filter rejects a node PreFilter found over a limit, Unschedulable: a pod
-// leaving the node detaches its volumes; or every node, when a claim of
+// Filter rejects a node PreFilter found lacking a driver the pod's volumes
+// need, or over a limit, Unschedulable (a pod leaving the node detaches
+// its volumes), in kube-scheduler's order; or every node, when a claim of
 // the pod could not be had.
 func (pl *NodeVolumeLimits) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
 	node := nodeInfo.Node()
@@ -305,10 +330,74 @@ func (pl *NodeVolumeLimits) Filter(_ context.Context, state *framework.CycleStat
 		}
 		return nil
 	}
+	if st, ok := s.driverMissing[node.Name]; ok {
+		return st
+	}
 	if _, over := s.exceeded[node.Name]; over {
 		return statusMaxVolumeCountExceeded
 	}
 	return nil
+}
+
+// driversMissing returns, per node of nodes, the rejection for the first
+// of the pod's new volumes (in the pod's order) whose CSI driver asks, by
+// its CSIDriver's preventPodSchedulingIfMissing, to be installed on the
+// node, and is not listed by the node's CSINode; nil when no driver asks.
+// kube-scheduler v1.37 checks the drivers in map order, so which one a
+// node lacking two is rejected for varies there.
+//
+// An in-tree volume is only its CSI driver's on a node with a CSINode, as
+// in kube-scheduler: on a node without one it needs nothing.
+func (pl *NodeVolumeLimits) driversMissing(newVolumes []attachableVolume, drivers []string, nodes []*framework.NodeInfo) (map[string]*framework.Status, error) {
+	// One status per driver, shared by the nodes it rejects.
+	var required map[string]*framework.Status
+	for _, d := range drivers {
+		cd, err := pl.listers.csiDrivers.Get(d)
+		if apierrors.IsNotFound(err) {
+			// Not a CSI driver kube-scheduler knows: not checked.
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("error getting CSIDriver for provider %s: %w", d, err)
+		}
+		if p := cd.Spec.PreventPodSchedulingIfMissing; p == nil || !*p {
+			continue
+		}
+		if required == nil {
+			required = map[string]*framework.Status{}
+		}
+		required[d] = framework.NewStatus(framework.Unschedulable, d+" CSI driver is not installed on the node")
+	}
+	if len(required) == 0 {
+		return nil, nil
+	}
+	csiNodes, err := pl.listers.csiNodes.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	installed := make(map[string][]storagev1.CSINodeDriver, len(csiNodes))
+	for _, cn := range csiNodes {
+		installed[cn.Name] = cn.Spec.Drivers
+	}
+	missing := map[string]*framework.Status{}
+	for _, ni := range nodes {
+		node := ni.Node()
+		if node == nil {
+			continue
+		}
+		nodeDrivers, hasCSINode := installed[node.Name]
+		for _, v := range newVolumes {
+			st, ok := required[v.driver]
+			if !ok || (v.inTree && !hasCSINode) {
+				continue
+			}
+			if !slices.ContainsFunc(nodeDrivers, func(d storagev1.CSINodeDriver) bool { return d.Name == v.driver }) {
+				missing[node.Name] = st
+				break
+			}
+		}
+	}
+	return missing, nil
 }
 
 // newPodVolumes returns the distinct attachable volumes of the incoming
@@ -424,11 +513,12 @@ func (pl *NodeVolumeLimits) claimVolume(claim *v1.PersistentVolumeClaim) (attach
 	if uncountedInTreePlugins[driver] {
 		return attachableVolume{}, false
 	}
-	if csi, ok := inTreeCSIDrivers[driver]; ok {
+	csi, inTree := inTreeCSIDrivers[driver]
+	if inTree {
 		driver = csi
 	}
 	// The NUL keeps the stand-in handle apart from every real handle.
-	return attachableVolume{driver: driver, id: driver + "/\x00" + claim.Namespace + "/" + claim.Name}, true
+	return attachableVolume{driver: driver, id: driver + "/\x00" + claim.Namespace + "/" + claim.Name, inTree: inTree}, true
 }
 
 // limitsTranslator reads in-tree volumes as the CSI driver that serves
@@ -459,7 +549,7 @@ func persistentAttachableVolume(pv *v1.PersistentVolume) (attachableVolume, bool
 		return attachableVolume{}, false
 	}
 	csi := csiPV.Spec.CSI
-	return attachableVolume{driver: csi.Driver, id: csi.Driver + "/" + csi.VolumeHandle}, true
+	return attachableVolume{driver: csi.Driver, id: csi.Driver + "/" + csi.VolumeHandle, inTree: true}, true
 }
 
 // inlineAttachableVolume identifies an in-tree volume written inline in a
@@ -485,7 +575,7 @@ func inlineAttachableVolume(vol *v1.Volume, namespace string) (attachableVolume,
 	if pv.Spec.CSI == nil {
 		return attachableVolume{}, false, nil
 	}
-	return attachableVolume{driver: driver, id: driver + "/" + pv.Spec.CSI.VolumeHandle}, true, nil
+	return attachableVolume{driver: driver, id: driver + "/" + pv.Spec.CSI.VolumeHandle, inTree: true}, true, nil
 }
 
 // nodeLimits returns, per node whose CSINode limits one of drivers, the

@@ -221,6 +221,117 @@ func TestNodeVolumeLimits(t *testing.T) {
 	})
 }
 
+// requiringDriver is the CSIDriver of driver, asking that pods with its
+// volumes go only to nodes whose CSINode lists it.
+func requiringDriver(driver string, require bool) *storagev1.CSIDriver {
+	d := schedtest.MakeCSIDriver(driver, false)
+	d.Spec.PreventPodSchedulingIfMissing = &require
+	return d
+}
+
+// kube-scheduler v1.37 turns VolumeLimitScaling (beta) on: a CSI driver
+// whose CSIDriver sets preventPodSchedulingIfMissing keeps the pod's new
+// volumes of it off the nodes whose CSINode does not list it.
+func TestNodeVolumeLimitsDriverMissing(t *testing.T) {
+	const other = "other.example.com"
+	notInstalled := func(driver string) statusView {
+		return viewOf(reject(framework.Unschedulable, driver+" CSI driver is not installed on the node"))
+	}
+	exceeded := viewOf(reject(framework.Unschedulable, "node(s) exceed max volume count"))
+	skip := viewOf(framework.NewStatus(framework.Skip))
+	// n1 runs testDriver (no limit), n2 runs only another driver, n3 has
+	// no CSINode.
+	csiNodes := []runtime.Object{
+		schedtest.MakeCSINode("n1", map[string]int32{testDriver: -1}),
+		schedtest.MakeCSINode("n2", map[string]int32{other: -1}),
+	}
+	wffc := schedtest.MakeStorageClass("wffc", testDriver, storagev1.VolumeBindingWaitForFirstConsumer)
+	ebsPV := &v1.PersistentVolume{ObjectMeta: metaName("pv-ebs"), Spec: v1.PersistentVolumeSpec{PersistentVolumeSource: v1.PersistentVolumeSource{
+		AWSElasticBlockStore: &v1.AWSElasticBlockStoreVolumeSource{VolumeID: "vol-1"}}}}
+
+	checkVolumeCases(t, func(h framework.Handle) preFilterFilter { return predicates.NewNodeVolumeLimits(h) }, limitNodes, []volumeCase{
+		{
+			name: "a driver that must be installed: only where its CSINode lists it", pod: volumePod().PVC("new").Obj(),
+			objects: objs(csiNodes, boundCSI("new", "hnew"), []runtime.Object{requiringDriver(testDriver, true)}),
+			want:    map[string]statusView{"n2": notInstalled(testDriver), "n3": notInstalled(testDriver)},
+		},
+		{
+			name: "preventPodSchedulingIfMissing false: not checked", pod: volumePod().PVC("new").Obj(),
+			objects: objs(csiNodes, boundCSI("new", "hnew"), []runtime.Object{requiringDriver(testDriver, false)}),
+			wantPre: skip,
+		},
+		{
+			name: "preventPodSchedulingIfMissing unset: not checked", pod: volumePod().PVC("new").Obj(),
+			objects: objs(csiNodes, boundCSI("new", "hnew"), []runtime.Object{schedtest.MakeCSIDriver(testDriver, false)}),
+			wantPre: skip,
+		},
+		{
+			name: "no CSIDriver object: not checked", pod: volumePod().PVC("new").Obj(),
+			objects: objs(csiNodes, boundCSI("new", "hnew")),
+			wantPre: skip,
+		},
+		{
+			// An unbound claim needs its class's provisioner.
+			name: "an unbound claim needs its provisioner", pod: volumePod().PVC("new").Obj(),
+			objects: objs(csiNodes, []runtime.Object{schedtest.MakePVC("default", "new").Class("wffc").Obj(), wffc, requiringDriver(testDriver, true)}),
+			want:    map[string]statusView{"n2": notInstalled(testDriver), "n3": notInstalled(testDriver)},
+		},
+		{
+			// kube-scheduler checks every new volume of the pod, attached
+			// there already or not: p2 uses the same volume on n2.
+			name: "a volume already used on the node is checked too", pod: volumePod().PVC("new").Obj(),
+			pods:    []*v1.Pod{schedtest.MakePod().Name("p2").Node("n2").PVC("new").Obj()},
+			objects: objs(csiNodes, boundCSI("new", "hnew"), []runtime.Object{requiringDriver(testDriver, true)}),
+			want:    map[string]statusView{"n2": notInstalled(testDriver), "n3": notInstalled(testDriver)},
+		},
+		{
+			// The missing driver comes before the limit, as in
+			// kube-scheduler: n2 limits other.example.com to 0 and lacks
+			// testDriver; n1 runs testDriver and limits other to 0.
+			name: "a missing driver before an exceeded limit", pod: volumePod().PVC("new").PVC("more").Obj(),
+			objects: objs([]runtime.Object{
+				schedtest.MakeCSINode("n1", map[string]int32{testDriver: -1, other: 0}),
+				schedtest.MakeCSINode("n2", map[string]int32{other: 0}),
+				schedtest.MakePVC("default", "more").Bound("pv-more").Obj(), schedtest.MakePV("pv-more").CSI(other, "hmore").Obj(),
+				requiringDriver(testDriver, true),
+			}, boundCSI("new", "hnew")),
+			want: map[string]statusView{"n1": exceeded, "n2": notInstalled(testDriver), "n3": notInstalled(testDriver)},
+		},
+		{
+			// Two drivers missing on n3: the first volume's, in the pod's
+			// order (kube-scheduler names either).
+			name: "two drivers missing: the first volume's", pod: volumePod().PVC("more").PVC("new").Obj(),
+			objects: objs(csiNodes, boundCSI("new", "hnew"), []runtime.Object{
+				schedtest.MakePVC("default", "more").Bound("pv-more").Obj(), schedtest.MakePV("pv-more").CSI(other, "hmore").Obj(),
+				requiringDriver(testDriver, true), requiringDriver(other, true),
+			}),
+			want: map[string]statusView{"n1": notInstalled(other), "n2": notInstalled(testDriver), "n3": notInstalled(other)},
+		},
+		{
+			// An in-tree EBS volume is ebs.csi.aws.com's where a CSINode
+			// exists (n2 lacks it there); on n3, without a CSINode,
+			// kube-scheduler does not read it as a CSI volume at all.
+			name: "an in-tree volume needs its CSI driver only where a CSINode is", pod: volumePod().PVC("new").Obj(),
+			objects: []runtime.Object{
+				schedtest.MakeCSINode("n1", map[string]int32{"ebs.csi.aws.com": -1}),
+				schedtest.MakeCSINode("n2", map[string]int32{other: -1}),
+				schedtest.MakePVC("default", "new").Bound("pv-ebs").Obj(), ebsPV,
+				requiringDriver("ebs.csi.aws.com", true),
+			},
+			want: map[string]statusView{"n2": notInstalled("ebs.csi.aws.com")},
+		},
+		{
+			name: "an inline in-tree volume likewise", pod: volumePod().Volume(ebs("vol-1", false)).Obj(),
+			objects: []runtime.Object{
+				schedtest.MakeCSINode("n1", map[string]int32{"ebs.csi.aws.com": -1}),
+				schedtest.MakeCSINode("n2", map[string]int32{other: -1}),
+				requiringDriver("ebs.csi.aws.com", true),
+			},
+			want: map[string]statusView{"n2": notInstalled("ebs.csi.aws.com")},
+		},
+	})
+}
+
 func metaName(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name} }
 
 // gcePDVolume returns an in-tree GCE PersistentDisk volume in zone.
