@@ -99,10 +99,16 @@ const (
 	UpdateNodeAnnotation
 	// UpdateNodeDeclaredFeature: a node's status.declaredFeatures changed.
 	UpdateNodeDeclaredFeature
+	// UpdateNodePreemptionPolicy: a node's spec.podPreemptionPolicy
+	// changed (kube-scheduler v1.37).
+	UpdateNodePreemptionPolicy
 	// UpdatePodLabel: a pod's labels changed.
 	UpdatePodLabel
 	// UpdatePodScaleDown: a pod's requests shrank.
 	UpdatePodScaleDown
+	// UpdatePodScaleUp: a pod's requests grew, or it requests a resource
+	// it did not (kube-scheduler v1.37).
+	UpdatePodScaleUp
 	// UpdatePodToleration: a pod's tolerations changed.
 	UpdatePodToleration
 	// UpdatePodSchedulingGatesEliminated: a pod's last scheduling gate
@@ -247,6 +253,9 @@ func NodeUpdateActions(oldNode, newNode *v1.Node) ActionType {
 	if !slices.Equal(oldNode.Status.DeclaredFeatures, newNode.Status.DeclaredFeatures) {
 		a |= UpdateNodeDeclaredFeature
 	}
+	if !equality.Semantic.DeepEqual(oldNode.Spec.PodPreemptionPolicy, newNode.Spec.PodPreemptionPolicy) {
+		a |= UpdateNodePreemptionPolicy
+	}
 	return a
 }
 
@@ -280,8 +289,14 @@ func PodUpdateActions(oldPod, newPod *v1.Pod) ActionType {
 	if !maps.Equal(oldPod.Labels, newPod.Labels) {
 		a |= UpdatePodLabel
 	}
-	if podScaledDown(oldPod, newPod) {
+	o, n := FitRequests(oldPod), FitRequests(newPod)
+	if scaledDown(&o, &n) {
 		a |= UpdatePodScaleDown
+	}
+	// Both at once when one request grows as another shrinks, as
+	// kube-scheduler raises both events.
+	if scaledDown(&n, &o) {
+		a |= UpdatePodScaleUp
 	}
 	if len(oldPod.Spec.SchedulingGates) != 0 && len(newPod.Spec.SchedulingGates) == 0 {
 		a |= UpdatePodSchedulingGatesEliminated
@@ -299,10 +314,9 @@ func PodUpdateActions(oldPod, newPod *v1.Pod) ActionType {
 	return a
 }
 
-// podScaledDown reports whether any of the pod's requests shrank or went
-// away.
-func podScaledDown(oldPod, newPod *v1.Pod) bool {
-	o, n := FitRequests(oldPod), FitRequests(newPod)
+// scaledDown reports whether any of requests o shrank or went away in n;
+// with the arguments swapped, whether any grew or appeared.
+func scaledDown(o, n *Resource) bool {
 	return o.MilliCPU > n.MilliCPU || o.Memory > n.Memory || o.EphemeralStorage > n.EphemeralStorage ||
 		scalarShrank(o.ScalarResources, n.ScalarResources)
 }

@@ -46,6 +46,9 @@ func TestNodeUpdateActions(t *testing.T) {
 		{name: "declared features", change: func(n *v1.Node) {
 			n.Status.DeclaredFeatures = append(n.Status.DeclaredFeatures, "UserNamespacesHostNetworkSupport")
 		}, want: UpdateNodeDeclaredFeature},
+		{name: "pod preemption policy", change: func(n *v1.Node) {
+			n.Spec.PodPreemptionPolicy = &v1.NodePodPreemptionPolicy{}
+		}, want: UpdateNodePreemptionPolicy},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -87,7 +90,14 @@ func TestPodUpdateActions(t *testing.T) {
 		}, want: UpdatePodScaleDown},
 		{name: "scaled up", change: func(p *v1.Pod) {
 			p.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = resource.MustParse("2")
-		}, want: Update},
+		}, want: UpdatePodScaleUp},
+		{name: "a new resource requested", change: func(p *v1.Pod) {
+			p.Spec.Containers[0].Resources.Requests["example.com/gpu"] = resource.MustParse("1")
+		}, want: UpdatePodScaleUp},
+		{name: "one request down, another up", change: func(p *v1.Pod) {
+			p.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = resource.MustParse("500m")
+			p.Spec.Containers[0].Resources.Requests[v1.ResourceMemory] = resource.MustParse("1Gi")
+		}, want: UpdatePodScaleDown | UpdatePodScaleUp},
 		{name: "gates removed", change: func(p *v1.Pod) { p.Spec.SchedulingGates = nil }, want: UpdatePodSchedulingGatesEliminated},
 		{name: "toleration added", change: func(p *v1.Pod) {
 			p.Spec.Tolerations = []v1.Toleration{{Key: "k", Operator: v1.TolerationOpExists}}
