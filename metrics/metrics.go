@@ -1,7 +1,9 @@
 // Package metrics defines yardmaster's Prometheus metrics under
-// kube-scheduler's names, labels and buckets (v1.36,
+// kube-scheduler's names, labels and buckets (v1.37,
 // pkg/scheduler/metrics), so that dashboards and alerts written for
-// kube-scheduler work unchanged.
+// kube-scheduler work unchanged. The help texts are kube-scheduler's
+// without the "[ALPHA]", "[BETA]" or "[STABLE]" that component-base puts
+// before them: yardmaster makes no promise of stability per metric.
 //
 // The model: one Metrics per scheduler, registered on a registry the caller
 // owns (never the global default registry). The scheduler resolves what it
@@ -116,6 +118,7 @@ type Metrics struct {
 	extensionPointDuration *prometheus.HistogramVec
 	pluginDuration         *prometheus.HistogramVec
 	queueIncomingPods      *prometheus.CounterVec
+	queueIncomingEntities  *prometheus.CounterVec
 	goroutines             *prometheus.GaugeVec
 	bindingDuration        *prometheus.HistogramVec
 	preemptionAttempts     prometheus.Counter
@@ -126,17 +129,24 @@ type Metrics struct {
 	bindingSuccess    prometheus.Observer
 	bindingError      prometheus.Observer
 	sli               [maxAttemptsLabel + 1]lazyObserver
-	// incoming caches scheduler_queue_incoming_pods_total per queue and
-	// event; see PodQueued.
-	incoming [maxLocations][maxEvents]lazyCounter
+	// incoming and incomingEntities cache
+	// scheduler_queue_incoming_pods_total and
+	// scheduler_queue_incoming_entities_total per queue and event (at
+	// queue×numEvents+event); see PodQueued.
+	incoming, incomingEntities []lazyCounter
+	numEvents                  int
 }
 
-// Bounds of the incoming cache. The queue has fewer of each; a value
-// beyond them is still counted, through the vector.
-const (
-	maxLocations = 8
-	maxEvents    = 32
-)
+// maxLocations bounds the queues of the incoming caches. The queue has
+// fewer; a value beyond is still counted, through the vector.
+const maxLocations = 8
+
+// EntityPod is the type label of scheduler_queued_entities and
+// scheduler_queue_incoming_entities_total for a pod of no pod group:
+// every pod here (yardmaster schedules no pod groups, which kube-scheduler
+// v1.37 counts as "podgroup" with its GenericWorkload feature, off by
+// default).
+const EntityPod = "pod"
 
 // maxAttemptsLabel caps the attempts label of the SLI histogram, as
 // kube-scheduler does ("15+"), to bound its cardinality.
@@ -195,6 +205,11 @@ func New() *Metrics {
 			Name:      "queue_incoming_pods_total",
 			Help:      "Number of pods added to scheduling queues by event and queue type.",
 		}, []string{"queue", "event"}),
+		queueIncomingEntities: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Subsystem: SchedulerSubsystem,
+			Name:      "queue_incoming_entities_total",
+			Help:      "Number of scheduling entities added to scheduling queues by event, queue type, and entity type. Entity types are either 'pod' (for individual pods that are not members of any podgroup) or 'podgroup'.",
+		}, []string{"queue", "event", "type"}),
 		goroutines: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Subsystem: SchedulerSubsystem,
 			Name:      "goroutines",
@@ -217,7 +232,7 @@ func New() *Metrics {
 		preemptionVictims: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Subsystem: SchedulerSubsystem,
 			Name:      "preemption_victims",
-			Help:      "Number of selected preemption victims",
+			Help:      "Number of selected preemption victims for preemption initiated by a single pod",
 			Buckets:   prometheus.ExponentialBuckets(1, 2, 7),
 		}),
 		permitWaitDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -227,6 +242,9 @@ func New() *Metrics {
 			Buckets:   prometheus.ExponentialBuckets(0.001, 2, 15),
 		}, []string{"result"}),
 	}
+	m.numEvents = queue.NumEvents()
+	m.incoming = make([]lazyCounter, maxLocations*m.numEvents)
+	m.incomingEntities = make([]lazyCounter, maxLocations*m.numEvents)
 	m.bindingGoroutines = m.goroutines.WithLabelValues("binding")
 	m.bindingSuccess = m.bindingDuration.WithLabelValues("success")
 	m.bindingError = m.bindingDuration.WithLabelValues("error")
@@ -237,18 +255,19 @@ func New() *Metrics {
 // queue.PriorityQueue.PendingPods does.
 type PendingPodsFunc func() (active, backoff, unschedulable, gated int)
 
-// Register registers the metrics on reg, with scheduler_pending_pods read
-// from pending at each scrape. It fails if reg already has any of them.
+// Register registers the metrics on reg, with scheduler_pending_pods and
+// scheduler_queued_entities read from pending at each scrape. It fails if
+// reg already has any of them.
 func (m *Metrics) Register(reg prometheus.Registerer, pending PendingPodsFunc) error {
 	cs := []prometheus.Collector{
 		m.scheduleAttempts, m.attemptDuration, m.algorithmDuration,
 		m.podSchedulingSLI, m.podSchedulingAttempts,
 		m.extensionPointDuration, m.pluginDuration,
-		m.queueIncomingPods, m.goroutines, m.bindingDuration,
+		m.queueIncomingPods, m.queueIncomingEntities, m.goroutines, m.bindingDuration,
 		m.preemptionAttempts, m.preemptionVictims, m.permitWaitDuration,
 	}
 	if pending != nil {
-		cs = append(cs, newPendingPodsCollector(pending))
+		cs = append(cs, newPendingPodsCollector(pending), newQueuedEntitiesCollector(pending))
 	}
 	for _, c := range cs {
 		if err := reg.Register(c); err != nil {
@@ -270,19 +289,47 @@ func (m *Metrics) PreemptionVictims(n int) { m.preemptionVictims.Observe(float64
 // queue calls it with its lock held, so it takes no lock once the series is
 // resolved, only atomics.
 func (m *Metrics) PodQueued(q queue.Location, event queue.Event) {
-	if q < 0 || int(q) >= maxLocations || event < 0 || int(event) >= maxEvents {
-		m.queueIncomingPods.WithLabelValues(q.String(), event.String()).Inc()
+	m.count(m.queueIncomingPods, m.incoming, q, event, nil)
+}
+
+// EntityQueued counts a pod entering queue as an entity of type "pod"
+// (scheduler_queue_incoming_entities_total), when the queue says that
+// kube-scheduler counts the move (queue.EntityMetrics).
+func (m *Metrics) EntityQueued(q queue.Location, event queue.Event) {
+	m.count(m.queueIncomingEntities, m.incomingEntities, q, event, []string{EntityPod})
+}
+
+// count increments vec's series for queue q and event, and extra labels,
+// resolved once in cache.
+func (m *Metrics) count(vec *prometheus.CounterVec, cache []lazyCounter, q queue.Location, event queue.Event, extra []string) {
+	labels := func() []string { return append([]string{incomingQueue(q), event.String()}, extra...) }
+	if q < 0 || int(q) >= maxLocations || int(event) >= m.numEvents {
+		vec.WithLabelValues(labels()...).Inc()
 		return
 	}
-	l := &m.incoming[q][event]
+	l := &cache[int(q)*m.numEvents+int(event)]
 	c := l.load()
 	if c == nil {
-		c = l.store(m.queueIncomingPods.WithLabelValues(q.String(), event.String()))
+		c = l.store(vec.WithLabelValues(labels()...))
 	}
 	c.Inc()
 }
 
-var _ queue.Metrics = (*Metrics)(nil)
+// incomingQueue is the queue label of the incoming counters:
+// kube-scheduler holds gated pods in its unschedulable pool
+// (unschedulableEntities) and counts them arriving there under
+// "unschedulable"; scheduler_pending_pods tells them apart.
+func incomingQueue(q queue.Location) string {
+	if q == queue.GatedPods {
+		return queue.UnschedulablePods.String()
+	}
+	return q.String()
+}
+
+var (
+	_ queue.Metrics       = (*Metrics)(nil)
+	_ queue.EntityMetrics = (*Metrics)(nil)
+)
 
 // SchedulingAlgorithmDuration records how long a cycle took to pick a node
 // or find that none fits (scheduler_scheduling_algorithm_duration_seconds).
@@ -462,6 +509,9 @@ func (l *lazyCounter) store(c prometheus.Counter) prometheus.Counter {
 
 // pendingPodsCollector is scheduler_pending_pods, read from the queue at
 // scrape time: the queue keeps no gauge up to date on every transition.
+// kube-scheduler v1.37 also reports "incomplete" and "pending", the pods
+// of pod groups waiting for their PodGroup or for their group's attempt
+// to end; yardmaster schedules no pod groups, so those are always 0.
 type pendingPodsCollector struct {
 	desc    *prometheus.Desc
 	pending PendingPodsFunc
@@ -470,7 +520,7 @@ type pendingPodsCollector struct {
 func newPendingPodsCollector(pending PendingPodsFunc) *pendingPodsCollector {
 	return &pendingPodsCollector{
 		desc: prometheus.NewDesc(prometheus.BuildFQName("", SchedulerSubsystem, "pending_pods"),
-			"Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the number of unschedulable pods that the scheduler never attempted to schedule because they are gated.",
+			"Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in unschedulableEntities that the scheduler attempted to schedule and failed; 'gated' is the number of unschedulable pods that the scheduler never attempted to schedule because they are gated; 'incomplete' means number of pods in incompletePodGroupPods; 'pending' means number of pods in pendingPodGroupPods.",
 			[]string{"queue"}, nil),
 		pending: pending,
 	}
@@ -483,7 +533,39 @@ func (c *pendingPodsCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, q := range []struct {
 		name string
 		n    int
-	}{{"active", active}, {"backoff", backoff}, {"unschedulable", unschedulable}, {"gated", gated}} {
+	}{{"active", active}, {"backoff", backoff}, {"unschedulable", unschedulable}, {"gated", gated}, {"incomplete", 0}, {"pending", 0}} {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(q.n), q.name)
+	}
+}
+
+// queuedEntitiesCollector is scheduler_queued_entities (kube-scheduler
+// v1.37), read from the queue at scrape time like scheduler_pending_pods.
+// Every entity here is a pod (EntityPod), so the series of type "pod"
+// count what scheduler_pending_pods counts; kube-scheduler shows a
+// series once an entity of its kind entered that queue, yardmaster from
+// the start.
+type queuedEntitiesCollector struct {
+	desc    *prometheus.Desc
+	pending PendingPodsFunc
+}
+
+func newQueuedEntitiesCollector(pending PendingPodsFunc) *queuedEntitiesCollector {
+	return &queuedEntitiesCollector{
+		desc: prometheus.NewDesc(prometheus.BuildFQName("", SchedulerSubsystem, "queued_entities"),
+			"Number of queued scheduling entities ('pod' or 'podgroup'; 'pod' stands for individual pods that are not members of any podgroup) by the queue type. 'active' means number of entities in activeQ; 'backoff' means number of entities in backoffQ; 'unschedulable' means number of entities in unschedulableEntities that the scheduler attempted to schedule and failed; 'gated' is the number of unschedulable entities that the scheduler never attempted to schedule because they are gated.",
+			[]string{"queue", "type"}, nil),
+		pending: pending,
+	}
+}
+
+func (c *queuedEntitiesCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *queuedEntitiesCollector) Collect(ch chan<- prometheus.Metric) {
+	active, backoff, unschedulable, gated := c.pending()
+	for _, q := range []struct {
+		name string
+		n    int
+	}{{"active", active}, {"backoff", backoff}, {"unschedulable", unschedulable}, {"gated", gated}} {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(q.n), q.name, EntityPod)
 	}
 }

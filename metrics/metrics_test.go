@@ -86,19 +86,35 @@ func compareText(t *testing.T, g prometheus.Gatherer, name, want string) {
 func TestPendingPods(t *testing.T) {
 	active, backoff := 3, 1
 	_, reg := newRegistered(t, func() (int, int, int, int) { return active, backoff, 2, 0 })
+	// kube-scheduler v1.37's series: "incomplete" and "pending" are pods
+	// of pod groups, none here.
 	want := `
-# HELP scheduler_pending_pods Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the number of unschedulable pods that the scheduler never attempted to schedule because they are gated.
+# HELP scheduler_pending_pods Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in unschedulableEntities that the scheduler attempted to schedule and failed; 'gated' is the number of unschedulable pods that the scheduler never attempted to schedule because they are gated; 'incomplete' means number of pods in incompletePodGroupPods; 'pending' means number of pods in pendingPodGroupPods.
 # TYPE scheduler_pending_pods gauge
 scheduler_pending_pods{queue="active"} 3
 scheduler_pending_pods{queue="backoff"} 1
 scheduler_pending_pods{queue="gated"} 0
+scheduler_pending_pods{queue="incomplete"} 0
+scheduler_pending_pods{queue="pending"} 0
 scheduler_pending_pods{queue="unschedulable"} 2
 `
 	compareText(t, reg, "scheduler_pending_pods", want)
+	// Every entity is a pod: the same counts, by queue and type "pod".
+	wantEntities := `
+# HELP scheduler_queued_entities Number of queued scheduling entities ('pod' or 'podgroup'; 'pod' stands for individual pods that are not members of any podgroup) by the queue type. 'active' means number of entities in activeQ; 'backoff' means number of entities in backoffQ; 'unschedulable' means number of entities in unschedulableEntities that the scheduler attempted to schedule and failed; 'gated' is the number of unschedulable entities that the scheduler never attempted to schedule because they are gated.
+# TYPE scheduler_queued_entities gauge
+scheduler_queued_entities{queue="active",type="pod"} 3
+scheduler_queued_entities{queue="backoff",type="pod"} 1
+scheduler_queued_entities{queue="gated",type="pod"} 0
+scheduler_queued_entities{queue="unschedulable",type="pod"} 2
+`
+	compareText(t, reg, "scheduler_queued_entities", wantEntities)
 	// Read at scrape time, not cached.
 	active, backoff = 0, 0
-	compareText(t, reg, "scheduler_pending_pods",
-		strings.NewReplacer(`"active"} 3`, `"active"} 0`, `"backoff"} 1`, `"backoff"} 0`).Replace(want))
+	zeroed := strings.NewReplacer(`"active"} 3`, `"active"} 0`, `"backoff"} 1`, `"backoff"} 0`,
+		`type="pod"} 3`, `type="pod"} 0`, `"backoff",type="pod"} 1`, `"backoff",type="pod"} 0`)
+	compareText(t, reg, "scheduler_pending_pods", zeroed.Replace(want))
+	compareText(t, reg, "scheduler_queued_entities", zeroed.Replace(wantEntities))
 }
 
 func TestRegisterTwice(t *testing.T) {
@@ -113,18 +129,31 @@ func TestRegisterTwice(t *testing.T) {
 
 func TestPodQueued(t *testing.T) {
 	m, reg := newRegistered(t, nil)
-	m.PodQueued(queue.ActiveQ, queue.PodAdd)
-	m.PodQueued(queue.ActiveQ, queue.PodAdd)
+	m.PodQueued(queue.ActiveQ, queue.UnscheduledPodAdd)
+	m.EntityQueued(queue.ActiveQ, queue.UnscheduledPodAdd)
+	m.PodQueued(queue.ActiveQ, queue.UnscheduledPodAdd)
+	m.EntityQueued(queue.ActiveQ, queue.UnscheduledPodAdd)
 	m.PodQueued(queue.UnschedulablePods, queue.ScheduleAttemptFailure)
 	m.PodQueued(queue.BackoffQ, queue.NodeAdd)
+	// A gated pod is counted in kube-scheduler's unschedulable pool.
+	m.PodQueued(queue.GatedPods, queue.UnscheduledPodAdd)
+	m.EntityQueued(queue.GatedPods, queue.UnscheduledPodAdd)
 	want := `
 # HELP scheduler_queue_incoming_pods_total Number of pods added to scheduling queues by event and queue type.
 # TYPE scheduler_queue_incoming_pods_total counter
 scheduler_queue_incoming_pods_total{event="NodeAdd",queue="backoff"} 1
-scheduler_queue_incoming_pods_total{event="PodAdd",queue="active"} 2
 scheduler_queue_incoming_pods_total{event="ScheduleAttemptFailure",queue="unschedulable"} 1
+scheduler_queue_incoming_pods_total{event="UnscheduledPodAdd",queue="active"} 2
+scheduler_queue_incoming_pods_total{event="UnscheduledPodAdd",queue="unschedulable"} 1
 `
 	compareText(t, reg, "scheduler_queue_incoming_pods_total", want)
+	wantEntities := `
+# HELP scheduler_queue_incoming_entities_total Number of scheduling entities added to scheduling queues by event, queue type, and entity type. Entity types are either 'pod' (for individual pods that are not members of any podgroup) or 'podgroup'.
+# TYPE scheduler_queue_incoming_entities_total counter
+scheduler_queue_incoming_entities_total{event="UnscheduledPodAdd",queue="active",type="pod"} 2
+scheduler_queue_incoming_entities_total{event="UnscheduledPodAdd",queue="unschedulable",type="pod"} 1
+`
+	compareText(t, reg, "scheduler_queue_incoming_entities_total", wantEntities)
 }
 
 func TestProfile(t *testing.T) {
@@ -214,11 +243,12 @@ func TestNoAllocations(t *testing.T) {
 	p := m.Profile("p")
 	pt.Observe(framework.Success, time.Microsecond)
 	p.ExtensionPoint(Score, framework.Success, time.Microsecond)
-	m.PodQueued(queue.ActiveQ, queue.PodAdd)
+	m.PodQueued(queue.ActiveQ, queue.UnscheduledPodAdd)
 	if n := testing.AllocsPerRun(100, func() {
 		pt.Observe(framework.Success, time.Microsecond)
 		p.ExtensionPoint(Score, framework.Success, time.Microsecond)
-		m.PodQueued(queue.ActiveQ, queue.PodAdd)
+		m.PodQueued(queue.ActiveQ, queue.UnscheduledPodAdd)
+		m.EntityQueued(queue.ActiveQ, queue.UnscheduledPodAdd)
 	}); n != 0 {
 		t.Errorf("%v allocations per run, want 0", n)
 	}
@@ -256,7 +286,7 @@ func BenchmarkPodQueued(b *testing.B) {
 	m := New()
 	b.ReportAllocs()
 	for b.Loop() {
-		m.PodQueued(queue.ActiveQ, queue.PodAdd)
+		m.PodQueued(queue.ActiveQ, queue.UnscheduledPodAdd)
 	}
 }
 

@@ -1,21 +1,27 @@
 package queue
 
-// Event is why a pod entered a queue: a change the queue saw itself (a pod
-// added, a failed attempt, a backoff that ran out) or a cluster event that
-// the scheduler passes to MoveAllToActiveOrBackoff (as a
-// framework.ClusterEvent, which the queue labels with an Event). Its String is the label
-// the Metrics hook receives, spelled as kube-scheduler spells its events.
-type Event int
+import (
+	"math/bits"
 
-// Events the queue raises itself.
+	"github.com/yardmaster-io/yardmaster/framework"
+)
+
+// Event is why a pod entered a queue: a move the queue makes itself (a
+// failed attempt, a backoff that ran out, ...) or a change it was told of:
+// a cluster event the scheduler passes to MoveAllToActiveOrBackoff
+// (EventOf labels it), a pod added (UnscheduledPodAdd), or the pod's own
+// update (TargetPod events). Its String is the label the Metrics hooks
+// receive, spelled as kube-scheduler v1.37 spells its events: the custom
+// labels of its queue's own moves, else the resource and the action
+// (fwk.ClusterEvent.Label: "NodeAdd", "NodeUpdateNodeTaint",
+// "AssignedPodDelete", "PersistentVolumeClaimAdd",
+// "storage.k8s.io/CSINodeUpdate", "TargetPodUpdatePodLabel", ...).
+type Event uint16
+
+// Events the queue raises itself, and the wildcard event.
 const (
 	// EventUnknown is the zero Event; nothing raises it.
 	EventUnknown Event = iota
-	// PodAdd: the informer delivered a new pending pod.
-	PodAdd
-	// PodUpdate: the informer delivered a change to a pending pod (its gates
-	// were removed, or its spec or labels changed while it was unschedulable).
-	PodUpdate
 	// ScheduleAttemptFailure: a scheduling attempt failed and the pod came back.
 	ScheduleAttemptFailure
 	// BackoffComplete: the pod's backoff ran out.
@@ -25,125 +31,178 @@ const (
 	UnschedulableTimeout
 	// PopFromBackoffQ: Pop took the pod from backoffQ, activeQ being empty.
 	PopFromBackoffQ
-
-	// Cluster events, which may make unschedulable pods fit. The scheduler's
-	// informer handlers pass them to MoveAllToActiveOrBackoff.
-
-	// NodeAdd: a node was added.
-	NodeAdd
-	// NodeUpdate: a node's allocatable, labels, taints, conditions or
-	// unschedulable flag changed.
-	NodeUpdate
-	// NodeDelete: a node was deleted.
-	NodeDelete
-	// AssignedPodAdd: a pod was bound to a node (affinity may now match).
-	AssignedPodAdd
-	// AssignedPodUpdate: a bound pod changed (its labels, or it shrank).
-	AssignedPodUpdate
-	// AssignedPodDelete: a bound pod went away and freed its resources.
-	AssignedPodDelete
-	// UnscheduledPodAdd: a pending pod was added.
-	UnscheduledPodAdd
-	// UnscheduledPodUpdate: a pending pod changed.
-	UnscheduledPodUpdate
-	// UnscheduledPodDelete: a pending pod was deleted.
-	UnscheduledPodDelete
-	// PersistentVolumeAdd: a PersistentVolume was added.
-	PersistentVolumeAdd
-	// PersistentVolumeUpdate: a PersistentVolume changed.
-	PersistentVolumeUpdate
-	// PersistentVolumeClaimAdd: a PersistentVolumeClaim was added.
-	PersistentVolumeClaimAdd
-	// PersistentVolumeClaimUpdate: a PersistentVolumeClaim changed.
-	PersistentVolumeClaimUpdate
-	// StorageClassAdd: a StorageClass was added.
-	StorageClassAdd
-	// StorageClassUpdate: a StorageClass's allowedTopologies changed.
-	StorageClassUpdate
-	// CSINodeAdd: a CSINode was added.
-	CSINodeAdd
-	// CSINodeUpdate: a CSINode's drivers or migrated plugins changed.
-	CSINodeUpdate
-	// CSIDriverUpdate: a CSIDriver changed (it stopped publishing storage
-	// capacity, say).
-	CSIDriverUpdate
-	// CSIStorageCapacityAdd: a CSIStorageCapacity was added.
-	CSIStorageCapacityAdd
-	// CSIStorageCapacityUpdate: a CSIStorageCapacity changed.
-	CSIStorageCapacityUpdate
-	// VolumeAttachmentDelete: a VolumeAttachment was deleted (a volume
-	// detached from its node).
-	VolumeAttachmentDelete
-	// NodeMetricsUpdate: a metric plugin has a new measurement of the
-	// nodes.
-	NodeMetricsUpdate
-	// ResourceClaimAdd: a ResourceClaim was added.
-	ResourceClaimAdd
-	// ResourceClaimUpdate: a ResourceClaim changed as the scheduler sees it
-	// (allocated, reserved, deallocated), by the API or by the scheduler's
-	// own writes.
-	ResourceClaimUpdate
-	// ResourceSliceAdd: a ResourceSlice was added.
-	ResourceSliceAdd
-	// ResourceSliceUpdate: a ResourceSlice changed.
-	ResourceSliceUpdate
-	// DeviceClassAdd: a DeviceClass was added.
-	DeviceClassAdd
-	// DeviceClassUpdate: a DeviceClass changed.
-	DeviceClassUpdate
-	// ForceActivate: every unschedulable pod is retried, whatever
-	// rejected it (a preemption that did not complete, say).
+	// ForceActivate: a wildcard event retried every unschedulable pod
+	// whatever rejected it (a preemption that did not complete, say).
 	ForceActivate
 
-	numEvents // keep last
+	numQueueEvents // keep last
 )
 
-var eventNames = [numEvents]string{
-	EventUnknown:                "Unknown",
-	PodAdd:                      "PodAdd",
-	PodUpdate:                   "PodUpdate",
-	ScheduleAttemptFailure:      "ScheduleAttemptFailure",
-	BackoffComplete:             "BackoffComplete",
-	UnschedulableTimeout:        "UnschedulableTimeout",
-	PopFromBackoffQ:             "PopFromBackoffQ",
-	NodeAdd:                     "NodeAdd",
-	NodeUpdate:                  "NodeUpdate",
-	NodeDelete:                  "NodeDelete",
-	AssignedPodAdd:              "AssignedPodAdd",
-	AssignedPodUpdate:           "AssignedPodUpdate",
-	AssignedPodDelete:           "AssignedPodDelete",
-	UnscheduledPodAdd:           "UnscheduledPodAdd",
-	UnscheduledPodUpdate:        "UnscheduledPodUpdate",
-	UnscheduledPodDelete:        "UnscheduledPodDelete",
-	PersistentVolumeAdd:         "PvAdd",
-	PersistentVolumeUpdate:      "PvUpdate",
-	PersistentVolumeClaimAdd:    "PvcAdd",
-	PersistentVolumeClaimUpdate: "PvcUpdate",
-	StorageClassAdd:             "StorageClassAdd",
-	StorageClassUpdate:          "StorageClassUpdate",
-	CSINodeAdd:                  "CSINodeAdd",
-	CSINodeUpdate:               "CSINodeUpdate",
-	CSIDriverUpdate:             "CSIDriverUpdate",
-	CSIStorageCapacityAdd:       "CSIStorageCapacityAdd",
-	CSIStorageCapacityUpdate:    "CSIStorageCapacityUpdate",
-	VolumeAttachmentDelete:      "VolumeAttachmentDelete",
-	NodeMetricsUpdate:           "NodeMetricsUpdate",
-	ResourceClaimAdd:            "ResourceClaimAdd",
-	ResourceClaimUpdate:         "ResourceClaimUpdate",
-	ResourceSliceAdd:            "ResourceSliceAdd",
-	ResourceSliceUpdate:         "ResourceSliceUpdate",
-	DeviceClassAdd:              "DeviceClassAdd",
-	DeviceClassUpdate:           "DeviceClassUpdate",
-	ForceActivate:               "ForceActivate",
+var queueEventNames = [numQueueEvents]string{
+	EventUnknown:           "Unknown",
+	ScheduleAttemptFailure: "ScheduleAttemptFailure",
+	BackoffComplete:        "BackoffComplete",
+	UnschedulableTimeout:   "UnschedulableTimeout",
+	PopFromBackoffQ:        "PopFromBackoffQ",
+	ForceActivate:          "ForceActivate",
 }
 
-// String returns the event's name, "Unknown" for values out of range.
+// actionSlots are the actions an Event names, in the order an event
+// carrying several is labelled by: Add and Delete, then the update bits in
+// the order kube-scheduler splits an update into events
+// (NodeSchedulingPropertiesChange, PodSchedulingPropertiesChange). An
+// update that is several changes at once (a node's labels and taints) is
+// one event here, labelled by its first; kube-scheduler raises one event
+// per change, and a pod the first one does not move may be moved, and
+// counted, under the next.
+var actionSlots = []struct {
+	action framework.ActionType
+	name   string
+}{
+	{framework.Add, "Add"},
+	{framework.Delete, "Delete"},
+	{framework.UpdateNodeAllocatable, "UpdateNodeAllocatable"},
+	{framework.UpdateNodeLabel, "UpdateNodeLabel"},
+	{framework.UpdateNodeTaint, "UpdateNodeTaint"},
+	{framework.UpdateNodeCondition, "UpdateNodeCondition"},
+	{framework.UpdateNodeAnnotation, "UpdateNodeAnnotation"},
+	{framework.UpdateNodePreemptionPolicy, "UpdateNodePreemptionPolicy"},
+	{framework.UpdateNodeDeclaredFeature, "UpdateNodeDeclaredFeature"},
+	{framework.UpdatePodLabel, "UpdatePodLabel"},
+	{framework.UpdatePodScaleDown, "UpdatePodScaleDown"},
+	{framework.UpdatePodScaleUp, "UpdatePodScaleUp"},
+	{framework.UpdatePodSchedulingGatesEliminated, "UpdatePodSchedulingGatesEliminated"},
+	{framework.UpdatePodToleration, "UpdatePodToleration"},
+	{framework.UpdatePodGeneratedResourceClaim, "UpdatePodGeneratedResourceClaim"},
+	// Last, for an event of no specific change: every update, or all.
+	{framework.Update, "Update"},
+	{framework.All, "All"},
+}
+
+// slotOf maps an action bit (its index) to its place in actionSlots.
+var slotOf = func() [32]int {
+	var m [32]int
+	for i := range m {
+		m[i] = -1
+	}
+	for i, s := range actionSlots {
+		if bits.OnesCount32(uint32(s.action)) == 1 {
+			m[bits.TrailingZeros32(uint32(s.action))] = i
+		}
+	}
+	return m
+}()
+
+// Slots of the events of no specific change.
+var (
+	updateSlot = len(actionSlots) - 2
+	allSlot    = len(actionSlots) - 1
+)
+
+// numResources counts framework's event resources; one more, targetPod,
+// stands for the pending pod's own updates (kube-scheduler v1.37's
+// TargetPod), which reach the queue through Update, not as cluster events.
+var numResources = func() int {
+	n := 0
+	for framework.EventResource(n).String() != "Unknown" {
+		n++
+	}
+	return n
+}()
+
+var targetPod = framework.EventResource(numResources)
+
+// eventNames holds every Event's label: the queue's own, then for each
+// resource (targetPod last) each action slot.
+var eventNames = func() []string {
+	names := append([]string(nil), queueEventNames[:]...)
+	for r := 0; r <= numResources; r++ {
+		resource := framework.EventResource(r).String()
+		if framework.EventResource(r) == targetPod {
+			resource = "TargetPod"
+		}
+		for _, s := range actionSlots {
+			names = append(names, resource+s.name)
+		}
+	}
+	return names
+}()
+
+// NumEvents is one more than the largest Event: a table indexed by Event
+// has NumEvents entries.
+func NumEvents() int { return len(eventNames) }
+
+// String returns the event's label, "Unknown" for values out of range.
 func (e Event) String() string {
-	if e < 0 || e >= numEvents {
+	if int(e) >= len(eventNames) {
 		return eventNames[EventUnknown]
 	}
 	return eventNames[e]
 }
+
+// EventOf returns the Event a cluster event is counted under: the
+// wildcard event is ForceActivate (kube-scheduler's EventForceActivate);
+// any other is its resource and its first action (see actionSlots).
+func EventOf(ev framework.ClusterEvent) Event {
+	if ev.Resource == framework.WildCard {
+		return ForceActivate
+	}
+	if int(ev.Resource) >= numResources {
+		return EventUnknown
+	}
+	return eventFor(ev.Resource, ev.ActionType)
+}
+
+// targetPodEvent returns the Event a pending pod is counted under when its
+// own update moved it, actions being framework.PodUpdateActions of the
+// update.
+func targetPodEvent(actions framework.ActionType) Event {
+	return eventFor(targetPod, actions)
+}
+
+func eventFor(r framework.EventResource, a framework.ActionType) Event {
+	slot := -1
+	switch a {
+	case framework.All:
+		slot = allSlot
+	case framework.Update:
+		slot = updateSlot
+	default:
+		for i, s := range actionSlots[:updateSlot] {
+			if a&s.action != 0 {
+				slot = i
+				break
+			}
+		}
+	}
+	if slot < 0 {
+		return EventUnknown
+	}
+	return Event(int(numQueueEvents) + int(r)*len(actionSlots) + slot)
+}
+
+// Events of changes the queue is told of, by the names tests and callers
+// use. They are what EventOf returns for the same cluster events.
+var (
+	// UnscheduledPodAdd: a pending pod was added, or updated while the
+	// queue did not hold it (kube-scheduler v1.37 adds it then).
+	UnscheduledPodAdd = EventOf(framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.Add})
+
+	NodeAdd                     = EventOf(framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add})
+	NodeDelete                  = EventOf(framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Delete})
+	AssignedPodAdd              = EventOf(framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Add})
+	AssignedPodDelete           = EventOf(framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete})
+	PersistentVolumeAdd         = EventOf(framework.ClusterEvent{Resource: framework.PersistentVolume, ActionType: framework.Add})
+	PersistentVolumeUpdate      = EventOf(framework.ClusterEvent{Resource: framework.PersistentVolume, ActionType: framework.Update})
+	PersistentVolumeClaimAdd    = EventOf(framework.ClusterEvent{Resource: framework.PersistentVolumeClaim, ActionType: framework.Add})
+	PersistentVolumeClaimUpdate = EventOf(framework.ClusterEvent{Resource: framework.PersistentVolumeClaim, ActionType: framework.Update})
+	StorageClassAdd             = EventOf(framework.ClusterEvent{Resource: framework.StorageClass, ActionType: framework.Add})
+	StorageClassUpdate          = EventOf(framework.ClusterEvent{Resource: framework.StorageClass, ActionType: framework.Update})
+	CSINodeAdd                  = EventOf(framework.ClusterEvent{Resource: framework.CSINode, ActionType: framework.Add})
+	CSIDriverUpdate             = EventOf(framework.ClusterEvent{Resource: framework.CSIDriver, ActionType: framework.Update})
+	CSIStorageCapacityAdd       = EventOf(framework.ClusterEvent{Resource: framework.CSIStorageCapacity, ActionType: framework.Add})
+	CSIStorageCapacityUpdate    = EventOf(framework.ClusterEvent{Resource: framework.CSIStorageCapacity, ActionType: framework.Update})
+)
 
 // Location is where the queue holds a pod.
 type Location int
@@ -192,6 +251,21 @@ type Metrics interface {
 	// UnschedulablePods or GatedPods) because of event. It is called with the
 	// queue's lock held, so it must be quick and must not call the queue.
 	PodQueued(queue Location, event Event)
+}
+
+// EntityMetrics is implemented by a Metrics that also counts
+// kube-scheduler v1.37's scheduler_queue_incoming_entities_total; the
+// queue then calls EntityQueued, besides PodQueued, for the moves that
+// counter counts. kube-scheduler counts an entity (a pod, here) arriving
+// in a queue unless that queue is the one the move was aimed at: a pod
+// that an event, its own update or the unschedulable timeout sends to
+// backoffQ, or whose failed attempt sends it to backoffQ or the
+// unschedulable pool, is not counted; one that goes to activeQ because
+// its backoff is over, one new to the queue, one whose backoff ended, and
+// one a PreEnqueue plugin holds back are. The same rules as PodQueued
+// apply.
+type EntityMetrics interface {
+	EntityQueued(queue Location, event Event)
 }
 
 type noMetrics struct{}

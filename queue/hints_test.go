@@ -87,13 +87,13 @@ func TestHintsMoveOnlyTheRightPods(t *testing.T) {
 		label Event
 	}{
 		{name: "label change on the good node", event: nodeLabelled, old: namedNode("good"), new: namedNode("good"),
-			moved: []string{"labels", "both", "none", "unknown"}, label: NodeUpdate},
+			moved: []string{"labels", "both", "none", "unknown"}, label: EventOf(nodeLabelled)},
 		{name: "label change elsewhere", event: nodeLabelled, old: namedNode("bad"), new: namedNode("bad"),
-			moved: []string{"none", "unknown"}, label: NodeUpdate},
+			moved: []string{"none", "unknown"}, label: EventOf(nodeLabelled)},
 		// As kube-scheduler's isEventOfInterest: not even the pods
 		// without recorded rejectors.
 		{name: "event nobody registered", event: nodeHeartbeatLike, old: namedNode("good"), new: namedNode("good"),
-			label: NodeUpdate},
+			label: EventOf(nodeHeartbeatLike)},
 		{name: "assigned pod deleted", event: assignedPodDelete, old: makePod("gone").Node("n1").Obj(),
 			moved: []string{"deletes", "both", "none", "unknown"}, label: AssignedPodDelete},
 		{name: "failing hint counts as Queue", event: nodeAdd, new: namedNode("n"),

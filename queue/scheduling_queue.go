@@ -181,6 +181,7 @@ type PriorityQueue struct {
 	maxBackoff           time.Duration
 	maxUnschedulableStay time.Duration
 	metrics              Metrics
+	entities             EntityMetrics // nil: Metrics does not count entities
 	logger               *zap.Logger
 	preEnqueue           func(pod *v1.Pod) bool
 
@@ -286,6 +287,7 @@ func New(opts Options) *PriorityQueue {
 	if q.metrics == nil {
 		q.metrics = noMetrics{}
 	}
+	q.entities, _ = q.metrics.(EntityMetrics)
 	if q.logger == nil {
 		q.logger = zap.NewNop()
 	}
@@ -335,7 +337,7 @@ func isGated(pod *v1.Pod) bool { return len(pod.Spec.SchedulingGates) > 0 }
 func (q *PriorityQueue) Add(pod *v1.Pod) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.addLocked(pod, PodAdd)
+	q.addLocked(pod, UnscheduledPodAdd)
 }
 
 func (q *PriorityQueue) addLocked(pod *v1.Pod, event Event) {
@@ -347,7 +349,7 @@ func (q *PriorityQueue) addLocked(pod *v1.Pod, event Event) {
 		return
 	}
 	qpi := &QueuedPodInfo{PodInfo: framework.NewPodInfo(pod), Timestamp: q.clock.Now()}
-	q.pushActive(qpi, event)
+	q.pushActive(qpi, event, Nowhere)
 }
 
 // gatedLocked reports whether the pod must wait with the gated pods: it
@@ -359,16 +361,19 @@ func (q *PriorityQueue) gatedLocked(pod *v1.Pod) bool {
 // Update replaces the stored object of the pod wherever the queue holds it.
 // A gated pod whose last gate was removed goes to activeQ; an unschedulable
 // pod whose spec or labels changed goes to backoffQ or activeQ, since the
-// change may make it fit. An in-flight pod's update is kept for when it comes
-// back. A pod the queue does not know is added; a pod being deleted is
-// removed.
+// change may make it fit (both counted under kube-scheduler v1.37's
+// TargetPod events: TargetPodUpdatePodSchedulingGatesEliminated,
+// TargetPodUpdatePodLabel, ...). An in-flight pod's update is kept for when
+// it comes back. A pod the queue does not know is added (counted as
+// UnscheduledPodAdd, as kube-scheduler v1.37 counts it); a pod being
+// deleted is removed.
 //
 // The queue compares newPod with the object it holds, which is oldPod unless
 // events were coalesced; oldPod is taken to match informer handlers.
 func (q *PriorityQueue) Update(oldPod, newPod *v1.Pod) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.addLocked(newPod, PodUpdate)
+	q.addLocked(newPod, UnscheduledPodAdd)
 }
 
 // updateLocked refreshes the pod wherever it is and reports whether it was
@@ -400,19 +405,21 @@ func (q *PriorityQueue) updateLocked(newPod *v1.Pod) bool {
 		return true
 	}
 	if qpi, ok := q.unschedulable[uid]; ok {
-		changed := schedulingPropertiesChanged(qpi.Pod, newPod)
+		old := qpi.Pod
+		changed := schedulingPropertiesChanged(old, newPod)
 		refresh(qpi, newPod)
 		if changed {
 			q.removeUnschedulable(qpi)
-			q.activateOrBackoff(qpi, q.clock.Now(), PodUpdate)
+			q.activateOrBackoff(qpi, q.clock.Now(), targetPodEvent(framework.PodUpdateActions(old, newPod)))
 		}
 		return true
 	}
 	if qpi, ok := q.gated[uid]; ok {
+		old := qpi.Pod
 		refresh(qpi, newPod)
 		if !q.gatedLocked(newPod) {
 			delete(q.gated, uid)
-			q.pushActive(qpi, PodUpdate)
+			q.pushActive(qpi, targetPodEvent(framework.PodUpdateActions(old, newPod)), BackoffQ)
 		}
 		return true
 	}
@@ -435,10 +442,12 @@ func refresh(qpi *QueuedPodInfo, pod *v1.Pod) bool {
 // selector, ...), the labels (which other pods' affinity matches), or the
 // claims generated for it as its status records them (DynamicResources
 // waits for those: kube-scheduler's UpdatePodGeneratedResourceClaim).
-// kube-scheduler also counts annotations and owner references, because
-// out-of-tree plugins may read them; no yardmaster plugin does, and the
-// rest of the status, resourceVersion, managed fields and finalizers
-// change often without changing the verdict.
+// kube-scheduler v1.37 asks the rejectors' hints about the pod's own
+// update instead (TargetPod events; v1.36 without queueing hints also
+// counted annotations and owner references); this is coarser and never
+// keeps a pod parked that those hints would wake. The rest of the status,
+// resourceVersion, managed fields and finalizers change often without
+// changing the verdict.
 func schedulingPropertiesChanged(oldPod, newPod *v1.Pod) bool {
 	if oldPod == newPod {
 		return false
@@ -515,7 +524,7 @@ func (q *PriorityQueue) Pop(ctx context.Context) (*QueuedPodInfo, error) {
 		head = q.activeQ.pop()
 	} else {
 		head = q.backoffQ.pop()
-		q.metrics.PodQueued(ActiveQ, PopFromBackoffQ)
+		q.queued(ActiveQ, Nowhere, PopFromBackoffQ)
 	}
 	// Hand out a copy, so that this cycle's QueuedPodInfo is unique and
 	// the caller's alone; the queued one is dropped.
@@ -622,16 +631,19 @@ func (q *PriorityQueue) AddUnschedulable(qpi *QueuedPodInfo, podSchedulingCycle 
 	qpi.UnschedulablePlugins = qpi.hints.storedRejectors(qpi.rejectors, qpi.UnschedulablePlugins)
 	missed := unschedulable && !e.changed && q.missedEvent(e, qpi)
 	q.endInFlight(uid)
+	// The move aims at backoffQ or the pool (kube-scheduler's queueing
+	// strategy for a pod back from its attempt), so only a pod held back
+	// in the gated pods counts as an entity arriving (EntityMetrics).
 	switch {
 	case isGated(qpi.Pod):
 		// Gates cannot be added to a pod after creation; this is defence.
 		q.gated[uid] = qpi
-		q.metrics.PodQueued(GatedPods, ScheduleAttemptFailure)
+		q.queued(GatedPods, BackoffQ, ScheduleAttemptFailure)
 	case !unschedulable, missed, e.changed:
-		q.pushBackoff(qpi, ScheduleAttemptFailure)
+		q.pushBackoff(qpi, ScheduleAttemptFailure, BackoffQ)
 	default:
 		q.addUnschedulable(qpi)
-		q.metrics.PodQueued(UnschedulablePods, ScheduleAttemptFailure)
+		q.queued(UnschedulablePods, UnschedulablePods, ScheduleAttemptFailure)
 	}
 	return nil
 }
@@ -652,7 +664,7 @@ func (q *PriorityQueue) MoveAllToActiveOrBackoff(ev framework.ClusterEvent, oldO
 func (q *PriorityQueue) MoveToActiveOrBackoff(ev framework.ClusterEvent, oldObj, newObj any, worth func(*QueuedPodInfo) bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	label := eventLabel(ev)
+	label := EventOf(ev)
 	// An event no plugin registered wakes no unschedulable pod, not even
 	// one without recorded rejectors, and cannot matter to a pod in
 	// flight, as in kube-scheduler: a heartbeat costs nothing.
@@ -679,7 +691,7 @@ func (q *PriorityQueue) MoveToActiveOrBackoff(ev framework.ClusterEvent, oldObj,
 		for uid, qpi := range q.gated {
 			if !isGated(qpi.Pod) && q.preEnqueue(qpi.Pod) {
 				delete(q.gated, uid)
-				q.pushActive(qpi, label)
+				q.pushActive(qpi, label, BackoffQ)
 			}
 		}
 	}
@@ -746,7 +758,7 @@ func (q *PriorityQueue) flushBackoffHeap(h *podHeap, now time.Time) time.Duratio
 			return min(wait, backoffFlushPeriod)
 		}
 		h.pop()
-		q.pushActive(head, BackoffComplete)
+		q.pushActive(head, BackoffComplete, Nowhere)
 	}
 }
 
@@ -811,29 +823,31 @@ func (q *PriorityQueue) backoffEnd(qpi *QueuedPodInfo) time.Time {
 }
 
 // activateOrBackoff queues qpi, which is in no queue, into backoffQ while its
-// backoff lasts, else into activeQ. q.mu must be held.
+// backoff lasts, else into activeQ: a pod an event, its own update or the
+// unschedulable timeout woke (kube-scheduler's queueAfterBackoff). q.mu
+// must be held.
 func (q *PriorityQueue) activateOrBackoff(qpi *QueuedPodInfo, now time.Time, event Event) {
 	if q.backoffEnd(qpi).After(now) {
-		q.pushBackoff(qpi, event)
+		q.pushBackoff(qpi, event, BackoffQ)
 		return
 	}
-	q.pushActive(qpi, event)
+	q.pushActive(qpi, event, BackoffQ)
 }
 
 // pushActive adds qpi, which is in no queue, to activeQ and wakes Pop, or
 // to the gated pods when its scheduling gates or a PreEnqueue plugin hold
-// it back. q.mu must be held.
-func (q *PriorityQueue) pushActive(qpi *QueuedPodInfo, event Event) {
+// it back. aim is where the move was aimed (queued). q.mu must be held.
+func (q *PriorityQueue) pushActive(qpi *QueuedPodInfo, event Event, aim Location) {
 	if q.gatedLocked(qpi.Pod) {
 		q.gated[qpi.Pod.UID] = qpi
-		q.metrics.PodQueued(GatedPods, event)
+		q.queued(GatedPods, aim, event)
 		return
 	}
 	if qpi.InitialAttemptTimestamp.IsZero() {
 		qpi.InitialAttemptTimestamp = q.clock.Now()
 	}
 	q.activeQ.add(qpi)
-	q.metrics.PodQueued(ActiveQ, event)
+	q.queued(ActiveQ, aim, event)
 	// Broadcast, not Signal: a signalled waiter whose context is done would
 	// return without taking the pod, and the other waiters would sleep on.
 	q.cond.Broadcast()
@@ -842,7 +856,7 @@ func (q *PriorityQueue) pushActive(qpi *QueuedPodInfo, event Event) {
 // pushBackoff adds qpi, which is in no queue, to backoffQ (errorBackoffQ
 // after an error), and tells Run when qpi is the new head. A pod in backoffQ
 // may be popped at once: waiting Pops are woken. q.mu must be held.
-func (q *PriorityQueue) pushBackoff(qpi *QueuedPodInfo, event Event) {
+func (q *PriorityQueue) pushBackoff(qpi *QueuedPodInfo, event Event, aim Location) {
 	h := q.backoffQ
 	if qpi.consecutiveErrors > 0 {
 		h = q.errorBackoffQ
@@ -853,9 +867,35 @@ func (q *PriorityQueue) pushBackoff(qpi *QueuedPodInfo, event Event) {
 		default: // Run has a wake-up pending already.
 		}
 	}
-	q.metrics.PodQueued(BackoffQ, event)
+	q.queued(BackoffQ, aim, event)
 	if h == q.backoffQ {
 		q.cond.Broadcast()
+	}
+}
+
+// queued tells the Metrics hooks that a pod entered queue because of
+// event. aim is the queue the move was aimed at, kube-scheduler's queueing
+// strategy: Nowhere for a pod new to the queue or done with its backoff
+// (kube-scheduler has none then), BackoffQ for a pod woken by an event,
+// its own update or the unschedulable timeout, and for a pod back from a
+// failed attempt the queue it was meant for. As kube-scheduler counts
+// scheduler_queue_incoming_entities_total, the pod counts as an entity
+// arriving unless it arrived where it was aimed; the gated pods and the
+// unschedulable pool are one queue there (unschedulableEntities). q.mu
+// must be held.
+func (q *PriorityQueue) queued(queue, aim Location, event Event) {
+	q.metrics.PodQueued(queue, event)
+	if q.entities == nil {
+		return
+	}
+	same := func(l Location) Location {
+		if l == GatedPods {
+			return UnschedulablePods
+		}
+		return l
+	}
+	if aim == Nowhere || same(aim) != same(queue) {
+		q.entities.EntityQueued(queue, event)
 	}
 }
 

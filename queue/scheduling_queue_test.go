@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 )
 
@@ -791,36 +793,102 @@ func TestRunStopsOnClose(t *testing.T) {
 type recordedEvent struct {
 	Queue Location
 	Event Event
+	// Entity is set when the move counts as an entity arriving
+	// (EntityMetrics).
+	Entity bool
 }
 
 type recordingMetrics struct{ events []recordedEvent }
 
 func (m *recordingMetrics) PodQueued(queue Location, event Event) {
-	m.events = append(m.events, recordedEvent{queue, event})
+	m.events = append(m.events, recordedEvent{Queue: queue, Event: event})
 }
 
+// EntityQueued marks the PodQueued just recorded: the queue calls both
+// for the same move, PodQueued first.
+func (m *recordingMetrics) EntityQueued(queue Location, event Event) {
+	last := &m.events[len(m.events)-1]
+	if last.Queue != queue || last.Event != event {
+		panic(fmt.Sprintf("EntityQueued(%s, %s) after PodQueued(%s, %s)", queue, event, last.Queue, last.Event))
+	}
+	last.Entity = true
+}
+
+// The moves are counted under kube-scheduler v1.37's labels, and as an
+// entity arriving as it counts scheduler_queue_incoming_entities_total:
+// not when the pod lands where the move aimed (a failed attempt's pool or
+// backoffQ, an event's backoffQ).
 func TestMetrics(t *testing.T) {
 	m := &recordingMetrics{}
 	q, clk := newTestQueue(Options{Metrics: m})
 	pod := makePod("p").Obj()
-	q.Add(pod)                                    // active, PodAdd
+	q.Add(pod)                                    // active, UnscheduledPodAdd
 	fail(t, q, true)                              // unschedulable, ScheduleAttemptFailure
 	q.MoveAllToActiveOrBackoff(nodeAdd, nil, nil) // backoff, NodeAdd
 	clk.Step(2 * time.Second)
 	q.flushBackoffCompleted() // active, BackoffComplete
+	fail(t, q, true)          // unschedulable again: 2 s of backoff
+	clk.Step(3 * time.Second)
+	q.MoveAllToActiveOrBackoff(nodeAdd, nil, nil) // active, NodeAdd: its backoff is over
 	gated := makePod("g").SchedulingGate("x").Obj()
-	q.Add(gated)                        // gated, PodAdd
-	q.Update(gated, makePod("g").Obj()) // active, PodUpdate
+	q.Add(gated) // gated, UnscheduledPodAdd
+	ungated := makePod("g").Label("app", "web").Obj()
+	q.Update(gated, ungated) // active, TargetPodUpdatePodLabel: labels come first
+	fresh := makePod("f").Obj()
+	q.Update(fresh, fresh) // active, UnscheduledPodAdd: the queue did not hold it
 	want := []recordedEvent{
-		{ActiveQ, PodAdd},
-		{UnschedulablePods, ScheduleAttemptFailure},
-		{BackoffQ, NodeAdd},
-		{ActiveQ, BackoffComplete},
-		{GatedPods, PodAdd},
-		{ActiveQ, PodUpdate},
+		{ActiveQ, UnscheduledPodAdd, true},
+		{UnschedulablePods, ScheduleAttemptFailure, false},
+		{BackoffQ, NodeAdd, false},
+		{ActiveQ, BackoffComplete, true},
+		{UnschedulablePods, ScheduleAttemptFailure, false},
+		{ActiveQ, NodeAdd, true},
+		{GatedPods, UnscheduledPodAdd, true},
+		{ActiveQ, targetPodEvent(framework.UpdatePodLabel), true},
+		{ActiveQ, UnscheduledPodAdd, true},
 	}
 	if diff := cmp.Diff(want, m.events); diff != "" {
 		t.Errorf("metrics (-want +got):\n%s", diff)
+	}
+}
+
+// The labels are kube-scheduler v1.37's (fwk.ClusterEvent.Label and the
+// queue's custom labels).
+func TestEventLabels(t *testing.T) {
+	ev := func(r framework.EventResource, a framework.ActionType) string {
+		return EventOf(framework.ClusterEvent{Resource: r, ActionType: a}).String()
+	}
+	tests := []struct{ got, want string }{
+		{UnscheduledPodAdd.String(), "UnscheduledPodAdd"},
+		{ev(framework.Node, framework.Add), "NodeAdd"},
+		{ev(framework.Node, framework.Delete), "NodeDelete"},
+		{ev(framework.Node, framework.UpdateNodeTaint), "NodeUpdateNodeTaint"},
+		// Several changes at once: the first in kube-scheduler's order.
+		{ev(framework.Node, framework.UpdateNodeLabel|framework.UpdateNodeTaint), "NodeUpdateNodeLabel"},
+		{ev(framework.Node, framework.UpdateNodeDeclaredFeature|framework.UpdateNodePreemptionPolicy), "NodeUpdateNodePreemptionPolicy"},
+		{ev(framework.AssignedPod, framework.UpdatePodScaleDown), "AssignedPodUpdatePodScaleDown"},
+		{ev(framework.AssignedPod, framework.Delete), "AssignedPodDelete"},
+		{ev(framework.PersistentVolumeClaim, framework.Add), "PersistentVolumeClaimAdd"},
+		{ev(framework.PersistentVolume, framework.Update), "PersistentVolumeUpdate"},
+		{ev(framework.StorageClass, framework.Update), "storage.k8s.io/StorageClassUpdate"},
+		{ev(framework.VolumeAttachment, framework.Delete), "storage.k8s.io/VolumeAttachmentDelete"},
+		{ev(framework.ResourceClaim, framework.Delete), "resource.k8s.io/ResourceClaimDelete"},
+		{ev(framework.ResourceSlice, framework.Update), "resource.k8s.io/ResourceSliceUpdate"},
+		{ev(framework.WildCard, framework.All), "ForceActivate"},
+		{targetPodEvent(framework.UpdatePodSchedulingGatesEliminated).String(), "TargetPodUpdatePodSchedulingGatesEliminated"},
+		// Gates before tolerations, as kube-scheduler splits an update.
+		{targetPodEvent(framework.UpdatePodToleration | framework.UpdatePodSchedulingGatesEliminated).String(), "TargetPodUpdatePodSchedulingGatesEliminated"},
+		{targetPodEvent(framework.UpdatePodScaleUp).String(), "TargetPodUpdatePodScaleUp"},
+		{targetPodEvent(framework.Update).String(), "TargetPodUpdate"},
+		{ScheduleAttemptFailure.String(), "ScheduleAttemptFailure"},
+		{UnschedulableTimeout.String(), "UnschedulableTimeout"},
+		{PopFromBackoffQ.String(), "PopFromBackoffQ"},
+		{BackoffComplete.String(), "BackoffComplete"},
+	}
+	for _, tc := range tests {
+		if tc.got != tc.want {
+			t.Errorf("label %q, want %q", tc.got, tc.want)
+		}
 	}
 }
 
@@ -864,7 +932,7 @@ func TestPendingPodsList(t *testing.T) {
 
 func TestNames(t *testing.T) {
 	seen := map[string]Event{}
-	for e := EventUnknown; e < numEvents; e++ {
+	for e := EventUnknown; int(e) < NumEvents(); e++ {
 		s := e.String()
 		if s == "" {
 			t.Errorf("event %d has no name", int(e))
@@ -874,11 +942,8 @@ func TestNames(t *testing.T) {
 		}
 		seen[s] = e
 	}
-	if got := Event(-1).String(); got != "Unknown" {
-		t.Errorf("Event(-1) = %q", got)
-	}
-	if got := numEvents.String(); got != "Unknown" {
-		t.Errorf("numEvents = %q", got)
+	if got := Event(NumEvents()).String(); got != "Unknown" {
+		t.Errorf("Event(NumEvents()) = %q", got)
 	}
 	for l := Nowhere; l < numLocations; l++ {
 		if l.String() == "" {

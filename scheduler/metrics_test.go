@@ -131,8 +131,11 @@ func TestCycleMetrics(t *testing.T) {
 	if got := pending["queue=unschedulable"].GetGauge().GetValue() + pending["queue=backoff"].GetGauge().GetValue(); got != 1 {
 		t.Errorf("%v pods waiting after a failed attempt, want 1 (huge)", got)
 	}
-	if got := family(t, reg, "scheduler_queue_incoming_pods_total")["event=PodAdd,queue=active"].GetCounter().GetValue(); got != 4 {
-		t.Errorf("%v PodAdd into active, want 4", got)
+	if got := family(t, reg, "scheduler_queue_incoming_pods_total")["event=UnscheduledPodAdd,queue=active"].GetCounter().GetValue(); got != 4 {
+		t.Errorf("%v UnscheduledPodAdd into active, want 4", got)
+	}
+	if got := family(t, reg, "scheduler_queue_incoming_entities_total")["event=UnscheduledPodAdd,queue=active,type=pod"].GetCounter().GetValue(); got != 4 {
+		t.Errorf("%v pod entities UnscheduledPodAdd into active, want 4", got)
 	}
 	// 3 bound: SLI and binding observed 3 times each; every cycle filtered.
 	for name, want := range map[string]map[string]uint64{
