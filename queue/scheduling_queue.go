@@ -147,6 +147,12 @@ type QueuedPodInfo struct {
 	// off in errorBackoffQ. Set by AddUnschedulable.
 	unschedulableCount int
 	consecutiveErrors  int
+	// flushedAt is when the periodic flush last asked the PreEnqueue
+	// plugins about the pod while it waited with the gated pods; the
+	// next flush asks again only MaxUnschedulableStay after it
+	// (kube-scheduler v1.37's FlushTimestamp). Cleared by
+	// AddUnschedulable.
+	flushedAt time.Time
 }
 
 // Options configure a PriorityQueue. Zero (or negative) durations mean the
@@ -620,6 +626,7 @@ func (q *PriorityQueue) AddUnschedulable(qpi *QueuedPodInfo, podSchedulingCycle 
 		qpi.PodInfo = framework.NewPodInfo(e.pod)
 	}
 	qpi.Timestamp = q.clock.Now()
+	qpi.flushedAt = time.Time{}
 	if unschedulable {
 		qpi.unschedulableCount++
 		qpi.consecutiveErrors = 0
@@ -763,7 +770,16 @@ func (q *PriorityQueue) flushBackoffHeap(h *podHeap, now time.Time) time.Duratio
 }
 
 // flushUnschedulableLeftover retries pods that have been unschedulable for
-// longer than maxUnschedulableStay.
+// longer than maxUnschedulableStay, and asks the PreEnqueue plugins again
+// about the gated pods that waited that long, as kube-scheduler v1.37's
+// flushUnschedulableEntitiesLeftover does (it holds gated pods in its
+// unschedulable pool): a pod a plugin turned away (its ResourceClaim
+// missing, say) is not left waiting for good when no event comes. A pod
+// still turned away, or still carrying scheduling gates, is asked again
+// only maxUnschedulableStay later, not at every flush (v1.37's
+// FlushTimestamp; v1.36 asked at every flush once the first stay was
+// over), and is counted as kube-scheduler counts it: an
+// UnschedulableTimeout into the unschedulable pool.
 func (q *PriorityQueue) flushUnschedulableLeftover() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -773,6 +789,22 @@ func (q *PriorityQueue) flushUnschedulableLeftover() {
 			q.removeUnschedulable(qpi)
 			q.activateOrBackoff(qpi, now, UnschedulableTimeout)
 		}
+	}
+	for uid, qpi := range q.gated {
+		since := qpi.Timestamp
+		if qpi.flushedAt.After(since) {
+			since = qpi.flushedAt
+		}
+		if now.Sub(since) <= q.maxUnschedulableStay {
+			continue
+		}
+		qpi.flushedAt = now
+		if q.gatedLocked(qpi.Pod) {
+			q.queued(GatedPods, BackoffQ, UnschedulableTimeout)
+			continue
+		}
+		delete(q.gated, uid)
+		q.activateOrBackoff(qpi, now, UnschedulableTimeout)
 	}
 }
 

@@ -589,6 +589,67 @@ func TestPreEnqueue(t *testing.T) {
 	wantLocation(t, q, pod, ActiveQ)
 }
 
+// The periodic flush asks the PreEnqueue plugins again about a pod that
+// waited with the gated pods for MaxUnschedulableStay (5 min), and then
+// not before another stay, as kube-scheduler v1.37's flush with its
+// FlushTimestamp: no event need come for a pod a plugin turned away to be
+// retried. Each time a pod is asked and turned away it is counted as
+// kube-scheduler counts it, an UnschedulableTimeout into its pool.
+func TestFlushAsksPreEnqueueAgain(t *testing.T) {
+	asked := map[string]int{}
+	ready := map[string]bool{}
+	m := &recordingMetrics{}
+	q, clk := newTestQueue(Options{Metrics: m, PreEnqueue: func(pod *v1.Pod) bool {
+		asked[pod.Name]++
+		return ready[pod.Name]
+	}})
+	waiting := makePod("waiting").Obj()
+	gates := makePod("gates").SchedulingGate("x").Obj()
+	q.Add(waiting) // asked once: turned away
+	q.Add(gates)   // gates: never asked
+	type step struct {
+		after     time.Duration // clock step before the flush
+		ready     bool
+		wantAsked int
+		want      Location
+	}
+	for i, st := range []step{
+		{after: 4 * time.Minute, wantAsked: 1, want: GatedPods},              // 4 min: not yet
+		{after: 2 * time.Minute, wantAsked: 2, want: GatedPods},              // 6 min: asked, turned away
+		{after: 30 * time.Second, wantAsked: 2, want: GatedPods},             // 6.5 min: 30 s after the last ask
+		{after: 4 * time.Minute, ready: true, wantAsked: 2, want: GatedPods}, // 10.5 min: 4.5 min after it
+		{after: time.Minute, ready: true, wantAsked: 4, want: ActiveQ},       // 11.5 min: asked (and asked again by pushActive)
+	} {
+		ready["waiting"] = st.ready
+		clk.Step(st.after)
+		q.flushUnschedulableLeftover()
+		if asked["waiting"] != st.wantAsked {
+			t.Errorf("step %d: PreEnqueue asked %d times, want %d", i, asked["waiting"], st.wantAsked)
+		}
+		wantLocation(t, q, waiting, st.want)
+		wantLocation(t, q, gates, GatedPods)
+	}
+	if asked["gates"] != 0 {
+		t.Errorf("a pod with scheduling gates was asked %d times", asked["gates"])
+	}
+	// At 6 min both pods were asked and turned away (or gated) and
+	// counted into the pool; at 11.5 min the one with gates again, and
+	// the other let through into activeQ; each as an entity arriving.
+	timeouts := map[Location]int{}
+	for _, e := range m.events {
+		if e.Event == UnschedulableTimeout {
+			timeouts[e.Queue]++
+			if !e.Entity {
+				t.Errorf("%s into %s not counted as an entity", e.Event, e.Queue)
+			}
+		}
+	}
+	if diff := cmp.Diff(map[Location]int{GatedPods: 3, ActiveQ: 1}, timeouts); diff != "" {
+		t.Errorf("UnschedulableTimeout moves by queue (-want +got):\n%s", diff)
+	}
+	q.checkInvariants(t)
+}
+
 func TestAddKnownPodIsUpdate(t *testing.T) {
 	q, _ := newTestQueue(Options{})
 	pod := makePod("p").Obj()
