@@ -20,6 +20,7 @@ import (
 	"github.com/yardmaster-io/yardmaster/binder"
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/queue"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
@@ -470,6 +471,35 @@ func TestNominationFromStatus(t *testing.T) {
 	s.updatePod(nominated, cleared)
 	if _, err := s.scheduleForTest(lower); err != nil {
 		t.Errorf("the nomination was cleared, yet the room is kept: %v", err)
+	}
+}
+
+// A nominated pod that waits with the gated pods (scheduling gates, or a
+// PreEnqueue plugin turning it away) keeps its room too: kube-scheduler
+// v1.37 records an added pod's nomination whether or not it is gated
+// (PriorityQueue.addPod), where v1.36 recorded it only for a pod that
+// entered activeQ.
+func TestGatedNominationKeepsItsRoom(t *testing.T) {
+	s := newTestScheduler(t, 0, schedtest.MakeNode().Name("n1").Capacity("1", "4Gi", 110).Obj())
+	gated := schedtest.MakePod().Name("gated").SchedulerName("yardmaster").Priority(1000).Req("600m", "").SchedulingGate("wait").Obj()
+	gated.UID = "gated"
+	gated.Status.NominatedNodeName = "n1"
+	s.addPod(gated)
+	if loc := s.Queue.Locate(gated.UID); loc != queue.GatedPods {
+		t.Fatalf("the gated pod is in %s", loc)
+	}
+
+	// 600m kept for the gated pod + 600m > 1 cpu.
+	lower := schedtest.MakePod().Name("lower").Priority(100).Req("600m", "").Obj()
+	lower.UID = "lower"
+	if node, err := s.scheduleForTest(lower); err == nil {
+		t.Fatalf("a lower-priority pod took the gated pod's nominated room on %s", node)
+	}
+	// A pod of higher priority does not count it.
+	higher := schedtest.MakePod().Name("higher").Priority(2000).Req("600m", "").Obj()
+	higher.UID = "higher"
+	if _, err := s.scheduleForTest(higher); err != nil {
+		t.Errorf("a higher-priority pod was kept out by a lower nomination: %v", err)
 	}
 }
 
