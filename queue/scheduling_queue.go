@@ -19,8 +19,8 @@
 //     attempt failed with an error are kept in two heaps: when activeQ is
 //     empty, Pop takes the head of the first, backing off or not, so an
 //     idle scheduler retries at once a pod that an event may have helped;
-//     an error always waits. All three as in kube-scheduler v1.36
-//     (SchedulerPopFromBackoffQ, on by default).
+//     an error always waits. All three as in kube-scheduler v1.37
+//     (SchedulerPopFromBackoffQ, on by default; unchanged since v1.33).
 //   - unschedulablePods: pods that failed for lack of fit. Retrying them
 //     before the cluster changes would fail again, so they wait for a cluster
 //     event that the plugins which rejected them say can help
@@ -31,7 +31,8 @@
 //     plugin turns away (Options.PreEnqueue: a pod whose ResourceClaims do
 //     not exist yet). A pod is only put in activeQ once neither holds it:
 //     an update that removes the last gate, or, for a pod a plugin turned
-//     away, an update or any cluster event, asks again.
+//     away, an update, any cluster event, or the periodic flush once the
+//     pod waited MaxUnschedulableStay, asks again.
 //   - in flight: popped, its scheduling cycle running. The cycle ends with
 //     AddUnschedulable (the attempt failed) or Done (the pod was bound).
 //

@@ -1,6 +1,6 @@
 package scheduler
 
-// Preemption (DefaultPreemption, kube-scheduler v1.36's rules): when a pod
+// Preemption (DefaultPreemption, kube-scheduler v1.37's rules): when a pod
 // fits nowhere, look for a node where evicting pods of lower priority would
 // let it fit, pick the node where that costs least, and evict those pods.
 // The pod is nominated to the node (status.nominatedNodeName) and tried
