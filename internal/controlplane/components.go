@@ -123,7 +123,7 @@ func (c *ControlPlane) startAPIServer(ctx context.Context, path string, securePo
 		"--profiling=false",
 		"-v=1",
 	}
-	args = append(args, extraFlags...)
+	args = withFlags(args, extraFlags)
 	c.apiserverPath, c.apiserverArgs = path, args
 	c.APIServerURL = "https://127.0.0.1:" + strconv.Itoa(securePort)
 	return c.launchAPIServer(ctx)

@@ -140,8 +140,9 @@ func (m *ControllerManager) Stop() error { return m.p.Stop(stopGracePeriod) }
 // StartControllerManager starts kube-controller-manager with exactly
 // controllers on a running control plane, which need not have been started
 // with any, and waits, as Start does, until each has been built.
-// extraFlags are appended to the defaults. The binary is found as Start
-// finds it, from the Options the control plane was started with.
+// extraFlags are added to the defaults as Options.ExtraControllerManagerFlags
+// are. The binary is found as Start finds it, from the Options the control
+// plane was started with.
 //
 // It is for callers that need controllers for part of a control plane's
 // life: hack/bench runs the storage controllers for its volume workload
@@ -235,7 +236,7 @@ func (c *ControlPlane) runControllerManager(ctx context.Context, path, logPath s
 		"--profiling=false",
 		"-v=1",
 	}
-	args = append(args, extraFlags...)
+	args = withFlags(args, extraFlags)
 	p, err := procgroup.Start("kube-controller-manager", path, args, logPath)
 	if err != nil {
 		return nil, "", err

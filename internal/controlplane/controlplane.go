@@ -115,10 +115,11 @@ type Options struct {
 	// LogDir receives the components' logs. Default: the control plane's
 	// temporary directory, removed by Stop.
 	LogDir string
-	// ExtraAPIServerFlags are appended after the defaults, so a flag given
-	// here overrides the default of the same name.
+	// ExtraAPIServerFlags are appended after the defaults, and a flag given
+	// here replaces the default of the same name (also a list flag, such
+	// as --authorization-mode, which given twice would add up).
 	ExtraAPIServerFlags []string
-	// ExtraControllerManagerFlags are appended after kube-controller-manager's
+	// ExtraControllerManagerFlags are added to kube-controller-manager's
 	// defaults in the same way; unused without Controllers.
 	ExtraControllerManagerFlags []string
 	// KWOK starts KWOK's kwok controller after the other components, as

@@ -31,3 +31,35 @@ func exitError(p *procgroup.Process) error {
 	}
 	return err
 }
+
+// withFlags returns defaults without the flags that extra names, followed by
+// extra: a flag given in extra replaces the default of the same name even
+// where the component would add the two up (list flags such as
+// --authorization-mode or --runtime-config, given twice, accumulate).
+// Defaults are all written --name=value.
+func withFlags(defaults, extra []string) []string {
+	named := map[string]bool{}
+	for _, f := range extra {
+		if name, ok := flagName(f); ok {
+			named[name] = true
+		}
+	}
+	out := make([]string, 0, len(defaults)+len(extra))
+	for _, f := range defaults {
+		if name, ok := flagName(f); ok && named[name] {
+			continue
+		}
+		out = append(out, f)
+	}
+	return append(out, extra...)
+}
+
+// flagName returns the name of a flag written -name, --name or
+// --name=value.
+func flagName(arg string) (string, bool) {
+	if !strings.HasPrefix(arg, "-") {
+		return "", false
+	}
+	name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+	return name, name != ""
+}
