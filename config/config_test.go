@@ -449,6 +449,20 @@ func TestPluginResolution(t *testing.T) {
 			}
 		},
 	}, {
+		// kube-scheduler v1.37's NodeName, NodeUnschedulable and
+		// TaintToleration are PreFilter plugins: a file may list them
+		// there, in its own order.
+		name: "the node-local filters at preFilter",
+		plugins: `
+    preFilter:
+      disabled: [{name: "*"}]
+      enabled: [{name: TaintToleration}, {name: NodeName}, {name: NodeUnschedulable}]`,
+		check: func(t *testing.T, p registry.Profile) {
+			if diff := cmp.Diff([]string{"TaintToleration", "NodeName", "NodeUnschedulable"}, p.PreFilter); diff != "" {
+				t.Errorf("preFilter (-want +got):\n%s", diff)
+			}
+		},
+	}, {
 		name: "kube-scheduler plugins yardmaster lacks may be disabled; DefaultPreemption is accepted",
 		plugins: `
     multiPoint:
@@ -483,9 +497,9 @@ func TestPluginResolution(t *testing.T) {
 		},
 	}, {
 		// multiPoint places a plugin where kube-scheduler's implements it:
-		// DefaultPreemption at preEnqueue, NodeName not at preFilter,
-		// ImageLocality not at preScore (their steps run without being
-		// listed: registry.Registry.RunAt).
+		// DefaultPreemption at preEnqueue, NodeName at preFilter (since
+		// v1.37), ImageLocality not at preScore (its step runs without
+		// being listed: registry.Registry.RunAt).
 		name: "multiPoint expands to kube-scheduler's points",
 		plugins: `
     multiPoint:
@@ -499,6 +513,7 @@ func TestPluginResolution(t *testing.T) {
 		check: func(t *testing.T, p registry.Profile) {
 			want := registry.Profile{
 				PreEnqueue: []string{registry.DefaultPreemptionName},
+				PreFilter:  []string{"NodeName"},
 				Filter:     []string{"NodeName"},
 				PostFilter: []string{registry.DefaultPreemptionName},
 				Score:      []registry.WeightedPlugin{{Name: "ImageLocality", Weight: 1}},
@@ -920,7 +935,6 @@ func TestDecodeErrors(t *testing.T) {
 		{"placements", header + "percentageOfPlacementsToScore: 10\n", "percentageOfPlacementsToScore", 3, "unknown field"},
 		{"profile placements", header + "profiles:\n- schedulerName: a\n  percentageOfPlacementsToScore: 10\n", "profiles[0].percentageOfPlacementsToScore", 5, "unknown field"},
 		{"placementFeasible", header + "profiles:\n- schedulerName: a\n  plugins:\n    placementFeasible: {}\n", "profiles[0].plugins.placementFeasible", 6, "unknown field"},
-		{"podGroupPostFilter", header + "profiles:\n- schedulerName: a\n  plugins:\n    podGroupPostFilter: {}\n", "profiles[0].plugins.podGroupPostFilter", 6, "unknown field"},
 
 		// Profiles.
 		{"empty schedulerName", header + "profiles:\n- schedulerName: \"\"\n", "profiles[0].schedulerName", 4, "required"},
@@ -944,15 +958,17 @@ func TestDecodeErrors(t *testing.T) {
 		{"unknown plugin", prof("    filter:\n      enabled: [{name: NodeResourceFit}]\n"), "profiles[0].plugins.filter.enabled[0].name", 7, `unknown plugin "NodeResourceFit" (did you mean "NodeResourcesFit"?)`},
 		{"kube-scheduler plugin yardmaster lacks", prof("    multiPoint:\n      enabled: [{name: GangScheduling}]\n"), "profiles[0].plugins.multiPoint.enabled[0].name", 7, "does not implement"},
 		{"removed plugin", prof("    score:\n      enabled: [{name: NodeResourcesLeastAllocated, weight: 2}]\n"), "profiles[0].plugins.score.enabled[0].name", 7, "scoringStrategy: {type: LeastAllocated"},
-		{"plugin at a point it does not implement", prof("    score:\n      enabled: [{name: NodeUnschedulable}]\n"), "profiles[0].plugins.score.enabled[0].name", 7, `"NodeUnschedulable" does not implement score (it implements filter)`},
+		{"plugin at a point it does not implement", prof("    score:\n      enabled: [{name: NodeUnschedulable}]\n"), "profiles[0].plugins.score.enabled[0].name", 7, `"NodeUnschedulable" does not implement score (it implements preFilter, filter)`},
 		{"another queueSort", prof("    queueSort:\n      enabled: [{name: NodeResourcesFit}]\n"), "profiles[0].plugins.queueSort.enabled[0].name", 7, "yardmaster runs PrioritySort there"},
 		{"another bind", prof("    bind:\n      enabled: [{name: NodeName}]\n"), "profiles[0].plugins.bind.enabled[0].name", 7, "yardmaster runs DefaultBinder there"},
 		{"a reserve plugin", prof("    reserve:\n      enabled: [{name: NodeResourcesFit}]\n"), "profiles[0].plugins.reserve.enabled[0].name", 7, "does not implement reserve"},
-		// kube-scheduler's NodeName is a filter only, its ImageLocality a
-		// scorer only: yardmaster's steps there cannot be named.
-		{"NodeName at preFilter, as kube-scheduler refuses it", prof("    preFilter:\n      enabled: [{name: NodeName}]\n"), "profiles[0].plugins.preFilter.enabled[0].name", 7, `plugin "NodeName" does not implement preFilter (it implements filter)`},
+		// kube-scheduler's ImageLocality is a scorer only: yardmaster's
+		// step at preScore cannot be named, nor a point no plugin of the
+		// name has.
+		{"a scorer at preFilter, as kube-scheduler refuses it", prof("    preFilter:\n      enabled: [{name: NodeResourcesBalancedAllocation}]\n"), "profiles[0].plugins.preFilter.enabled[0].name", 7, `plugin "NodeResourcesBalancedAllocation" does not implement preFilter (it implements preScore, score)`},
 		{"ImageLocality at preScore, as kube-scheduler refuses it", prof("    multiPoint:\n      enabled: [{name: ImageLocality}]\n    preScore:\n      enabled: [{name: ImageLocality}]\n"), "profiles[0].plugins.preScore.enabled[0].name", 9, `plugin "ImageLocality" does not implement preScore (it implements score)`},
-		{"a filter at preEnqueue", prof("    preEnqueue:\n      enabled: [{name: NodeUnschedulable}]\n"), "profiles[0].plugins.preEnqueue.enabled[0].name", 7, `plugin "NodeUnschedulable" does not implement preEnqueue (it implements filter)`},
+		{"a filter at preEnqueue", prof("    preEnqueue:\n      enabled: [{name: NodeUnschedulable}]\n"), "profiles[0].plugins.preEnqueue.enabled[0].name", 7, `plugin "NodeUnschedulable" does not implement preEnqueue (it implements preFilter, filter)`},
+		{"a plugin at podGroupPostFilter", prof("    podGroupPostFilter:\n      enabled: [{name: DefaultPreemption}]\n"), "profiles[0].plugins.podGroupPostFilter.enabled[0].name", 7, `plugin "DefaultPreemption" cannot run at podGroupPostFilter: yardmaster does not implement pod-group scheduling`},
 		{"queueSort disabled", prof("    queueSort:\n      disabled: [{name: \"*\"}]\n"), "profiles[0].plugins.queueSort", 6, "PrioritySort is disabled"},
 		{"multiPoint emptied", prof("    multiPoint:\n      disabled: [{name: \"*\"}]\n"), "profiles[0].plugins.bind", 5, "DefaultBinder is disabled"},
 		{"enabled twice", prof("    filter:\n      enabled: [{name: NodeName}, {name: NodeName}]\n"), "profiles[0].plugins.filter.enabled[1].name", 7, "enabled twice"},
@@ -1115,10 +1131,11 @@ func TestKubeSchedulerIgnores(t *testing.T) {
 		},
 		warn: "profiles[0].pluginConfig[0].args", line: 10,
 	}, {
-		// kube-scheduler ignores a plugin disabled where it never is.
-		name: "NodeName disabled at preFilter",
-		file: prof("    preFilter:\n      disabled: [{name: NodeName}]\n"),
-		warn: "profiles[0].plugins.preFilter.disabled[0].name", line: 7,
+		// kube-scheduler ignores a plugin disabled where it never is
+		// (and it does not stop ImageLocality's own PreScore step).
+		name: "ImageLocality disabled at preScore",
+		file: prof("    preScore:\n      disabled: [{name: ImageLocality}]\n"),
+		warn: "profiles[0].plugins.preScore.disabled[0].name", line: 7,
 	}, {
 		name: "weight under disabled",
 		file: prof("    score:\n      disabled: [{name: NodeAffinity, weight: 2}]\n"),

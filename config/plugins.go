@@ -371,6 +371,10 @@ func checkSet(cat *catalog, point string, set *pluginSet, path string, p *proble
 		if point != registry.MultiPoint && !r.Implements(point) {
 			if builtin, ok := builtinPoints[point]; ok {
 				p.add(np, "%q cannot run at %s: yardmaster runs %s there, built in", pl.Name, point, builtin)
+			} else if podGroupPoints[point] {
+				// kube-scheduler's DefaultPreemption, say, is a
+				// podGroupPostFilter plugin; no plugin is one here.
+				p.add(np, "plugin %q cannot run at %s: yardmaster does not implement pod-group scheduling", pl.Name, point)
 			} else {
 				p.add(np, "plugin %q does not implement %s (it implements %s)", pl.Name, point, implementedPoints(r))
 			}

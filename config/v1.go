@@ -76,30 +76,36 @@ type fileProfile struct {
 	PluginConfig             []filePluginConfig `json:"pluginConfig,omitempty"`
 }
 
-// The pod-group extension points of kube-scheduler v1.36's v1 schema.
-// yardmaster has no plugin for them, so nothing can be enabled there.
+// The pod-group extension points of kube-scheduler v1.37's v1 schema
+// (podGroupPostFilter is new in v1.37). yardmaster has no plugin for them,
+// so nothing can be enabled there.
 const (
-	placementGenerate = "placementGenerate"
-	placementScore    = "placementScore"
+	placementGenerate  = "placementGenerate"
+	placementScore     = "placementScore"
+	podGroupPostFilter = "podGroupPostFilter"
 )
+
+// podGroupPoints are the pod-group extension points.
+var podGroupPoints = map[string]bool{placementGenerate: true, placementScore: true, podGroupPostFilter: true}
 
 // filePlugins holds a plugin set per extension point.
 type filePlugins struct {
-	PreEnqueue        pluginSet `json:"preEnqueue,omitzero"`
-	QueueSort         pluginSet `json:"queueSort,omitzero"`
-	PreFilter         pluginSet `json:"preFilter,omitzero"`
-	Filter            pluginSet `json:"filter,omitzero"`
-	PostFilter        pluginSet `json:"postFilter,omitzero"`
-	PreScore          pluginSet `json:"preScore,omitzero"`
-	Score             pluginSet `json:"score,omitzero"`
-	Reserve           pluginSet `json:"reserve,omitzero"`
-	Permit            pluginSet `json:"permit,omitzero"`
-	PreBind           pluginSet `json:"preBind,omitzero"`
-	Bind              pluginSet `json:"bind,omitzero"`
-	PostBind          pluginSet `json:"postBind,omitzero"`
-	MultiPoint        pluginSet `json:"multiPoint,omitzero"`
-	PlacementGenerate pluginSet `json:"placementGenerate,omitzero"`
-	PlacementScore    pluginSet `json:"placementScore,omitzero"`
+	PreEnqueue         pluginSet `json:"preEnqueue,omitzero"`
+	QueueSort          pluginSet `json:"queueSort,omitzero"`
+	PreFilter          pluginSet `json:"preFilter,omitzero"`
+	Filter             pluginSet `json:"filter,omitzero"`
+	PostFilter         pluginSet `json:"postFilter,omitzero"`
+	PreScore           pluginSet `json:"preScore,omitzero"`
+	Score              pluginSet `json:"score,omitzero"`
+	Reserve            pluginSet `json:"reserve,omitzero"`
+	Permit             pluginSet `json:"permit,omitzero"`
+	PreBind            pluginSet `json:"preBind,omitzero"`
+	Bind               pluginSet `json:"bind,omitzero"`
+	PostBind           pluginSet `json:"postBind,omitzero"`
+	MultiPoint         pluginSet `json:"multiPoint,omitzero"`
+	PlacementGenerate  pluginSet `json:"placementGenerate,omitzero"`
+	PlacementScore     pluginSet `json:"placementScore,omitzero"`
+	PodGroupPostFilter pluginSet `json:"podGroupPostFilter,omitzero"`
 }
 
 // pointSet is one extension point's plugin set with the point's name.
@@ -126,6 +132,7 @@ func (p *filePlugins) sets() []pointSet {
 		{registry.PostBind, &p.PostBind},
 		{placementGenerate, &p.PlacementGenerate},
 		{placementScore, &p.PlacementScore},
+		{podGroupPostFilter, &p.PodGroupPostFilter},
 		{registry.MultiPoint, &p.MultiPoint},
 	}
 }

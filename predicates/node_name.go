@@ -31,8 +31,10 @@ func NewNodeName() *NodeName { return &NodeName{} }
 func (*NodeName) Name() string { return NodeNameName }
 
 // PreFilter narrows the cycle to the named node, so that the other filters
-// run on one node instead of all of them, and returns Skip for a pod that
-// names no node.
+// run on one node instead of all of them, as kube-scheduler v1.37's NodeName
+// PreFilter does, and returns Skip for a pod that names no node (kube-
+// scheduler returns nothing and runs Filter, which then passes every node:
+// the same answer).
 func (*NodeName) PreFilter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	if pod.Spec.NodeName == "" {
 		return nil, framework.NewStatus(framework.Skip)

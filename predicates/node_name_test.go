@@ -80,9 +80,30 @@ func TestNodeNameFilter(t *testing.T) {
 	}
 }
 
+// kube-scheduler v1.37's NodeUnschedulable and TaintToleration are
+// PreFilter plugins whose PreFilter prepares nothing and skips no pod (but
+// one whose resize is deferred, behind an alpha gate): their filters run
+// for every pod, a cordoned or tainted node as much as any.
+func TestNodeLocalPreFiltersNeverSkip(t *testing.T) {
+	pods := map[string]*v1.Pod{
+		"plain":      schedtest.MakePod().Obj(),
+		"tolerating": schedtest.MakePod().Toleration(v1.TaintNodeUnschedulable, v1.TolerationOpExists, "", v1.TaintEffectNoSchedule).Obj(),
+		"named node": schedtest.MakePod().Node("n1").Obj(),
+	}
+	for _, pl := range []framework.PreFilterPlugin{predicates.NewNodeUnschedulable(), predicates.NewTaintToleration()} {
+		for name, pod := range pods {
+			state := framework.NewCycleState()
+			res, st := pl.PreFilter(context.Background(), state, pod, nil)
+			if res != nil || st != nil {
+				t.Errorf("%s PreFilter of the %s pod = (%v, %v), want (nil, nil)", pl.Name(), name, res, st.Message())
+			}
+		}
+	}
+}
+
 func TestReasonsMatchKubeScheduler(t *testing.T) {
 	// Users grep events for these strings: they must stay kube-scheduler
-	// v1.36's.
+	// v1.37's (unchanged since v1.36).
 	got := []string{
 		predicates.ReasonNodeUnschedulable,
 		predicates.ReasonNodeName,

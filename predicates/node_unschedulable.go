@@ -26,8 +26,9 @@ var unschedulableTaint = v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.Tai
 type NodeUnschedulable struct{}
 
 var (
-	_ framework.FilterPlugin = &NodeUnschedulable{}
-	_ framework.PodSigner    = &NodeUnschedulable{}
+	_ framework.PreFilterPlugin = &NodeUnschedulable{}
+	_ framework.FilterPlugin    = &NodeUnschedulable{}
+	_ framework.PodSigner       = &NodeUnschedulable{}
 )
 
 // NewNodeUnschedulable returns the filter.
@@ -35,6 +36,16 @@ func NewNodeUnschedulable() *NodeUnschedulable { return &NodeUnschedulable{} }
 
 // Name returns NodeUnschedulableName.
 func (*NodeUnschedulable) Name() string { return NodeUnschedulableName }
+
+// PreFilter has nothing to prepare and never skips. It is there because
+// kube-scheduler v1.37's NodeUnschedulable is a PreFilter plugin (its
+// PreFilter skips only pods whose in-place resize is deferred, behind the
+// alpha gate InPlacePodVerticalScalingSchedulerPreemption), so a file names
+// it at preFilter, and the default profile lists it there, as
+// kube-scheduler's does.
+func (*NodeUnschedulable) PreFilter(context.Context, *framework.CycleState, *v1.Pod, []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	return nil, nil
+}
 
 // Filter rejects a cordoned node, UnschedulableAndUnresolvable: evicting pods
 // does not uncordon it.

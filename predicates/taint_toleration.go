@@ -13,7 +13,7 @@ import (
 const TaintTolerationName = "TaintToleration"
 
 // ReasonUntoleratedTaint is the reason TaintToleration rejects a node with,
-// kube-scheduler v1.36's. It names no taint: a FailedScheduling event and a
+// kube-scheduler v1.37's. It names no taint: a FailedScheduling event and a
 // pod's PodScheduled condition are read by whoever may read the pod, and a
 // taint's key and value are the node's (kube-scheduler stopped naming them
 // in kubernetes#134740). `yardmaster explain`, which reads nodes with its
@@ -29,14 +29,27 @@ var untoleratedTaint = framework.NewStatus(framework.UnschedulableAndUnresolvabl
 // the score (priorities.TaintToleration).
 type TaintToleration struct{}
 
-var _ framework.FilterPlugin = &TaintToleration{}
-var _ framework.PodSigner = &TaintToleration{}
+var (
+	_ framework.PreFilterPlugin = &TaintToleration{}
+	_ framework.FilterPlugin    = &TaintToleration{}
+	_ framework.PodSigner       = &TaintToleration{}
+)
 
 // NewTaintToleration returns the filter.
 func NewTaintToleration() *TaintToleration { return &TaintToleration{} }
 
 // Name returns TaintTolerationName.
 func (*TaintToleration) Name() string { return TaintTolerationName }
+
+// PreFilter has nothing to prepare and never skips. It is there because
+// kube-scheduler v1.37's TaintToleration is a PreFilter plugin (its
+// PreFilter skips only pods whose in-place resize is deferred, behind the
+// alpha gate InPlacePodVerticalScalingSchedulerPreemption), so a file names
+// it at preFilter, and the default profile lists it there, as
+// kube-scheduler's does.
+func (*TaintToleration) PreFilter(context.Context, *framework.CycleState, *v1.Pod, []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	return nil, nil
+}
 
 // Filter rejects a node that has an untolerated NoSchedule or NoExecute
 // taint, UnschedulableAndUnresolvable: evicting pods removes no taint.

@@ -29,6 +29,8 @@ func TestProfileSteps(t *testing.T) {
 		preEnqueue          int
 		preempts            bool
 	}{{
+		// NodeName's PreFilter is a point since kube-scheduler v1.37:
+		// listed at filter only, it does not run at preFilter.
 		name: "steps of plugins placed at the points they serve",
 		p: registry.Profile{
 			Filter:     []string{"NodeName"},
@@ -36,9 +38,8 @@ func TestProfileSteps(t *testing.T) {
 			PreEnqueue: []string{registry.DefaultPreemptionName},
 			PostFilter: []string{registry.DefaultPreemptionName},
 		},
-		preFilter: []string{"NodeName"},
-		preScore:  []string{"ImageLocality"},
-		preempts:  true,
+		preScore: []string{"ImageLocality"},
+		preempts: true,
 	}, {
 		name: "no steps of plugins not placed",
 		p: registry.Profile{
@@ -49,7 +50,7 @@ func TestProfileSteps(t *testing.T) {
 	}, {
 		name:       "the default profile",
 		p:          registry.DefaultProfile("s"),
-		preFilter:  []string{"NodeName", "NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DynamicResources", "NodeDeclaredFeatures"},
+		preFilter:  []string{"NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DynamicResources", "NodeDeclaredFeatures"},
 		preScore:   []string{"ImageLocality", "TaintToleration", "NodeAffinity", "NodeResourcesFit", "VolumeBinding", "PodTopologySpread", "InterPodAffinity", "NodeResourcesBalancedAllocation"},
 		preEnqueue: 1, // DynamicResources
 		preempts:   true,

@@ -28,16 +28,18 @@ const (
 	TaintTolerationName = predicates.TaintTolerationName
 )
 
-// DefaultPlugins is kube-scheduler's default multiPoint plugin list, in
-// order, with its score weights, limited to the plugins yardmaster has.
-// Filters run in this order, cheapest first: a node rejected by a cheap
-// check never reaches the resource arithmetic.
+// DefaultPlugins is kube-scheduler v1.37's default multiPoint plugin list,
+// in order, with its score weights, limited to the plugins yardmaster has
+// (pkg/scheduler/apis/config/v1, default_plugins.go). Filters run in this
+// order, cheapest first: a node rejected by a cheap check never reaches
+// the resource arithmetic. NodeName comes before NodeUnschedulable since
+// v1.37: a pod that names its node is judged there first.
 func DefaultPlugins() []WeightedPlugin {
 	return []WeightedPlugin{
 		{Name: SchedulingGatesName},
 		{Name: PrioritySortName},
-		{Name: predicates.NodeUnschedulableName},
 		{Name: predicates.NodeNameName},
+		{Name: predicates.NodeUnschedulableName},
 		{Name: predicates.TaintTolerationName, Weight: 3},
 		{Name: predicates.NodeAffinityName, Weight: 2},
 		{Name: predicates.NodePortsName},
@@ -55,9 +57,9 @@ func DefaultPlugins() []WeightedPlugin {
 		{Name: priorities.BalancedAllocationName, Weight: 1},
 		{Name: priorities.ImageLocalityName, Weight: 1},
 		{Name: DefaultBinderName},
-		// Appended by kube-scheduler v1.36 while its feature gate
-		// NodeDeclaredFeatures (beta, on by default) is on: its filter
-		// runs last.
+		// Appended by kube-scheduler while its feature gate
+		// NodeDeclaredFeatures (GA and locked on in v1.37) is on: its
+		// filter runs last.
 		{Name: predicates.NodeDeclaredFeaturesName},
 	}
 }
@@ -157,21 +159,20 @@ func coreRegistrations() []Registration {
 			},
 		},
 		{
+			// kube-scheduler v1.37's NodeUnschedulable, NodeName and
+			// TaintToleration are PreFilter plugins too.
 			Name:   predicates.NodeUnschedulableName,
-			Points: []string{Filter},
+			Points: []string{PreFilter, Filter},
 			New:    noArgs(func() framework.Plugin { return predicates.NewNodeUnschedulable() }),
 		},
 		{
 			Name:   predicates.NodeNameName,
-			Points: []string{Filter},
-			// kube-scheduler's NodeName is a filter only; yardmaster's
-			// narrows the cycle to the named node first.
-			Steps: map[string]string{PreFilter: Filter},
-			New:   noArgs(func() framework.Plugin { return predicates.NewNodeName() }),
+			Points: []string{PreFilter, Filter},
+			New:    noArgs(func() framework.Plugin { return predicates.NewNodeName() }),
 		},
 		{
 			Name:   predicates.TaintTolerationName,
-			Points: []string{Filter, PreScore, Score},
+			Points: []string{PreFilter, Filter, PreScore, Score},
 			New: func(any, framework.Handle) ([]framework.Plugin, error) {
 				return []framework.Plugin{predicates.NewTaintToleration(), priorities.NewTaintToleration()}, nil
 			},

@@ -10,17 +10,19 @@ import (
 )
 
 // A file may name each of kube-scheduler's in-tree plugins exactly where
-// kube-scheduler v1.36.3 accepts it: the points its plugin implements
-// (found by starting kube-scheduler with each plugin enabled at each
-// point). GangScheduling, TopologyPlacementGenerator and PodGroupPodsCount
-// are not in yardmaster.
+// kube-scheduler v1.37.2 accepts it: the points its plugin implements
+// (its `var _ fwk.XPlugin` checks; v1.37 made NodeUnschedulable, NodeName
+// and TaintToleration PreFilter plugins). GangScheduling,
+// TopologyPlacementGenerator, PodGroupPodsCount and DeferredPodScheduling
+// are not in yardmaster, nor is the pod-group point podGroupPostFilter
+// (DynamicResources and DefaultPreemption implement it).
 func TestKubeSchedulerPoints(t *testing.T) {
 	kube := map[string][]string{
 		"PrioritySort":                    {QueueSort},
 		"SchedulingGates":                 {PreEnqueue},
-		"NodeUnschedulable":               {Filter},
-		"NodeName":                        {Filter},
-		"TaintToleration":                 {Filter, PreScore, Score},
+		"NodeUnschedulable":               {PreFilter, Filter},
+		"NodeName":                        {PreFilter, Filter},
+		"TaintToleration":                 {PreFilter, Filter, PreScore, Score},
 		"NodeAffinity":                    {PreFilter, Filter, PreScore, Score},
 		"NodePorts":                       {PreFilter, Filter},
 		"NodeResourcesFit":                {PreFilter, Filter, PreScore, Score},
@@ -60,25 +62,27 @@ func TestRunAt(t *testing.T) {
 		point string
 		want  []string
 	}{{
-		name:  "NodeName at filter runs its PreFilter step first",
-		p:     Profile{PreFilter: []string{"NodePorts"}, Filter: []string{"NodePorts", "NodeName"}},
-		point: PreFilter,
-		want:  []string{"NodeName", "NodePorts"},
-	}, {
-		name:  "NodeName not at filter: no step",
-		p:     Profile{PreFilter: []string{"NodePorts"}, Filter: []string{"NodePorts"}},
-		point: PreFilter,
-		want:  []string{"NodePorts"},
-	}, {
 		name:  "ImageLocality scoring runs its PreScore step",
 		p:     Profile{PreScore: []string{"TaintToleration"}, Score: []WeightedPlugin{{Name: "TaintToleration", Weight: 3}, {Name: "ImageLocality", Weight: 1}}},
 		point: PreScore,
 		want:  []string{"ImageLocality", "TaintToleration"},
 	}, {
-		name:  "no step at filter",
-		p:     Profile{Filter: []string{"NodeName"}},
-		point: Filter,
-		want:  []string{"NodeName"},
+		name:  "ImageLocality not scoring: no step",
+		p:     Profile{PreScore: []string{"TaintToleration"}, Score: []WeightedPlugin{{Name: "TaintToleration", Weight: 3}}},
+		point: PreScore,
+		want:  []string{"TaintToleration"},
+	}, {
+		// NodeName's PreFilter is a point since kube-scheduler v1.37
+		// made it one: it runs where the profile lists it, not as a step.
+		name:  "NodeName at filter only: no PreFilter",
+		p:     Profile{PreFilter: []string{"NodePorts"}, Filter: []string{"NodePorts", "NodeName"}},
+		point: PreFilter,
+		want:  []string{"NodePorts"},
+	}, {
+		name:  "no step at score",
+		p:     Profile{Score: []WeightedPlugin{{Name: "ImageLocality", Weight: 1}}},
+		point: Score,
+		want:  []string{"ImageLocality"},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -90,10 +94,10 @@ func TestRunAt(t *testing.T) {
 
 	// The default profile runs what it ran when the steps were points.
 	def := DefaultProfile("s")
-	if slices.Contains(def.PreFilter, "NodeName") || slices.Contains(def.PreScore, "ImageLocality") {
-		t.Errorf("the default profile lists steps: preFilter %v, preScore %v", def.PreFilter, def.PreScore)
+	if slices.Contains(def.PreScore, "ImageLocality") {
+		t.Errorf("the default profile lists a step: preScore %v", def.PreScore)
 	}
-	if got := reg.RunAt(&def, PreFilter); got[0] != "NodeName" || !slices.Equal(got[1:], def.PreFilter) {
+	if got := reg.RunAt(&def, PreFilter); got[0] != "NodeName" || !slices.Equal(got, def.PreFilter) {
 		t.Errorf("default preFilter runs %v", got)
 	}
 	if got := reg.RunAt(&def, PreScore); got[0] != "ImageLocality" || !slices.Equal(got[1:], def.PreScore) {

@@ -226,8 +226,21 @@ profiles:
 	{name: "disabled where not implemented", file: `
 profiles:
 - plugins:
+    preScore:
+      disabled: [{name: ImageLocality}]
+`},
+	{name: "NodeName disabled at preFilter", file: `
+profiles:
+- plugins:
     preFilter:
       disabled: [{name: NodeName}]
+`},
+	{name: "the node-local filters at preFilter", file: `
+profiles:
+- plugins:
+    preFilter:
+      disabled: [{name: "*"}]
+      enabled: [{name: TaintToleration}, {name: NodeName}, {name: NodeUnschedulable}]
 `},
 	{name: "preEnqueue disabled", file: `
 profiles:
@@ -392,6 +405,8 @@ profiles:
     placementGenerate:
       disabled: [{name: "*"}]
     placementScore:
+      disabled: [{name: "*"}]
+    podGroupPostFilter:
       disabled: [{name: "*"}]
 `},
 	{name: "args of yardmaster's own plugin", file: `
@@ -911,7 +926,13 @@ profiles:
 - plugins:
     preFilter:
       enabled: [{name: NodeName}]
-`, refused: "profiles[0].plugins.preFilter.enabled[0].name", kubeSays: `plugin "NodeName" does not extend PreFilterPlugin`},
+`},
+	{name: "ImageLocality at preFilter", file: `
+profiles:
+- plugins:
+    preFilter:
+      enabled: [{name: ImageLocality}]
+`, refused: "profiles[0].plugins.preFilter.enabled[0].name", kubeSays: `plugin "ImageLocality" does not extend PreFilterPlugin`},
 	{name: "plugin twice at a point", file: `
 profiles:
 - plugins:
@@ -1428,6 +1449,12 @@ profiles:
     placementScore:
       enabled: [{name: PodGroupPodsCount}]
 `, refused: "profiles[0].plugins.placementScore.enabled[0].name", deliberate: "pod-group scheduling is not implemented"},
+	{name: "DefaultPreemption at podGroupPostFilter", file: `
+profiles:
+- plugins:
+    podGroupPostFilter:
+      enabled: [{name: DefaultPreemption}]
+`, refused: "profiles[0].plugins.podGroupPostFilter.enabled[0].name", deliberate: "pod-group scheduling is not implemented"},
 	{name: "NodeResourcesFit at placementScore", file: `
 profiles:
 - plugins:

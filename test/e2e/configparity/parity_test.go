@@ -1,5 +1,5 @@
 // Package configparity checks that yardmaster reads KubeSchedulerConfiguration
-// files as kube-scheduler v1.36 does, against the real kube-scheduler binary
+// files as kube-scheduler v1.37 does, against the real kube-scheduler binary
 // (bin/kube-scheduler, which make builds before the e2e tests).
 //
 // Each file of the corpus (cases_test.go) goes to both:
@@ -237,17 +237,19 @@ func runKubeScheduler(t *testing.T, bin, path string) ([]byte, error) {
 // kube-scheduler's order.
 var points = []string{"preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score", "reserve", "permit", "preBind", "bind", "postBind"}
 
-// kubePoints are the extension points each of kube-scheduler v1.36.3's
+// kubePoints are the extension points each of kube-scheduler v1.37.2's
 // plugins that both schedulers have implements: the interfaces its type
 // satisfies (pkg/scheduler/framework/plugins, the `var _ fwk.XPlugin`
 // checks). kube-scheduler writes the merged multiPoint list, not what it
 // expands to; the test expands it with this table, as its framework does.
+// The pod-group point podGroupPostFilter (DynamicResources and
+// DefaultPreemption implement it) is not compared: yardmaster has none.
 var kubePoints = map[string][]string{
 	"SchedulingGates":                 {"preEnqueue"},
 	"PrioritySort":                    {"queueSort"},
-	"NodeUnschedulable":               {"filter"},
-	"NodeName":                        {"filter"},
-	"TaintToleration":                 {"filter", "preScore", "score"},
+	"NodeUnschedulable":               {"preFilter", "filter"},
+	"NodeName":                        {"preFilter", "filter"},
+	"TaintToleration":                 {"preFilter", "filter", "preScore", "score"},
 	"NodeAffinity":                    {"preFilter", "filter", "preScore", "score"},
 	"NodePorts":                       {"preFilter", "filter"},
 	"NodeResourcesFit":                {"preFilter", "filter", "preScore", "score"},
@@ -266,7 +268,7 @@ var kubePoints = map[string][]string{
 }
 
 // kubeArgs are the plugins both schedulers have that take args in
-// kube-scheduler v1.36.3 (its v1 *Args types).
+// kube-scheduler v1.37.2 (its v1 *Args types).
 var kubeArgs = []string{"DefaultPreemption", "DynamicResources", "InterPodAffinity", "NodeAffinity",
 	"NodeResourcesBalancedAllocation", "NodeResourcesFit", "PodTopologySpread", "VolumeBinding"}
 
