@@ -1347,7 +1347,40 @@ profiles:
   - name: VolumeBinding
     args:
       shape: [{utilization: 0, score: 0}, {utilization: 100, score: 10}]
-`, refused: "profiles[0].pluginConfig[0].args.shape", kubeOnly: "yardmaster scores with shape; kube-scheduler needs its alpha StorageCapacityScoring gate"},
+`},
+	{name: "volume binding empty shape is the default", file: `
+profiles:
+- pluginConfig:
+  - name: VolumeBinding
+    args: {shape: []}
+`},
+	{name: "volume binding null shape is the default", file: `
+profiles:
+- pluginConfig:
+  - name: VolumeBinding
+    args: {shape: null, bindTimeoutSeconds: 30}
+`},
+	{name: "volume binding shape of one point", file: `
+profiles:
+- pluginConfig:
+  - name: VolumeBinding
+    args:
+      shape: [{utilization: 50, score: 3}]
+`},
+	{name: "volume binding shape score 11", file: `
+profiles:
+- pluginConfig:
+  - name: VolumeBinding
+    args:
+      shape: [{utilization: 0, score: 10}, {utilization: 100, score: 11}]
+`, refused: "profiles[0].pluginConfig[0].args.shape[1].score", kubeSays: "shape[1].score"},
+	{name: "volume binding shape unsorted", file: `
+profiles:
+- pluginConfig:
+  - name: VolumeBinding
+    args:
+      shape: [{utilization: 100, score: 0}, {utilization: 0, score: 10}]
+`, refused: "profiles[0].pluginConfig[0].args.shape[1].utilization", kubeSays: "shape[1].utilization"},
 	{name: "dynamic resources negative filter timeout", file: `
 profiles:
 - pluginConfig:
