@@ -41,7 +41,7 @@ func newDRAWorld(t *testing.T, nodes int, objects ...runtime.Object) *draWorld {
 		w.nodes = append(w.nodes, schedtest.MakeNode().Name(fmt.Sprintf("n%d", i)).Capacity("8", "16Gi", 110).Obj())
 	}
 	w.h = fakehandle.New(cache.NewSnapshotFromNodes(w.nodes, nil))
-	m, err := NewManager(w.h.Factory, nil, nil, nil)
+	m, err := NewManager(w.h.Factory, ManagerOptions{}, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,8 +174,8 @@ func TestFilterAllocatesFromTheNodesDevices(t *testing.T) {
 		{"two", map[string]string{"n1": cannot, "n2": cannot, "n3": cannot}},
 		{"bad-cel", map[string]string{
 			"n1": cannot,
-			"n2": "Error: claim default/bad-cel: selector #0: CEL runtime error: no such key: missing",
-			"n3": "Error: claim default/bad-cel: selector #0: CEL runtime error: no such key: missing",
+			"n2": "Error: claim default/bad-cel: selector #0 on device gpu.example.com/n2/gpu-0: CEL runtime error: no such key: missing. consider using CEL optional chaining (.? followed by orValue()) or guarding the check with has() for optional fields",
+			"n3": "Error: claim default/bad-cel: selector #0 on device gpu.example.com/n3/gpu-0: CEL runtime error: no such key: missing. consider using CEL optional chaining (.? followed by orValue()) or guarding the check with has() for optional fields",
 		}},
 		{"no-compile", map[string]string{
 			"n1": cannot,

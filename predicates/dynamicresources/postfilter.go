@@ -34,7 +34,8 @@ var defaultBackgroundRetry = wait.Backoff{Duration: time.Second, Factor: 2, Step
 // earlier attempt is deleted. kube-scheduler writes in PostFilter; here the
 // write goes to the background (the scheduling cycle never waits on the
 // API) and its event brings the pod back. The messages are
-// kube-scheduler's.
+// kube-scheduler v1.37's: a PostFilter that did nothing says nothing (the
+// pod's message goes on to preemption's).
 func (pl *DynamicResources) PostFilter(_ context.Context, cs *framework.CycleState, pod *v1.Pod) *framework.Status {
 	s, err := readState(cs)
 	if err != nil {
@@ -45,7 +46,7 @@ func (pl *DynamicResources) PostFilter(_ context.Context, cs *framework.CycleSta
 		return framework.AsStatus(errStateNotFound)
 	}
 	if s.empty() {
-		return framework.NewStatus(framework.Unschedulable, "no new claims to deallocate")
+		return framework.NewStatus(framework.Unschedulable)
 	}
 	ext := s.extendedClaim()
 	for i := range s.unavailable {
@@ -67,7 +68,7 @@ func (pl *DynamicResources) PostFilter(_ context.Context, cs *framework.CycleSta
 		pl.inBackground(claim.Namespace+"/"+claim.Name, func(ctx context.Context) error { return pl.deleteClaim(ctx, claim) })
 		return framework.NewStatus(framework.Unschedulable, "deletion of ResourceClaim completed")
 	}
-	return framework.NewStatus(framework.Unschedulable, "still not schedulable")
+	return framework.NewStatus(framework.Unschedulable)
 }
 
 // deallocate clears the claim's allocation and reservations in the
