@@ -22,7 +22,7 @@ const ReasonNodeDeclaredFeatures = "node(s) didn't match Pod's required features
 // yardmaster reproduces. NodeDeclaredFeatures infers a pod's required
 // features for it: a feature whose MaxVersion is older is no longer
 // required of nodes (every node in the version skew has it).
-const KubeSchedulerVersion = "v1.36.3"
+const KubeSchedulerVersion = "v1.37.2"
 
 // nodeDeclaredFeaturesStateKey is where PreFilter leaves the pod's
 // required features.
@@ -41,10 +41,10 @@ func (s *nodeDeclaredFeaturesState) Clone() framework.StateData { return s }
 // host networking in a user namespace, ...): a node must list each of them
 // in status.declaredFeatures. Which features a pod needs is
 // component-helpers' nodedeclaredfeatures inference, the one kube-scheduler
-// v1.36 and the kubelet's admission use, so that the three agree.
+// v1.37 and the kubelet's admission use, so that the three agree.
 //
-// kube-scheduler v1.36 runs it by default (feature gate NodeDeclaredFeatures,
-// beta), last in the filter order.
+// kube-scheduler v1.37 always runs it (feature gate NodeDeclaredFeatures, GA
+// and locked on), last in the filter order.
 type NodeDeclaredFeatures struct {
 	features *ndf.Framework
 	version  *version.Version
