@@ -266,7 +266,7 @@ func podRequestsOnNode(pod *v1.Pod) (requests Resource, nonZero NonZeroResource)
 // two, plus the overhead.
 func containerRequests(pod *v1.Pod, opts resourcehelper.PodResourcesOptions, nonZero bool) (Resource, bool) {
 	if opts.SkipContainerLevelResources || opts.UseDRANodeAllocatableResourceClaimStatus ||
-		opts.Reuse != nil || opts.ContainerFn != nil || nonZero != (len(opts.NonMissingContainerRequests) > 0) {
+		opts.Reuse != nil || nonZero != (len(opts.NonMissingContainerRequests) > 0) {
 		return Resource{}, false
 	}
 	if !opts.SkipPodLevelResources && resourcehelper.IsPodLevelRequestsSet(pod) {
