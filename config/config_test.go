@@ -466,7 +466,7 @@ func TestPluginResolution(t *testing.T) {
 		name: "kube-scheduler plugins yardmaster lacks may be disabled; DefaultPreemption is accepted",
 		plugins: `
     multiPoint:
-      disabled: [{name: GangScheduling}, {name: SelectorSpread}]
+      disabled: [{name: GangScheduling}, {name: DeferredPodScheduling}, {name: SelectorSpread}]
     postFilter:
       enabled: [{name: DefaultPreemption}]
     preEnqueue:

@@ -39,7 +39,10 @@ const wildcard = "*"
 // does not have (until a Registration adds them; the registry is asked
 // first). Disabling one is accepted: it is not running. Enabling one is an
 // error that says it is not implemented rather than "unknown".
-var kubeSchedulerPlugins = []string{"GangScheduling"}
+// DeferredPodScheduling is kube-scheduler v1.37's, for pods whose in-place
+// resize is deferred (alpha gate InPlacePodVerticalScalingSchedulerPreemption,
+// off by default: the plugin then does nothing).
+var kubeSchedulerPlugins = []string{"GangScheduling", "DeferredPodScheduling"}
 
 // removedPlugins are plugins kube-scheduler has removed, with what to do
 // instead. Disabling one is accepted; anything else is an error carrying

@@ -1457,6 +1457,18 @@ profiles:
     multiPoint:
       enabled: [{name: GangScheduling}]
 `, refused: "profiles[0].plugins.multiPoint.enabled[0].name", deliberate: "pod-group scheduling is not implemented"},
+	{name: "deferred pod scheduling", file: `
+profiles:
+- plugins:
+    multiPoint:
+      enabled: [{name: DeferredPodScheduling}]
+`, refused: "profiles[0].plugins.multiPoint.enabled[0].name", deliberate: "resize-deferred pods are not scheduled (kube-scheduler's plugin does nothing unless an alpha gate is on)"},
+	{name: "deferred pod scheduling disabled", file: `
+profiles:
+- plugins:
+    filter:
+      disabled: [{name: DeferredPodScheduling}]
+`},
 	{name: "content type", file: "clientConnection: {contentType: application/yaml}\n", refused: "clientConnection.contentType", deliberate: "yardmaster's clients speak protobuf or JSON"},
 	{name: "lease name from a profile name", file: "profiles:\n- schedulerName: Not_A_Lease\n", refused: "leaderElection.resourceName", deliberate: "the default lease name is the first profile's name, and must be a valid name"},
 	{name: "renew deadline within jitter of retry", file: "leaderElection: {leaseDuration: 15s, renewDeadline: 2s, retryPeriod: 2s}\n", refused: "leaderElection.renewDeadline", deliberate: "client-go's leader elector refuses it once kube-scheduler starts"},
