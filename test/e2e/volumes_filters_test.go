@@ -103,6 +103,36 @@ func (r *volumeRun) publishesCapacity() {
 	})
 }
 
+// requiresDriver makes the CSIDriver of the test's provisioner, which asks
+// that pods with its volumes go only to nodes whose CSINode lists it
+// (preventPodSchedulingIfMissing, VolumeLimitScaling).
+func (r *volumeRun) requiresDriver() {
+	e := r.e
+	e.t.Helper()
+	d := schedtest.MakeCSIDriver(r.provisionerName(), false)
+	d.Spec.PreventPodSchedulingIfMissing = new(true)
+	if _, err := e.client.StorageV1().CSIDrivers().Create(e.ctx, d, metav1.CreateOptions{}); err != nil {
+		e.t.Fatalf("create CSIDriver %s: %v", d.Name, err)
+	}
+	e.t.Cleanup(func() {
+		_ = e.client.StorageV1().CSIDrivers().Delete(context.Background(), d.Name, metav1.DeleteOptions{})
+	})
+}
+
+// csiNodeOfOtherDriver makes the CSINode of node, which lists another CSI
+// driver than the test's provisioner.
+func (r *volumeRun) csiNodeOfOtherDriver(node string) {
+	e := r.e
+	e.t.Helper()
+	cn := schedtest.MakeCSINode(e.ns+"-"+node, map[string]int32{"other." + e.ns + ".yardmaster.io": -1})
+	if _, err := e.client.StorageV1().CSINodes().Create(e.ctx, cn, metav1.CreateOptions{}); err != nil {
+		e.t.Fatalf("create CSINode %s: %v", cn.Name, err)
+	}
+	e.t.Cleanup(func() {
+		_ = e.client.StorageV1().CSINodes().Delete(context.Background(), cn.Name, metav1.DeleteOptions{})
+	})
+}
+
 // capacity publishes the storage of class in zone: capacity and, when
 // not empty, maximumVolumeSize.
 func (r *volumeRun) capacity(name, class, zone, capacity, maxVolume string) {
@@ -179,7 +209,7 @@ func (r *volumeRun) blockClaims() {
 	r.claimsBlocked = true
 }
 
-// yardmaster and kube-scheduler v1.36 agree on the volume filters beyond
+// yardmaster and kube-scheduler v1.37 agree on the volume filters beyond
 // finding volumes for WaitForFirstConsumer claims: bound volumes' node
 // affinity and zone labels, ReadWriteOncePod, CSI attach limits, storage
 // capacity, generic ephemeral volumes, and claims that cannot be used.
@@ -249,6 +279,25 @@ func TestVolumeFiltersMatchKubeScheduler(t *testing.T) {
 			}
 		},
 		steps: [][]string{{"p1:c1,c2"}, {"p2:c3,c4"}, {"p3:c1,c5"}},
+	}, {
+		// The driver's CSIDriver asks to be installed where its volumes
+		// go (VolumeLimitScaling, beta and on in v1.37): a lists it, b's
+		// CSINode lists another driver, c has none. The second pod also
+		// needs b's local volume: it fits nowhere, for a reason per node.
+		name:  "a CSI driver that must be installed",
+		nodes: map[string]string{"a": "z1", "b": "z1", "c": "z1"},
+		storage: func(r *volumeRun) {
+			r.provisionedClass("csi")
+			r.localClass("local")
+			r.requiresDriver()
+			r.csiNode("a", 8)
+			r.csiNodeOfOtherDriver("b")
+			r.localVolume("b-disk", "local", "b", "10Gi")
+			r.volumeClaim("c1", "csi", "1Gi")
+			r.volumeClaim("c2", "csi", "1Gi")
+			r.volumeClaim("disk", "local", "1Gi")
+		},
+		steps: [][]string{{"p1:c1"}, {"p2:c2,disk"}},
 	}, {
 		// The driver publishes capacity: 10Gi in z1, volumes of at most
 		// 2Gi in z2, nothing in z3.
