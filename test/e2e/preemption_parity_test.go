@@ -88,11 +88,13 @@ type lowSpec struct {
 	labels   map[string]string
 }
 
-// outcome is what a scheduler did: where the high pod went and which pods
-// it evicted (node names without the namespace prefix).
+// outcome is what a scheduler did: where the high pod went, which pods
+// it evicted, and the FailedScheduling message it wrote for the high pod
+// before its preemption (node names without the namespace prefix).
 type outcome struct {
 	node    string
 	evicted []string
+	message string
 }
 
 // runPreemptionCase plays c with the given scheduler and returns what
@@ -136,6 +138,7 @@ func runPreemptionCase(t *testing.T, c preemptionCase, kube bool) outcome {
 	node := e.waitBound(60*time.Second, "high")["high"]
 	var out outcome
 	out.node = node[len(e.ns)+1:]
+	out.message = strings.ReplaceAll(e.waitFailedScheduling("high", "preemption: "), e.ns+"-", "")
 	for _, l := range c.low {
 		_, err := e.client.CoreV1().Pods(e.ns).Get(e.ctx, l.name, metav1.GetOptions{})
 		switch {
@@ -149,8 +152,10 @@ func runPreemptionCase(t *testing.T, c preemptionCase, kube bool) outcome {
 	return out
 }
 
-// yardmaster and kube-scheduler v1.36, given the same cluster, evict the
-// same pods and place the preemptor on the same node.
+// yardmaster and kube-scheduler v1.37, given the same cluster, evict the
+// same pods, place the preemptor on the same node, and tell it so in the
+// same words ("... preemption: found a potential placement for pod on
+// node a, preempting 1 victims").
 func TestPreemptionMatchesKubeScheduler(t *testing.T) {
 	highPod := func(cpu string) func(e *env) *schedtest.PodWrapper {
 		return func(e *env) *schedtest.PodWrapper { return e.pod("high").Req(cpu, "") }
@@ -199,6 +204,9 @@ func TestPreemptionMatchesKubeScheduler(t *testing.T) {
 			if got.node != want.node || !slices.Equal(got.evicted, want.evicted) {
 				t.Errorf("yardmaster put high on %s evicting %v; kube-scheduler on %s evicting %v",
 					got.node, got.evicted, want.node, want.evicted)
+			}
+			if got.message != want.message {
+				t.Errorf("yardmaster told high %q; kube-scheduler %q", got.message, want.message)
 			}
 			if len(want.evicted) == 0 {
 				t.Errorf("kube-scheduler evicted nothing: the case does not test preemption")
