@@ -64,3 +64,43 @@ func TestNamespaceSelectorMatchesKubeScheduler(t *testing.T) {
 		return outcome
 	})
 }
+
+// A pod with two anti-affinity terms, kept off the only node by a pod
+// matching one of them, is retried as soon as that pod is deleted: the
+// InterPodAffinity hint of kube-scheduler v1.37 asks whether the deleted
+// pod matched any term (v1.36 asked for all, and left the pod parked
+// until the 5-minute flush). yardmaster and kube-scheduler agree.
+func TestAntiAffinityHintMatchesKubeScheduler(t *testing.T) {
+	sideBySide(t, func(t *testing.T, kube bool) string {
+		e := newEnv(t)
+		e.addNode(e.node("a").Capacity("1", "2Gi", 110).Label(v1.LabelHostname, e.ns+"-a"))
+		web := e.pod("web").Label("app", "web").Req("100m", "")
+		web.Spec.NodeName = e.ns + "-a"
+		web.Spec.TerminationGracePeriodSeconds = ptr(int64(0))
+		e.createPod(web)
+		if kube {
+			e.startKubeScheduler()
+		} else {
+			e.startScheduler()
+		}
+		e.createPod(e.pod("p").Req("100m", "").
+			RequiredPodAntiAffinity(schedtest.MakePodAffinityTerm(v1.LabelHostname).MatchLabel("app", "web").Obj()).
+			RequiredPodAntiAffinity(schedtest.MakePodAffinityTerm(v1.LabelHostname).MatchLabel("app", "db").Obj()))
+		e.waitFailedScheduling("p", "didn't match pod anti-affinity rules")
+		zero := int64(0)
+		if err := e.client.CoreV1().Pods(e.ns).Delete(e.ctx, "web", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+			t.Fatal(err)
+		}
+		// Well short of the 5-minute flush, longer than any backoff.
+		outcome := "pending"
+		_ = wait.PollUntilContextTimeout(e.ctx, 100*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
+			p, err := e.client.CoreV1().Pods(e.ns).Get(ctx, "p", metav1.GetOptions{})
+			if err != nil || p.Spec.NodeName == "" {
+				return false, nil
+			}
+			outcome = "bound to " + strings.TrimPrefix(p.Spec.NodeName, e.ns+"-")
+			return true, nil
+		})
+		return outcome
+	})
+}
