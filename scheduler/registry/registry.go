@@ -42,17 +42,18 @@ type Registration struct {
 	// Points are the extension points the plugin implements as a
 	// configuration file sees it: where a file may name it, and where
 	// multiPoint places it. For kube-scheduler's in-tree plugins they are
-	// exactly the points kube-scheduler v1.36's plugin implements, so that
+	// exactly the points kube-scheduler v1.37's plugin implements, so that
 	// a file means the same to both (kube-scheduler refuses a plugin named
 	// at a point it does not implement).
 	Points []string
 	// Steps are extension points where yardmaster runs the plugin although
 	// a file cannot name it there: a step of the plugin's own, run at the
 	// step's point (the key) wherever the profile runs the plugin at the
-	// point it serves (the value). NodeName narrows the cycle to the named
-	// node in a PreFilter step of its filter, say, where kube-scheduler's
-	// NodeName is a filter only. Only preFilter and preScore take steps:
-	// their plugins prepare and add nothing up.
+	// point it serves (the value). ImageLocality reads the pod's image
+	// names once in a PreScore step of its scorer, say, where
+	// kube-scheduler's ImageLocality is a Score plugin only. Only
+	// preFilter and preScore take steps: their plugins prepare and add
+	// nothing up.
 	Steps map[string]string
 	// NewArgs returns the plugin's default arguments as a pointer to its args
 	// type (the decoder fills it from pluginConfig); nil for plugins without
@@ -156,9 +157,8 @@ func (p *Profile) Plugins() []string {
 // RunAt returns the plugins that run at point in profile p: first the steps
 // there (Registration.Steps) of the plugins p runs at the point each step
 // serves, in that point's order, then the plugins p lists at point. Steps
-// come first because they only prepare their own plugin and the cheapest
-// of them narrow the cycle (NodeName's PreFilter), as they did in the
-// default profile when they were configured points.
+// come first because they only prepare their own plugin, as they did in
+// the default profile when they were configured points.
 func (reg Registry) RunAt(p *Profile, point string) []string {
 	listed := p.at(point)
 	var steps []string
