@@ -123,10 +123,11 @@ func buildPlugins(t *testing.T) []builtPlugin {
 	names = append(names, others...)
 
 	h := fakehandle.New(cache.NewSnapshotFromNodes(nil, nil))
-	dra, _, err := registry.NewDRAManager(h.Factory, nil, nil, nil)
+	dra, _, stopDRA, err := registry.NewDRAManager(h.Factory, registry.DRAOptions{}, nil, nil, nil)
 	if err != nil {
 		t.Fatalf("DRA manager: %v", err)
 	}
+	t.Cleanup(stopDRA)
 	h.DRA = dra
 	var out []builtPlugin
 	for _, name := range names {

@@ -252,8 +252,8 @@ func podRequestsOnNode(pod *v1.Pod) (requests Resource, nonZero NonZeroResource)
 // for the others:
 //
 //   - spec.resources requests count (opts does not skip them) and are set;
-//   - opts read the status, and a container status has resources (a
-//     resize in progress: the library then takes the larger of spec,
+//   - opts read the status, and it holds requests other than the spec's
+//     (a resize in progress: the library then takes the larger of spec,
 //     allocated and actuated);
 //   - a quantity is finer than the scheduler's unit (cpu below 1m, a
 //     fraction of a byte): the library rounds the sum up, this would round
@@ -272,7 +272,7 @@ func containerRequests(pod *v1.Pod, opts resourcehelper.PodResourcesOptions, non
 	if !opts.SkipPodLevelResources && resourcehelper.IsPodLevelRequestsSet(pod) {
 		return Resource{}, false
 	}
-	if opts.UseStatusResources && resizing(pod) {
+	if opts.UseStatusResources && resizing(pod, opts) {
 		return Resource{}, false
 	}
 	var reqs Resource
@@ -304,20 +304,59 @@ func containerRequests(pod *v1.Pod, opts resourcehelper.PodResourcesOptions, non
 	return reqs, true
 }
 
-// resizing reports whether a container status carries resources, which
-// the library reads when it counts status (UseStatusResources).
-func resizing(pod *v1.Pod) bool {
-	for i := range pod.Status.ContainerStatuses {
-		if pod.Status.ContainerStatuses[i].Resources != nil {
-			return true
+// resizing reports whether the status the library reads when it counts
+// status (UseStatusResources) can count differently from the spec: a
+// container's allocated or actuated requests that are not its spec's (a
+// resize under way; the library then takes the larger of the three), or
+// pod-level status, which the library reads with pod-level resizing on.
+// A running pod's statuses carry the allocated requests, equal to the
+// spec's but while it resizes.
+func resizing(pod *v1.Pod, opts resourcehelper.PodResourcesOptions) bool {
+	if opts.InPlacePodLevelResourcesVerticalScalingEnabled && (pod.Status.AllocatedResources != nil || pod.Status.Resources != nil) {
+		return true
+	}
+	differs := func(statuses []v1.ContainerStatus, containers []v1.Container) bool {
+		for i := range statuses {
+			cs := &statuses[i]
+			if cs.AllocatedResources == nil && cs.Resources == nil {
+				continue
+			}
+			var spec v1.ResourceList
+			found := false
+			for j := range containers {
+				if containers[j].Name == cs.Name {
+					spec, found = containers[j].Resources.Requests, true
+					break
+				}
+			}
+			if !found {
+				return true
+			}
+			if cs.AllocatedResources != nil && !sameQuantities(cs.AllocatedResources, spec) {
+				return true
+			}
+			if cs.Resources != nil && cs.Resources.Requests != nil && !sameQuantities(cs.Resources.Requests, spec) {
+				return true
+			}
+		}
+		return false
+	}
+	return differs(pod.Status.ContainerStatuses, pod.Spec.Containers) ||
+		differs(pod.Status.InitContainerStatuses, pod.Spec.InitContainers)
+}
+
+// sameQuantities reports whether a and b hold the same quantities.
+func sameQuantities(a, b v1.ResourceList) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for name, qa := range a {
+		qb, ok := b[name]
+		if !ok || qa.Cmp(qb) != 0 {
+			return false
 		}
 	}
-	for i := range pod.Status.InitContainerStatuses {
-		if pod.Status.InitContainerStatuses[i].Resources != nil {
-			return true
-		}
-	}
-	return false
+	return true
 }
 
 // addExact adds rl as Add does, and reports false when a quantity is not a

@@ -195,7 +195,11 @@ func newTestSecureServer(t *testing.T, ca *testca.CA) (*SecureServer, *fakeAPI) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	authz := union.New(open, delegated)
+	authz, err := union.New(union.NamedAuthorizer{AuthorizerName: "always-allow-paths", Authorizer: open},
+		union.NamedAuthorizer{AuthorizerName: "delegated", Authorizer: delegated})
+	if err != nil {
+		t.Fatal(err)
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(prometheus.NewCounter(prometheus.CounterOpts{Name: "yardmaster_test_total", Help: "A test counter."}))
 	s, err := NewSecure(Options{Gatherer: reg, Profiling: true}, SecureOptions{
