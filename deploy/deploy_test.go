@@ -286,6 +286,7 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 		{"storage.k8s.io", "volumeattachments", ""}:       read,
 		{"resource.k8s.io", "deviceclasses", ""}:          read,
 		{"resource.k8s.io", "resourceslices", ""}:         read,
+		{"resource.k8s.io", "devicetaintrules", ""}:       read,
 		{"resource.k8s.io", "resourceclaimtemplates", ""}: {"get", "list", "watch"}, // asked for by the DRA issue, as kube-scheduler has it
 		{"resource.k8s.io", "resourceclaims", ""}:         {"create", "delete", "get", "list", "update", "watch"},
 		{"resource.k8s.io", "resourceclaims/status", ""}:  {"patch", "update"},

@@ -506,7 +506,7 @@ func draWorld(b *testing.B, n, devicesPerNode, pods int) (*Scheduler, []*v1.Pod)
 		})
 	}
 	client := fake.NewClientset(objs...)
-	factory := NewInformerFactory(client)
+	factory := NewInformerFactory(client, nil)
 	s, err := New(Options{
 		Client:          client,
 		InformerFactory: factory,

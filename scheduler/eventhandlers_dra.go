@@ -6,6 +6,7 @@ import (
 	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/yardmaster-io/yardmaster/framework"
@@ -53,7 +54,7 @@ func (s *Scheduler) resourceSliceHandler() toolscache.ResourceEventHandler {
 			s.Queue.MoveAllToActiveOrBackoff(framework.ClusterEvent{Resource: framework.ResourceSlice, ActionType: framework.Add}, nil, obj)
 		},
 		UpdateFunc: func(oldObj, newObj any) {
-			if storageObjectChanged(oldObj, newObj) {
+			if sliceChanged(oldObj, newObj) {
 				s.Queue.MoveAllToActiveOrBackoff(framework.ClusterEvent{Resource: framework.ResourceSlice, ActionType: framework.Update}, oldObj, newObj)
 			}
 		},
@@ -64,6 +65,18 @@ func (s *Scheduler) resourceSliceHandler() toolscache.ResourceEventHandler {
 			s.Queue.MoveAllToActiveOrBackoff(framework.ClusterEvent{Resource: framework.ResourceSlice, ActionType: framework.Delete}, obj, nil)
 		},
 	}
+}
+
+// sliceChanged reports a slice written anew, or one whose devices a
+// DeviceTaintRule tainted or untainted: the tracker's patched copy of a
+// slice keeps the slice's resourceVersion.
+func sliceChanged(oldObj, newObj any) bool {
+	if storageObjectChanged(oldObj, newObj) {
+		return true
+	}
+	o, ok1 := oldObj.(*resourceapi.ResourceSlice)
+	n, ok2 := newObj.(*resourceapi.ResourceSlice)
+	return !ok1 || !ok2 || !apiequality.Semantic.DeepEqual(o.Spec.Devices, n.Spec.Devices)
 }
 
 // preEnqueue asks the PreEnqueue plugins of the pod's profile whether the

@@ -27,7 +27,7 @@ func TestWaitForHandlersSyncFillsTheCache(t *testing.T) {
 		}
 	}
 	client := fake.NewClientset(objs...)
-	factory := NewInformerFactory(client)
+	factory := NewInformerFactory(client, nil)
 	s, err := New(Options{
 		Client:          client,
 		InformerFactory: factory,

@@ -18,7 +18,12 @@ import (
 // that leaves out finished pods, which hold no resources. A pod that
 // finishes therefore looks deleted to the handlers, which is what frees its
 // capacity.
-func NewInformerFactory(client kubernetes.Interface) informers.SharedInformerFactory {
+//
+// Every optional resource apis does not serve gets an informer that lists
+// nothing and never asks the server, so that what reads it (a lister, a
+// handler) finds an empty store that has synced, where an informer of the
+// resource would retry its list forever.
+func NewInformerFactory(client kubernetes.Interface, apis ServedAPIs) informers.SharedInformerFactory {
 	f := informers.NewSharedInformerFactoryWithOptions(client, 0,
 		informers.WithTransform(func(obj any) (any, error) {
 			if m, ok := obj.(metav1.Object); ok {
@@ -35,5 +40,14 @@ func NewInformerFactory(client kubernetes.Interface) informers.SharedInformerFac
 			toolscache.Indexers{toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc},
 			func(o *metav1.ListOptions) { o.FieldSelector = selector })
 	})
+	for gvr, r := range optionalResources {
+		if apis.Serves(gvr) {
+			continue
+		}
+		f.InformerFor(r.obj, func(kubernetes.Interface, time.Duration) toolscache.SharedIndexInformer {
+			return toolscache.NewSharedIndexInformer(notServed{list: r.list}, r.obj, 0,
+				toolscache.Indexers{toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc})
+		})
+	}
 	return f
 }

@@ -101,6 +101,9 @@ type Options struct {
 	// Extenders are the configuration's HTTP extenders, in the order they
 	// are called (OrderExtenders).
 	Extenders []*extender.Extender
+	// APIs are the optional resources the API server serves (DiscoverAPIs),
+	// as InformerFactory was built over; nil means all of them.
+	APIs ServedAPIs
 }
 
 // Scheduler places pods whose spec.schedulerName names one of its profiles.
@@ -181,6 +184,8 @@ type Scheduler struct {
 	// dra is the state of dynamic resource allocation the profiles'
 	// DynamicResources plugins share; nil without informers.
 	dra framework.SharedDRAManager
+	// stopDRA ends the DRA manager's background work (Close).
+	stopDRA func()
 	// binding holds the cancel of each binding cycle that waits on Permit
 	// or runs PreBind, so that the pod's deletion ends it.
 	bindingMu sync.Mutex
@@ -308,11 +313,15 @@ func New(opts Options) (*Scheduler, error) {
 	if draInformers == nil {
 		draInformers = informers.NewSharedInformerFactory(nil, 0)
 	}
-	dra, regs, err := registry.NewDRAManager(draInformers, s.claimChanged, s.deviceClassHandler(), s.resourceSliceHandler())
+	draOpts := registry.DRAOptions{
+		NotServed:        !draFeature.Enabled(opts.APIs),
+		DeviceTaintRules: opts.InformerFactory != nil && deviceTaintRulesFeature.Enabled(opts.APIs),
+	}
+	dra, regs, stopDRA, err := registry.NewDRAManager(draInformers, draOpts, s.claimChanged, s.deviceClassHandler(), s.resourceSliceHandler())
 	if err != nil {
 		return nil, err
 	}
-	s.dra = dra
+	s.dra, s.stopDRA = dra, stopDRA
 	if opts.InformerFactory != nil {
 		s.handlers = append(s.handlers, regs...)
 	}
@@ -351,6 +360,14 @@ func New(opts Options) (*Scheduler, error) {
 		}
 	}
 	return s, nil
+}
+
+// Close ends the background work New started (the DRA manager's
+// tracking of DeviceTaintRules); call it once the informers are shut down.
+func (s *Scheduler) Close() {
+	if s.stopDRA != nil {
+		s.stopDRA()
+	}
 }
 
 // Scheduled returns how many pods this scheduler has bound.

@@ -1,6 +1,7 @@
 package dynamicresources
 
 import (
+	"context"
 	"fmt"
 	"sync"
 
@@ -12,6 +13,7 @@ import (
 	resourcelisters "k8s.io/client-go/listers/resource/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/dynamic-resource-allocation/deviceclass/extendedresourcecache"
+	"k8s.io/dynamic-resource-allocation/resourceslice/tracker"
 	"k8s.io/klog/v2"
 
 	"github.com/yardmaster-io/yardmaster/framework"
@@ -23,20 +25,39 @@ import (
 // they and the allocations in flight take, the ResourceSlices and
 // DeviceClasses, and which class serves which extended resource.
 type Manager struct {
-	claims    *claimCache
-	devices   *allocatedDevices
-	inFlight  *inFlightAllocations
-	slices    resourcelisters.ResourceSliceLister
+	claims   *claimCache
+	devices  *allocatedDevices
+	inFlight *inFlightAllocations
+	// slices are the ResourceSlices with the taints of the
+	// DeviceTaintRules that select their devices added (the library's
+	// tracker), as the allocator must see them.
+	slices    *tracker.Tracker
 	classes   resourcelisters.DeviceClassLister
 	extended  *extendedresourcecache.ExtendedResourceCache
 	generated *generatedClaims
 	// answers are the allocator's answers kept per node (answers.go).
 	answers *allocatorAnswers
+	// served is false when the API server does not serve
+	// resource.k8s.io/v1: the stores stay empty, and pods that need
+	// devices are told so.
+	served bool
 
 	registrations []toolscache.ResourceEventHandlerRegistration
 }
 
 var _ framework.SharedDRAManager = &Manager{}
+
+// ManagerOptions say what the API server serves of dynamic resource
+// allocation.
+type ManagerOptions struct {
+	// NotServed is set when the server does not serve the ResourceClaims,
+	// ResourceSlices and DeviceClasses of resource.k8s.io/v1.
+	NotServed bool
+	// DeviceTaintRules is set when the server serves resource.k8s.io/v1
+	// DeviceTaintRules (Kubernetes 1.37 and later): their taints are
+	// then added to the devices they select.
+	DeviceTaintRules bool
+}
 
 // NewManager builds the manager over f's informers, registering its
 // handlers on the ResourceClaim, DeviceClass and ResourceSlice informers:
@@ -46,22 +67,42 @@ var _ framework.SharedDRAManager = &Manager{}
 // onSlice of every ResourceSlice change, after the allocator's answers
 // kept are void.
 //
+// onSlice is also told when a DeviceTaintRule taints or untaints the
+// devices of a slice (the slice as patched by the rules changed).
+//
 // onClass and onSlice wake pods, so they must run after the manager has
 // taken the change in, and they do because they share its registration:
 // the handlers of separate registrations run each in its own goroutine, in
 // no order, and a pod woken by a slice before the answers were void would
 // be filtered against the slices listed before the change, fail, and wait
 // for the next event (or the 5-minute flush).
-func NewManager(f informers.SharedInformerFactory, onClaim func(oldClaim, newClaim *resourceapi.ResourceClaim), onClass, onSlice toolscache.ResourceEventHandler) (*Manager, error) {
+//
+// With opts.DeviceTaintRules the manager runs the tracker's work until
+// Stop.
+func NewManager(f informers.SharedInformerFactory, opts ManagerOptions, onClaim func(oldClaim, newClaim *resourceapi.ResourceClaim), onClass, onSlice toolscache.ResourceEventHandler) (*Manager, error) {
+	topts := tracker.Options{
+		EnableDeviceTaintRules:   opts.DeviceTaintRules && !opts.NotServed,
+		EnableConsumableCapacity: true,
+		SliceInformer:            f.Resource().V1().ResourceSlices(),
+	}
+	if topts.EnableDeviceTaintRules {
+		topts.TaintInformer = f.Resource().V1().DeviceTaintRules()
+	}
+	// The context is the tracker's own: Stop ends it.
+	slices, err := tracker.StartTracker(context.Background(), topts)
+	if err != nil {
+		return nil, fmt.Errorf("track resourceslices: %w", err)
+	}
 	devices := newAllocatedDevices()
 	m := &Manager{
 		claims:    newClaimCache(),
 		devices:   devices,
 		inFlight:  &inFlightAllocations{claims: map[types.UID]*inFlightClaim{}, devices: devices},
-		slices:    f.Resource().V1().ResourceSlices().Lister(),
+		slices:    slices,
 		classes:   f.Resource().V1().DeviceClasses().Lister(),
 		generated: &generatedClaims{byPod: map[types.UID]string{}},
 		answers:   newAllocatorAnswers(),
+		served:    !opts.NotServed,
 	}
 	m.claims.addHandler(devices.claimChanged)
 	m.claims.addHandler(m.generated.claimChanged)
@@ -70,6 +111,7 @@ func NewManager(f informers.SharedInformerFactory, onClaim func(oldClaim, newCla
 	}
 	reg, err := f.Resource().V1().ResourceClaims().Informer().AddEventHandler(m.claims.informerHandlers())
 	if err != nil {
+		slices.Stop()
 		return nil, fmt.Errorf("watch resourceclaims: %w", err)
 	}
 	m.registrations = append(m.registrations, reg)
@@ -89,6 +131,7 @@ func NewManager(f informers.SharedInformerFactory, onClaim func(oldClaim, newCla
 	m.extended = extendedresourcecache.NewExtendedResourceCache(klog.Background(), handlers...)
 	reg, err = f.Resource().V1().DeviceClasses().Informer().AddEventHandler(m.extended)
 	if err != nil {
+		slices.Stop()
 		return nil, fmt.Errorf("watch deviceclasses: %w", err)
 	}
 	m.registrations = append(m.registrations, reg)
@@ -109,12 +152,26 @@ func NewManager(f informers.SharedInformerFactory, onClaim func(oldClaim, newCla
 			},
 		}
 	}
-	reg, err = f.Resource().V1().ResourceSlices().Informer().AddEventHandler(onSlices)
+	reg, err = slices.AddEventHandler(onSlices)
 	if err != nil {
+		slices.Stop()
 		return nil, fmt.Errorf("watch resourceslices: %w", err)
 	}
 	m.registrations = append(m.registrations, reg)
 	return m, nil
+}
+
+// Stop ends the work the manager runs of its own (the tracker's).
+func (m *Manager) Stop() { m.slices.Stop() }
+
+// Served reports whether the API server serves dynamic resource
+// allocation.
+func (m *Manager) Served() bool { return m.served }
+
+// listSlices lists the ResourceSlices as the allocator sees them, taints
+// of DeviceTaintRules included.
+func (m *Manager) listSlices() ([]*resourceapi.ResourceSlice, error) {
+	return m.slices.ListPatchedResourceSlices()
 }
 
 // Registrations are the manager's informer handlers, for the scheduler to

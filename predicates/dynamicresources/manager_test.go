@@ -37,7 +37,7 @@ func TestSliceHandlerRunsAfterAnswersAreVoid(t *testing.T) {
 		UpdateFunc: func(any, any) { events <- seen{"update", epoch()} },
 		DeleteFunc: func(any) { events <- seen{"delete", epoch()} },
 	}
-	m, err := NewManager(f, nil, nil, onSlice)
+	m, err := NewManager(f, ManagerOptions{}, nil, nil, onSlice)
 	if err != nil {
 		t.Fatal(err)
 	}

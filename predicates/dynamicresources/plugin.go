@@ -43,7 +43,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -72,6 +71,10 @@ var features = structured.Features{
 	DeviceBindingAndStatus: true,
 	ConsumableCapacity:     true,
 }
+
+// ErrNotServed is why a pod with claims is not placed when the API server
+// does not serve dynamic resource allocation.
+var ErrNotServed = errors.New("the API server does not serve resource.k8s.io/v1 (dynamic resource allocation is off): the pod's resource claims cannot be allocated")
 
 // The errors of waiting for binding conditions.
 var (
@@ -235,8 +238,12 @@ func unresolvable(reason string) *framework.Status {
 // PreEnqueue holds the pod back until every claim it names exists (and a
 // claim made from a template for it is owned by it and recorded in its
 // status), as kube-scheduler does.
+//
+// When the API server does not serve dynamic resource allocation, the
+// claims can never appear: the pod goes on to PreFilter, which says why
+// it cannot be placed.
 func (pl *DynamicResources) PreEnqueue(_ context.Context, pod *v1.Pod) *framework.Status {
-	if len(pod.Spec.ResourceClaims) == 0 {
+	if len(pod.Spec.ResourceClaims) == 0 || !pl.m.Served() {
 		return nil
 	}
 	if err := pl.foreachPodClaim(pod, nil); err != nil {
@@ -287,6 +294,9 @@ func (pl *DynamicResources) PreFilter(_ context.Context, cs *framework.CycleStat
 	// Written first, as kube-scheduler does: PostFilter then always finds
 	// a state, even for a pod PreFilter turned away.
 	cs.Write(stateKey, s)
+	if len(pod.Spec.ResourceClaims) > 0 && !pl.m.Served() {
+		return nil, unresolvable(ErrNotServed.Error())
+	}
 	var claims []*resourceapi.ResourceClaim
 	if len(pod.Spec.ResourceClaims) > 0 {
 		if err := pl.foreachPodClaim(pod, func(c *resourceapi.ResourceClaim) { claims = append(claims, c) }); err != nil {
@@ -341,7 +351,7 @@ func (pl *DynamicResources) PreFilter(_ context.Context, cs *framework.CycleStat
 	}
 	if toAllocate > 0 {
 		slices, epoch, err := pl.m.answers.slices(func() ([]*resourceapi.ResourceSlice, error) {
-			return pl.m.slices.List(everything)
+			return pl.m.listSlices()
 		})
 		if err != nil {
 			return nil, framework.AsStatus(err)
@@ -672,6 +682,3 @@ func deviceStatus(claim *resourceapi.ResourceClaim, r *resourceapi.DeviceRequest
 func isExtendedResourceClaim(claim *resourceapi.ResourceClaim) bool {
 	return claim.Annotations[resourceapi.ExtendedResourceClaimAnnotation] == "true"
 }
-
-// everything selects every object.
-var everything = labels.Everything()

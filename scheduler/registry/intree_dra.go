@@ -38,13 +38,18 @@ func draRegistrations() []Registration {
 	}}
 }
 
+// DRAOptions say what the API server serves of dynamic resource
+// allocation.
+type DRAOptions = dynamicresources.ManagerOptions
+
 // NewDRAManager builds the scheduler's state of dynamic resource
 // allocation over f's informers (see dynamicresources.NewManager), and
-// returns its informer registrations, for the scheduler's sync.
-func NewDRAManager(f informers.SharedInformerFactory, onClaim func(oldClaim, newClaim *resourceapi.ResourceClaim), onClass, onSlice toolscache.ResourceEventHandler) (framework.SharedDRAManager, []toolscache.ResourceEventHandlerRegistration, error) {
-	m, err := dynamicresources.NewManager(f, onClaim, onClass, onSlice)
+// returns its informer registrations, for the scheduler's sync, and the
+// function that stops its background work.
+func NewDRAManager(f informers.SharedInformerFactory, opts DRAOptions, onClaim func(oldClaim, newClaim *resourceapi.ResourceClaim), onClass, onSlice toolscache.ResourceEventHandler) (framework.SharedDRAManager, []toolscache.ResourceEventHandlerRegistration, func(), error) {
+	m, err := dynamicresources.NewManager(f, opts, onClaim, onClass, onSlice)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return m, m.Registrations(), nil
+	return m, m.Registrations(), m.Stop, nil
 }

@@ -224,6 +224,35 @@ func (r *draRun) publish(s *resourceapi.ResourceSlice) {
 	})
 }
 
+// taintRule taints node's device with a DeviceTaintRule (resource.k8s.io/v1,
+// Kubernetes 1.37), deleted when the test ends.
+func (r *draRun) taintRule(name, node, device string, effect resourceapi.DeviceTaintEffect) {
+	e := r.e
+	e.t.Helper()
+	rule := &resourceapi.DeviceTaintRule{
+		ObjectMeta: metav1.ObjectMeta{Name: r.name(name)},
+		Spec: resourceapi.DeviceTaintRuleSpec{
+			DeviceSelector: &resourceapi.DeviceTaintSelector{Driver: ptr(draDriver), Pool: ptr(r.name(node)), Device: ptr(device)},
+			Taint:          resourceapi.DeviceTaint{Key: taintKey, Value: "rule", Effect: effect},
+		},
+	}
+	if _, err := e.client.ResourceV1().DeviceTaintRules().Create(e.ctx, rule, metav1.CreateOptions{}); err != nil {
+		e.t.Fatalf("create DeviceTaintRule %s: %v", rule.Name, err)
+	}
+	e.t.Cleanup(func() {
+		_ = e.client.ResourceV1().DeviceTaintRules().Delete(context.Background(), rule.Name, metav1.DeleteOptions{})
+	})
+}
+
+// deleteTaintRule deletes the DeviceTaintRule taintRule made.
+func (r *draRun) deleteTaintRule(name string) {
+	e := r.e
+	e.t.Helper()
+	if err := e.client.ResourceV1().DeviceTaintRules().Delete(e.ctx, r.name(name), metav1.DeleteOptions{}); err != nil {
+		e.t.Fatalf("delete DeviceTaintRule %s: %v", r.name(name), err)
+	}
+}
+
 // republish replaces node's slice with one of devices, as a driver does
 // when its devices change.
 func (r *draRun) republish(node string, devices ...device) {
@@ -721,6 +750,50 @@ func TestDRAMatchesKubeScheduler(t *testing.T) {
 			{pods: []draPod{{name: "p1", claims: []string{"plain"}}}},
 			{pods: []draPod{{name: "p2", claims: []string{"again"}}}},
 			{pods: []draPod{{name: "p3", claims: []string{"tolerant"}}}},
+		},
+	}, {
+		name:  "a device tainted by a DeviceTaintRule",
+		nodes: []string{"a", "b"},
+		setup: func(r *draRun) {
+			r.class("gpu", "")
+			r.slice("a", gpus(1)...)
+			r.slice("b", gpus(1)...)
+			r.taintRule("maintenance", "a", "gpu-0", resourceapi.DeviceTaintEffectNoSchedule)
+			r.claim("plain", one("gpu", 1, "")(r))
+			r.claim("again", one("gpu", 1, "")(r))
+			tolerating := r.request("gpu", "gpu", 1, "")
+			tolerating.Exactly.Tolerations = []resourceapi.DeviceToleration{{Key: taintKey, Operator: resourceapi.DeviceTolerationOpEqual, Value: "rule", Effect: resourceapi.DeviceTaintEffectNoSchedule}}
+			r.claim("tolerant", resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{tolerating}})
+		},
+		// plain takes b's device; again finds only a's, tainted by the
+		// rule; tolerant tolerates it.
+		steps: []draStep{
+			{pods: []draPod{{name: "p1", claims: []string{"plain"}}}},
+			{pods: []draPod{{name: "p2", claims: []string{"again"}}}},
+			{pods: []draPod{{name: "p3", claims: []string{"tolerant"}}}},
+		},
+	}, {
+		name:  "a DeviceTaintRule added, then deleted",
+		nodes: []string{"a"},
+		setup: func(r *draRun) {
+			r.class("gpu", "")
+			r.slice("a", gpus(2)...)
+			r.taintRule("drain", "a", "gpu-1", resourceapi.DeviceTaintEffectNoSchedule)
+			r.claim("c1", one("gpu", 1, "")(r))
+			r.claim("c2", one("gpu", 1, "")(r))
+		},
+		// c1 gets gpu-0; c2 waits on the tainted gpu-1 until the rule is
+		// gone, which wakes it.
+		steps: []draStep{
+			{pods: []draPod{{name: "p1", claims: []string{"c1"}}}},
+			{pods: []draPod{{name: "p2", claims: []string{"c2"}}}},
+			{act: func(r *draRun) { r.deleteTaintRule("drain") }},
+			{act: func(r *draRun) {
+				node := r.e.waitBound(60*time.Second, "p2")["p2"]
+				if node != r.name("a") {
+					r.e.t.Errorf("p2 on %s", node)
+				}
+			}},
 		},
 	}, {
 		name:  "an extended resource served by DRA",

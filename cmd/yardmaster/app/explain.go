@@ -284,7 +284,8 @@ func startScheduler(ctx context.Context, c *config.Config, client kubernetes.Int
 	if err != nil {
 		return nil, nil, err
 	}
-	factory := scheduler.NewInformerFactory(client)
+	apis := discoverAPIs(client, zap.NewNop())
+	factory := scheduler.NewInformerFactory(client, apis)
 	s, err := scheduler.New(scheduler.Options{
 		Client:                   client,
 		InformerFactory:          factory,
@@ -293,12 +294,13 @@ func startScheduler(ctx context.Context, c *config.Config, client kubernetes.Int
 		PercentageOfNodesToScore: c.PercentageOfNodesToScore,
 		Parallelism:              c.Parallelism,
 		Extenders:                extenders,
+		APIs:                     apis,
 	})
 	if err != nil {
 		return nil, nil, err
 	}
 	stopCh := make(chan struct{})
-	stop := func() { close(stopCh); factory.Shutdown() }
+	stop := func() { close(stopCh); factory.Shutdown(); s.Close() }
 	factory.Start(stopCh)
 	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {

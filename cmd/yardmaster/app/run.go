@@ -359,7 +359,11 @@ func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	factory := scheduler.NewInformerFactory(client)
+	apis := discoverAPIs(client, logger)
+	if err := reportFeatures(reg, apis, logger); err != nil {
+		return nil, err
+	}
+	factory := scheduler.NewInformerFactory(client, apis)
 	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: eventClient.EventsV1()})
 	b := binder.New(client, broadcaster.NewRecorder(scheme.Scheme, reportingController), logger)
 	sched, err := scheduler.New(scheduler.Options{
@@ -375,6 +379,7 @@ func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
 		PodMaxBackoff:            cfg.PodMaxBackoff,
 		MetricsRegisterer:        reg,
 		Extenders:                extenders,
+		APIs:                     apis,
 	})
 	if err != nil {
 		return nil, err
@@ -440,6 +445,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	// done, or factory.Shutdown would wait for them forever.
 	background, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
 	defer d.broadcaster.Shutdown()
+	defer d.Scheduler.Close()
 	defer d.factory.Shutdown()
 	defer stopBackground() // first: the two above wait for it
 	d.broadcaster.StartRecordingToSink(background.Done())
