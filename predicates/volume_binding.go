@@ -458,6 +458,33 @@ type dynamicProvision struct {
 // node); the provisioner's storage has no room there; a bound claim's
 // volume is gone.
 func (s *volumeBindingState) findPodVolumes(node *v1.Node, keep bool) (*podVolumes, volumeConflicts, error) {
+	if !keep {
+		conflicts, err := s.visitPodVolumes(node, volumeVisitor{})
+		return nil, conflicts, err
+	}
+	pvs := &podVolumes{}
+	conflicts, err := s.visitPodVolumes(node, volumeVisitor{
+		static:  func(b staticBinding) { pvs.static = append(pvs.static, b) },
+		dynamic: func(d dynamicProvision) { pvs.dynamic = append(pvs.dynamic, d) },
+	})
+	if err != nil || len(s.delayed) == 0 {
+		return nil, conflicts, err
+	}
+	return pvs, conflicts, nil
+}
+
+// volumeVisitor is told of each volume the pod would get on a node; a nil
+// func is not called.
+type volumeVisitor struct {
+	static  func(staticBinding)
+	dynamic func(dynamicProvision)
+}
+
+// visitPodVolumes decides a node as findPodVolumes does and tells v of the
+// volumes the pod would get there, without keeping them: Score, which
+// runs on every feasible node, sums them up as they come, allocating
+// nothing.
+func (s *volumeBindingState) visitPodVolumes(node *v1.Node, v volumeVisitor) (volumeConflicts, error) {
 	var conflicts volumeConflicts
 	for i := range s.bound {
 		b := &s.bound[i]
@@ -468,7 +495,7 @@ func (s *volumeBindingState) findPodVolumes(node *v1.Node, keep bool) (*podVolum
 		}
 		if _, ok := b.migratedOn[node.Name]; ok {
 			if b.csiErr != nil {
-				return nil, 0, b.csiErr
+				return 0, b.csiErr
 			}
 			pv = b.csi
 		}
@@ -478,11 +505,7 @@ func (s *volumeBindingState) findPodVolumes(node *v1.Node, keep bool) (*podVolum
 		}
 	}
 	if len(s.delayed) == 0 {
-		return nil, conflicts, nil
-	}
-	var pvs *podVolumes
-	if keep {
-		pvs = &podVolumes{}
+		return conflicts, nil
 	}
 	// Claims a provisioner already works on for a node go there or
 	// nowhere; the others look for a volume first, smallest claim first.
@@ -493,7 +516,7 @@ func (s *volumeBindingState) findPodVolumes(node *v1.Node, keep bool) (*podVolum
 	for _, dc := range s.delayed {
 		if dc.hasSelectedNode {
 			if dc.selectedNode != node.Name {
-				return pvs, conflicts | conflictBind, nil
+				return conflicts | conflictBind, nil
 			}
 			toProvision = append(toProvision, dc)
 		}
@@ -502,32 +525,32 @@ func (s *volumeBindingState) findPodVolumes(node *v1.Node, keep bool) (*podVolum
 	for _, dc := range s.toMatch {
 		e, err := dc.matchVolume(node.Labels, chosen)
 		if err != nil {
-			return nil, 0, err
+			return 0, err
 		}
 		if e == nil {
 			toProvision = append(toProvision, dc)
 			continue
 		}
 		chosen = append(chosen, e.pv)
-		if keep {
-			pvs.static = append(pvs.static, staticBinding{pv: e.pv, claim: dc.claim})
+		if v.static != nil {
+			v.static(staticBinding{pv: e.pv, claim: dc.claim})
 		}
 	}
 	for _, dc := range toProvision {
 		ok, capacity, err := dc.provisioning.check(node)
 		switch {
 		case err != nil:
-			return nil, 0, err
+			return 0, err
 		case ok == provisionImpossible:
-			return pvs, conflicts | conflictBind, nil
+			return conflicts | conflictBind, nil
 		case ok == provisionNoRoom:
-			return pvs, conflicts | conflictStorage, nil
+			return conflicts | conflictStorage, nil
 		}
-		if keep {
-			pvs.dynamic = append(pvs.dynamic, dynamicProvision{claim: dc.claim, capacity: capacity})
+		if v.dynamic != nil {
+			v.dynamic(dynamicProvision{claim: dc.claim, capacity: capacity})
 		}
 	}
-	return pvs, conflicts, nil
+	return conflicts, nil
 }
 
 // requestOf is a claim's storage request; zero when it has none.

@@ -389,57 +389,92 @@ func (pl *VolumeBinding) Score(_ context.Context, cs *framework.CycleState, _ *v
 	if node == nil || pl.shape == nil {
 		return 0, nil
 	}
-	pvs, _, err := s.findPodVolumes(node, true)
-	if err != nil || pvs == nil {
-		return 0, framework.AsStatus(err)
-	}
-	type usage struct{ requested, capacity int64 }
-	var classes []string
-	byClass := map[string]*usage{}
-	use := func(class string) *usage {
-		u, ok := byClass[class]
-		if !ok {
-			u = &usage{}
-			byClass[class] = u
-			classes = append(classes, class)
-		}
-		return u
-	}
-	if len(pvs.static) > 0 {
-		for _, b := range pvs.static {
-			u := use(b.pv.Spec.StorageClassName)
+	var static, dynamic classUsages
+	_, err = s.visitPodVolumes(node, volumeVisitor{
+		static: func(b staticBinding) {
+			u := static.of(b.pv.Spec.StorageClassName)
 			req := requestOf(b.claim)
 			u.requested += req.Value()
 			capacity := b.pv.Spec.Capacity[v1.ResourceStorage]
 			u.capacity += capacity.Value()
-		}
-	} else {
-		for _, d := range pvs.dynamic {
+		},
+		dynamic: func(d dynamicProvision) {
 			if d.capacity == nil {
-				continue
+				return
 			}
-			u := use(storagehelpers.GetPersistentVolumeClaimClass(d.claim))
+			u := dynamic.of(storagehelpers.GetPersistentVolumeClaimClass(d.claim))
+			// The capacity is the class's on the node, not a sum: two
+			// claims provisioned from it share it.
 			u.capacity = 0
 			if c := d.capacity.obj.Capacity; c != nil {
 				u.capacity = c.Value()
 			}
 			req := requestOf(d.claim)
 			u.requested += req.Value()
-		}
+		},
+	})
+	if err != nil {
+		return 0, framework.AsStatus(err)
 	}
-	if len(classes) == 0 {
+	// The volumes chosen when there are any, as kube-scheduler scores.
+	usages := &dynamic
+	if static.n > 0 {
+		usages = &static
+	}
+	if usages.n == 0 {
 		return 0, nil
 	}
 	var sum int64
-	for _, class := range classes {
-		u := byClass[class]
+	for i := range usages.n {
+		u := usages.at(i)
 		utilization := int64(framework.MaxShapeUtilization)
 		if u.capacity != 0 && u.requested <= u.capacity {
 			utilization = u.requested * framework.MaxShapeUtilization / u.capacity
 		}
 		sum += pl.shape.At(utilization)
 	}
-	return int64(math.Round(float64(sum) / float64(len(classes)))), nil
+	return int64(math.Round(float64(sum) / float64(usages.n))), nil
+}
+
+// classUsage is what a pod's claims of one storage class would request of
+// the capacity they get on a node.
+type classUsage struct {
+	class               string
+	requested, capacity int64
+}
+
+// classUsages are a node's classUsage by class, in the order first seen.
+// A pod's claims name a class or two: the first four live in the value
+// (on Score's stack), found by a linear search, so the per-node score
+// allocates nothing; more classes than that go to a slice.
+type classUsages struct {
+	n     int
+	first [4]classUsage
+	more  []classUsage
+}
+
+// of returns class's entry, adding one when there is none.
+func (c *classUsages) of(class string) *classUsage {
+	for i := range c.n {
+		if u := c.at(i); u.class == class {
+			return u
+		}
+	}
+	if c.n < len(c.first) {
+		c.first[c.n] = classUsage{class: class}
+	} else {
+		c.more = append(c.more, classUsage{class: class})
+	}
+	c.n++
+	return c.at(c.n - 1)
+}
+
+// at returns the i-th entry.
+func (c *classUsages) at(i int) *classUsage {
+	if i < len(c.first) {
+		return &c.first[i]
+	}
+	return &c.more[i-len(c.first)]
 }
 
 // ScoreExtensions returns nil: scores are already in [0, 100].

@@ -200,3 +200,36 @@ func TestVolumeBindingScore(t *testing.T) {
 		})
 	}
 }
+
+// Score runs on every feasible node of every volume pod's cycle: it sums
+// the volumes up as the match finds them, allocating nothing.
+func TestVolumeBindingScoreDoesNotAllocate(t *testing.T) {
+	local := schedtest.MakeStorageClass("local", "kubernetes.io/no-provisioner", storagev1.VolumeBindingWaitForFirstConsumer)
+	csi := schedtest.MakeStorageClass("csi", "csi.example.com", storagev1.VolumeBindingWaitForFirstConsumer)
+	objects := []runtime.Object{local, csi, schedtest.MakeCSIDriver("csi.example.com", true),
+		schedtest.MakePVC("default", "data").UID("data-uid").Class("local").Request("10Gi").Obj(),
+		schedtest.MakePVC("default", "fresh").UID("fresh-uid").Class("csi").Request("10Gi").Obj(),
+		schedtest.MakePV("a0").Class("local").Capacity("30Gi").OnNode("h1").Obj(),
+		schedtest.MakeCSIStorageCapacity("cap-h1", "csi", v1.LabelHostname, "h1", "100Gi", "")}
+	pod := volumePod().PVC("data").PVC("fresh").Obj()
+	h := fakehandle.New(cache.NewSnapshotFromNodes(threeHostNodes(), nil)).AddObjects(objects...)
+	pl, err := predicates.NewVolumeBinding(framework.DefaultVolumeBindingArgs(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, state := context.Background(), framework.NewCycleState()
+	if _, st := pl.PreFilter(ctx, state, pod, h.Lister.List()); !st.IsSuccess() {
+		t.Fatalf("PreFilter: %v", st.Message())
+	}
+	n1 := h.Lister.List()[0]
+	if st := pl.Filter(ctx, state, pod, n1); !st.IsSuccess() {
+		t.Fatalf("Filter(n1) = %q, want success", st.Message())
+	}
+	// The chosen volume: 10Gi of 30Gi, 100 − 33 = 67.
+	if s, st := pl.Score(ctx, state, pod, n1); !st.IsSuccess() || s != 67 {
+		t.Fatalf("Score(n1) = %d, %v; want 67", s, st.Message())
+	}
+	if n := testing.AllocsPerRun(100, func() { pl.Score(ctx, state, pod, n1) }); n != 0 {
+		t.Errorf("Score allocates %v times", n)
+	}
+}
