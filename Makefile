@@ -55,11 +55,18 @@ compat-binaries: $(COMPAT_BINARIES) ## Build kube-apiserver and kube-controller-
 # A pattern rule with two targets is one recipe that makes both. Each binary
 # is built on its own: one `go build -o bin/` of both packages would name
 # them kube-apiserver and kube-controller-manager and overwrite the current
-# ones; the second build reuses the first one's compiled packages.
+# ones; the second build reuses the first one's compiled packages. The
+# version k8s.io/kubernetes is required at is stamped in, as its release
+# build does, so the server reports it (/version, kubectl version) instead
+# of v0.0.0-master; features follow the minor version either way.
+KUBE_VERSION_PKG := k8s.io/component-base/version
 $(BIN)/kube-apiserver-% $(BIN)/kube-controller-manager-%: hack/tools/kube-%/go.mod hack/tools/kube-%/go.sum
 	@mkdir -p $(BIN)
-	cd hack/tools/kube-$* && $(GO) build -o $(BIN)/kube-apiserver-$* k8s.io/kubernetes/cmd/kube-apiserver
-	cd hack/tools/kube-$* && $(GO) build -o $(BIN)/kube-controller-manager-$* k8s.io/kubernetes/cmd/kube-controller-manager
+	cd hack/tools/kube-$* && v=$$($(GO) list -m -f '{{.Version}}' k8s.io/kubernetes) && \
+	for c in kube-apiserver kube-controller-manager; do \
+	  $(GO) build -ldflags "-X $(KUBE_VERSION_PKG).gitVersion=$$v -X $(KUBE_VERSION_PKG).gitMajor=$(word 1,$(subst ., ,$*)) -X $(KUBE_VERSION_PKG).gitMinor=$(word 2,$(subst ., ,$*)) -X $(KUBE_VERSION_PKG).gitTreeState=clean" \
+	    -o $(BIN)/$$c-$* k8s.io/kubernetes/cmd/$$c || exit 1; \
+	done
 	@touch $(BIN)/kube-apiserver-$* $(BIN)/kube-controller-manager-$*
 
 $(BIN)/kwok: hack/tools/kwok/go.mod hack/tools/kwok/go.sum
