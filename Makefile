@@ -2,8 +2,9 @@
 #
 # `make test` needs nothing but Go: it builds the local control plane
 # (etcd, kube-apiserver, kube-controller-manager, KWOK's kwok for simulated
-# nodes; kube-scheduler for the comparisons) from their Go modules into bin/
-# on first use and reuses them afterwards.
+# nodes; kube-scheduler for the comparisons; kube-apiserver and
+# kube-controller-manager of the older releases yardmaster supports) from
+# their Go modules into bin/ on first use and reuses them afterwards.
 
 SHELL := /bin/bash
 BIN   := $(CURDIR)/bin
@@ -20,7 +21,7 @@ REVISION := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 CREATED  := $(shell git log -1 --format=%cI 2>/dev/null)
 
 # Control-plane binaries: KUBE_BINARIES built from hack/tools (k8s.io/kubernetes
-# v1.36.3 and etcd v3.6.8 as Go modules), kwok from hack/tools/kwok
+# v1.37.2 and etcd v3.7.0 as Go modules), kwok from hack/tools/kwok
 # (sigs.k8s.io/kwok v0.8.0, a module of its own: it needs other versions of
 # shared dependencies than k8s.io/kubernetes pins).
 KUBE_BINARIES := $(BIN)/etcd $(BIN)/kube-apiserver $(BIN)/kube-controller-manager $(BIN)/kube-scheduler
