@@ -112,7 +112,7 @@ func stripTypeMeta(n *yaml.Node, plugin, path string, p *problems) (*yaml.Node, 
 		var want []string
 		switch k.Value {
 		case "apiVersion":
-			want = []string{apiV1} // kube-scheduler v1.36 has no other version of the args
+			want = []string{apiV1} // kube-scheduler v1.37 has no other version of the args
 		case "kind":
 			want = []string{plugin + "Args"}
 		default:

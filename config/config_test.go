@@ -931,7 +931,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"extender CA not PEM", header + "extenders:\n- urlPrefix: https://x\n  tlsConfig: {caData: aGVsbG8=}\n", "extenders[0].tlsConfig", 5, "unable to load root certificates"},
 		{"extender without URL", header + "extenders: [{filterVerb: f}]\n", "extenders[0].urlPrefix", 3, "required"},
 		{"extender negative timeout", header + "extenders:\n- {urlPrefix: http://x, httpTimeout: -1s}\n", "extenders[0].httpTimeout", 4, "must not be negative"},
-		// Not in kube-scheduler v1.36.3's schema (later pod-group fields).
+		// Not in kube-scheduler v1.37.2's schema (later pod-group fields).
 		{"placements", header + "percentageOfPlacementsToScore: 10\n", "percentageOfPlacementsToScore", 3, "unknown field"},
 		{"profile placements", header + "profiles:\n- schedulerName: a\n  percentageOfPlacementsToScore: 10\n", "profiles[0].percentageOfPlacementsToScore", 5, "unknown field"},
 		{"placementFeasible", header + "profiles:\n- schedulerName: a\n  plugins:\n    placementFeasible: {}\n", "profiles[0].plugins.placementFeasible", 6, "unknown field"},
@@ -996,7 +996,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"DefaultPreemption args", pc("DefaultPreemption", "{minCandidateNodesPercentage: 0, minCandidateNodesAbsolute: 0}"), "profiles[0].pluginConfig[0].args.minCandidateNodesPercentage", 7, "cannot be zero"},
 
 		// Older versions: refused with what to change.
-		{"v1beta3, which kube-scheduler v1.36 does not read", "apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\n", "apiVersion", 1, "not read by kube-scheduler v1.36, nor by yardmaster: change it to kubescheduler.config.k8s.io/v1"},
+		{"v1beta3, which kube-scheduler v1.37 does not read", "apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\n", "apiVersion", 1, "not read by kube-scheduler v1.37, nor by yardmaster: change it to kubescheduler.config.k8s.io/v1"},
 		{"v1beta3 removed plugin", "apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n    filter:\n      enabled:\n      - name: EBSLimits\n", "profiles[0].plugins.filter.enabled[0].name", 7, "NodeVolumeLimits"},
 		{"v1beta3 args", pc("InterPodAffinity", "{apiVersion: kubescheduler.config.k8s.io/v1beta3, kind: InterPodAffinityArgs}"), "profiles[0].pluginConfig[0].args.apiVersion", 7, `must be "kubescheduler.config.k8s.io/v1"`},
 		{"v1beta2", "apiVersion: kubescheduler.config.k8s.io/v1beta2\nkind: KubeSchedulerConfiguration\n", "apiVersion", 1, "change it to kubescheduler.config.k8s.io/v1"},

@@ -1,6 +1,6 @@
 // Package config reads kube-scheduler's configuration file format,
 // KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1, the one
-// version kube-scheduler v1.36 reads), into the effective configuration of
+// version kube-scheduler v1.37 reads), into the effective configuration of
 // a yardmaster process.
 //
 // The model has three layers, applied in this order by Decode and Load:

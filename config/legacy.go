@@ -10,7 +10,7 @@ import "go.yaml.in/yaml/v3"
 // kube-scheduler in support still has.
 
 // legacyVersions are the versions explainLegacy knows how to migrate:
-// those kube-scheduler v1.36 no longer reads.
+// those kube-scheduler v1.37 no longer reads.
 var legacyVersions = map[string]bool{
 	apiV1beta3:              true,
 	groupName + "/v1beta2":  true,
@@ -35,7 +35,7 @@ var removedFields = map[string]string{
 func explainLegacy(root, apiVersion *yaml.Node, p *problems) {
 	if apiVersion.Value == apiV1beta3 {
 		// v1beta3's fields are v1's, with v1's default weights.
-		p.addNode(apiVersion, "apiVersion", "%s is not read by kube-scheduler v1.36, nor by yardmaster: change it to %s (its fields mean the same there) and make the edits listed with it, if any",
+		p.addNode(apiVersion, "apiVersion", "%s is not read by kube-scheduler v1.37, nor by yardmaster: change it to %s (its fields mean the same there) and make the edits listed with it, if any",
 			apiVersion.Value, apiV1)
 	} else {
 		p.addNode(apiVersion, "apiVersion", "%s is not read by yardmaster (kube-scheduler dropped it too): change it to %s and make the edits listed with it; note that v1's default score weights are TaintToleration 3, NodeAffinity 2, PodTopologySpread 2, InterPodAffinity 2 (most were 1 before v1beta3): set weights under plugins.score.enabled to keep the old ranking",

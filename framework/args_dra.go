@@ -7,14 +7,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// Defaults of DynamicResourcesArgs, kube-scheduler v1.36's.
+// Defaults of DynamicResourcesArgs, kube-scheduler v1.37's.
 const (
 	DefaultDRAFilterTimeout  = 10 * time.Second
 	DefaultDRABindingTimeout = 600 * time.Second
 )
 
 // DynamicResourcesArgs are the arguments of DynamicResources, with
-// kube-scheduler v1.36's meaning.
+// kube-scheduler v1.37's meaning.
 type DynamicResourcesArgs struct {
 	// FilterTimeout bounds the allocator's search on one node; a node
 	// that takes longer fails the attempt with an error (it is retried
@@ -42,7 +42,7 @@ func (a *DynamicResourcesArgs) SetDefaults() {
 	}
 }
 
-// ValidateDynamicResourcesArgs checks args as kube-scheduler v1.36 does
+// ValidateDynamicResourcesArgs checks args as kube-scheduler v1.37 does
 // with its default feature gates.
 func ValidateDynamicResourcesArgs(args *DynamicResourcesArgs) error {
 	var errs field.ErrorList

@@ -207,7 +207,7 @@ func (n *NodeInfo) DeclaredFeatures() ndf.FeatureSet {
 var noDeclaredFeatures = new(ndf.DefaultFramework.NewFeatureSet())
 
 // declaredFeatures maps a node's status.declaredFeatures as kube-scheduler
-// v1.36 does (NodeInfo.SetNode): TryMap, which expects the list sorted, as
+// v1.37 does (NodeInfo.SetNode): TryMap, which expects the list sorted, as
 // the kubelet writes it, and drops names it does not know.
 func declaredFeatures(names []string) *ndf.FeatureSet {
 	if len(names) == 0 {

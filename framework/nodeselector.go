@@ -4,7 +4,7 @@ package framework
 // per pod so that matching a node is a walk over plain slices: no label
 // selector parsing, no map built from the node, no allocation.
 //
-// The semantics are those of kube-scheduler v1.36 (component-helpers'
+// The semantics are those of kube-scheduler v1.37 (component-helpers'
 // nodeaffinity package), including its corners:
 //
 //   - terms are ORed, the requirements of a term ANDed;
@@ -448,7 +448,7 @@ func parseInt64(s string) (int64, bool) {
 // ToleratesTaint reports whether toleration tolerates taint: an empty effect
 // or key matches every effect or key, Exists matches every value, Equal (or
 // no operator) matches the same value. The numeric operators Lt and Gt never
-// match, because kube-scheduler v1.36 ships them behind the alpha gate
+// match, because kube-scheduler v1.37 ships them behind the alpha gate
 // TaintTolerationComparisonOperators, off by default. This is
 // v1.Toleration.ToleratesTaint with the gate off, minus its logger.
 func ToleratesTaint(toleration *v1.Toleration, taint *v1.Taint) bool {

@@ -8,7 +8,7 @@ package framework
 // Every pod's terms are compiled when its PodInfo is made (NewPodInfo, once
 // per pod in the cache and in the queue), so a cycle never re-parses the
 // terms of the pods already on nodes. The semantics are kube-scheduler
-// v1.36's (k8s.io/kube-scheduler/framework AffinityTerm):
+// v1.37's (k8s.io/kube-scheduler/framework AffinityTerm):
 //
 //   - a term matches a pod when the pod's namespace is one the term names
 //     (its own namespace when the term names none and has no
@@ -87,7 +87,7 @@ type PodAffinityTerms struct {
 // "key notin (value)" requirements on the labelSelector, with the pod's own
 // label values. kube-apiserver (v1.33+, MatchLabelKeysInPodAffinity) already
 // writes them into the stored labelSelector when the pod is created, and
-// kube-scheduler v1.36 relies on that; yardmaster merges too, for pods that
+// kube-scheduler v1.37 relies on that; yardmaster merges too, for pods that
 // did not pass through such an API server, but skips a key the selector
 // already has the API server's requirement for. That keeps the values of the
 // pod's labels at creation, as kube-scheduler sees them, when the labels

@@ -136,7 +136,7 @@ func (r *Resource) IsZero() bool {
 	return true
 }
 
-// A pod's requests as kube-scheduler v1.36 counts them, each where it
+// A pod's requests as kube-scheduler v1.37 counts them, each where it
 // counts them, with the feature gates it has on by default:
 // PodLevelResources (beta: spec.resources replaces the containers' sum for
 // cpu, memory and hugepages), InPlacePodVerticalScaling (GA: a running pod
@@ -165,7 +165,7 @@ var (
 	// (computePodResourceRequest): no status, the pod is not running.
 	fitRequests = resourcehelper.PodResourcesOptions{}
 	// fitScoreRequests counts the pod NodeResourcesFit's scorer places:
-	// kube-scheduler v1.36 builds that scorer without the feature gates
+	// kube-scheduler v1.37 builds that scorer without the feature gates
 	// (noderesources.NewFit gives them to the filter half only), so it
 	// ignores spec.resources and status, and it counts a container
 	// without a cpu or memory request at the defaults.

@@ -3,7 +3,7 @@ package framework
 // Pod topology spread as the PodTopologySpread filter (DoNotSchedule
 // constraints) and scorer (ScheduleAnyway constraints) share it: which
 // constraints a pod has, compiled once per cycle, and which nodes and pods
-// count towards them. The semantics are kube-scheduler v1.36's with its
+// count towards them. The semantics are kube-scheduler v1.37's with its
 // default feature gates (NodeInclusionPolicyInPodTopologySpread and
 // MatchLabelKeysInPodTopologySpread on):
 //

@@ -19,7 +19,7 @@ import (
 // filter and the scorer in priorities/).
 const InterPodAffinityName = "InterPodAffinity"
 
-// The reasons InterPodAffinity rejects with, kube-scheduler v1.36's.
+// The reasons InterPodAffinity rejects with, kube-scheduler v1.37's.
 const (
 	// ReasonPodAffinityRulesNotMatch is given for a node outside every
 	// topology domain holding pods that match all of the pod's required

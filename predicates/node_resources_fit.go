@@ -53,7 +53,7 @@ type InsufficientResource struct {
 // pod and enough unrequested allocatable cpu, memory, ephemeral storage and
 // every other resource (hugepages, extended resources) the pod requests.
 //
-// It matches kube-scheduler v1.36: requests are counted the way the kubelet
+// It matches kube-scheduler v1.37: requests are counted the way the kubelet
 // admits the pod (framework.FitRequests: pod-level requests included); a
 // resource the pod requests 0 of is not checked; an extended resource the
 // node does not advertise is lacking;
@@ -98,7 +98,7 @@ func (f *Fit) UseNodeLister(l corelisters.NodeLister) *Fit {
 
 // UseDeviceClasses makes the filter leave to DynamicResources the extended
 // resources that a DeviceClass serves, on the nodes that do not publish
-// them in their allocatable (a device plugin would), as kube-scheduler v1.36
+// them in their allocatable (a device plugin would), as kube-scheduler v1.37
 // does with its DRAExtendedResource gate on (beta, on by default).
 func (f *Fit) UseDeviceClasses(r framework.DeviceClassResolver) *Fit {
 	f.deviceClasses = r

@@ -19,7 +19,7 @@ import (
 
 // The cluster events each filter registers, and the hints that decide per
 // pod whether an event can undo its rejection (framework.EnqueueExtensions).
-// They follow kube-scheduler v1.36 with queueing hints on; where they differ,
+// They follow kube-scheduler v1.37 with queueing hints on; where they differ,
 // the hint says why.
 
 var (

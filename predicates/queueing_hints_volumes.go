@@ -14,7 +14,7 @@ import (
 // The volume filters' events, those the scheduler's storage handlers raise
 // (which already drop changes no filter can use: a StorageClass update
 // other than allowedTopologies, a CSIStorageCapacity that shrank...), with
-// kube-scheduler v1.36's hints where they tell one pod from another.
+// kube-scheduler v1.37's hints where they tell one pod from another.
 
 var (
 	_ framework.EnqueueExtensions = &VolumeBinding{}

@@ -3,7 +3,7 @@ package predicates
 // What the volume filters (VolumeBinding, VolumeRestrictions,
 // NodeVolumeLimits, VolumeZone) share: the listers they read
 // PersistentVolumeClaims, PersistentVolumes, StorageClasses and CSINodes
-// through, and the PVC rules of kube-scheduler v1.36 (component-helpers'
+// through, and the PVC rules of kube-scheduler v1.37 (component-helpers'
 // storage/volume and storage/ephemeral): which class a claim asks for,
 // when it counts as bound, and how a generic ephemeral volume names its
 // claim.

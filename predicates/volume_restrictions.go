@@ -12,7 +12,7 @@ import (
 // VolumeRestrictionsName is the name of the VolumeRestrictions plugin.
 const VolumeRestrictionsName = "VolumeRestrictions"
 
-// The reasons VolumeRestrictions rejects with (kube-scheduler v1.36's).
+// The reasons VolumeRestrictions rejects with (kube-scheduler v1.37's).
 const (
 	// ReasonDiskConflict is given for a node where a pod already mounts
 	// the same GCE PD, AWS EBS volume, iSCSI target or Ceph RBD image in a
@@ -108,7 +108,7 @@ func (pl *VolumeRestrictions) PreFilter(_ context.Context, state *framework.Cycl
 		s.conflicts += claimUses(nodes, key)
 	}
 	// A ReadWriteOncePod claim nobody uses yet is not skipped: a pod
-	// nominated to a node may use it (AddPod). kube-scheduler v1.36 skips
+	// nominated to a node may use it (AddPod). kube-scheduler v1.37 skips
 	// it, and then never counts a nominated pod's use (its framework runs
 	// no AddPod for a skipped plugin): a pod of the claim would take it
 	// beside the preemptor and be preempted for it. Kept out.

@@ -22,7 +22,7 @@ const balancedStateKey framework.StateKey = "PreScore" + BalancedAllocationName
 // favours nodes whose resources would be used more evenly (cpu as full as
 // memory) with the pod than without it.
 //
-// Balance is measured as in kube-scheduler v1.36: the standard deviation std
+// Balance is measured as in kube-scheduler v1.37: the standard deviation std
 // of the requested/allocatable fractions of the configured resources
 // (each capped at 1; for two resources std = |f1-f2|/2) gives
 // balance = (1-std)*MaxNodeScore, which lies in [50, 100]. The score is

@@ -17,7 +17,7 @@ import (
 // This file holds what NodeResourcesFit and NodeResourcesBalancedAllocation
 // share — the resource vector a node is scored on — and the NodeResourcesFit
 // scorer with its three strategies. The arithmetic is kube-scheduler
-// v1.36's, integer truncations and all, so that both schedulers rank nodes
+// v1.37's, integer truncations and all, so that both schedulers rank nodes
 // the same way.
 
 // FitName is the name of the NodeResourcesFit plugin.
@@ -50,7 +50,7 @@ var strategyScorers = map[framework.ScoringStrategyType]func(*framework.ScoringS
 // RequestedToCapacityRatio pack). Scores already lie in [0, MaxNodeScore].
 //
 // Cpu and memory count request-less containers at the non-zero defaults
-// (100m, 200Mi) on both sides. As in kube-scheduler v1.36, the pod's
+// (100m, 200Mi) on both sides. As in kube-scheduler v1.37, the pod's
 // pod-level requests (spec.resources) are not used for the pod's side,
 // only its containers' (framework.FitScoreRequests); the node's side counts
 // its pods as the node accounts them, pod-level requests included.
@@ -216,7 +216,7 @@ type resourceVector struct {
 	// still spread. NodeResourcesFit scores that way; BalancedAllocation,
 	// like kube-scheduler's, uses the plain requests.
 	nonZero bool
-	// count is how the pod's side is counted: kube-scheduler v1.36's
+	// count is how the pod's side is counted: kube-scheduler v1.37's
 	// NodeResourcesFit scorer counts non-zero container requests and
 	// ignores pod-level ones (framework.FitScoreRequests);
 	// BalancedAllocation counts the plain requests, pod-level included

@@ -2,7 +2,7 @@ package main
 
 // The shapes of kube-scheduler's own benchmark, scheduler_perf
 // (test/integration/scheduler_perf/misc/performance-config.yaml and its
-// templates in k8s.io/kubernetes v1.36.3), on the harness's nodes.
+// templates in k8s.io/kubernetes v1.37.2), on the harness's nodes.
 //
 // scheduler_perf's nodes have 4 cpu; the harness's have 32 (nodeCPU), so
 // every cpu figure of a template is scaled by 8 where the shape depends on

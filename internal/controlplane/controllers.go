@@ -17,7 +17,7 @@ import (
 	"github.com/yardmaster-io/yardmaster/internal/procgroup"
 )
 
-// Names of kube-controller-manager v1.36 controllers, as its --controllers
+// Names of kube-controller-manager v1.37 controllers, as its --controllers
 // flag and its /healthz checks spell them (`kube-controller-manager --help`
 // lists all of them).
 const (
@@ -61,7 +61,7 @@ func StorageControllers() []string {
 
 // DRAControllers returns the controllers that dynamic resource allocation
 // needs beside a scheduler: only ResourceClaimController. The
-// DynamicResourceAllocation feature is GA and on in v1.36, so no feature
+// DynamicResourceAllocation feature is GA and on (since v1.34), so no feature
 // gate is needed. device-taint-eviction-controller is left out: it evicts
 // pods from tainted devices, which a control plane without kubelets and
 // drivers has no use for.

@@ -1,6 +1,6 @@
 package controlplane
 
-// Names of the kube-controller-manager v1.36 controllers that make
+// Names of the kube-controller-manager v1.37 controllers that make
 // workloads behave as in a cluster, as its --controllers flag and its
 // /healthz checks spell them.
 const (
@@ -29,7 +29,7 @@ const (
 	// TaintEvictionController evicts pods from nodes with NoExecute taints
 	// they do not tolerate, after their tolerationSeconds (300s for the
 	// not-ready and unreachable taints, which admission adds to every
-	// pod). It used to run inside NodeLifecycleController; in v1.36 it is
+	// pod). It used to run inside NodeLifecycleController; since v1.36 it is
 	// a controller of its own (feature SeparateTaintEvictionController).
 	TaintEvictionController = "taint-eviction-controller"
 	// PodGarbageCollectorController deletes pods bound to nodes that no

@@ -7,7 +7,7 @@ package dynamicresources
 // from a claim the scheduler makes for the pod: a request per container,
 // allocated in Filter like the pod's own claims, created in PreBind, and
 // recorded in the pod's status.extendedResourceClaimStatus, as
-// kube-scheduler v1.36 does.
+// kube-scheduler v1.37 does.
 
 import (
 	"context"

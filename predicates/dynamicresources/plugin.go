@@ -2,7 +2,7 @@
 // for devices through ResourceClaims (dynamic resource allocation,
 // resource.k8s.io/v1) are placed where their claims can be allocated, and
 // the allocation is written to the claims before the pod is bound, as
-// kube-scheduler v1.36 does it:
+// kube-scheduler v1.37 does it:
 //
 //	PreEnqueue  the pod waits until its claims exist
 //	PreFilter   look up the claims; one allocator per pod over the devices
@@ -59,7 +59,7 @@ const Name = "DynamicResources"
 // stateKey is where PreFilter leaves what the rest of the cycle needs.
 const stateKey framework.StateKey = Name
 
-// features are the allocator's features kube-scheduler v1.36 turns on by
+// features are the allocator's features kube-scheduler v1.37 turns on by
 // default: admin access and prioritized lists (GA), partitionable
 // devices, device taints, binding conditions with device status, and
 // consumable capacity (beta, on).

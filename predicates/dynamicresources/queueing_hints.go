@@ -16,12 +16,12 @@ import (
 var _ framework.EnqueueExtensions = &DynamicResources{}
 
 // EventsToRegister lists the events that can make a pod DynamicResources
-// rejected schedulable, as kube-scheduler v1.36 does: a node added or
+// rejected schedulable, as kube-scheduler v1.37 does: a node added or
 // whose labels or allocatable changed; one of the pod's claims created or
 // changed, or any claim freeing devices; the pod's generated claims
 // recorded in its status; a DeviceClass or ResourceSlice created or
-// changed. And, which kube-scheduler does not register, a claim deleted
-// (see claimDeletedCanHelp) and a ResourceSlice deleted: a request for
+// changed; a claim deleted (see claimDeletedCanHelp). And, which
+// kube-scheduler does not register, a ResourceSlice deleted: a request for
 // all the devices of a node, one of which is taken, can be met once the
 // pool that holds it is gone (and a pool made whole or valid by a slice's
 // going can be used), and kube-scheduler leaves such a pod to its
@@ -76,8 +76,10 @@ func claimCanHelp(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.Que
 // answer lost, the claim has no allocation and no finalizer, and its
 // deletion is the only event there is; and the claim the scheduler made
 // for a pod's extended resources is deleted allocated, which frees its
-// devices with no update before. kube-scheduler registers no deletion,
-// and such a pod waits for its 5-minute flush of unschedulable pods.
+// devices with no update before. kube-scheduler v1.37 registers the
+// deletion too, but queues only for a claim that was allocated (or a
+// tombstone): a pod whose own unallocated claim is deleted waits there
+// for its 5-minute flush of unschedulable pods.
 func claimDeletedCanHelp(_ *zap.Logger, pod *v1.Pod, oldObj, _ any) (framework.QueueingHint, error) {
 	c, ok := oldObj.(*resourceapi.ResourceClaim)
 	if !ok {

@@ -143,7 +143,7 @@ func coreRegistrations() []Registration {
 		{Name: DefaultBinderName, Points: []string{Bind}},
 		{
 			Name: DefaultPreemptionName,
-			// kube-scheduler v1.36's DefaultPreemption is also a PreEnqueue
+			// kube-scheduler v1.37's DefaultPreemption is also a PreEnqueue
 			// plugin: it holds back a pod whose evictions are still being
 			// requested. Listed there, it changes nothing in yardmaster,
 			// which holds that pod back from preempting again in PostFilter
