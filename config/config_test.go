@@ -482,7 +482,7 @@ func TestPluginResolution(t *testing.T) {
 			}
 		},
 	}, {
-		// kube-scheduler v1.36's DefaultPreemption is a PreEnqueue plugin
+		// kube-scheduler v1.37's DefaultPreemption is a PreEnqueue plugin
 		// too; enabled there, it comes before multiPoint's others.
 		name: "DefaultPreemption at preEnqueue",
 		plugins: `
@@ -1015,7 +1015,7 @@ func TestDecodeErrors(t *testing.T) {
 	}
 }
 
-// What kube-scheduler v1.36 accepts and ignores is accepted with the same
+// What kube-scheduler v1.37 accepts and ignores is accepted with the same
 // meaning, and each such setting gets a warning at its place.
 func TestKubeSchedulerIgnores(t *testing.T) {
 	prof := func(plugins string) string {

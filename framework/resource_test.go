@@ -24,7 +24,7 @@ const (
 // rl is a request map for the pod builders.
 type rl = map[v1.ResourceName]string
 
-// What a pod takes on its node, as kube-scheduler v1.36 counts it
+// What a pod takes on its node, as kube-scheduler v1.37 counts it
 // (PodInfo.CalculateResource): Requests, and cpu and memory non-zero.
 func TestNewPodInfoRequests(t *testing.T) {
 	pod := func() *schedtest.PodWrapper { return schedtest.MakePod().Name("p") }

@@ -78,7 +78,7 @@ func TestNodePortsFilterWithoutPreFilterIsAnError(t *testing.T) {
 
 // Two pods can hold one host port on a node (a profile without NodePorts
 // placed them, or another scheduler did); when one leaves, the port is
-// still in use. kube-scheduler v1.36 keeps a node's ports as a set, so
+// still in use. kube-scheduler v1.37 keeps a node's ports as a set, so
 // there the first to leave frees the port and a third pod is placed where
 // the kubelet refuses it; yardmaster counts each use and keeps the port
 // taken (configuration.md lists the difference).

@@ -440,7 +440,7 @@ func BenchmarkPodTopologySpreadFilter(b *testing.B) {
 // it: a terminating pod and a constraint with an empty labelSelector ({})
 // count nothing in PreFilter, so taking such a pod off a node (a victim)
 // or adding one (a nominated pod) changes nothing either.
-// kube-scheduler v1.36 counts them in AddPod and RemovePod all the same
+// kube-scheduler v1.37 counts them in AddPod and RemovePod all the same
 // (its updateWithPod checks only the selector), so its counts drift from
 // what the cluster would hold; yardmaster keeps them consistent (see
 // docs/preemption.md, "Differences from kube-scheduler").

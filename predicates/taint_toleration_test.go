@@ -47,7 +47,7 @@ func TestTaintTolerationFilter(t *testing.T) {
 		{name: "second taint untolerated", pod: schedtest.MakePod().Toleration("a", v1.TolerationOpExists, "", "").Obj(),
 			node:      schedtest.MakeNode().Name("n").Taint("a", "1", v1.TaintEffectNoSchedule).Taint("b", "2", v1.TaintEffectNoExecute).Obj(),
 			wantTaint: "b"},
-		{name: "Gt toleration is gated off in v1.36", pod: schedtest.MakePod().Toleration("gen", v1.TolerationOpGt, "1", "").Obj(),
+		{name: "Gt toleration is gated off in v1.37", pod: schedtest.MakePod().Toleration("gen", v1.TolerationOpGt, "1", "").Obj(),
 			node:      schedtest.MakeNode().Name("n").Taint("gen", "5", v1.TaintEffectNoSchedule).Obj(),
 			wantTaint: "gen"},
 	}
@@ -55,7 +55,7 @@ func TestTaintTolerationFilter(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var want *framework.Status
 			if tc.wantTaint != "" {
-				// kube-scheduler v1.36's reason, which names no taint.
+				// kube-scheduler v1.37's reason, which names no taint.
 				want = reject(framework.UnschedulableAndUnresolvable, "node(s) had untolerated taint(s)")
 			}
 			got := predicates.NewTaintToleration().Filter(context.Background(), framework.NewCycleState(), tc.pod, nodeInfoOf(tc.node))

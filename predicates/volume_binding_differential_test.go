@@ -194,7 +194,7 @@ func randomVolumeWorld(rng *rand.Rand) *volumeWorld {
 	return w
 }
 
-// reference is kube-scheduler v1.36's FindPodVolumes for the world's pod,
+// reference is kube-scheduler v1.37's FindPodVolumes for the world's pod,
 // whose claims are all unbound and of WaitForFirstConsumer classes.
 func (w *volumeWorld) reference(node *v1.Node) (*podVolumes, volumeConflicts, error) {
 	pvs := &podVolumes{}

@@ -131,7 +131,7 @@ func TestVolumeRestrictionsExtensions(t *testing.T) {
 
 // A pod nominated to a node (a preemptor waiting for its victims) that
 // uses a ReadWriteOncePod claim nobody else uses takes it: another pod of
-// the claim is rejected beside it. (kube-scheduler v1.36 places it: its
+// the claim is rejected beside it. (kube-scheduler v1.37 places it: its
 // PreFilter skips a claim nobody uses, and then no AddPod runs.)
 func TestVolumeRestrictionsNominatedPodTakesTheClaim(t *testing.T) {
 	claim := schedtest.MakePVC("default", "data").AccessModes(v1.ReadWriteOncePod).Bound("pv").Obj()
@@ -160,7 +160,7 @@ func TestVolumeRestrictionsNominatedPodTakesTheClaim(t *testing.T) {
 
 // A ReadWriteOncePod claim two pods hold (one started before the access
 // mode was enforced, say) is still taken with one of them evicted: every
-// use is counted. kube-scheduler v1.36 counts the claim once and takes
+// use is counted. kube-scheduler v1.37 counts the claim once and takes
 // the victim's use off, so it would evict one holder for nothing.
 func TestVolumeRestrictionsClaimHeldTwice(t *testing.T) {
 	claim := schedtest.MakePVC("default", "data").AccessModes(v1.ReadWriteOncePod).Bound("pv").Obj()

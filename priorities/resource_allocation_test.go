@@ -218,7 +218,7 @@ func TestFitScore(t *testing.T) {
 		{
 			// Scored on the containers, 2000 and 2Gi: 50 and 75 -> 62. (With
 			// the pod-level 1000 and 1Gi it would be 75 and 87 -> 81, but
-			// kube-scheduler v1.36's scorer does not see pod-level requests.)
+			// kube-scheduler v1.37's scorer does not see pod-level requests.)
 			name: "least allocated: pod-level requests are not scored",
 			pod: withPodLevel(schedtest.MakePod().Req("2", "2Gi").Obj(),
 				map[v1.ResourceName]string{v1.ResourceCPU: "1", v1.ResourceMemory: "1Gi"}),

@@ -32,7 +32,7 @@ func popNow(q *PriorityQueue) (*QueuedPodInfo, error) {
 }
 
 // TestPopFromBackoffQ: with activeQ empty, Pop takes a pod a plugin
-// rejected from backoffQ before its backoff ends, as kube-scheduler v1.36
+// rejected from backoffQ before its backoff ends, as kube-scheduler v1.37
 // does (SchedulerPopFromBackoffQ, on by default), so an idle scheduler
 // retries at once a pod an event may have helped. A pod backing off after
 // an error waits its backoff out, and activeQ comes first.

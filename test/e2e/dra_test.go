@@ -329,7 +329,7 @@ func (r *draRun) allocate(name, node string, consumers []resourceapi.ResourceCla
 	if err != nil {
 		e.t.Fatalf("get ResourceClaim %s: %v", name, err)
 	}
-	// With the time of allocation, as kube-scheduler v1.36 writes it: a
+	// With the time of allocation, as kube-scheduler v1.37 writes it: a
 	// scheduler adds it when it reserves the claim if it is missing,
 	// which the API server refuses (the allocation is immutable).
 	a := &resourceapi.AllocationResult{
@@ -639,7 +639,7 @@ func gpus(n int, attrs ...string) []device {
 	return out
 }
 
-// yardmaster and kube-scheduler v1.36, given the same devices, claims and
+// yardmaster and kube-scheduler v1.37, given the same devices, claims and
 // pods, put every pod on the same node, allocate the same number of
 // devices from the same pools to every claim, and leave the same pods
 // pending for the same reason.
@@ -886,7 +886,7 @@ func TestDRAMatchesKubeScheduler(t *testing.T) {
 		},
 	}, {
 		// status.reservedFor holds at most 256 consumers: a pod cannot
-		// join a claim that has them all. kube-scheduler v1.36 finds out
+		// join a claim that has them all. kube-scheduler v1.37 finds out
 		// in PreBind, from the API server (resourceclaim.CanBeReserved
 		// allows any number).
 		name:  "a claim reserved for as many consumers as it may have",

@@ -16,7 +16,7 @@ import (
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 )
 
-// yardmaster and kube-scheduler v1.36 agree on input the API server
+// yardmaster and kube-scheduler v1.37 agree on input the API server
 // accepts but that is odd or wrong: selectors and affinities nothing
 // matches, requests no node can hold, taints and cordons tolerated in
 // unusual ways, host ports that overlap in part, spread and pod affinity

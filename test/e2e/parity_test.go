@@ -53,7 +53,7 @@ func (sc placementScenario) play(t *testing.T, kube bool) map[string]string {
 	return out
 }
 
-// yardmaster and kube-scheduler v1.36 agree on the filters of the default
+// yardmaster and kube-scheduler v1.37 agree on the filters of the default
 // profile that kube-scheduler's feature gates add or change:
 // NodeDeclaredFeatures (beta, on), and NodeAffinityArgs.addedAffinity.
 func TestPlacementMatchesKubeScheduler(t *testing.T) {

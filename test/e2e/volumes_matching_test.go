@@ -217,7 +217,7 @@ func (r *volumeRun) waitBound(claim string) {
 	}
 }
 
-// yardmaster and kube-scheduler v1.36 agree on which volume a claim can
+// yardmaster and kube-scheduler v1.37 agree on which volume a claim can
 // have: several claims of one pod that only one node satisfies together,
 // claims of different classes, what rules a volume in or out (access
 // modes, volume mode, class, selector expressions, node affinity of

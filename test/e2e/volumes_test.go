@@ -383,7 +383,7 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// yardmaster and kube-scheduler v1.36, given the same cluster, volumes and
+// yardmaster and kube-scheduler v1.37, given the same cluster, volumes and
 // claims, put every pod on the same node, bind every claim to the same
 // volume (or provision it on the same node), and leave the same pods
 // pending for the same reason.
