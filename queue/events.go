@@ -1,8 +1,6 @@
 package queue
 
 import (
-	"math/bits"
-
 	"github.com/yardmaster-io/yardmaster/framework"
 )
 
@@ -78,20 +76,6 @@ var actionSlots = []struct {
 	{framework.Update, "Update"},
 	{framework.All, "All"},
 }
-
-// slotOf maps an action bit (its index) to its place in actionSlots.
-var slotOf = func() [32]int {
-	var m [32]int
-	for i := range m {
-		m[i] = -1
-	}
-	for i, s := range actionSlots {
-		if bits.OnesCount32(uint32(s.action)) == 1 {
-			m[bits.TrailingZeros32(uint32(s.action))] = i
-		}
-	}
-	return m
-}()
 
 // Slots of the events of no specific change.
 var (
