@@ -52,16 +52,7 @@ func TestNamespaceSelectorMatchesKubeScheduler(t *testing.T) {
 					{Key: "env", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"prod"}},
 				}}).Obj()))
 
-		outcome := "pending"
-		_ = wait.PollUntilContextTimeout(e.ctx, 100*time.Millisecond, 15*time.Second, true, func(ctx context.Context) (bool, error) {
-			p, err := e.client.CoreV1().Pods(e.ns).Get(ctx, "p", metav1.GetOptions{})
-			if err != nil || p.Spec.NodeName == "" {
-				return false, nil
-			}
-			outcome = "bound to " + strings.TrimPrefix(p.Spec.NodeName, e.ns+"-")
-			return true, nil
-		})
-		return outcome
+		return boundWithin(e, "p", 15*time.Second)
 	})
 }
 
@@ -92,15 +83,21 @@ func TestAntiAffinityHintMatchesKubeScheduler(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Well short of the 5-minute flush, longer than any backoff.
-		outcome := "pending"
-		_ = wait.PollUntilContextTimeout(e.ctx, 100*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
-			p, err := e.client.CoreV1().Pods(e.ns).Get(ctx, "p", metav1.GetOptions{})
-			if err != nil || p.Spec.NodeName == "" {
-				return false, nil
-			}
-			outcome = "bound to " + strings.TrimPrefix(p.Spec.NodeName, e.ns+"-")
-			return true, nil
-		})
-		return outcome
+		return boundWithin(e, "p", 20*time.Second)
 	})
+}
+
+// boundWithin waits up to timeout for the pod to be bound and says where
+// ("bound to <node>"), or "pending".
+func boundWithin(e *env, name string, timeout time.Duration) string {
+	outcome := "pending"
+	_ = wait.PollUntilContextTimeout(e.ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		p, err := e.client.CoreV1().Pods(e.ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil || p.Spec.NodeName == "" {
+			return false, nil
+		}
+		outcome = "bound to " + strings.TrimPrefix(p.Spec.NodeName, e.ns+"-")
+		return true, nil
+	})
+	return outcome
 }
