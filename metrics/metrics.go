@@ -267,7 +267,7 @@ func (m *Metrics) Register(reg prometheus.Registerer, pending PendingPodsFunc) e
 		m.preemptionAttempts, m.preemptionVictims, m.permitWaitDuration,
 	}
 	if pending != nil {
-		cs = append(cs, newPendingPodsCollector(pending), newQueuedEntitiesCollector(pending))
+		cs = append(cs, newPendingPodsCollector(pending))
 	}
 	for _, c := range cs {
 		if err := reg.Register(c); err != nil {
@@ -512,8 +512,14 @@ func (l *lazyCounter) store(c prometheus.Counter) prometheus.Counter {
 // kube-scheduler v1.37 also reports "incomplete" and "pending", the pods
 // of pod groups waiting for their PodGroup or for their group's attempt
 // to end; yardmaster schedules no pod groups, so those are always 0.
+// With it, scheduler_queued_entities (kube-scheduler v1.37), from the same
+// read of the queue: every entity here is a pod (EntityPod), so the series
+// of type "pod" count what scheduler_pending_pods counts; kube-scheduler
+// shows a series once an entity of its kind entered that queue,
+// yardmaster from the start.
 type pendingPodsCollector struct {
 	desc    *prometheus.Desc
+	queued  *prometheus.Desc
 	pending PendingPodsFunc
 }
 
@@ -522,50 +528,29 @@ func newPendingPodsCollector(pending PendingPodsFunc) *pendingPodsCollector {
 		desc: prometheus.NewDesc(prometheus.BuildFQName("", SchedulerSubsystem, "pending_pods"),
 			"Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in unschedulableEntities that the scheduler attempted to schedule and failed; 'gated' is the number of unschedulable pods that the scheduler never attempted to schedule because they are gated; 'incomplete' means number of pods in incompletePodGroupPods; 'pending' means number of pods in pendingPodGroupPods.",
 			[]string{"queue"}, nil),
-		pending: pending,
-	}
-}
-
-func (c *pendingPodsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
-
-func (c *pendingPodsCollector) Collect(ch chan<- prometheus.Metric) {
-	active, backoff, unschedulable, gated := c.pending()
-	for _, q := range []struct {
-		name string
-		n    int
-	}{{"active", active}, {"backoff", backoff}, {"unschedulable", unschedulable}, {"gated", gated}, {"incomplete", 0}, {"pending", 0}} {
-		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(q.n), q.name)
-	}
-}
-
-// queuedEntitiesCollector is scheduler_queued_entities (kube-scheduler
-// v1.37), read from the queue at scrape time like scheduler_pending_pods.
-// Every entity here is a pod (EntityPod), so the series of type "pod"
-// count what scheduler_pending_pods counts; kube-scheduler shows a
-// series once an entity of its kind entered that queue, yardmaster from
-// the start.
-type queuedEntitiesCollector struct {
-	desc    *prometheus.Desc
-	pending PendingPodsFunc
-}
-
-func newQueuedEntitiesCollector(pending PendingPodsFunc) *queuedEntitiesCollector {
-	return &queuedEntitiesCollector{
-		desc: prometheus.NewDesc(prometheus.BuildFQName("", SchedulerSubsystem, "queued_entities"),
+		queued: prometheus.NewDesc(prometheus.BuildFQName("", SchedulerSubsystem, "queued_entities"),
 			"Number of queued scheduling entities ('pod' or 'podgroup'; 'pod' stands for individual pods that are not members of any podgroup) by the queue type. 'active' means number of entities in activeQ; 'backoff' means number of entities in backoffQ; 'unschedulable' means number of entities in unschedulableEntities that the scheduler attempted to schedule and failed; 'gated' is the number of unschedulable entities that the scheduler never attempted to schedule because they are gated.",
 			[]string{"queue", "type"}, nil),
 		pending: pending,
 	}
 }
 
-func (c *queuedEntitiesCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+func (c *pendingPodsCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.desc
+	ch <- c.queued
+}
 
-func (c *queuedEntitiesCollector) Collect(ch chan<- prometheus.Metric) {
+func (c *pendingPodsCollector) Collect(ch chan<- prometheus.Metric) {
 	active, backoff, unschedulable, gated := c.pending()
 	for _, q := range []struct {
 		name string
 		n    int
 	}{{"active", active}, {"backoff", backoff}, {"unschedulable", unschedulable}, {"gated", gated}} {
-		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(q.n), q.name, EntityPod)
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(q.n), q.name)
+		ch <- prometheus.MustNewConstMetric(c.queued, prometheus.GaugeValue, float64(q.n), q.name, EntityPod)
+	}
+	// No pod groups yet: kube-scheduler v1.37's series for their pods.
+	for _, name := range []string{"incomplete", "pending"} {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, 0, name)
 	}
 }
