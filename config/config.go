@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
 
+	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/scheduler/extender"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
@@ -55,7 +56,10 @@ type Config struct {
 	// their plugins resolved to the points yardmaster runs (multiPoint
 	// expanded, enabled/disabled applied), score weights, and each
 	// plugin's typed, defaulted, validated arguments.
-	Profiles []registry.Profile
+	Profiles []framework.Profile
+	// Registry is the registry the profiles' plugin names were resolved
+	// in: the scheduler builds them from the same one.
+	Registry framework.Registry
 	// Parallelism bounds the goroutines that filter and score nodes.
 	Parallelism int
 	// PercentageOfNodesToScore: 0 means adaptive, as in kube-scheduler.
@@ -135,9 +139,14 @@ type LeaderElection struct {
 
 // Default returns the configuration of a file that sets nothing: one
 // profile named DefaultSchedulerName with the default plugins, and every
-// setting at kube-scheduler's default.
+// setting at kube-scheduler's default. Its plugins are the built-in ones.
 func Default() *Config {
-	c, err := build(&fileConfig{APIVersion: apiV1, Kind: kindConfig}, newDecoder(newProblems()), registry.NewInTree(), Overrides{})
+	return DefaultWith(registry.NewInTree())
+}
+
+// DefaultWith is Default with the plugins of reg.
+func DefaultWith(reg framework.Registry) *Config {
+	c, err := build(&fileConfig{APIVersion: apiV1, Kind: kindConfig}, newDecoder(newProblems()), reg, Overrides{})
 	if err != nil {
 		panic(fmt.Sprintf("config: the defaults do not validate: %v", err)) // a programming error
 	}
@@ -145,10 +154,11 @@ func Default() *Config {
 }
 
 // Load reads, decodes, defaults and validates the configuration file at
-// path. A bad file gives an *Error naming the file, the field path and the
-// line of every problem; a missing or unreadable file, the read error.
+// path, against the built-in plugins. A bad file gives an *Error naming
+// the file, the field path and the line of every problem; a missing or
+// unreadable file, the read error.
 func Load(path string) (*Config, error) {
-	return LoadWithOverrides(path, Overrides{})
+	return LoadWith(path, registry.NewInTree(), Overrides{})
 }
 
 // LoadWithOverrides is Load with command-line settings applied over the
@@ -156,11 +166,18 @@ func Load(path string) (*Config, error) {
 // --leader-elect-* flags: a file whose leaderElection would be refused
 // loads with --leader-elect=false.
 func LoadWithOverrides(path string, o Overrides) (*Config, error) {
+	return LoadWith(path, registry.NewInTree(), o)
+}
+
+// LoadWith is LoadWithOverrides against the plugins of reg: a plugin name
+// of the file is looked up there, and its pluginConfig args decoded into
+// its Registration's NewArgs and checked by its ValidateArgs.
+func LoadWith(path string, reg framework.Registry, o Overrides) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read configuration: %w", err)
 	}
-	c, err := decode(data, registry.NewInTree(), o)
+	c, err := decode(data, reg, o)
 	if e, ok := err.(*Error); ok {
 		e.File = path
 	}
@@ -172,9 +189,14 @@ func Decode(data []byte) (*Config, error) {
 	return decode(data, registry.NewInTree(), Overrides{})
 }
 
+// DecodeWith is Decode against the plugins of reg.
+func DecodeWith(data []byte, reg framework.Registry) (*Config, error) {
+	return decode(data, reg, Overrides{})
+}
+
 // decode is Decode with the registry to look plugins up in and the
 // overrides to apply before validating.
-func decode(data []byte, reg registry.Registry, o Overrides) (*Config, error) {
+func decode(data []byte, reg framework.Registry, o Overrides) (*Config, error) {
 	p := newProblems()
 	root := parseYAML(data, p)
 	if root == nil {
@@ -233,9 +255,10 @@ func checkTypeMeta(root *yaml.Node, p *problems) bool {
 }
 
 // build defaults a decoded file, applies o and validates the result.
-func build(f *fileConfig, d *decoder, reg registry.Registry, o Overrides) (*Config, error) {
+func build(f *fileConfig, d *decoder, reg framework.Registry, o Overrides) (*Config, error) {
 	p := d.p
 	c := &Config{
+		Registry:                  reg,
 		Parallelism:               DefaultParallelism,
 		PodInitialBackoff:         DefaultPodInitialBackoff,
 		PodMaxBackoff:             DefaultPodMaxBackoff,
@@ -320,12 +343,12 @@ func build(f *fileConfig, d *decoder, reg registry.Registry, o Overrides) (*Conf
 }
 
 // buildProfiles defaults, resolves and checks the profiles.
-func buildProfiles(fps []fileProfile, d *decoder, cat *catalog) []registry.Profile {
+func buildProfiles(fps []fileProfile, d *decoder, cat *catalog) []framework.Profile {
 	p := d.p
 	if len(fps) == 0 {
 		fps = []fileProfile{{}}
 	}
-	var out []registry.Profile
+	var out []framework.Profile
 	names := map[string]int{}
 	for i, fp := range fps {
 		path := indexPath("profiles", i)
@@ -424,7 +447,7 @@ func checkCommonQueueSort(fps []fileProfile, d *decoder) {
 		if !slices.EqualFunc(enabled0, enabled, func(a, b filePlugin) bool {
 			return a.Name == b.Name && reflect.DeepEqual(a.Weight, b.Weight)
 		}) || !slices.Equal(disabled0, disabled) {
-			d.p.add(childPath(childPath(path, "plugins"), registry.QueueSort),
+			d.p.add(childPath(childPath(path, "plugins"), framework.PointQueueSort),
 				"must be the same for all profiles (as profiles[0]'s): they share one scheduling queue")
 		}
 		if sortName != "" {

@@ -25,13 +25,15 @@ import (
 // header starts every test file.
 const header = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 
-var ignoreUnexported = cmpopts.IgnoreUnexported(Config{})
+// ignoreInternal leaves out what a comparison of two Configs must not
+// look at: unexported fields, and the registry (functions compare unequal).
+var ignoreInternal = cmp.Options{cmpopts.IgnoreUnexported(Config{}), cmpopts.IgnoreFields(Config{}, "Registry")}
 
 // The expectations below are written relative to the registry's default
 // profile, so that they hold whatever plugins the registry grows.
 
 // defaultProfile is what a profile that configures nothing resolves to.
-func defaultProfile() registry.Profile { return registry.DefaultProfile(DefaultSchedulerName) }
+func defaultProfile() framework.Profile { return registry.DefaultProfile(DefaultSchedulerName) }
 
 // without returns names without the given ones.
 func without(names []string, drop ...string) []string {
@@ -39,8 +41,8 @@ func without(names []string, drop ...string) []string {
 }
 
 // scoreWithout returns the default score plugins without the given ones.
-func scoreWithout(drop ...string) []registry.WeightedPlugin {
-	return slices.DeleteFunc(slices.Clone(defaultProfile().Score), func(w registry.WeightedPlugin) bool {
+func scoreWithout(drop ...string) []framework.WeightedPlugin {
+	return slices.DeleteFunc(slices.Clone(defaultProfile().Score), func(w framework.WeightedPlugin) bool {
 		return slices.Contains(drop, w.Name)
 	})
 }
@@ -71,14 +73,14 @@ func TestDefault(t *testing.T) {
 		EnableProfiling:           true,
 		EnableContentionProfiling: true,
 	}
-	if diff := cmp.Diff(want, c, ignoreUnexported, cmpopts.IgnoreFields(Config{}, "Profiles")); diff != "" {
+	if diff := cmp.Diff(want, c, ignoreInternal, cmpopts.IgnoreFields(Config{}, "Profiles")); diff != "" {
 		t.Errorf("Default() settings (-want +got):\n%s", diff)
 	}
 	if len(c.Profiles) != 1 {
 		t.Fatalf("Default() has %d profiles, want 1", len(c.Profiles))
 	}
 	got := c.Profiles[0]
-	if diff := cmp.Diff(defaultProfile(), got, cmpopts.IgnoreFields(registry.Profile{}, "Args")); diff != "" {
+	if diff := cmp.Diff(defaultProfile(), got, cmpopts.IgnoreFields(framework.Profile{}, "Args")); diff != "" {
 		t.Errorf("default profile differs from registry.DefaultProfile (-want +got):\n%s", diff)
 	}
 	// kube-scheduler v1's default weights, for the plugins this build has.
@@ -104,7 +106,7 @@ func TestDefault(t *testing.T) {
 		}
 	}
 	// An empty file means the defaults, too.
-	if diff := cmp.Diff(c, mustDecode(t, header), ignoreUnexported); diff != "" {
+	if diff := cmp.Diff(c, mustDecode(t, header), ignoreInternal); diff != "" {
 		t.Errorf("Decode(header only) differs from Default() (-want +got):\n%s", diff)
 	}
 }
@@ -178,7 +180,7 @@ func TestExamples(t *testing.T) {
 		if p.SchedulerName != "custom-scheduler" {
 			t.Errorf("schedulerName = %q", p.SchedulerName)
 		}
-		if diff := cmp.Diff([]registry.WeightedPlugin{{Name: "NetworkTraffic", Weight: 1}}, p.Score); diff != "" {
+		if diff := cmp.Diff([]framework.WeightedPlugin{{Name: "NetworkTraffic", Weight: 1}}, p.Score); diff != "" {
 			t.Errorf("score plugins (-want +got):\n%s", diff)
 		}
 		if diff := cmp.Diff(defaultProfile().Filter, p.Filter); diff != "" {
@@ -192,7 +194,7 @@ func TestExamples(t *testing.T) {
 
 // fitScores scores a pod of 1 cpu, 2Gi with the profile's NodeResourcesFit
 // on a 4 cpu, 8Gi node that already runs 2 cpu, 4Gi and on an empty one.
-func fitScores(t *testing.T, prof registry.Profile) (halfFull, empty int64) {
+func fitScores(t *testing.T, prof framework.Profile) (halfFull, empty int64) {
 	t.Helper()
 	r := registry.NewInTree()[priorities.FitName]
 	parts, err := r.New(prof.Args[priorities.FitName], nil)
@@ -246,9 +248,9 @@ func TestNewRegistrationIsAllItTakes(t *testing.T) {
 		TimeRangeInSeconds *int64 `json:"timeRangeInSeconds,omitempty"`
 	}
 	reg := registry.NewInTree()
-	if err := reg.Register(registry.Registration{
+	if err := reg.Register(framework.Registration{
 		Name:   "NetworkTraffic",
-		Points: []string{registry.Score},
+		Points: []string{framework.PointScore},
 		NewArgs: func() any {
 			return &networkTrafficArgs{NetworkInterface: "eth0", TimeRangeInSeconds: new(int64(60))}
 		},
@@ -270,7 +272,7 @@ func TestNewRegistrationIsAllItTakes(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := c.Profiles[0]
-	if diff := cmp.Diff([]registry.WeightedPlugin{{Name: "NetworkTraffic", Weight: 1}}, p.Score); diff != "" {
+	if diff := cmp.Diff([]framework.WeightedPlugin{{Name: "NetworkTraffic", Weight: 1}}, p.Score); diff != "" {
 		t.Errorf("score plugins (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(defaultProfile().Filter, p.Filter); diff != "" {
@@ -313,15 +315,15 @@ func TestPluginResolution(t *testing.T) {
 	tests := []struct {
 		name    string
 		plugins string // YAML under profiles[0].plugins, indented 4
-		check   func(t *testing.T, p registry.Profile)
+		check   func(t *testing.T, p framework.Profile)
 	}{{
 		name: "disabling every default scorer leaves the filters",
 		plugins: `
     score:
       disabled: [{name: "*"}]
       enabled: [{name: NodeAffinity}]`,
-		check: func(t *testing.T, p registry.Profile) {
-			want := []registry.WeightedPlugin{{Name: na, Weight: 1}}
+		check: func(t *testing.T, p framework.Profile) {
+			want := []framework.WeightedPlugin{{Name: na, Weight: 1}}
 			if diff := cmp.Diff(want, p.Score); diff != "" {
 				t.Errorf("score (-want +got):\n%s", diff)
 			}
@@ -339,8 +341,8 @@ func TestPluginResolution(t *testing.T) {
 		plugins: `
     score:
       enabled: [{name: NodeAffinity, weight: 5}]`,
-		check: func(t *testing.T, p registry.Profile) {
-			want := append([]registry.WeightedPlugin{{Name: na, Weight: 5}}, scoreWithout(na)...)
+		check: func(t *testing.T, p framework.Profile) {
+			want := append([]framework.WeightedPlugin{{Name: na, Weight: 5}}, scoreWithout(na)...)
 			if diff := cmp.Diff(want, p.Score); diff != "" {
 				t.Errorf("score (-want +got):\n%s", diff)
 			}
@@ -351,8 +353,8 @@ func TestPluginResolution(t *testing.T) {
 		plugins: `
     score:
       enabled: [{name: NodeAffinity}]`,
-		check: func(t *testing.T, p registry.Profile) {
-			want := append([]registry.WeightedPlugin{{Name: na, Weight: 1}}, scoreWithout(na)...)
+		check: func(t *testing.T, p framework.Profile) {
+			want := append([]framework.WeightedPlugin{{Name: na, Weight: 1}}, scoreWithout(na)...)
 			if diff := cmp.Diff(want, p.Score); diff != "" {
 				t.Errorf("score (-want +got):\n%s", diff)
 			}
@@ -364,7 +366,7 @@ func TestPluginResolution(t *testing.T) {
 		plugins: `
     multiPoint:
       enabled: [{name: TaintToleration, weight: 7}, {name: NodeAffinity}]`,
-		check: func(t *testing.T, p registry.Profile) {
+		check: func(t *testing.T, p framework.Profile) {
 			want := slices.Clone(dp.Score)
 			for i := range want {
 				switch want[i].Name {
@@ -383,7 +385,7 @@ func TestPluginResolution(t *testing.T) {
 		plugins: `
     filter:
       disabled: [{name: NodePorts}]`,
-		check: func(t *testing.T, p registry.Profile) {
+		check: func(t *testing.T, p framework.Profile) {
 			if diff := cmp.Diff(without(dp.Filter, "NodePorts"), p.Filter); diff != "" {
 				t.Errorf("filter (-want +got):\n%s", diff)
 			}
@@ -396,7 +398,7 @@ func TestPluginResolution(t *testing.T) {
 		plugins: `
     multiPoint:
       disabled: [{name: NodeResourcesBalancedAllocation}]`,
-		check: func(t *testing.T, p registry.Profile) {
+		check: func(t *testing.T, p framework.Profile) {
 			if diff := cmp.Diff(scoreWithout(ba), p.Score); diff != "" {
 				t.Errorf("score (-want +got):\n%s", diff)
 			}
@@ -414,12 +416,12 @@ func TestPluginResolution(t *testing.T) {
       - name: NodeResourcesFit
         weight: 4
       - name: DefaultBinder`,
-		check: func(t *testing.T, p registry.Profile) {
-			want := registry.Profile{
+		check: func(t *testing.T, p framework.Profile) {
+			want := framework.Profile{
 				PreFilter: []string{fit}, Filter: []string{fit}, PreScore: []string{fit},
-				Score: []registry.WeightedPlugin{{Name: fit, Weight: 4}},
+				Score: []framework.WeightedPlugin{{Name: fit, Weight: 4}},
 			}
-			if diff := cmp.Diff(want, p, cmpopts.IgnoreFields(registry.Profile{}, "SchedulerName", "Args"), cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(want, p, cmpopts.IgnoreFields(framework.Profile{}, "SchedulerName", "Args"), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("profile (-want +got):\n%s", diff)
 			}
 		},
@@ -428,7 +430,7 @@ func TestPluginResolution(t *testing.T) {
 		plugins: `
     preScore:
       disabled: [{name: "*"}]`,
-		check: func(t *testing.T, p registry.Profile) {
+		check: func(t *testing.T, p framework.Profile) {
 			if len(p.PreScore) != 0 {
 				t.Errorf("preScore = %v, want none", p.PreScore)
 			}
@@ -442,7 +444,7 @@ func TestPluginResolution(t *testing.T) {
     filter:
       disabled: [{name: NodeName}]
       enabled: [{name: NodeName}]`,
-		check: func(t *testing.T, p registry.Profile) {
+		check: func(t *testing.T, p framework.Profile) {
 			want := append(without(dp.Filter, "NodeName"), "NodeName")
 			if diff := cmp.Diff(want, p.Filter); diff != "" {
 				t.Errorf("filter (-want +got):\n%s", diff)
@@ -457,7 +459,7 @@ func TestPluginResolution(t *testing.T) {
     preFilter:
       disabled: [{name: "*"}]
       enabled: [{name: TaintToleration}, {name: NodeName}, {name: NodeUnschedulable}]`,
-		check: func(t *testing.T, p registry.Profile) {
+		check: func(t *testing.T, p framework.Profile) {
 			if diff := cmp.Diff([]string{"TaintToleration", "NodeName", "NodeUnschedulable"}, p.PreFilter); diff != "" {
 				t.Errorf("preFilter (-want +got):\n%s", diff)
 			}
@@ -471,13 +473,13 @@ func TestPluginResolution(t *testing.T) {
       enabled: [{name: DefaultPreemption}]
     preEnqueue:
       disabled: [{name: SchedulingGates}]`,
-		check: func(t *testing.T, p registry.Profile) {
+		check: func(t *testing.T, p framework.Profile) {
 			// Enabled at postFilter and by multiPoint, DefaultPreemption
 			// moves ahead of the other multiPoint plugins there, as in
 			// kube-scheduler.
 			want := dp
 			want.PostFilter = []string{registry.DefaultPreemptionName, "DynamicResources"}
-			if diff := cmp.Diff(want, p, cmpopts.IgnoreFields(registry.Profile{}, "SchedulerName", "Args")); diff != "" {
+			if diff := cmp.Diff(want, p, cmpopts.IgnoreFields(framework.Profile{}, "SchedulerName", "Args")); diff != "" {
 				t.Errorf("profile (-want +got):\n%s", diff)
 			}
 		},
@@ -488,10 +490,10 @@ func TestPluginResolution(t *testing.T) {
 		plugins: `
     preEnqueue:
       enabled: [{name: DefaultPreemption}]`,
-		check: func(t *testing.T, p registry.Profile) {
+		check: func(t *testing.T, p framework.Profile) {
 			want := dp
 			want.PreEnqueue = []string{registry.DefaultPreemptionName, "DynamicResources"}
-			if diff := cmp.Diff(want, p, cmpopts.IgnoreFields(registry.Profile{}, "SchedulerName", "Args")); diff != "" {
+			if diff := cmp.Diff(want, p, cmpopts.IgnoreFields(framework.Profile{}, "SchedulerName", "Args")); diff != "" {
 				t.Errorf("profile (-want +got):\n%s", diff)
 			}
 		},
@@ -499,7 +501,7 @@ func TestPluginResolution(t *testing.T) {
 		// multiPoint places a plugin where kube-scheduler's implements it:
 		// DefaultPreemption at preEnqueue, NodeName at preFilter (since
 		// v1.37), ImageLocality not at preScore (its step runs without
-		// being listed: registry.Registry.RunAt).
+		// being listed: framework.Registry.RunAt).
 		name: "multiPoint expands to kube-scheduler's points",
 		plugins: `
     multiPoint:
@@ -510,15 +512,15 @@ func TestPluginResolution(t *testing.T) {
       - name: DefaultPreemption
       - name: ImageLocality
       - name: DefaultBinder`,
-		check: func(t *testing.T, p registry.Profile) {
-			want := registry.Profile{
+		check: func(t *testing.T, p framework.Profile) {
+			want := framework.Profile{
 				PreEnqueue: []string{registry.DefaultPreemptionName},
 				PreFilter:  []string{"NodeName"},
 				Filter:     []string{"NodeName"},
 				PostFilter: []string{registry.DefaultPreemptionName},
-				Score:      []registry.WeightedPlugin{{Name: "ImageLocality", Weight: 1}},
+				Score:      []framework.WeightedPlugin{{Name: "ImageLocality", Weight: 1}},
 			}
-			if diff := cmp.Diff(want, p, cmpopts.IgnoreFields(registry.Profile{}, "SchedulerName", "Args"), cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(want, p, cmpopts.IgnoreFields(framework.Profile{}, "SchedulerName", "Args"), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("profile (-want +got):\n%s", diff)
 			}
 		},
@@ -530,8 +532,8 @@ func TestPluginResolution(t *testing.T) {
       enabled: [{name: PrioritySort}]
     bind:
       enabled: [{name: DefaultBinder}]`,
-		check: func(t *testing.T, p registry.Profile) {
-			if diff := cmp.Diff(dp, p, cmpopts.IgnoreFields(registry.Profile{}, "SchedulerName", "Args")); diff != "" {
+		check: func(t *testing.T, p framework.Profile) {
+			if diff := cmp.Diff(dp, p, cmpopts.IgnoreFields(framework.Profile{}, "SchedulerName", "Args")); diff != "" {
 				t.Errorf("profile (-want +got):\n%s", diff)
 			}
 		},
@@ -583,7 +585,7 @@ leaderElection:
 `,
 		check: func(t *testing.T, c *Config) {
 			want := &Config{
-				Profiles:                 []registry.Profile{defaultProfile()},
+				Profiles:                 []framework.Profile{defaultProfile()},
 				Parallelism:              8,
 				PercentageOfNodesToScore: 30,
 				PodInitialBackoff:        2 * time.Second,
@@ -598,7 +600,7 @@ leaderElection:
 				},
 				// enableContentionProfiling follows enableProfiling.
 			}
-			if diff := cmp.Diff(want, c, ignoreUnexported, cmpopts.IgnoreFields(registry.Profile{}, "Args")); diff != "" {
+			if diff := cmp.Diff(want, c, ignoreInternal, cmpopts.IgnoreFields(framework.Profile{}, "Args")); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		},
@@ -666,7 +668,7 @@ leaderElection:
 		name: "accepted no-ops",
 		file: header + "extenders: []\ndelayCacheUntilActive: false\n",
 		check: func(t *testing.T, c *Config) {
-			if diff := cmp.Diff(Default(), c, ignoreUnexported); diff != "" {
+			if diff := cmp.Diff(Default(), c, ignoreInternal); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		},
@@ -1025,13 +1027,13 @@ func TestKubeSchedulerIgnores(t *testing.T) {
 	tests := []struct {
 		name  string
 		file  string
-		check func(t *testing.T, p registry.Profile) // nil: the default profile
-		warn  string                                 // path of the one warning
-		line  int                                    // its line; 0: no warning
+		check func(t *testing.T, p framework.Profile) // nil: the default profile
+		warn  string                                  // path of the one warning
+		line  int                                     // its line; 0: no warning
 	}{{
 		name: "score weight 0 is 1",
 		file: prof("    score:\n      enabled: [{name: NodeAffinity, weight: 0}]\n"),
-		check: func(t *testing.T, p registry.Profile) {
+		check: func(t *testing.T, p framework.Profile) {
 			if w := scoreWeightOf(p, "NodeAffinity"); w != 1 {
 				t.Errorf("NodeAffinity weight = %d, want 1", w)
 			}
@@ -1039,7 +1041,7 @@ func TestKubeSchedulerIgnores(t *testing.T) {
 	}, {
 		name: "multiPoint weight 0 is 1",
 		file: prof("    multiPoint:\n      enabled: [{name: TaintToleration, weight: 0}]\n"),
-		check: func(t *testing.T, p registry.Profile) {
+		check: func(t *testing.T, p framework.Profile) {
 			if w := scoreWeightOf(p, "TaintToleration"); w != 1 {
 				t.Errorf("TaintToleration weight = %d, want 1", w)
 			}
@@ -1047,7 +1049,7 @@ func TestKubeSchedulerIgnores(t *testing.T) {
 	}, {
 		name: "score weight 0 still wins over multiPoint's",
 		file: prof("    score:\n      enabled: [{name: ImageLocality, weight: 0}]\n    multiPoint:\n      enabled: [{name: ImageLocality, weight: 5}]\n"),
-		check: func(t *testing.T, p registry.Profile) {
+		check: func(t *testing.T, p framework.Profile) {
 			if w := scoreWeightOf(p, "ImageLocality"); w != 1 {
 				t.Errorf("ImageLocality weight = %d, want 1", w)
 			}
@@ -1055,7 +1057,7 @@ func TestKubeSchedulerIgnores(t *testing.T) {
 	}, {
 		name: "weight on a filter",
 		file: prof("    filter:\n      enabled: [{name: NodeName, weight: -2}]\n"),
-		check: func(t *testing.T, p registry.Profile) {
+		check: func(t *testing.T, p framework.Profile) {
 			// Enabled at filter and by multiPoint: it runs first there.
 			if want := append([]string{"NodeName"}, without(dp.Filter, "NodeName")...); !slices.Equal(want, p.Filter) {
 				t.Errorf("filter = %v, want %v", p.Filter, want)
@@ -1077,7 +1079,7 @@ func TestKubeSchedulerIgnores(t *testing.T) {
 	}, {
 		name: "schedulerName no pod can have",
 		file: header + "leaderElection: {resourceName: lease}\nprofiles:\n- schedulerName: My Scheduler\n",
-		check: func(t *testing.T, p registry.Profile) {
+		check: func(t *testing.T, p framework.Profile) {
 			if p.SchedulerName != "My Scheduler" {
 				t.Errorf("schedulerName = %q", p.SchedulerName)
 			}
@@ -1086,7 +1088,7 @@ func TestKubeSchedulerIgnores(t *testing.T) {
 	}, {
 		name: "unknown plugin disabled",
 		file: prof("    score:\n      disabled: [{name: Nope}]\n"),
-		check: func(t *testing.T, p registry.Profile) {
+		check: func(t *testing.T, p framework.Profile) {
 			if diff := cmp.Diff(dp.Score, p.Score); diff != "" {
 				t.Errorf("score (-want +got):\n%s", diff)
 			}
@@ -1103,7 +1105,7 @@ func TestKubeSchedulerIgnores(t *testing.T) {
 	}, {
 		name: "pluginConfig for an unknown plugin",
 		file: header + "profiles:\n- schedulerName: s\n  pluginConfig:\n  - name: Coscheduling\n    args: {permitWaitingTimeSeconds: 10}\n",
-		check: func(t *testing.T, p registry.Profile) {
+		check: func(t *testing.T, p framework.Profile) {
 			if _, ok := p.Args["Coscheduling"]; ok {
 				t.Errorf("args kept for Coscheduling")
 			}
@@ -1124,7 +1126,7 @@ func TestKubeSchedulerIgnores(t *testing.T) {
 	}, {
 		name: "NodeResourcesFit args, not enabled, are not checked",
 		file: header + "profiles:\n- schedulerName: s\n  plugins:\n    multiPoint:\n      disabled: [{name: NodeResourcesFit}]\n  pluginConfig:\n  - name: NodeResourcesFit\n    args: {scoringStrategy: {type: Packed}}\n",
-		check: func(t *testing.T, p registry.Profile) {
+		check: func(t *testing.T, p framework.Profile) {
 			if slices.Contains(p.Filter, "NodeResourcesFit") {
 				t.Errorf("NodeResourcesFit runs: %v", p.Filter)
 			}
@@ -1139,7 +1141,7 @@ func TestKubeSchedulerIgnores(t *testing.T) {
 	}, {
 		name: "weight under disabled",
 		file: prof("    score:\n      disabled: [{name: NodeAffinity, weight: 2}]\n"),
-		check: func(t *testing.T, p registry.Profile) {
+		check: func(t *testing.T, p framework.Profile) {
 			if diff := cmp.Diff(scoreWithout("NodeAffinity"), p.Score); diff != "" {
 				t.Errorf("score (-want +got):\n%s", diff)
 			}
@@ -1170,7 +1172,7 @@ func TestKubeSchedulerIgnores(t *testing.T) {
 }
 
 // scoreWeightOf returns the weight of score plugin name in p, 0 if absent.
-func scoreWeightOf(p registry.Profile, name string) int64 {
+func scoreWeightOf(p framework.Profile, name string) int64 {
 	for _, w := range p.Score {
 		if w.Name == name {
 			return w.Weight
@@ -1280,7 +1282,7 @@ func TestRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Decode(Marshal()): %v\n--- output:\n%s", err, out1)
 			}
-			if diff := cmp.Diff(c1, c2, ignoreUnexported); diff != "" {
+			if diff := cmp.Diff(c1, c2, ignoreInternal); diff != "" {
 				t.Errorf("round trip changed the configuration (-before +after):\n%s\n--- output:\n%s", diff, out1)
 			}
 			out2, err := c2.Marshal()
@@ -1357,7 +1359,7 @@ func TestApply(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "leaderElection.leaseDuration: must be greater than renewDeadline (20s), got 15s") {
 		t.Errorf("error = %v", err)
 	}
-	if diff := cmp.Diff(Default(), c, ignoreUnexported); diff != "" {
+	if diff := cmp.Diff(Default(), c, ignoreInternal); diff != "" {
 		t.Errorf("a refused Apply changed the configuration (-want +got):\n%s", diff)
 	}
 }

@@ -23,7 +23,7 @@
 // All problems of a file are reported together, in file order, as an
 // *Error. Nothing is started on a bad file.
 //
-// Plugins are looked up in a registry.Registry: a plugin whose
+// Plugins are looked up in a framework.Registry: a plugin whose
 // Registration has NewArgs gets its pluginConfig args strictly decoded into
 // the type NewArgs returns (whose values are the defaults: a field the file
 // writes replaces its default) and checked with ValidateArgs; an args type

@@ -180,7 +180,7 @@ func extendersFile(cs []extender.Config) []fileExtender {
 // managed resources the extenders mark ignoredByScheduler as its
 // ignoredResources, as kube-scheduler does (its written configuration
 // shows them): the profile's own list is replaced, not extended.
-func ignoreExtendersResources(profiles []registry.Profile, exts []extender.Config) {
+func ignoreExtendersResources(profiles []framework.Profile, exts []extender.Config) {
 	var ignored []string
 	for _, e := range exts {
 		for _, r := range e.ManagedResources {

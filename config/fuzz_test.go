@@ -59,7 +59,7 @@ func FuzzLoad(f *testing.F) {
 			t.Fatalf("Decode(Marshal()): %v\n--- input:\n%s\n--- output:\n%s", err, data, out)
 		}
 		// Warnings are about what the file had and Marshal leaves out.
-		if diff := cmp.Diff(c, again, ignoreUnexported, cmpopts.IgnoreFields(Config{}, "Warnings")); diff != "" {
+		if diff := cmp.Diff(c, again, ignoreInternal, cmpopts.IgnoreFields(Config{}, "Warnings")); diff != "" {
 			t.Fatalf("round trip changed the configuration (-before +after):\n%s\n--- input:\n%s", diff, data)
 		}
 	})

@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
@@ -120,7 +121,7 @@ func wholeSeconds(field string, d time.Duration) (int64, error) {
 }
 
 // profileFile lists a profile's plugins explicitly per point.
-func profileFile(prof registry.Profile) fileProfile {
+func profileFile(prof framework.Profile) fileProfile {
 	enabled := func(names ...string) pluginSet {
 		var s pluginSet
 		for _, n := range names {

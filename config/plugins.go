@@ -68,12 +68,12 @@ var invalidInV1 = []string{"AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEP
 
 // catalog is what a file's plugin names are looked up in: the registry.
 type catalog struct {
-	reg registry.Registry
+	reg framework.Registry
 }
 
-func newCatalog(reg registry.Registry) *catalog { return &catalog{reg: reg} }
+func newCatalog(reg framework.Registry) *catalog { return &catalog{reg: reg} }
 
-func (c *catalog) lookup(name string) (registry.Registration, bool) {
+func (c *catalog) lookup(name string) (framework.Registration, bool) {
 	r, ok := c.reg[name]
 	return r, ok
 }
@@ -117,7 +117,7 @@ func (c *catalog) names() []string {
 }
 
 // implementedPoints lists the points a file may name r at, for messages.
-func implementedPoints(r registry.Registration) string {
+func implementedPoints(r framework.Registration) string {
 	return strings.Join(r.Points, ", ")
 }
 
@@ -138,8 +138,8 @@ type pointPlugins struct {
 // builtinPoints are points where yardmaster runs fixed behaviour, with the
 // one plugin name that stands for it.
 var builtinPoints = map[string]string{
-	registry.QueueSort: registry.PrioritySortName,
-	registry.Bind:      registry.DefaultBinderName,
+	framework.PointQueueSort: registry.PrioritySortName,
+	framework.PointBind:      registry.DefaultBinderName,
 }
 
 // resolvePlugins turns a profile's plugin sets into the plugin lists of
@@ -147,7 +147,7 @@ var builtinPoints = map[string]string{
 // plugins kube-scheduler would build for the profile: every plugin an
 // enabled list names, multiPoint's merged with the defaults included, even
 // one that every point it implements disables (its pluginsNeeded).
-func resolvePlugins(cat *catalog, plugins *filePlugins, path string, p *problems) (prof registry.Profile, built []string, ok bool) {
+func resolvePlugins(cat *catalog, plugins *filePlugins, path string, p *problems) (prof framework.Profile, built []string, ok bool) {
 	if plugins == nil {
 		plugins = &filePlugins{}
 	}
@@ -171,7 +171,7 @@ func resolvePlugins(cat *catalog, plugins *filePlugins, path string, p *problems
 		}
 		defaults = append(defaults, e)
 	}
-	multiPoint := mergeSet(defaults, custom[registry.MultiPoint])
+	multiPoint := mergeSet(defaults, custom[framework.PointMultiPoint])
 	for _, e := range multiPoint {
 		built = append(built, e.name)
 	}
@@ -222,7 +222,7 @@ func resolvePlugins(cat *catalog, plugins *filePlugins, path string, p *problems
 	}
 
 	pluginsPath := childPath(path, "plugins")
-	for _, point := range []string{registry.QueueSort, registry.Bind} {
+	for _, point := range []string{framework.PointQueueSort, framework.PointBind} {
 		want := builtinPoints[point]
 		switch got := expand(point); {
 		case len(got) == 0:
@@ -236,29 +236,29 @@ func resolvePlugins(cat *catalog, plugins *filePlugins, path string, p *problems
 	// disabling it is accepted and changes nothing (the API server refuses
 	// to bind a pod that still has scheduling gates). The other plugins
 	// there (DynamicResources, DefaultPreemption) are the profile's.
-	for _, n := range expand(registry.PreEnqueue) {
+	for _, n := range expand(framework.PointPreEnqueue) {
 		if n != registry.SchedulingGatesName {
 			prof.PreEnqueue = append(prof.PreEnqueue, n)
 		}
 	}
 
-	prof.PreFilter = expand(registry.PreFilter)
-	prof.Filter = expand(registry.Filter)
-	prof.PreScore = expand(registry.PreScore)
-	prof.PostFilter = expand(registry.PostFilter)
-	prof.Reserve = expand(registry.Reserve)
-	prof.Permit = expand(registry.Permit)
-	prof.PreBind = expand(registry.PreBind)
-	prof.PostBind = expand(registry.PostBind)
-	names := expand(registry.Score)
+	prof.PreFilter = expand(framework.PointPreFilter)
+	prof.Filter = expand(framework.PointFilter)
+	prof.PreScore = expand(framework.PointPreScore)
+	prof.PostFilter = expand(framework.PointPostFilter)
+	prof.Reserve = expand(framework.PointReserve)
+	prof.Permit = expand(framework.PointPermit)
+	prof.PreBind = expand(framework.PointPreBind)
+	prof.PostBind = expand(framework.PointPostBind)
+	names := expand(framework.PointScore)
 	weights := make([]int64, len(names))
 	paths := make([]string, len(names))
 	for i, name := range names {
-		weights[i], paths[i] = scoreWeight(name, custom[registry.Score].enabled, multiPoint)
-		prof.Score = append(prof.Score, registry.WeightedPlugin{Name: name, Weight: weights[i]})
+		weights[i], paths[i] = scoreWeight(name, custom[framework.PointScore].enabled, multiPoint)
+		prof.Score = append(prof.Score, framework.WeightedPlugin{Name: name, Weight: weights[i]})
 	}
 	if i := scoreOverflowAt(weights); i >= 0 {
-		p.add(cmpOr(paths[i], childPath(pluginsPath, registry.Score)), "the score plugins' weights add up to more than %d: the total score could overflow", int64(math.MaxInt64)/framework.MaxNodeScore)
+		p.add(cmpOr(paths[i], childPath(pluginsPath, framework.PointScore)), "the score plugins' weights add up to more than %d: the total score could overflow", int64(math.MaxInt64)/framework.MaxNodeScore)
 	}
 	return prof, built, len(p.list) == before
 }
@@ -339,7 +339,7 @@ func checkSet(cat *catalog, point string, set *pluginSet, path string, p *proble
 			// changes nothing. A typo, though, leaves the plugin meant
 			// running, hence the warning.
 			p.warn(childPath(ep, "name"), "ignored: %s", cat.unknown(pl.Name))
-		case pl.Name != wildcard && point != registry.MultiPoint:
+		case pl.Name != wildcard && point != framework.PointMultiPoint:
 			// kube-scheduler accepts it too, and ignores it.
 			if r, ok := cat.lookup(pl.Name); ok && !r.Implements(point) {
 				msg := fmt.Sprintf("ignored: plugin %q does not implement %s (it implements %s): it is not there to disable", pl.Name, point, implementedPoints(r))
@@ -371,7 +371,7 @@ func checkSet(cat *catalog, point string, set *pluginSet, path string, p *proble
 			p.add(np, "%s", cat.unknown(pl.Name))
 			continue
 		}
-		if point != registry.MultiPoint && !r.Implements(point) {
+		if point != framework.PointMultiPoint && !r.Implements(point) {
 			if builtin, ok := builtinPoints[point]; ok {
 				p.add(np, "%q cannot run at %s: yardmaster runs %s there, built in", pl.Name, point, builtin)
 			} else if podGroupPoints[point] {
@@ -395,10 +395,10 @@ func checkSet(cat *catalog, point string, set *pluginSet, path string, p *proble
 			wp := childPath(ep, "weight")
 			w := *weight
 			switch {
-			case point != registry.Score && point != registry.MultiPoint:
+			case point != framework.PointScore && point != framework.PointMultiPoint:
 				p.warn(wp, "ignored: a weight applies only under score or multiPoint (kube-scheduler ignores it too)")
 				weight = nil
-			case !r.Implements(registry.Score):
+			case !r.Implements(framework.PointScore):
 				p.warn(wp, "ignored: plugin %q does not score, so it has no weight (kube-scheduler ignores it too)", pl.Name)
 				weight = nil
 			case w == 0:

@@ -1,9 +1,8 @@
 package config
 
 import (
+	"github.com/yardmaster-io/yardmaster/framework"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
 // The versioned file types: kubescheduler.config.k8s.io/v1 as yardmaster
@@ -118,22 +117,22 @@ type pointSet struct {
 // kube-scheduler's Plugins type declares them.
 func (p *filePlugins) sets() []pointSet {
 	return []pointSet{
-		{registry.PreEnqueue, &p.PreEnqueue},
-		{registry.QueueSort, &p.QueueSort},
-		{registry.PreFilter, &p.PreFilter},
-		{registry.Filter, &p.Filter},
-		{registry.PostFilter, &p.PostFilter},
-		{registry.PreScore, &p.PreScore},
-		{registry.Score, &p.Score},
-		{registry.Reserve, &p.Reserve},
-		{registry.Permit, &p.Permit},
-		{registry.PreBind, &p.PreBind},
-		{registry.Bind, &p.Bind},
-		{registry.PostBind, &p.PostBind},
+		{framework.PointPreEnqueue, &p.PreEnqueue},
+		{framework.PointQueueSort, &p.QueueSort},
+		{framework.PointPreFilter, &p.PreFilter},
+		{framework.PointFilter, &p.Filter},
+		{framework.PointPostFilter, &p.PostFilter},
+		{framework.PointPreScore, &p.PreScore},
+		{framework.PointScore, &p.Score},
+		{framework.PointReserve, &p.Reserve},
+		{framework.PointPermit, &p.Permit},
+		{framework.PointPreBind, &p.PreBind},
+		{framework.PointBind, &p.Bind},
+		{framework.PointPostBind, &p.PostBind},
 		{placementGenerate, &p.PlacementGenerate},
 		{placementScore, &p.PlacementScore},
 		{podGroupPostFilter, &p.PodGroupPostFilter},
-		{registry.MultiPoint, &p.MultiPoint},
+		{framework.PointMultiPoint, &p.MultiPoint},
 	}
 }
 

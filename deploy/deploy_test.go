@@ -25,6 +25,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/config"
 	"github.com/yardmaster-io/yardmaster/deploy"
+	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/scheduler"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
@@ -532,7 +533,7 @@ func TestConfig(t *testing.T) {
 	if len(c.Profiles) != 1 || c.Profiles[0].SchedulerName != name {
 		t.Errorf("profiles %v, want one named %q", c.Profiles, name)
 	}
-	if diff := cmp.Diff(config.Default().Profiles[0], c.Profiles[0], cmpopts.IgnoreFields(registry.Profile{}, "Args")); diff != "" {
+	if diff := cmp.Diff(config.Default().Profiles[0], c.Profiles[0], cmpopts.IgnoreFields(framework.Profile{}, "Args")); diff != "" {
 		t.Errorf("profile is not the default profile (-want +got):\n%s", diff)
 	}
 	if c.LeaderElection.ResourceNamespace != namespace || c.LeaderElection.ResourceName != name {
@@ -603,7 +604,7 @@ func TestConfigNetworkTrafficBlock(t *testing.T) {
 	if err != nil {
 		t.Fatalf("uncommented configuration: %v\n%s", err, uncommented)
 	}
-	if !slices.ContainsFunc(c.Profiles[0].Score, func(p registry.WeightedPlugin) bool { return p.Name == networkTraffic }) {
+	if !slices.ContainsFunc(c.Profiles[0].Score, func(p framework.WeightedPlugin) bool { return p.Name == networkTraffic }) {
 		t.Errorf("NetworkTraffic does not score: %+v", c.Profiles[0].Score)
 	}
 }

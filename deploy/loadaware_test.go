@@ -10,7 +10,6 @@ import (
 	"github.com/yardmaster-io/yardmaster/deploy"
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/priorities/loadaware"
-	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
 // The commented load-aware profile, uncommented as its comment says, makes
@@ -35,7 +34,7 @@ func TestConfigLoadAwareBlock(t *testing.T) {
 	}
 	p := c.Profiles[1]
 	for _, name := range []string{loadaware.TargetLoadPackingName, loadaware.LoadVariationRiskBalancingName} {
-		if !slices.ContainsFunc(p.Score, func(w registry.WeightedPlugin) bool { return w.Name == name }) {
+		if !slices.ContainsFunc(p.Score, func(w framework.WeightedPlugin) bool { return w.Name == name }) {
 			t.Errorf("%s does not score: %+v", name, p.Score)
 		}
 	}

@@ -97,7 +97,7 @@ func readDoc(t *testing.T) string {
 
 // builtPlugin is a registered plugin and the parts its factory builds.
 type builtPlugin struct {
-	registry.Registration
+	framework.Registration
 	parts []framework.Plugin
 }
 

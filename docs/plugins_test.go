@@ -136,11 +136,11 @@ func (*FewestPods) SignPod(_ *framework.CycleState, _ *v1.Pod, sig []byte) ([]by
 
 // walkThroughRegistrations are the two Registrations, as they would stand
 // in coreRegistrations.
-func walkThroughRegistrations() []registry.Registration {
-	return []registry.Registration{
+func walkThroughRegistrations() []framework.Registration {
+	return []framework.Registration{
 		{
 			Name:   NodePoolName,
-			Points: []string{registry.PreFilter, registry.Filter},
+			Points: []string{framework.PointPreFilter, framework.PointFilter},
 			NewArgs: func() any {
 				return &NodePoolArgs{LabelKey: "example.com/pool"}
 			},
@@ -156,7 +156,7 @@ func walkThroughRegistrations() []registry.Registration {
 		},
 		{
 			Name:   FewestPodsName,
-			Points: []string{registry.Score},
+			Points: []string{framework.PointScore},
 			New: func(any, framework.Handle) ([]framework.Plugin, error) {
 				return []framework.Plugin{NewFewestPods()}, nil
 			},
@@ -223,7 +223,7 @@ func TestWalkThroughSchedules(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	prof := registry.ExpandMultiPoint(reg, "yardmaster", []registry.WeightedPlugin{
+	prof := registry.ExpandMultiPoint(reg, "yardmaster", []framework.WeightedPlugin{
 		{Name: registry.PrioritySortName},
 		{Name: NodePoolName},
 		{Name: FewestPodsName, Weight: 1},
@@ -251,7 +251,7 @@ func TestWalkThroughSchedules(t *testing.T) {
 		Client:   client,
 		Binder:   binder.New(client, nil, nil),
 		Registry: reg,
-		Profiles: []registry.Profile{prof},
+		Profiles: []framework.Profile{prof},
 	})
 	if err != nil {
 		t.Fatal(err)

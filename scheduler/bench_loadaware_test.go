@@ -79,8 +79,8 @@ func loadAwareWorld(b *testing.B, n int, withMetrics bool) *Scheduler {
 		src := framework.PrometheusSourceArgs{PrometheusAddress: "http://127.0.0.1:1"}
 		prof.PreScore = append(prof.PreScore, loadaware.TargetLoadPackingName, loadaware.LoadVariationRiskBalancingName)
 		prof.Score = append(prof.Score,
-			registry.WeightedPlugin{Name: loadaware.TargetLoadPackingName, Weight: 1},
-			registry.WeightedPlugin{Name: loadaware.LoadVariationRiskBalancingName, Weight: 1})
+			framework.WeightedPlugin{Name: loadaware.TargetLoadPackingName, Weight: 1},
+			framework.WeightedPlugin{Name: loadaware.LoadVariationRiskBalancingName, Weight: 1})
 		tlp := &framework.TargetLoadPackingArgs{PrometheusSourceArgs: src}
 		tlp.SetDefaults()
 		lvrb := &framework.LoadVariationRiskBalancingArgs{PrometheusSourceArgs: src}
@@ -88,7 +88,7 @@ func loadAwareWorld(b *testing.B, n int, withMetrics bool) *Scheduler {
 		prof.Args[loadaware.TargetLoadPackingName] = tlp
 		prof.Args[loadaware.LoadVariationRiskBalancingName] = lvrb
 	}
-	s, err := New(Options{Registry: reg, Profiles: []registry.Profile{prof}})
+	s, err := New(Options{Registry: reg, Profiles: []framework.Profile{prof}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -360,7 +360,7 @@ func volumeWorld(b *testing.B, n, perNode, pods int) (*Scheduler, []*v1.Pod) {
 	}
 	s, err := New(Options{
 		Registry:        registry.NewInTree(),
-		Profiles:        []registry.Profile{registry.DefaultProfile("yardmaster")},
+		Profiles:        []framework.Profile{registry.DefaultProfile("yardmaster")},
 		InformerFactory: h.Factory,
 	})
 	if err != nil {
@@ -511,7 +511,7 @@ func draWorld(b *testing.B, n, devicesPerNode, pods int) (*Scheduler, []*v1.Pod)
 		Client:          client,
 		InformerFactory: factory,
 		Registry:        registry.NewInTree(),
-		Profiles:        []registry.Profile{registry.DefaultProfile("yardmaster")},
+		Profiles:        []framework.Profile{registry.DefaultProfile("yardmaster")},
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -153,9 +153,9 @@ func newBindingTest(t *testing.T, setup func(a, b *stepPlugin)) *bindingTest {
 
 	reg := registry.NewInTree()
 	for _, p := range []*stepPlugin{bt.a, bt.b} {
-		if err := reg.Register(registry.Registration{
+		if err := reg.Register(framework.Registration{
 			Name:   p.name,
-			Points: []string{registry.Reserve, registry.Permit, registry.PreBind, registry.PostBind},
+			Points: []string{framework.PointReserve, framework.PointPermit, framework.PointPreBind, framework.PointPostBind},
 			New:    func(any, framework.Handle) ([]framework.Plugin, error) { return []framework.Plugin{p}, nil },
 		}); err != nil {
 			t.Fatal(err)
@@ -172,7 +172,7 @@ func newBindingTest(t *testing.T, setup func(a, b *stepPlugin)) *bindingTest {
 		Binder:          binder.New(bt.client, bt.events, nil),
 		Clock:           bt.clock,
 		Registry:        reg,
-		Profiles:        []registry.Profile{prof},
+		Profiles:        []framework.Profile{prof},
 		BindGracePeriod: time.Second,
 	})
 	if err != nil {

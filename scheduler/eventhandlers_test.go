@@ -3,7 +3,6 @@ package scheduler
 import (
 	"context"
 	"errors"
-	toolscache "k8s.io/client-go/tools/cache"
 	"slices"
 	"strconv"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"

@@ -178,7 +178,7 @@ func TestExtenderRejectionIsAFitError(t *testing.T) {
 func TestNoScoringFindsOneNode(t *testing.T) {
 	p := registry.DefaultProfile("yardmaster")
 	p.Score, p.PreScore = nil, nil
-	s, err := New(Options{Registry: registry.NewInTree(), Profiles: []registry.Profile{p}, PercentageOfNodesToScore: 100})
+	s, err := New(Options{Registry: registry.NewInTree(), Profiles: []framework.Profile{p}, PercentageOfNodesToScore: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/events"
 
 	"github.com/yardmaster-io/yardmaster/binder"
+	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 	"github.com/yardmaster-io/yardmaster/predicates"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
@@ -101,7 +102,7 @@ func TestFailedSchedulingEventFitsWithManyTaints(t *testing.T) {
 		Client:   client,
 		Binder:   binder.New(client, rec, nil),
 		Registry: registry.NewInTree(),
-		Profiles: []registry.Profile{registry.DefaultProfile("yardmaster")},
+		Profiles: []framework.Profile{registry.DefaultProfile("yardmaster")},
 	})
 	if err != nil {
 		t.Fatal(err)

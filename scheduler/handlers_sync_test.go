@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
@@ -32,7 +33,7 @@ func TestWaitForHandlersSyncFillsTheCache(t *testing.T) {
 		Client:          client,
 		InformerFactory: factory,
 		Registry:        registry.NewInTree(),
-		Profiles:        []registry.Profile{registry.DefaultProfile("yardmaster")},
+		Profiles:        []framework.Profile{registry.DefaultProfile("yardmaster")},
 	})
 	if err != nil {
 		t.Fatal(err)

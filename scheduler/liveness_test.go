@@ -40,9 +40,9 @@ func TestLoopHealthy(t *testing.T) {
 	clock := testingclock.NewFakeClock(time.Now())
 	stuck := &stuckFilter{started: make(chan struct{}), release: make(chan struct{})}
 	reg := registry.NewInTree()
-	if err := reg.Register(registry.Registration{
+	if err := reg.Register(framework.Registration{
 		Name:   stuck.Name(),
-		Points: []string{registry.Filter},
+		Points: []string{framework.PointFilter},
 		New:    func(any, framework.Handle) ([]framework.Plugin, error) { return []framework.Plugin{stuck}, nil },
 	}); err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func TestLoopHealthy(t *testing.T) {
 		Binder:   binder.New(client, nil, nil),
 		Clock:    clock,
 		Registry: reg,
-		Profiles: []registry.Profile{prof},
+		Profiles: []framework.Profile{prof},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +102,7 @@ func TestLoopHealthy(t *testing.T) {
 func TestLoopHealthyPodsNotTaken(t *testing.T) {
 	const bound = time.Minute
 	clock := testingclock.NewFakeClock(time.Now())
-	s, err := New(Options{Clock: clock, Registry: registry.NewInTree(), Profiles: []registry.Profile{registry.DefaultProfile("yardmaster")}})
+	s, err := New(Options{Clock: clock, Registry: registry.NewInTree(), Profiles: []framework.Profile{registry.DefaultProfile("yardmaster")}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/yardmaster-io/yardmaster/binder"
+	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 	"github.com/yardmaster-io/yardmaster/queue"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
@@ -39,7 +40,7 @@ func newRunnableScheduler(t *testing.T, reg prometheus.Registerer, bindings *ato
 		Client:            client,
 		Binder:            binder.New(client, nil, nil),
 		Registry:          registry.NewInTree(),
-		Profiles:          []registry.Profile{registry.DefaultProfile("yardmaster")},
+		Profiles:          []framework.Profile{registry.DefaultProfile("yardmaster")},
 		MetricsRegisterer: reg,
 	})
 	if err != nil {

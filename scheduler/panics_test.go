@@ -120,10 +120,10 @@ func TestPluginPanicFailsOnlyItsPod(t *testing.T) {
 		t.Run(tc.at, func(t *testing.T) {
 			reg := registry.NewInTree()
 			pl := &panicky{at: tc.at}
-			if err := reg.Register(registry.Registration{
+			if err := reg.Register(framework.Registration{
 				Name: pl.Name(),
-				Points: []string{registry.PreEnqueue, registry.PreFilter, registry.Filter, registry.PreScore, registry.Score,
-					registry.Reserve, registry.Permit, registry.PreBind, registry.PostBind},
+				Points: []string{framework.PointPreEnqueue, framework.PointPreFilter, framework.PointFilter, framework.PointPreScore, framework.PointScore,
+					framework.PointReserve, framework.PointPermit, framework.PointPreBind, framework.PointPostBind},
 				New: func(any, framework.Handle) ([]framework.Plugin, error) { return []framework.Plugin{pl}, nil },
 			}); err != nil {
 				t.Fatal(err)
@@ -133,7 +133,7 @@ func TestPluginPanicFailsOnlyItsPod(t *testing.T) {
 			prof.PreFilter = append(prof.PreFilter, pl.Name())
 			prof.Filter = append(prof.Filter, pl.Name())
 			prof.PreScore = append(prof.PreScore, pl.Name())
-			prof.Score = append(prof.Score, registry.WeightedPlugin{Name: pl.Name(), Weight: 1})
+			prof.Score = append(prof.Score, framework.WeightedPlugin{Name: pl.Name(), Weight: 1})
 			prof.Reserve = append(prof.Reserve, pl.Name())
 			prof.Permit = append(prof.Permit, pl.Name())
 			prof.PreBind = append(prof.PreBind, pl.Name())
@@ -153,7 +153,7 @@ func TestPluginPanicFailsOnlyItsPod(t *testing.T) {
 				Client:   client,
 				Binder:   binder.New(client, rec, nil),
 				Registry: reg,
-				Profiles: []registry.Profile{prof},
+				Profiles: []framework.Profile{prof},
 				// All nodes are filtered and scored, the panicking one
 				// among them.
 				PercentageOfNodesToScore: 100,

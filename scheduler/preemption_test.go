@@ -243,7 +243,7 @@ func TestPreemptionMessageInFailedScheduling(t *testing.T) {
 		Client:   client,
 		Binder:   binder.New(client, rec, nil),
 		Registry: registry.NewInTree(),
-		Profiles: []registry.Profile{registry.DefaultProfile("yardmaster")},
+		Profiles: []framework.Profile{registry.DefaultProfile("yardmaster")},
 	})
 	if err != nil {
 		t.Fatal(err)

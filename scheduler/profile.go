@@ -67,8 +67,8 @@ type weightedScorer struct {
 
 // newProfile instantiates every plugin the profile names once and places
 // its parts at the points the profile lists it under, and at its steps
-// (registry.Registry.RunAt).
-func newProfile(reg registry.Registry, p registry.Profile, h framework.Handle) (*profile, error) {
+// (framework.Registry.RunAt).
+func newProfile(reg framework.Registry, p framework.Profile, h framework.Handle) (*profile, error) {
 	prof := &profile{name: p.SchedulerName, percentageOfNodesToScore: p.PercentageOfNodesToScore}
 	if a, ok := p.Args[registry.ExplainName].(*framework.ExplainArgs); ok {
 		prof.annotate = a.SimulatorAnnotations
@@ -106,7 +106,7 @@ func newProfile(reg registry.Registry, p registry.Profile, h framework.Handle) (
 		}
 	}
 
-	for _, name := range reg.RunAt(&p, registry.PreFilter) {
+	for _, name := range reg.RunAt(&p, framework.PointPreFilter) {
 		for _, pl := range parts[name] {
 			if x, ok := pl.(framework.PreFilterPlugin); ok {
 				prof.preFilter = append(prof.preFilter, x)
@@ -131,7 +131,7 @@ func newProfile(reg registry.Registry, p registry.Profile, h framework.Handle) (
 			}
 		}
 	}
-	for _, name := range reg.RunAt(&p, registry.PreScore) {
+	for _, name := range reg.RunAt(&p, framework.PointPreScore) {
 		for _, pl := range parts[name] {
 			if x, ok := pl.(framework.PreScorePlugin); ok {
 				prof.preScore = append(prof.preScore, x)

@@ -24,7 +24,7 @@ func TestProfileSteps(t *testing.T) {
 	}
 	tests := []struct {
 		name                string
-		p                   registry.Profile
+		p                   framework.Profile
 		preFilter, preScore []string
 		preEnqueue          int
 		preempts            bool
@@ -32,9 +32,9 @@ func TestProfileSteps(t *testing.T) {
 		// NodeName's PreFilter is a point since kube-scheduler v1.37:
 		// listed at filter only, it does not run at preFilter.
 		name: "steps of plugins placed at the points they serve",
-		p: registry.Profile{
+		p: framework.Profile{
 			Filter:     []string{"NodeName"},
-			Score:      []registry.WeightedPlugin{{Name: "ImageLocality", Weight: 1}},
+			Score:      []framework.WeightedPlugin{{Name: "ImageLocality", Weight: 1}},
 			PreEnqueue: []string{registry.DefaultPreemptionName},
 			PostFilter: []string{registry.DefaultPreemptionName},
 		},
@@ -42,7 +42,7 @@ func TestProfileSteps(t *testing.T) {
 		preempts: true,
 	}, {
 		name: "no steps of plugins not placed",
-		p: registry.Profile{
+		p: framework.Profile{
 			PreFilter: []string{"NodePorts"},
 			Filter:    []string{"NodePorts"},
 		},
@@ -58,7 +58,7 @@ func TestProfileSteps(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.p.SchedulerName = "s"
-			s, err := New(Options{Registry: registry.NewInTree(), Profiles: []registry.Profile{tc.p}})
+			s, err := New(Options{Registry: registry.NewInTree(), Profiles: []framework.Profile{tc.p}})
 			if err != nil {
 				t.Fatal(err)
 			}

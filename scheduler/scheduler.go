@@ -81,8 +81,8 @@ type Options struct {
 	Binder          *binder.Binder
 	Logger          *zap.Logger
 	Clock           clock.WithTicker
-	Registry        registry.Registry
-	Profiles        []registry.Profile
+	Registry        framework.Registry
+	Profiles        []framework.Profile
 	// MetricsRegisterer receives the scheduler's metrics (kube-scheduler's
 	// names, see package metrics) and the plugins'; nil means a private
 	// registry. Two schedulers cannot share one.

@@ -21,7 +21,7 @@ func newTestScheduler(t testing.TB, pct int32, nodes ...*v1.Node) *Scheduler {
 	t.Helper()
 	s, err := New(Options{
 		Registry:                 registry.NewInTree(),
-		Profiles:                 []registry.Profile{registry.DefaultProfile("yardmaster")},
+		Profiles:                 []framework.Profile{registry.DefaultProfile("yardmaster")},
 		PercentageOfNodesToScore: pct,
 	})
 	if err != nil {
@@ -167,7 +167,7 @@ func TestRotatingStartCoversAllNodes(t *testing.T) {
 func TestDuplicateProfile(t *testing.T) {
 	_, err := New(Options{
 		Registry: registry.NewInTree(),
-		Profiles: []registry.Profile{registry.DefaultProfile("x"), registry.DefaultProfile("x")},
+		Profiles: []framework.Profile{registry.DefaultProfile("x"), registry.DefaultProfile("x")},
 	})
 	if err == nil {
 		t.Error("duplicate profile accepted")
@@ -274,7 +274,7 @@ func TestNominatedNodeTriedOutsidePreFilterResult(t *testing.T) {
 	prof.Filter = slices.DeleteFunc(slices.Clone(prof.Filter), func(n string) bool { return n == predicates.NodeAffinityName })
 	for _, named := range []string{"n1", "ghost"} {
 		t.Run(named, func(t *testing.T) {
-			s, err := New(Options{Registry: registry.NewInTree(), Profiles: []registry.Profile{prof}})
+			s, err := New(Options{Registry: registry.NewInTree(), Profiles: []framework.Profile{prof}})
 			if err != nil {
 				t.Fatal(err)
 			}

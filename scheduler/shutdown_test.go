@@ -18,6 +18,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/binder"
 	"github.com/yardmaster-io/yardmaster/config"
+	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
@@ -59,7 +60,7 @@ func TestShutdownIsBoundedWhenTheAPIHangs(t *testing.T) {
 		Client:          client,
 		Binder:          binder.New(client, nil, nil),
 		Registry:        registry.NewInTree(),
-		Profiles:        []registry.Profile{registry.DefaultProfile("yardmaster")},
+		Profiles:        []framework.Profile{registry.DefaultProfile("yardmaster")},
 		BindGracePeriod: grace,
 	})
 	if err != nil {
@@ -132,7 +133,7 @@ func TestPerPodStateForgotten(t *testing.T) {
 			s, err := New(Options{
 				Binder:   binder.New(fake.NewClientset(), nil, nil),
 				Registry: registry.NewInTree(),
-				Profiles: []registry.Profile{registry.DefaultProfile("yardmaster")},
+				Profiles: []framework.Profile{registry.DefaultProfile("yardmaster")},
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -173,7 +173,7 @@ func signaturesDifferential(t *testing.T, seed uint64, nodeAffinity *framework.N
 		t.Helper()
 		s, err := New(Options{
 			Registry:                 registry.NewInTree(),
-			Profiles:                 []registry.Profile{profile},
+			Profiles:                 []framework.Profile{profile},
 			PercentageOfNodesToScore: 10, // 100 of 150 nodes: scans stop early
 			Parallelism:              1,  // the same node order in both
 		})

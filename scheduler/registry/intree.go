@@ -34,8 +34,8 @@ const (
 // order, cheapest first: a node rejected by a cheap check never reaches
 // the resource arithmetic. NodeName comes before NodeUnschedulable since
 // v1.37: a pod that names its node is judged there first.
-func DefaultPlugins() []WeightedPlugin {
-	return []WeightedPlugin{
+func DefaultPlugins() []framework.WeightedPlugin {
+	return []framework.WeightedPlugin{
 		{Name: SchedulingGatesName},
 		{Name: PrioritySortName},
 		{Name: predicates.NodeNameName},
@@ -65,64 +65,64 @@ func DefaultPlugins() []WeightedPlugin {
 }
 
 // DefaultProfile returns the default profile under the given scheduler name.
-func DefaultProfile(schedulerName string) Profile {
+func DefaultProfile(schedulerName string) framework.Profile {
 	return ExpandMultiPoint(NewInTree(), schedulerName, DefaultPlugins())
 }
 
 // ExpandMultiPoint places each plugin at every point it implements, as
 // multiPoint does in a configuration file. Score weights of 0 become 1.
-func ExpandMultiPoint(reg Registry, schedulerName string, plugins []WeightedPlugin) Profile {
-	p := Profile{SchedulerName: schedulerName, Args: map[string]any{}}
+func ExpandMultiPoint(reg framework.Registry, schedulerName string, plugins []framework.WeightedPlugin) framework.Profile {
+	p := framework.Profile{SchedulerName: schedulerName, Args: map[string]any{}}
 	for _, wp := range plugins {
 		r, ok := reg[wp.Name]
 		if !ok {
 			continue
 		}
-		if r.Implements(PreFilter) {
+		if r.Implements(framework.PointPreFilter) {
 			p.PreFilter = append(p.PreFilter, wp.Name)
 		}
-		if r.Implements(Filter) {
+		if r.Implements(framework.PointFilter) {
 			p.Filter = append(p.Filter, wp.Name)
 		}
-		if r.Implements(PreScore) {
+		if r.Implements(framework.PointPreScore) {
 			p.PreScore = append(p.PreScore, wp.Name)
 		}
-		if r.Implements(PostFilter) {
+		if r.Implements(framework.PointPostFilter) {
 			p.PostFilter = append(p.PostFilter, wp.Name)
 		}
-		if r.Implements(PreEnqueue) && wp.Name != SchedulingGatesName {
+		if r.Implements(framework.PointPreEnqueue) && wp.Name != SchedulingGatesName {
 			p.PreEnqueue = append(p.PreEnqueue, wp.Name)
 		}
-		if r.Implements(Reserve) {
+		if r.Implements(framework.PointReserve) {
 			p.Reserve = append(p.Reserve, wp.Name)
 		}
-		if r.Implements(Permit) {
+		if r.Implements(framework.PointPermit) {
 			p.Permit = append(p.Permit, wp.Name)
 		}
-		if r.Implements(PreBind) {
+		if r.Implements(framework.PointPreBind) {
 			p.PreBind = append(p.PreBind, wp.Name)
 		}
-		if r.Implements(PostBind) {
+		if r.Implements(framework.PointPostBind) {
 			p.PostBind = append(p.PostBind, wp.Name)
 		}
-		if r.Implements(Score) {
+		if r.Implements(framework.PointScore) {
 			w := wp.Weight
 			if w == 0 {
 				w = 1
 			}
-			p.Score = append(p.Score, WeightedPlugin{Name: wp.Name, Weight: w})
+			p.Score = append(p.Score, framework.WeightedPlugin{Name: wp.Name, Weight: w})
 		}
 	}
 	return p
 }
 
 // NewInTree returns the registry of built-in plugins.
-func NewInTree() Registry {
-	reg := Registry{}
+func NewInTree() framework.Registry {
+	reg := framework.Registry{}
 	// One pool of Prometheus queries for every metric plugin of every
 	// profile built from this registry: a query runs once per refresh.
 	pool := prommetric.NewPool()
-	for _, group := range [][]Registration{
+	for _, group := range [][]framework.Registration{
 		coreRegistrations(), spreadRegistrations(), affinityRegistrations(), networkRegistrations(pool), loadRegistrations(pool), draRegistrations(),
 		explainRegistrations(),
 	} {
@@ -136,11 +136,11 @@ func NewInTree() Registry {
 }
 
 // coreRegistrations are the built-in behaviours and the node-local plugins.
-func coreRegistrations() []Registration {
-	return []Registration{
-		{Name: SchedulingGatesName, Points: []string{PreEnqueue}},
-		{Name: PrioritySortName, Points: []string{QueueSort}},
-		{Name: DefaultBinderName, Points: []string{Bind}},
+func coreRegistrations() []framework.Registration {
+	return []framework.Registration{
+		{Name: SchedulingGatesName, Points: []string{framework.PointPreEnqueue}},
+		{Name: PrioritySortName, Points: []string{framework.PointQueueSort}},
+		{Name: DefaultBinderName, Points: []string{framework.PointBind}},
 		{
 			Name: DefaultPreemptionName,
 			// kube-scheduler v1.37's DefaultPreemption is also a PreEnqueue
@@ -148,7 +148,7 @@ func coreRegistrations() []Registration {
 			// requested. Listed there, it changes nothing in yardmaster,
 			// which holds that pod back from preempting again in PostFilter
 			// (Scheduler.eligibleToPreempt) with the same message.
-			Points:  []string{PreEnqueue, PostFilter},
+			Points:  []string{framework.PointPreEnqueue, framework.PointPostFilter},
 			NewArgs: func() any { return &framework.DefaultPreemptionArgs{} },
 			ValidateArgs: func(a any) error {
 				args, ok := a.(*framework.DefaultPreemptionArgs)
@@ -162,24 +162,24 @@ func coreRegistrations() []Registration {
 			// kube-scheduler v1.37's NodeUnschedulable, NodeName and
 			// TaintToleration are PreFilter plugins too.
 			Name:   predicates.NodeUnschedulableName,
-			Points: []string{PreFilter, Filter},
+			Points: []string{framework.PointPreFilter, framework.PointFilter},
 			New:    noArgs(func() framework.Plugin { return predicates.NewNodeUnschedulable() }),
 		},
 		{
 			Name:   predicates.NodeNameName,
-			Points: []string{PreFilter, Filter},
+			Points: []string{framework.PointPreFilter, framework.PointFilter},
 			New:    noArgs(func() framework.Plugin { return predicates.NewNodeName() }),
 		},
 		{
 			Name:   predicates.TaintTolerationName,
-			Points: []string{PreFilter, Filter, PreScore, Score},
+			Points: []string{framework.PointPreFilter, framework.PointFilter, framework.PointPreScore, framework.PointScore},
 			New: func(any, framework.Handle) ([]framework.Plugin, error) {
 				return []framework.Plugin{predicates.NewTaintToleration(), priorities.NewTaintToleration()}, nil
 			},
 		},
 		{
 			Name:    predicates.NodeAffinityName,
-			Points:  []string{PreFilter, Filter, PreScore, Score},
+			Points:  []string{framework.PointPreFilter, framework.PointFilter, framework.PointPreScore, framework.PointScore},
 			NewArgs: func() any { return &framework.NodeAffinityArgs{} },
 			ValidateArgs: func(a any) error {
 				args, ok := a.(*framework.NodeAffinityArgs)
@@ -205,17 +205,17 @@ func coreRegistrations() []Registration {
 		},
 		{
 			Name:   predicates.NodeDeclaredFeaturesName,
-			Points: []string{PreFilter, Filter},
+			Points: []string{framework.PointPreFilter, framework.PointFilter},
 			New:    noArgs(func() framework.Plugin { return predicates.NewNodeDeclaredFeatures() }),
 		},
 		{
 			Name:   predicates.NodePortsName,
-			Points: []string{PreFilter, Filter},
+			Points: []string{framework.PointPreFilter, framework.PointFilter},
 			New:    noArgs(func() framework.Plugin { return predicates.NewNodePorts() }),
 		},
 		{
 			Name:         predicates.FitName,
-			Points:       []string{PreFilter, Filter, PreScore, Score},
+			Points:       []string{framework.PointPreFilter, framework.PointFilter, framework.PointPreScore, framework.PointScore},
 			NewArgs:      func() any { return framework.DefaultNodeResourcesFitArgs() },
 			ValidateArgs: func(a any) error { _, err := priorities.NewFit(a.(*framework.NodeResourcesFitArgs)); return err },
 			New: func(a any, h framework.Handle) ([]framework.Plugin, error) {
@@ -242,7 +242,7 @@ func coreRegistrations() []Registration {
 		},
 		{
 			Name:    priorities.BalancedAllocationName,
-			Points:  []string{PreScore, Score},
+			Points:  []string{framework.PointPreScore, framework.PointScore},
 			NewArgs: func() any { return framework.DefaultNodeResourcesBalancedAllocationArgs() },
 			ValidateArgs: func(a any) error {
 				_, err := priorities.NewBalancedAllocation(a.(*framework.NodeResourcesBalancedAllocationArgs))
@@ -263,7 +263,7 @@ func coreRegistrations() []Registration {
 	}
 }
 
-func noArgs(build func() framework.Plugin) Factory {
+func noArgs(build func() framework.Plugin) framework.Factory {
 	return func(any, framework.Handle) ([]framework.Plugin, error) {
 		return []framework.Plugin{build()}, nil
 	}

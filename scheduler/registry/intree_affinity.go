@@ -10,11 +10,11 @@ import (
 
 // affinityRegistrations are the plugins that place a pod relative to other
 // pods or to what nodes hold: InterPodAffinity and ImageLocality.
-func affinityRegistrations() []Registration {
-	return []Registration{
+func affinityRegistrations() []framework.Registration {
+	return []framework.Registration{
 		{
 			Name:    predicates.InterPodAffinityName,
-			Points:  []string{PreFilter, Filter, PreScore, Score},
+			Points:  []string{framework.PointPreFilter, framework.PointFilter, framework.PointPreScore, framework.PointScore},
 			NewArgs: func() any { return framework.DefaultInterPodAffinityArgs() },
 			ValidateArgs: func(a any) error {
 				args, ok := a.(*framework.InterPodAffinityArgs)
@@ -44,8 +44,8 @@ func affinityRegistrations() []Registration {
 			// yardmaster's normalizes the pod's image names once per cycle
 			// in a PreScore step (Score works without it).
 			Name:   priorities.ImageLocalityName,
-			Points: []string{Score},
-			Steps:  map[string]string{PreScore: Score},
+			Points: []string{framework.PointScore},
+			Steps:  map[string]string{framework.PointPreScore: framework.PointScore},
 			New: func(_ any, h framework.Handle) ([]framework.Plugin, error) {
 				p, err := priorities.NewImageLocality(h)
 				if err != nil {

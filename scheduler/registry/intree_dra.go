@@ -12,10 +12,10 @@ import (
 )
 
 // draRegistrations is DynamicResources.
-func draRegistrations() []Registration {
-	return []Registration{{
+func draRegistrations() []framework.Registration {
+	return []framework.Registration{{
 		Name:    dynamicresources.Name,
-		Points:  []string{PreEnqueue, PreFilter, Filter, PostFilter, Score, Reserve, PreBind},
+		Points:  []string{framework.PointPreEnqueue, framework.PointPreFilter, framework.PointFilter, framework.PointPostFilter, framework.PointScore, framework.PointReserve, framework.PointPreBind},
 		NewArgs: func() any { return framework.DefaultDynamicResourcesArgs() },
 		ValidateArgs: func(a any) error {
 			args, ok := a.(*framework.DynamicResourcesArgs)

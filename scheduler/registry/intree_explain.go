@@ -11,8 +11,8 @@ import (
 // cannot be enabled anywhere.
 const ExplainName = "Explain"
 
-func explainRegistrations() []Registration {
-	return []Registration{{
+func explainRegistrations() []framework.Registration {
+	return []framework.Registration{{
 		Name:    ExplainName,
 		NewArgs: func() any { return &framework.ExplainArgs{} },
 		ValidateArgs: func(a any) error {

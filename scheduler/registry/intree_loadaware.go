@@ -11,25 +11,25 @@ import (
 // loadRegistrations are the load-aware plugins (package loadaware), which
 // share pool's queries with each other and with NetworkTraffic. None is in
 // DefaultPlugins: they need a Prometheus address.
-func loadRegistrations(pool *prommetric.Pool) []Registration {
+func loadRegistrations(pool *prommetric.Pool) []framework.Registration {
 	opt := loadaware.WithPool(pool)
-	return []Registration{
-		typedRegistration(loadaware.PrometheusScoreName, []string{PreScore, Score},
+	return []framework.Registration{
+		typedRegistration(loadaware.PrometheusScoreName, []string{framework.PointPreScore, framework.PointScore},
 			framework.ValidatePrometheusScoreArgs,
 			func(a *framework.PrometheusScoreArgs, h framework.Handle) (framework.Plugin, error) {
 				return loadaware.NewPrometheusScore(a, h, opt)
 			}),
-		typedRegistration(loadaware.TargetLoadPackingName, []string{PreScore, Score},
+		typedRegistration(loadaware.TargetLoadPackingName, []string{framework.PointPreScore, framework.PointScore},
 			framework.ValidateTargetLoadPackingArgs,
 			func(a *framework.TargetLoadPackingArgs, h framework.Handle) (framework.Plugin, error) {
 				return loadaware.NewTargetLoadPacking(a, h, opt)
 			}),
-		typedRegistration(loadaware.LoadVariationRiskBalancingName, []string{PreScore, Score},
+		typedRegistration(loadaware.LoadVariationRiskBalancingName, []string{framework.PointPreScore, framework.PointScore},
 			framework.ValidateLoadVariationRiskBalancingArgs,
 			func(a *framework.LoadVariationRiskBalancingArgs, h framework.Handle) (framework.Plugin, error) {
 				return loadaware.NewLoadVariationRiskBalancing(a, h, opt)
 			}),
-		typedRegistration(loadaware.LoadHotSpotName, []string{PreFilter, Filter},
+		typedRegistration(loadaware.LoadHotSpotName, []string{framework.PointPreFilter, framework.PointFilter},
 			framework.ValidateLoadHotSpotArgs,
 			func(a *framework.LoadHotSpotArgs, h framework.Handle) (framework.Plugin, error) {
 				return loadaware.NewLoadHotSpot(a, h, opt)
@@ -46,7 +46,7 @@ type defaulter interface{ SetDefaults() }
 func typedRegistration[A any, PA interface {
 	*A
 	defaulter
-}](name string, points []string, validate func(PA) error, build func(PA, framework.Handle) (framework.Plugin, error)) Registration {
+}](name string, points []string, validate func(PA) error, build func(PA, framework.Handle) (framework.Plugin, error)) framework.Registration {
 	typed := func(a any) (PA, error) {
 		args, ok := a.(PA)
 		if !ok {
@@ -55,7 +55,7 @@ func typedRegistration[A any, PA interface {
 		}
 		return args, nil
 	}
-	return Registration{
+	return framework.Registration{
 		Name:    name,
 		Points:  points,
 		NewArgs: func() any { return PA(new(A)) },

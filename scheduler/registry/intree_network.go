@@ -11,13 +11,13 @@ import (
 // networkRegistrations are the plugins that read live metrics rather than
 // the snapshot alone, sharing pool's queries. None is in DefaultPlugins: they need a Prometheus
 // address, so a profile enables them by name.
-func networkRegistrations(pool *prommetric.Pool) []Registration {
-	return []Registration{
+func networkRegistrations(pool *prommetric.Pool) []framework.Registration {
+	return []framework.Registration{
 		{
 			Name: networktraffic.Name,
 			// preFilter and filter only act with filterAbove > 0; preScore
 			// pins the sample, score works without it.
-			Points: []string{PreFilter, Filter, PreScore, Score},
+			Points: []string{framework.PointPreFilter, framework.PointFilter, framework.PointPreScore, framework.PointScore},
 			// Empty, not defaulted: SetDefaults (run by the configuration
 			// package after decoding, and by New) can then tell a
 			// deprecated field from a default in its new name.

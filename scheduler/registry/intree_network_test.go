@@ -41,7 +41,7 @@ func (h fakeHandle) MetricsRegisterer() prometheus.Registerer             { retu
 func (fakeHandle) Logger() *zap.Logger                                    { return zap.NewNop() }
 
 func TestNetworkRegistrations(t *testing.T) {
-	reg := Registry{}
+	reg := framework.Registry{}
 	for _, r := range networkRegistrations(nil) {
 		if err := reg.Register(r); err != nil {
 			t.Fatal(err)
@@ -51,7 +51,7 @@ func TestNetworkRegistrations(t *testing.T) {
 	if !ok {
 		t.Fatalf("no %s registration", networktraffic.Name)
 	}
-	for _, p := range []string{PreFilter, Filter, PreScore, Score} {
+	for _, p := range []string{framework.PointPreFilter, framework.PointFilter, framework.PointPreScore, framework.PointScore} {
 		if !r.Implements(p) {
 			t.Errorf("%s does not implement %s", r.Name, p)
 		}

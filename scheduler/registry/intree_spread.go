@@ -11,11 +11,11 @@ import (
 // spreadRegistrations are the plugins that look beyond the node: topology
 // spreading over the whole snapshot, and the volume filters, which read
 // claims, volumes, classes and CSINodes from the informers.
-func spreadRegistrations() []Registration {
-	return []Registration{
+func spreadRegistrations() []framework.Registration {
+	return []framework.Registration{
 		{
 			Name:    predicates.PodTopologySpreadName,
-			Points:  []string{PreFilter, Filter, PreScore, Score},
+			Points:  []string{framework.PointPreFilter, framework.PointFilter, framework.PointPreScore, framework.PointScore},
 			NewArgs: func() any { return framework.DefaultPodTopologySpreadArgs() },
 			ValidateArgs: func(a any) error {
 				args, ok := a.(*framework.PodTopologySpreadArgs)
@@ -41,21 +41,21 @@ func spreadRegistrations() []Registration {
 		},
 		{
 			Name:   predicates.VolumeRestrictionsName,
-			Points: []string{PreFilter, Filter},
+			Points: []string{framework.PointPreFilter, framework.PointFilter},
 			New: func(_ any, h framework.Handle) ([]framework.Plugin, error) {
 				return []framework.Plugin{predicates.NewVolumeRestrictions(h)}, nil
 			},
 		},
 		{
 			Name:   predicates.NodeVolumeLimitsName,
-			Points: []string{PreFilter, Filter},
+			Points: []string{framework.PointPreFilter, framework.PointFilter},
 			New: func(_ any, h framework.Handle) ([]framework.Plugin, error) {
 				return []framework.Plugin{predicates.NewNodeVolumeLimits(h)}, nil
 			},
 		},
 		{
 			Name:    predicates.VolumeBindingName,
-			Points:  []string{PreFilter, Filter, PreScore, Score, Reserve, PreBind},
+			Points:  []string{framework.PointPreFilter, framework.PointFilter, framework.PointPreScore, framework.PointScore, framework.PointReserve, framework.PointPreBind},
 			NewArgs: func() any { return framework.DefaultVolumeBindingArgs() },
 			ValidateArgs: func(a any) error {
 				args, ok := a.(*framework.VolumeBindingArgs)
@@ -78,7 +78,7 @@ func spreadRegistrations() []Registration {
 		},
 		{
 			Name:   predicates.VolumeZoneName,
-			Points: []string{PreFilter, Filter},
+			Points: []string{framework.PointPreFilter, framework.PointFilter},
 			New: func(_ any, h framework.Handle) ([]framework.Plugin, error) {
 				return []framework.Plugin{predicates.NewVolumeZone(h)}, nil
 			},

@@ -37,28 +37,28 @@ func pointsOf(parts []framework.Plugin) []string {
 	}
 	for _, p := range parts {
 		if _, ok := p.(framework.PreFilterPlugin); ok {
-			add(PreFilter)
+			add(framework.PointPreFilter)
 		}
 		if _, ok := p.(framework.FilterPlugin); ok {
-			add(Filter)
+			add(framework.PointFilter)
 		}
 		if _, ok := p.(framework.PreScorePlugin); ok {
-			add(PreScore)
+			add(framework.PointPreScore)
 		}
 		if _, ok := p.(framework.ScorePlugin); ok {
-			add(Score)
+			add(framework.PointScore)
 		}
 		if _, ok := p.(framework.ReservePlugin); ok {
-			add(Reserve)
+			add(framework.PointReserve)
 		}
 		if _, ok := p.(framework.PermitPlugin); ok {
-			add(Permit)
+			add(framework.PointPermit)
 		}
 		if _, ok := p.(framework.PreBindPlugin); ok {
-			add(PreBind)
+			add(framework.PointPreBind)
 		}
 		if _, ok := p.(framework.PostBindPlugin); ok {
-			add(PostBind)
+			add(framework.PointPostBind)
 		}
 	}
 	return out
@@ -101,7 +101,7 @@ func TestSpreadRegistrations(t *testing.T) {
 // The default profile keeps kube-scheduler's order and weights for these
 // plugins.
 func TestDefaultPluginsSpreadOrder(t *testing.T) {
-	want := []WeightedPlugin{
+	want := []framework.WeightedPlugin{
 		{Name: "NodeResourcesFit", Weight: 1},
 		{Name: "VolumeRestrictions"},
 		{Name: "NodeVolumeLimits"},
@@ -109,9 +109,9 @@ func TestDefaultPluginsSpreadOrder(t *testing.T) {
 		{Name: "VolumeZone"},
 		{Name: "PodTopologySpread", Weight: 2},
 	}
-	var got []WeightedPlugin
+	var got []framework.WeightedPlugin
 	for _, wp := range DefaultPlugins() {
-		if slices.ContainsFunc(want, func(w WeightedPlugin) bool { return w.Name == wp.Name }) {
+		if slices.ContainsFunc(want, func(w framework.WeightedPlugin) bool { return w.Name == wp.Name }) {
 			got = append(got, wp)
 		}
 	}

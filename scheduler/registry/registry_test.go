@@ -2,11 +2,11 @@ package registry
 
 import (
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/yardmaster-io/yardmaster/framework"
 )
 
 // A file may name each of kube-scheduler's in-tree plugins exactly where
@@ -18,26 +18,26 @@ import (
 // (DynamicResources and DefaultPreemption implement it).
 func TestKubeSchedulerPoints(t *testing.T) {
 	kube := map[string][]string{
-		"PrioritySort":                    {QueueSort},
-		"SchedulingGates":                 {PreEnqueue},
-		"NodeUnschedulable":               {PreFilter, Filter},
-		"NodeName":                        {PreFilter, Filter},
-		"TaintToleration":                 {PreFilter, Filter, PreScore, Score},
-		"NodeAffinity":                    {PreFilter, Filter, PreScore, Score},
-		"NodePorts":                       {PreFilter, Filter},
-		"NodeResourcesFit":                {PreFilter, Filter, PreScore, Score},
-		"VolumeRestrictions":              {PreFilter, Filter},
-		"NodeVolumeLimits":                {PreFilter, Filter},
-		"VolumeBinding":                   {PreFilter, Filter, PreScore, Score, Reserve, PreBind},
-		"VolumeZone":                      {PreFilter, Filter},
-		"PodTopologySpread":               {PreFilter, Filter, PreScore, Score},
-		"InterPodAffinity":                {PreFilter, Filter, PreScore, Score},
-		"DynamicResources":                {PreEnqueue, PreFilter, Filter, PostFilter, Score, Reserve, PreBind},
-		"DefaultPreemption":               {PreEnqueue, PostFilter},
-		"NodeResourcesBalancedAllocation": {PreScore, Score},
-		"ImageLocality":                   {Score},
-		"DefaultBinder":                   {Bind},
-		"NodeDeclaredFeatures":            {PreFilter, Filter},
+		"PrioritySort":                    {framework.PointQueueSort},
+		"SchedulingGates":                 {framework.PointPreEnqueue},
+		"NodeUnschedulable":               {framework.PointPreFilter, framework.PointFilter},
+		"NodeName":                        {framework.PointPreFilter, framework.PointFilter},
+		"TaintToleration":                 {framework.PointPreFilter, framework.PointFilter, framework.PointPreScore, framework.PointScore},
+		"NodeAffinity":                    {framework.PointPreFilter, framework.PointFilter, framework.PointPreScore, framework.PointScore},
+		"NodePorts":                       {framework.PointPreFilter, framework.PointFilter},
+		"NodeResourcesFit":                {framework.PointPreFilter, framework.PointFilter, framework.PointPreScore, framework.PointScore},
+		"VolumeRestrictions":              {framework.PointPreFilter, framework.PointFilter},
+		"NodeVolumeLimits":                {framework.PointPreFilter, framework.PointFilter},
+		"VolumeBinding":                   {framework.PointPreFilter, framework.PointFilter, framework.PointPreScore, framework.PointScore, framework.PointReserve, framework.PointPreBind},
+		"VolumeZone":                      {framework.PointPreFilter, framework.PointFilter},
+		"PodTopologySpread":               {framework.PointPreFilter, framework.PointFilter, framework.PointPreScore, framework.PointScore},
+		"InterPodAffinity":                {framework.PointPreFilter, framework.PointFilter, framework.PointPreScore, framework.PointScore},
+		"DynamicResources":                {framework.PointPreEnqueue, framework.PointPreFilter, framework.PointFilter, framework.PointPostFilter, framework.PointScore, framework.PointReserve, framework.PointPreBind},
+		"DefaultPreemption":               {framework.PointPreEnqueue, framework.PointPostFilter},
+		"NodeResourcesBalancedAllocation": {framework.PointPreScore, framework.PointScore},
+		"ImageLocality":                   {framework.PointScore},
+		"DefaultBinder":                   {framework.PointBind},
+		"NodeDeclaredFeatures":            {framework.PointPreFilter, framework.PointFilter},
 	}
 	reg := NewInTree()
 	for name, want := range kube {
@@ -58,30 +58,30 @@ func TestRunAt(t *testing.T) {
 	reg := NewInTree()
 	tests := []struct {
 		name  string
-		p     Profile
+		p     framework.Profile
 		point string
 		want  []string
 	}{{
 		name:  "ImageLocality scoring runs its PreScore step",
-		p:     Profile{PreScore: []string{"TaintToleration"}, Score: []WeightedPlugin{{Name: "TaintToleration", Weight: 3}, {Name: "ImageLocality", Weight: 1}}},
-		point: PreScore,
+		p:     framework.Profile{PreScore: []string{"TaintToleration"}, Score: []framework.WeightedPlugin{{Name: "TaintToleration", Weight: 3}, {Name: "ImageLocality", Weight: 1}}},
+		point: framework.PointPreScore,
 		want:  []string{"ImageLocality", "TaintToleration"},
 	}, {
 		name:  "ImageLocality not scoring: no step",
-		p:     Profile{PreScore: []string{"TaintToleration"}, Score: []WeightedPlugin{{Name: "TaintToleration", Weight: 3}}},
-		point: PreScore,
+		p:     framework.Profile{PreScore: []string{"TaintToleration"}, Score: []framework.WeightedPlugin{{Name: "TaintToleration", Weight: 3}}},
+		point: framework.PointPreScore,
 		want:  []string{"TaintToleration"},
 	}, {
 		// NodeName's PreFilter is a point since kube-scheduler v1.37
 		// made it one: it runs where the profile lists it, not as a step.
 		name:  "NodeName at filter only: no PreFilter",
-		p:     Profile{PreFilter: []string{"NodePorts"}, Filter: []string{"NodePorts", "NodeName"}},
-		point: PreFilter,
+		p:     framework.Profile{PreFilter: []string{"NodePorts"}, Filter: []string{"NodePorts", "NodeName"}},
+		point: framework.PointPreFilter,
 		want:  []string{"NodePorts"},
 	}, {
 		name:  "no step at score",
-		p:     Profile{Score: []WeightedPlugin{{Name: "ImageLocality", Weight: 1}}},
-		point: Score,
+		p:     framework.Profile{Score: []framework.WeightedPlugin{{Name: "ImageLocality", Weight: 1}}},
+		point: framework.PointScore,
 		want:  []string{"ImageLocality"},
 	}}
 	for _, tc := range tests {
@@ -97,34 +97,10 @@ func TestRunAt(t *testing.T) {
 	if slices.Contains(def.PreScore, "ImageLocality") {
 		t.Errorf("the default profile lists a step: preScore %v", def.PreScore)
 	}
-	if got := reg.RunAt(&def, PreFilter); got[0] != "NodeName" || !slices.Equal(got, def.PreFilter) {
+	if got := reg.RunAt(&def, framework.PointPreFilter); got[0] != "NodeName" || !slices.Equal(got, def.PreFilter) {
 		t.Errorf("default preFilter runs %v", got)
 	}
-	if got := reg.RunAt(&def, PreScore); got[0] != "ImageLocality" || !slices.Equal(got[1:], def.PreScore) {
+	if got := reg.RunAt(&def, framework.PointPreScore); got[0] != "ImageLocality" || !slices.Equal(got[1:], def.PreScore) {
 		t.Errorf("default preScore runs %v", got)
-	}
-}
-
-func TestRegisterSteps(t *testing.T) {
-	tests := []struct {
-		name string
-		r    Registration
-		err  string // empty: registered
-	}{
-		{"a preFilter step of a filter", Registration{Name: "a", Points: []string{Filter}, Steps: map[string]string{PreFilter: Filter}}, ""},
-		{"a step at a point that adds up", Registration{Name: "b", Points: []string{PreScore}, Steps: map[string]string{Score: PreScore}}, "only preFilter and preScore"},
-		{"a step where the plugin is configured", Registration{Name: "c", Points: []string{PreFilter, Filter}, Steps: map[string]string{PreFilter: Filter}}, "where it is configured"},
-		{"a step serving nothing", Registration{Name: "d", Points: []string{Filter}, Steps: map[string]string{PreScore: Score}}, "does not implement"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			err := Registry{}.Register(tc.r)
-			switch {
-			case tc.err == "" && err != nil:
-				t.Errorf("Register: %v", err)
-			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
-				t.Errorf("Register = %v, want an error containing %q", err, tc.err)
-			}
-		})
 	}
 }

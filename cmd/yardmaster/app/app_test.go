@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/yardmaster-io/yardmaster/config"
+	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
 func TestServePprof(t *testing.T) {
@@ -50,7 +51,7 @@ func TestServePprof(t *testing.T) {
 // returns the Options they ask for.
 func parse(t *testing.T, use string, args ...string) (Options, error) {
 	t.Helper()
-	cmd, sf := newSchedulerCommandFlags(use, "")
+	cmd, sf := newSchedulerCommandFlags(use, "", registry.NewInTree())
 	if err := cmd.ParseFlags(args); err != nil {
 		return Options{}, err
 	}

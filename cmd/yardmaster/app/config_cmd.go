@@ -7,11 +7,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/yardmaster-io/yardmaster/config"
+	"github.com/yardmaster-io/yardmaster/framework"
 )
 
 // newConfigCommand returns `yardmaster config`: print the default
 // configuration, or check a file and print what it resolves to.
-func newConfigCommand() *cobra.Command {
+func newConfigCommand(reg framework.Registry) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",
 		Short: "Print or check KubeSchedulerConfiguration files",
@@ -24,7 +25,7 @@ func newConfigCommand() *cobra.Command {
 			"and every profile's plugins, weights and arguments that yardmaster uses without a file.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			out, err := config.Default().Marshal()
+			out, err := config.DefaultWith(reg).Marshal()
 			if err != nil {
 				return err
 			}
@@ -40,7 +41,7 @@ func newConfigCommand() *cobra.Command {
 			"and exits with status 1.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := config.Load(args[0])
+			c, err := config.LoadWith(args[0], reg, config.Overrides{})
 			if err != nil {
 				return err
 			}

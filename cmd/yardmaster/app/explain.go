@@ -23,9 +23,9 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/config"
 	"github.com/yardmaster-io/yardmaster/explain"
+	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/internal/version"
 	"github.com/yardmaster-io/yardmaster/scheduler"
-	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
 // explainPath is the secure port's route for explanations:
@@ -89,6 +89,8 @@ func (d *Daemon) explainHandler() http.Handler {
 
 // explainFlags are the flags of `yardmaster explain`.
 type explainFlags struct {
+	// registry holds the plugins --config may name.
+	registry                          framework.Registry
 	namespace, kubeconfig, configFile string
 	server, caFile                    string
 	insecure                          bool
@@ -97,8 +99,8 @@ type explainFlags struct {
 }
 
 // newExplainCommand returns `yardmaster explain POD`.
-func newExplainCommand() *cobra.Command {
-	var f explainFlags
+func newExplainCommand(reg framework.Registry) *cobra.Command {
+	f := explainFlags{registry: reg}
 	cmd := &cobra.Command{
 		Use:   "explain POD",
 		Short: "Say why a pod is Pending, or why it went where it went",
@@ -215,7 +217,7 @@ func explainRemote(ctx context.Context, f explainFlags, ns, name string) (*expla
 // explainSnapshot builds the pipeline from the configuration file on a
 // snapshot of the cluster read from the API, and explains.
 func explainSnapshot(ctx context.Context, f explainFlags, ns, name string) (*explain.Explanation, error) {
-	c, err := loadConfigOrDefault(f.configFile)
+	c, err := loadConfigOrDefault(f.configFile, f.registry)
 	if err != nil {
 		return nil, err
 	}
@@ -246,11 +248,13 @@ func ExplainSnapshot(ctx context.Context, cfg *rest.Config, c *config.Config, ns
 	return e, nil
 }
 
-func loadConfigOrDefault(path string) (*config.Config, error) {
+// loadConfigOrDefault loads the file at path against the plugins of reg,
+// or gives the defaults when path is empty.
+func loadConfigOrDefault(path string, reg framework.Registry) (*config.Config, error) {
 	if path == "" {
-		return config.Default(), nil
+		return config.DefaultWith(reg), nil
 	}
-	return config.Load(path)
+	return config.LoadWith(path, reg, config.Overrides{})
 }
 
 // SnapshotScheduler is the scheduler explain and simulate run on the live
@@ -289,7 +293,7 @@ func startScheduler(ctx context.Context, c *config.Config, client kubernetes.Int
 	s, err := scheduler.New(scheduler.Options{
 		Client:                   client,
 		InformerFactory:          factory,
-		Registry:                 registry.NewInTree(),
+		Registry:                 c.Registry,
 		Profiles:                 c.Profiles,
 		PercentageOfNodesToScore: c.PercentageOfNodesToScore,
 		Parallelism:              c.Parallelism,
@@ -347,7 +351,7 @@ func asKubectlPlugin(argv0 string) bool {
 
 // kubectlPluginCommand returns the commands `kubectl yardmaster` offers:
 // explain and simulate, which only read the cluster.
-func kubectlPluginCommand() *cobra.Command {
+func kubectlPluginCommand(reg framework.Registry) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "yardmaster",
 		Short:         "Ask yardmaster why a pod is Pending, and where pods would go",
@@ -357,15 +361,18 @@ func kubectlPluginCommand() *cobra.Command {
 		Annotations:       map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl yardmaster"},
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
 	}
-	root.AddCommand(newExplainCommand(), newSimulateCommand(), newVersionCommand())
+	root.AddCommand(newExplainCommand(reg), newSimulateCommand(reg), newVersionCommand())
 	return root
 }
 
 // ExecuteArgv is Execute for a whole argv: as kubectl-yardmaster (a
-// symlink), the kubectl plugin's commands; otherwise yardmaster's.
-func ExecuteArgv(argv []string) int {
+// symlink), the kubectl plugin's commands; otherwise yardmaster's. It is
+// what a main package calls, with the Options of its plugins.
+func ExecuteArgv(argv []string, opts ...Option) int {
 	if len(argv) > 0 && asKubectlPlugin(argv[0]) {
-		root := kubectlPluginCommand()
+		s := newSettings(opts)
+		root := kubectlPluginCommand(s.registry)
+		root.PersistentPreRunE = func(*cobra.Command, []string) error { return s.err }
 		root.SetArgs(argv[1:])
 		if err := root.Execute(); err != nil {
 			fmt.Fprintln(os.Stderr, "kubectl yardmaster:", err)
@@ -373,5 +380,5 @@ func ExecuteArgv(argv []string) int {
 		}
 		return 0
 	}
-	return Execute(argv[1:])
+	return Execute(argv[1:], opts...)
 }

@@ -17,7 +17,7 @@ import (
 // newExplainBandwidthCommand returns `yardmaster explain-bandwidth`: query
 // Prometheus once, with the NetworkTraffic arguments of a profile and the
 // plugin's own code, and print every node's traffic and score.
-func newExplainBandwidthCommand() *cobra.Command {
+func newExplainBandwidthCommand(reg framework.Registry) *cobra.Command {
 	var path, profile string
 	cmd := &cobra.Command{
 		Use:   "explain-bandwidth",
@@ -28,7 +28,7 @@ func newExplainBandwidthCommand() *cobra.Command {
 			"the sample are not known here, so the pile-on estimate is not included.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := config.Load(path)
+			c, err := config.LoadWith(path, reg, config.Overrides{})
 			if err != nil {
 				return err
 			}

@@ -53,7 +53,7 @@ func TestExplainBandwidth(t *testing.T) {
 	}
 
 	run := func(args ...string) (string, error) {
-		cmd := newExplainBandwidthCommand()
+		cmd := newExplainBandwidthCommand(registry.NewInTree())
 		var out bytes.Buffer
 		cmd.SetOut(&out)
 		cmd.SetErr(&out)

@@ -19,6 +19,7 @@ import (
 	"github.com/yardmaster-io/yardmaster/config"
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/priorities/loadaware"
+	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
 // newExplainLoadCommand returns `yardmaster explain-load NODE...|--all`:
@@ -26,7 +27,7 @@ import (
 // read the nodes and their pods from the cluster, and print per node and
 // plugin each metric's value, what the pods placed since add, and the
 // score (or a filter's verdict) the plugin's own code gives.
-func newExplainLoadCommand() *cobra.Command {
+func newExplainLoadCommand(reg framework.Registry) *cobra.Command {
 	var path, profile, kubeconfig, podCPU, podMemory string
 	var all bool
 	cmd := &cobra.Command{
@@ -42,7 +43,7 @@ func newExplainLoadCommand() *cobra.Command {
 			if all == (len(names) > 0) {
 				return fmt.Errorf("name nodes or pass --all, not both or neither")
 			}
-			c, err := config.Load(path)
+			c, err := config.LoadWith(path, reg, config.Overrides{})
 			if err != nil {
 				return err
 			}
@@ -255,9 +256,10 @@ func nodeInfos(ctx context.Context, client kubernetes.Interface, names []string)
 }
 
 // ExplainLoad runs `yardmaster explain-load args...` writing to w; for
-// tests and tools that want its output.
+// tests and tools that want its output. The configuration may name the
+// built-in plugins.
 func ExplainLoad(ctx context.Context, w io.Writer, args ...string) error {
-	cmd := newExplainLoadCommand()
+	cmd := newExplainLoadCommand(registry.NewInTree())
 	cmd.SetOut(w)
 	cmd.SetErr(w)
 	cmd.SetArgs(args)

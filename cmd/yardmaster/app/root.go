@@ -1,6 +1,19 @@
 // Package app is the yardmaster command line: it parses flags, builds
 // clients and informers and wires the scheduler packages together. It does
 // no scheduling work itself.
+//
+// It is also how an outside module builds yardmaster with plugins of its
+// own: a main package of a few lines,
+//
+//	func main() {
+//		os.Exit(app.ExecuteArgv(os.Args, app.WithPlugin(nodepool.Registration())))
+//	}
+//
+// builds a binary that is yardmaster in every respect (kube-scheduler's
+// command line, the configuration file, leader election, secure serving,
+// metrics, explain, simulate) and knows the plugin by its name: a
+// KubeSchedulerConfiguration enables, weighs and configures it as any
+// built-in plugin. See docs/plugins.md.
 package app
 
 import (
@@ -9,18 +22,63 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/internal/version"
+	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
-// Execute runs the command line and returns the process exit code.
-func Execute(args []string) int {
-	// yardmaster alone runs the scheduler, as kube-scheduler does, so that
-	// a kube-scheduler manifest runs it with only the image changed; `run`
-	// is the same command.
-	root := newSchedulerCommand("yardmaster", "A Kubernetes scheduler for pods that set spec.schedulerName to it")
+// Option changes what NewCommand builds.
+type Option func(*settings)
+
+// settings are what the Options set.
+type settings struct {
+	registry framework.Registry
+	// err is the first Option that failed; every command returns it.
+	err error
+}
+
+// WithPlugin adds a plugin to the built-in ones: its name can then be
+// used in a configuration file wherever its Registration's Points allow,
+// with its args in pluginConfig, by every command (run, config validate,
+// explain, simulate). A name already registered (a built-in plugin's, or
+// an earlier WithPlugin's) is refused when the command runs.
+func WithPlugin(r framework.Registration) Option {
+	return func(s *settings) {
+		if err := s.registry.Register(r); err != nil && s.err == nil {
+			s.err = fmt.Errorf("app.WithPlugin: %w", err)
+		}
+	}
+}
+
+func newSettings(opts []Option) *settings {
+	s := &settings{registry: registry.NewInTree()}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// NewCommand returns yardmaster's root command with the plugins of opts:
+// run with no subcommand, it runs the scheduler, as kube-scheduler does,
+// so that a kube-scheduler manifest runs it with only the image changed
+// (`run` is the same command). Errors are returned, not printed:
+// ExecuteArgv prints them and gives the exit code.
+func NewCommand(opts ...Option) *cobra.Command {
+	s := newSettings(opts)
+	root := newSchedulerCommand("yardmaster", "A Kubernetes scheduler for pods that set spec.schedulerName to it", s.registry)
 	root.SilenceUsage = true
 	root.SilenceErrors = true
-	root.AddCommand(newSchedulerCommand("run", "Run the scheduler"), newConfigCommand(), newExplainBandwidthCommand(), newExplainLoadCommand(), newExplainCommand(), newSimulateCommand(), newVersionCommand())
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return s.err }
+	root.AddCommand(newSchedulerCommand("run", "Run the scheduler", s.registry), newConfigCommand(s.registry),
+		newExplainBandwidthCommand(s.registry), newExplainLoadCommand(s.registry), newExplainCommand(s.registry),
+		newSimulateCommand(s.registry), newVersionCommand())
+	return root
+}
+
+// Execute runs the command line args (without the program name) and
+// returns the process exit code.
+func Execute(args []string, opts ...Option) int {
+	root := NewCommand(opts...)
 	root.SetArgs(args)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "yardmaster:", err)

@@ -27,6 +27,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/binder"
 	"github.com/yardmaster-io/yardmaster/config"
+	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/internal/server"
 	"github.com/yardmaster-io/yardmaster/internal/version"
 	"github.com/yardmaster-io/yardmaster/metrics"
@@ -66,6 +67,10 @@ type Options struct {
 	// while pods wait before /livez fails (Scheduler.LoopHealthy); 0 leaves
 	// that check out.
 	SchedulingStallTimeout time.Duration
+	// Registry holds the plugins a configuration file may name; nil means
+	// the built-in ones (registry.NewInTree). NewCommand sets it to the
+	// built-in plugins and those of its WithPlugin options.
+	Registry framework.Registry
 	// EnableProfiling serves /debug/pprof on the plain HTTP endpoint, unless
 	// the configuration says enableProfiling: false. The configuration's
 	// enableProfiling (true by default, as in kube-scheduler) is not enough
@@ -91,8 +96,8 @@ const eventFlushTimeout = 5 * time.Second
 // run`, and yardmaster itself, which takes kube-scheduler's command line so
 // that a kube-scheduler manifest runs yardmaster with only the image
 // changed.
-func newSchedulerCommand(use, short string) *cobra.Command {
-	cmd, _ := newSchedulerCommandFlags(use, short)
+func newSchedulerCommand(use, short string, reg framework.Registry) *cobra.Command {
+	cmd, _ := newSchedulerCommandFlags(use, short, reg)
 	return cmd
 }
 
@@ -133,8 +138,9 @@ func (sf *schedulerFlags) options(cmd *cobra.Command) (Options, error) {
 
 // newSchedulerCommandFlags is newSchedulerCommand, and where its flags
 // land.
-func newSchedulerCommandFlags(use, short string) (*cobra.Command, *schedulerFlags) {
+func newSchedulerCommandFlags(use, short string, reg framework.Registry) (*cobra.Command, *schedulerFlags) {
 	sf := &schedulerFlags{secure: NewSecureServing()}
+	sf.o.Registry = reg
 	o := &sf.o
 	// Flag variables only carry values: configOverrides reads the flags
 	// that were set on the command line, so an unset flag never hides the
@@ -149,7 +155,7 @@ func newSchedulerCommandFlags(use, short string) (*cobra.Command, *schedulerFlag
 		leaseDuration, renewDeadline, retryPeriod time.Duration
 		resourceLock, resourceName, resourceNS    string
 	)
-	d := config.Default()
+	d := config.DefaultWith(reg)
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
@@ -267,6 +273,14 @@ type Daemon struct {
 	synced, stopping atomic.Bool
 }
 
+// registry returns o.Registry, or the built-in plugins when it is nil.
+func (o Options) registry() framework.Registry {
+	if o.Registry == nil {
+		return registry.NewInTree()
+	}
+	return o.Registry
+}
+
 // LoadConfig reads the file named in o (or the defaults) and applies the
 // overrides: flags > file > defaults.
 func (o Options) LoadConfig() (*config.Config, error) {
@@ -275,11 +289,11 @@ func (o Options) LoadConfig() (*config.Config, error) {
 		// The flags are applied before the file is validated, as
 		// kube-scheduler applies its --leader-elect-* flags.
 		var err error
-		if c, err = config.LoadWithOverrides(o.ConfigFile, o.Overrides); err != nil {
+		if c, err = config.LoadWith(o.ConfigFile, o.registry(), o.Overrides); err != nil {
 			return nil, err
 		}
 	} else {
-		c = config.Default()
+		c = config.DefaultWith(o.registry())
 		if err := c.Apply(o.Overrides); err != nil {
 			return nil, err
 		}
@@ -371,7 +385,7 @@ func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
 		InformerFactory:          factory,
 		Binder:                   b,
 		Logger:                   logger,
-		Registry:                 registry.NewInTree(),
+		Registry:                 cfg.Registry,
 		Profiles:                 cfg.Profiles,
 		PercentageOfNodesToScore: cfg.PercentageOfNodesToScore,
 		Parallelism:              cfg.Parallelism,

@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/yardmaster-io/yardmaster/config"
+	"github.com/yardmaster-io/yardmaster/framework"
 
 	"github.com/yardmaster-io/yardmaster/explain"
 	"github.com/yardmaster-io/yardmaster/scheduler"
@@ -35,6 +36,8 @@ const maxCapacity = 100000
 
 // simulateFlags are the flags of `yardmaster simulate`.
 type simulateFlags struct {
+	// registry holds the plugins --config may name.
+	registry                        framework.Registry
 	kubeconfig, configFile, cluster string
 	add                             []string
 	capacity, drain                 string
@@ -43,8 +46,8 @@ type simulateFlags struct {
 }
 
 // newSimulateCommand returns `yardmaster simulate`.
-func newSimulateCommand() *cobra.Command {
-	var f simulateFlags
+func newSimulateCommand(reg framework.Registry) *cobra.Command {
+	f := simulateFlags{registry: reg}
 	cmd := &cobra.Command{
 		Use:   "simulate",
 		Short: "Place pods in memory with the full pipeline and say where each would go",
@@ -91,7 +94,7 @@ type SimulationResult struct {
 }
 
 func runSimulate(ctx context.Context, w io.Writer, f simulateFlags) error {
-	c, err := loadConfigOrDefault(f.configFile)
+	c, err := loadConfigOrDefault(f.configFile, f.registry)
 	if err != nil {
 		return err
 	}

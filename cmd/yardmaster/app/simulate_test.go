@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -199,7 +200,7 @@ spec: {containers: [{name: c, image: x}]}
 }
 
 func TestKubectlPluginHelp(t *testing.T) {
-	root := kubectlPluginCommand()
+	root := kubectlPluginCommand(registry.NewInTree())
 	var out bytes.Buffer
 	root.SetOut(&out)
 	root.SetArgs([]string{"explain", "--help"})

@@ -1,40 +1,40 @@
-// Package registry names the built-in plugins and builds them.
+package framework
+
+// A Registry is how plugins reach a scheduler: yardmaster's own
+// (scheduler/registry.NewInTree) and an outside module's, passed to
+// app.WithPlugin. One plugin name (NodeResourcesFit, NodeAffinity) can span
+// a filter and a scorer that share one set of arguments, so a Registration
+// builds a list of parts; the scheduler puts each part at every extension
+// point the profile lists the name at.
 //
-// One plugin name (NodeResourcesFit, NodeAffinity, TaintToleration) can span
-// a filter in predicates/ and a scorer in priorities/ that share one set of
-// arguments, so a Registration builds a list of parts; the scheduler puts
-// each part at every extension point it implements.
-//
-// The configuration package uses Registry to check names, extension points
-// and arguments; the scheduler uses it to build each profile.
-package registry
+// The configuration package uses the Registry to check names, extension
+// points and arguments; the scheduler uses the same Registry to build each
+// profile.
 
 import (
 	"fmt"
 	"slices"
-
-	"github.com/yardmaster-io/yardmaster/framework"
 )
 
 // Extension point names, as written in a KubeSchedulerConfiguration file.
 const (
-	PreEnqueue = "preEnqueue"
-	QueueSort  = "queueSort"
-	PreFilter  = "preFilter"
-	Filter     = "filter"
-	PostFilter = "postFilter"
-	PreScore   = "preScore"
-	Score      = "score"
-	Reserve    = "reserve"
-	Permit     = "permit"
-	PreBind    = "preBind"
-	Bind       = "bind"
-	PostBind   = "postBind"
-	MultiPoint = "multiPoint"
+	PointPreEnqueue = "preEnqueue"
+	PointQueueSort  = "queueSort"
+	PointPreFilter  = "preFilter"
+	PointFilter     = "filter"
+	PointPostFilter = "postFilter"
+	PointPreScore   = "preScore"
+	PointScore      = "score"
+	PointReserve    = "reserve"
+	PointPermit     = "permit"
+	PointPreBind    = "preBind"
+	PointBind       = "bind"
+	PointPostBind   = "postBind"
+	PointMultiPoint = "multiPoint"
 )
 
 // Factory builds a plugin's parts from its (defaulted, validated) arguments.
-type Factory func(args any, h framework.Handle) ([]framework.Plugin, error)
+type Factory func(args any, h Handle) ([]Plugin, error)
 
 // Registration describes one plugin name.
 type Registration struct {
@@ -81,7 +81,7 @@ func (reg Registry) Register(r Registration) error {
 	}
 	for at, serves := range r.Steps {
 		switch {
-		case at != PreFilter && at != PreScore:
+		case at != PointPreFilter && at != PointPreScore:
 			return fmt.Errorf("plugin %q: a step at %s (only preFilter and preScore take steps)", r.Name, at)
 		case r.Implements(at):
 			return fmt.Errorf("plugin %q: a step at %s, where it is configured", r.Name, at)
@@ -120,7 +120,7 @@ type Profile struct {
 	// DefaultPreemption, listed, holds pods back in PostFilter instead).
 	PreEnqueue []string
 	// Reserve, Permit, PreBind and PostBind are the binding cycle's
-	// plugins, in order (see framework.ReservePlugin and the others).
+	// plugins, in order (see ReservePlugin and the others).
 	Reserve  []string
 	Permit   []string
 	PreBind  []string
@@ -177,34 +177,34 @@ func (reg Registry) RunAt(p *Profile, point string) []string {
 
 // profilePoints are the points a Profile lists plugins at: the file's,
 // but queueSort and bind (built in) and multiPoint (expanded).
-var profilePoints = []string{PreEnqueue, PreFilter, Filter, PostFilter, PreScore, Score, Reserve, Permit, PreBind, PostBind}
+var profilePoints = []string{PointPreEnqueue, PointPreFilter, PointFilter, PointPostFilter, PointPreScore, PointScore, PointReserve, PointPermit, PointPreBind, PointPostBind}
 
 // at returns the plugins p lists at point, one of profilePoints.
 func (p *Profile) at(point string) []string {
 	switch point {
-	case PreEnqueue:
+	case PointPreEnqueue:
 		return p.PreEnqueue
-	case PreFilter:
+	case PointPreFilter:
 		return p.PreFilter
-	case Filter:
+	case PointFilter:
 		return p.Filter
-	case PostFilter:
+	case PointPostFilter:
 		return p.PostFilter
-	case PreScore:
+	case PointPreScore:
 		return p.PreScore
-	case Score:
+	case PointScore:
 		names := make([]string, len(p.Score))
 		for i, w := range p.Score {
 			names[i] = w.Name
 		}
 		return names
-	case Reserve:
+	case PointReserve:
 		return p.Reserve
-	case Permit:
+	case PointPermit:
 		return p.Permit
-	case PreBind:
+	case PointPreBind:
 		return p.PreBind
-	case PostBind:
+	case PointPostBind:
 		return p.PostBind
 	}
 	return nil

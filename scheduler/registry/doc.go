@@ -1,0 +1,4 @@
+// Package registry lists yardmaster's built-in plugins as
+// framework.Registrations (NewInTree), kube-scheduler's default plugin list
+// (DefaultPlugins) and the default profile built from it.
+package registry
