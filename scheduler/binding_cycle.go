@@ -26,8 +26,10 @@ package scheduler
 // requeued (unschedulable when a plugin rejected it, with backoff after
 // an error) and a FailedScheduling event that says why; unless the
 // informer shows the pod bound elsewhere or gone, when it is dropped
-// without a word. A Binding whose failure may hide a success is no
-// failure until the pod shows which it was (binding_outcome.go).
+// without a word, or bound to our node by a Binding that failed all the
+// same, when the cycle succeeded. A Binding whose failure may hide a
+// success is no failure until the pod shows which it was
+// (binding_outcome.go).
 
 import (
 	"context"
@@ -66,6 +68,8 @@ type bindJob struct {
 	// nominated is set once the binding cycle wrote the node as the pod's
 	// status.nominatedNodeName; a failure clears it again.
 	nominated bool
+	// bindStart is when the Binding was posted; zero before.
+	bindStart time.Time
 }
 
 // errPodDeleted is the cause that cancels the binding cycle of a pod
@@ -320,34 +324,34 @@ func (s *Scheduler) bindingCycle(j bindJob) {
 	bindCtx, cancelBind := context.WithTimeout(ctx, s.bindGracePeriod+30*time.Second)
 	defer cancelBind()
 	s.metrics.BindingStarted()
-	bindStart := time.Now()
+	j.bindStart = time.Now()
 	bindBy, err := s.bind(bindCtx, pod, node)
-	s.metrics.BindingDone(time.Since(bindStart), err)
+	s.metrics.BindingDone(time.Since(j.bindStart), err)
 	switch {
 	case err == nil:
 		point = "PostBind"
-		s.bindingSucceeded(ctx, j, bindStart)
+		s.bindingSucceeded(ctx, j)
 	case errors.Is(err, binder.ErrMayHaveBound) && s.bindCtx.Err() == nil:
 		// Not a failure until the pod says so (binding_outcome.go).
 		ch := s.outcomes.expect(pod.UID)
 		handedOff = true
 		s.bindWG.Add(1)
-		go s.awaitBindingOutcome(j, ch, err, bindStart)
+		go s.awaitBindingOutcome(j, ch, err)
 	default:
-		j.prof.observe(metrics.Bind, framework.Error, bindStart)
 		s.bindingFailed(ctx, j, "Bind", framework.AsStatus(fmt.Errorf("binding rejected: %w", err)), bindBy)
 	}
 }
 
 // bindingSucceeded ends the binding cycle of a pod that is bound to j's
 // node: the assumption waits for the informer's confirmation (if it has
-// not come yet), the user is told, PostBind runs.
-func (s *Scheduler) bindingSucceeded(ctx context.Context, j bindJob, bindStart time.Time) {
+// not come yet), the user is told, PostBind runs. Every binding cycle
+// that bound its pod ends here, whatever its Binding was answered.
+func (s *Scheduler) bindingSucceeded(ctx context.Context, j bindJob) {
 	pod, node := j.assumed, j.res.node
 	s.Cache.FinishBinding(pod)
 	s.forgetPreemption(pod.UID)
 	s.scheduled.Add(1)
-	j.prof.observe(metrics.Bind, framework.Success, bindStart)
+	j.prof.observe(metrics.Bind, framework.Success, j.bindStart)
 	took := s.clock.Since(j.start)
 	j.prof.metrics.PodScheduled(took)
 	var sinceFirst time.Duration
@@ -425,12 +429,28 @@ func (s *Scheduler) runPostBind(ctx context.Context, j bindJob) {
 // may help, requeue the pod and tell the user, unless the pod is gone or
 // bound elsewhere (as the informer shows it), or this replica aborted its
 // bindings: a FailedScheduling event is never written for a pod that is
-// bound.
+// bound. A pod that failed at Bind and that the informer shows bound to
+// j's node was bound by the Binding that failed: the cycle succeeded.
 func (s *Scheduler) bindingFailed(ctx context.Context, j bindJob, point string, st *framework.Status, plugin string) {
 	pod := j.assumed
 	others := func(qpi *queue.QueuedPodInfo) bool { return qpi.Pod.UID != pod.UID }
 	name := pod.Namespace + "/" + pod.Name
 
+	if point == "Bind" {
+		// An answer the binder takes for a refusal can hide a commit: a
+		// proxy in front of the API server may answer 429 after it
+		// forwarded the Binding. So at Bind, the pod bound to our node is
+		// our Binding's doing, as awaitBindingOutcome takes it; before
+		// Bind none was posted, and someone else bound the pod
+		// (bindingDropped). An aborted replica tells nobody.
+		if out, known := s.informerOutcome(pod); known && out.node == j.res.node && s.bindCtx.Err() == nil {
+			s.logger.Info("binding committed although it failed", zap.String("pod", name), zap.String("node", j.res.node), zap.Error(st.Err()))
+			s.bindingSucceeded(ctx, j)
+			s.Queue.Done(j.qpi)
+			return
+		}
+		j.prof.observe(metrics.Bind, framework.Error, j.bindStart)
+	}
 	switch {
 	case s.bindCtx.Err() != nil:
 		// Aborted: this replica lost its lease, or its shutdown grace

@@ -139,7 +139,7 @@ func (s *Scheduler) apiOutcome(ctx context.Context, pod *v1.Pod) (bindingOutcome
 // with bindErr but may have been committed, once its outcome is known
 // (see the file comment). It owns j's cycle in the queue and one count of
 // bindWG; ch is its waiter, registered by the caller.
-func (s *Scheduler) awaitBindingOutcome(j bindJob, ch <-chan bindingOutcome, bindErr error, bindStart time.Time) {
+func (s *Scheduler) awaitBindingOutcome(j bindJob, ch <-chan bindingOutcome, bindErr error) {
 	defer s.bindWG.Done()
 	pod := j.assumed
 	defer s.outcomes.done(pod.UID)
@@ -162,7 +162,6 @@ func (s *Scheduler) awaitBindingOutcome(j bindJob, ch <-chan bindingOutcome, bin
 		case <-s.bindCtx.Done():
 			// Aborted: bindingFailed forgets it without a word.
 			t.Stop()
-			j.prof.observe(metrics.Bind, framework.Error, bindStart)
 			s.bindingFailed(ctx, j, "Bind", framework.AsStatus(bindErr), "DefaultBinder")
 			return
 		}
@@ -171,30 +170,34 @@ func (s *Scheduler) awaitBindingOutcome(j bindJob, ch <-chan bindingOutcome, bin
 	switch {
 	case out.node == j.res.node:
 		s.logger.Info("binding committed although its answer was lost", zap.String("pod", name), zap.String("node", out.node))
-		s.bindingSucceeded(ctx, j, bindStart)
+		s.bindingSucceeded(ctx, j)
 		s.Queue.Done(j.qpi)
 	case out.gone || out.node != "":
-		j.prof.observe(metrics.Bind, framework.Error, bindStart)
+		j.prof.observe(metrics.Bind, framework.Error, j.bindStart)
 		s.bindingDropped(ctx, j, out, "Bind")
 	default:
-		j.prof.observe(metrics.Bind, framework.Error, bindStart)
 		err := fmt.Errorf("%w, but it was not: the pod is still pending", bindErr)
 		s.bindingFailed(ctx, j, "Bind", framework.AsStatus(err), "DefaultBinder")
 	}
 }
 
-// bindingDropped ends a binding cycle whose pod is gone or bound to
-// another node than j's: there is nothing to retry and nothing to tell.
-// The room j held is given back; the cache already holds a pod bound
-// elsewhere where the informer showed it.
+// bindingDropped ends a binding cycle whose pod is gone or bound by
+// someone else: to another node than j's, or to j's node before this
+// cycle posted its Binding. There is nothing to retry and nothing to
+// tell. The room j held is given back; the cache already holds a pod
+// bound where the informer showed it.
 func (s *Scheduler) bindingDropped(ctx context.Context, j bindJob, out bindingOutcome, point string) {
 	pod := j.assumed
 	s.unreserveAndForget(context.WithoutCancel(ctx), &j)
 	j.prof.metrics.PodScheduleError(s.clock.Since(j.start))
 	s.Queue.Done(j.qpi)
-	if out.gone {
+	switch {
+	case out.gone:
 		s.logger.Info("pod deleted before it was bound", zap.String("pod", pod.Namespace+"/"+pod.Name), zap.String("at", point))
-	} else {
+	case out.node == j.res.node:
+		s.logger.Info("pod bound to our node by someone else meanwhile", zap.String("pod", pod.Namespace+"/"+pod.Name),
+			zap.String("node", out.node), zap.String("at", point))
+	default:
 		s.logger.Info("pod bound elsewhere meanwhile", zap.String("pod", pod.Namespace+"/"+pod.Name),
 			zap.String("node", out.node), zap.String("ours", j.res.node), zap.String("at", point))
 	}

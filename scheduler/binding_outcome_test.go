@@ -9,6 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -16,6 +20,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 
+	"github.com/yardmaster-io/yardmaster/binder"
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/queue"
 )
@@ -282,4 +287,71 @@ func TestNoFailedSchedulingForABoundPod(t *testing.T) {
 			t.Errorf("events %q, want none", ev)
 		}
 	})
+}
+
+// A Binding the API server committed but a proxy in front of it answered
+// with 429, on every attempt, is refused as far as the binder can tell;
+// the informer shows the pod bound to our node, which makes it a success
+// like any other: PostBind, the Scheduled event, counted scheduled, the
+// room kept, and not a "bound elsewhere".
+func TestBindingCommittedButAnswered429(t *testing.T) {
+	bt := newBindingTest(t, nil)
+	core, logs := observer.New(zapcore.DebugLevel)
+	bt.s.logger = zap.New(core)
+	lister := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc})
+	if err := lister.Add(bt.pod); err != nil {
+		t.Fatal(err)
+	}
+	bt.s.podLister = corelisters.NewPodLister(lister)
+	attempts := 0
+	bt.onBind = func(b *v1.Binding) error {
+		if attempts++; attempts == 1 {
+			// The API server commits it and the informer tells.
+			bt.commitTo(b.Target.Name)
+			bound := bt.boundTo(b.Target.Name)
+			if err := lister.Update(bound); err != nil {
+				t.Error(err)
+			}
+			bt.s.updatePod(bt.pod, bound)
+		}
+		return apierrors.NewTooManyRequests("too many requests in flight", 0)
+	}
+	bt.run(nil)
+
+	if attempts != binder.DefaultMaxAttempts {
+		t.Errorf("%d Bindings posted, want %d (every one answered 429)", attempts, binder.DefaultMaxAttempts)
+	}
+	bt.check([]string{"A.Reserve", "B.Reserve", "A.Permit", "B.Permit", "A.PreBind", "B.PreBind", "A.PostBind", "B.PostBind"})
+	if got := bt.s.Scheduled(); got != 1 {
+		t.Errorf("%d pods counted bound, want 1", got)
+	}
+	result := family(t, bt.s.registerer.(prometheus.Gatherer), "scheduler_schedule_attempts_total")
+	for res, want := range map[string]float64{"scheduled": 1, "error": 0} {
+		if got := result["profile=yardmaster,result="+res].GetCounter().GetValue(); got != want {
+			t.Errorf("scheduler_schedule_attempts_total{result=%q} = %v, want %v", res, got, want)
+		}
+	}
+	var got []string
+	for _, e := range bt.written() {
+		if strings.Contains(e, " Scheduled ") || strings.Contains(e, " FailedScheduling ") {
+			got = append(got, e)
+		}
+	}
+	if want := "Normal Scheduled Successfully assigned ns/p to n1"; len(got) != 1 || !strings.HasPrefix(got[0], want) {
+		t.Errorf("events %q, want one starting with %q", got, want)
+	}
+	if loc := bt.s.Queue.Locate(bt.pod.UID); loc != queue.Nowhere {
+		t.Errorf("pod in %v, want it out of the queue", loc)
+	}
+	if ni, _ := bt.s.Cache.NodeInfo("n1"); ni == nil || len(ni.Pods) != 1 {
+		t.Errorf("the pod is not on n1 in the cache")
+	}
+	for _, e := range logs.All() {
+		if strings.Contains(e.Message, "bound elsewhere") {
+			t.Errorf("logged %q %v for a pod bound to our node", e.Message, e.ContextMap())
+		}
+	}
+	if logs.FilterMessage("pod bound").Len() != 1 {
+		t.Errorf("no \"pod bound\" log line")
+	}
 }
