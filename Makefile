@@ -83,20 +83,27 @@ fmt:
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 # hack/image and hack/helm are modules of their own (go-containerregistry,
-# and Helm with its newer k8s.io modules, stay out of yardmaster's), so ./...
-# does not reach them: they are vetted and linted here.
+# and Helm with its newer k8s.io modules, stay out of yardmaster's), and so
+# is $(EXAMPLE), an outside team's module that builds yardmaster with its own
+# plugin (docs/plugins.md); ./... does not reach them: they are vetted and
+# linted here, and the example's tests run in unit and test.
+EXAMPLE := examples/out-of-tree
+
 vet:
 	$(GO) vet $(PKGS)
 	cd hack/image && $(GO) vet ./...
 	cd hack/helm && $(GO) vet ./...
+	cd $(EXAMPLE) && $(GO) vet ./...
 
 lint: fmt vet $(BIN)/staticcheck ## gofmt, go vet and staticcheck.
 	$(BIN)/staticcheck $(PKGS)
 	cd hack/image && $(BIN)/staticcheck ./...
 	cd hack/helm && $(BIN)/staticcheck ./...
+	cd $(EXAMPLE) && $(BIN)/staticcheck ./...
 
 unit: ## Unit tests with the race detector (no control plane).
 	$(GO) test -race -count=1 $$($(GO) list $(PKGS) | grep -v /test/e2e)
+	cd $(EXAMPLE) && $(GO) test -race -count=1 ./...
 
 e2e: $(CONTROL_PLANE) $(COMPAT_BINARIES) prometheus ## End-to-end tests against a local control plane.
 	$(GO) test -race -count=1 -timeout 30m ./test/e2e/...
@@ -104,8 +111,11 @@ e2e: $(CONTROL_PLANE) $(COMPAT_BINARIES) prometheus ## End-to-end tests against 
 prometheus: ## Install Prometheus (Debian package) for the bandwidth e2e tests, if missing.
 	bash hack/install-prometheus.sh
 
-test: lint $(CONTROL_PLANE) $(COMPAT_BINARIES) prometheus ## Everything CI runs: lint, unit and e2e tests with -race, a short fuzz run, the image tarball, the Helm chart.
+test: lint $(CONTROL_PLANE) $(COMPAT_BINARIES) prometheus ## Everything CI runs: lint, unit and e2e tests with -race, a short fuzz run, the image tarball, the Helm chart, the out-of-tree example.
 	$(GO) test -race -count=1 -timeout 40m $(PKGS)
+	@# The example's own tests; test/e2e (above) builds its binary and
+	@# schedules pods with it (TestOutOfTree).
+	cd $(EXAMPLE) && $(GO) test -race -count=1 ./...
 	$(MAKE) image-test
 	$(MAKE) helm-test
 	@# Allocation counts are exact only without the race detector.
