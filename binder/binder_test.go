@@ -27,7 +27,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/events"
 
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
 var podsResource = schema.GroupResource{Resource: "pods"}
@@ -74,7 +74,7 @@ func TestBindRetries(t *testing.T) {
 			client.PrependReactor("create", "pods", bindReactor(&calls, tc.errs...))
 			b := New(client, nil, nil)
 			b.initialBackoff = time.Millisecond
-			err := b.Bind(context.Background(), schedtest.MakePod().Name("p").Obj(), "n1")
+			err := b.Bind(context.Background(), frameworktest.MakePod().Name("p").Obj(), "n1")
 			if (err != nil) != tc.wantErr {
 				t.Errorf("err = %v, want error %v", err, tc.wantErr)
 			}
@@ -92,7 +92,7 @@ func TestBindPostsTargetAndUID(t *testing.T) {
 		got = action.(k8stesting.CreateAction).GetObject().(*v1.Binding)
 		return true, got, nil
 	})
-	pod := schedtest.MakePod().Name("p").UID("uid-1").Obj()
+	pod := frameworktest.MakePod().Name("p").UID("uid-1").Obj()
 	if err := New(client, nil, nil).Bind(context.Background(), pod, "n7"); err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestBindPostsTargetAndUID(t *testing.T) {
 }
 
 func TestRecordFailurePatchesConditionOnce(t *testing.T) {
-	pod := schedtest.MakePod().Name("p").Obj()
+	pod := frameworktest.MakePod().Name("p").Obj()
 	client := fake.NewClientset(pod)
 	var patches []map[string]any
 	client.PrependReactor("patch", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
@@ -185,7 +185,7 @@ func TestTruncateNote(t *testing.T) {
 func TestRecorderLimitsNotes(t *testing.T) {
 	rec := events.NewFakeRecorder(3)
 	b := New(fake.NewClientset(), rec, nil)
-	pod := schedtest.MakePod().Name("p").Obj()
+	pod := frameworktest.MakePod().Name("p").Obj()
 	b.RecordFailure(context.Background(), pod, v1.PodReasonUnschedulable, strings.Repeat("x", 3000), false)
 	b.Recorder().Eventf(pod, nil, v1.EventTypeNormal, "Plugin", "Doing", "%s", strings.Repeat("y", 3000))
 	b.Recorder().Eventf(pod, nil, v1.EventTypeNormal, "Plugin", "Doing", "100% done")
@@ -231,7 +231,7 @@ func TestBindSaysWhetherItMayHaveBound(t *testing.T) {
 			client.PrependReactor("create", "pods", bindReactor(&calls, tc.errs...))
 			b := New(client, nil, nil)
 			b.initialBackoff = time.Millisecond
-			err := b.Bind(context.Background(), schedtest.MakePod().Name("p").Obj(), "n1")
+			err := b.Bind(context.Background(), frameworktest.MakePod().Name("p").Obj(), "n1")
 			if err == nil {
 				t.Fatal("Bind succeeded")
 			}
@@ -295,7 +295,7 @@ func TestBindConnectionLostAfterCommit(t *testing.T) {
 	}
 	b := New(client, nil, nil)
 	b.initialBackoff = time.Millisecond
-	err = b.Bind(context.Background(), schedtest.MakePod().Namespace("default").Name("p").Obj(), "n1")
+	err = b.Bind(context.Background(), frameworktest.MakePod().Namespace("default").Name("p").Obj(), "n1")
 	if !errors.Is(err, ErrMayHaveBound) {
 		t.Errorf("err = %v, want it to say the Binding may have been committed", err)
 	}

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
 // eventStore stands in for the API server's events: creates add (or fail
@@ -139,7 +139,7 @@ func onlyEvent(t *testing.T, s *eventStore) *eventsv1.Event {
 func TestFailureEventsCoalesce(t *testing.T) {
 	s := newEventStore()
 	w := newTestFailureEvents(s, nil)
-	pod := schedtest.MakePod().Name("p").Obj()
+	pod := frameworktest.MakePod().Name("p").Obj()
 	pod.UID, pod.ResourceVersion = "uid-p", "7"
 	for i := range 3 {
 		w.Record(pod, fmt.Sprintf("0/%d nodes are available", i+1))
@@ -174,7 +174,7 @@ func TestFailureEventsPatchSeriesAfterCreate(t *testing.T) {
 	w := newTestFailureEvents(s, nil)
 	w.Start()
 	defer stopWriter(t, w)
-	pod := schedtest.MakePod().Name("p").Obj()
+	pod := frameworktest.MakePod().Name("p").Obj()
 	pod.UID, pod.ResourceVersion = "uid-p", "7"
 	w.Record(pod, "first")
 	eventually(t, "the create in flight", func() bool { return w.Queued() == 0 })
@@ -197,7 +197,7 @@ func TestFailureEventsNewSeries(t *testing.T) {
 	w := newTestFailureEvents(s, clock)
 	w.Start()
 	defer stopWriter(t, w)
-	pod := schedtest.MakePod().Name("p").Obj()
+	pod := frameworktest.MakePod().Name("p").Obj()
 	pod.UID, pod.ResourceVersion = "uid-p", "7"
 	writes := func(n int64) {
 		t.Helper()
@@ -278,7 +278,7 @@ func TestFailureEventsBounded(t *testing.T) {
 	w.Start()
 	const pods = 200
 	for i := range pods {
-		pod := schedtest.MakePod().Name(fmt.Sprintf("p%d", i)).Obj()
+		pod := frameworktest.MakePod().Name(fmt.Sprintf("p%d", i)).Obj()
 		pod.UID = types.UID(fmt.Sprintf("uid-%d", i))
 		w.Record(pod, "0/3 nodes are available")
 	}
@@ -290,12 +290,12 @@ func TestFailureEventsBounded(t *testing.T) {
 	}
 
 	idle := newTestFailureEvents(newEventStore(), nil)
-	idle.Record(schedtest.MakePod().Name("q").Obj(), "x")
+	idle.Record(frameworktest.MakePod().Name("q").Obj(), "x")
 	stopWriter(t, idle)
 	if idle.Dropped() != 1 || idle.Written() != 0 {
 		t.Errorf("Stop without Start: written %d dropped %d, want 0 and 1", idle.Written(), idle.Dropped())
 	}
-	idle.Record(schedtest.MakePod().Name("r").Obj(), "x")
+	idle.Record(frameworktest.MakePod().Name("r").Obj(), "x")
 	if idle.Dropped() != 2 {
 		t.Errorf("Record after Stop: dropped %d, want 2", idle.Dropped())
 	}

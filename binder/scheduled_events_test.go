@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
 // gatedSink stands in for the API server: every create waits at the gate
@@ -86,7 +86,7 @@ func TestScheduledEventsWaitWhileBusy(t *testing.T) {
 	e.maxHold = time.Hour
 	const n = 40
 	for i := range n {
-		e.Record(schedtest.MakePod().Namespace("ns").Name(fmt.Sprintf("p%d", i)).Obj(), "n1")
+		e.Record(frameworktest.MakePod().Namespace("ns").Name(fmt.Sprintf("p%d", i)).Obj(), "n1")
 	}
 	e.Start()
 
@@ -116,7 +116,7 @@ func TestScheduledEventsHeldAtMost(t *testing.T) {
 	start := time.Now()
 	const n = 20
 	for i := range n {
-		e.Record(schedtest.MakePod().Namespace("ns").Name(fmt.Sprintf("p%d", i)).Obj(), "n1")
+		e.Record(frameworktest.MakePod().Namespace("ns").Name(fmt.Sprintf("p%d", i)).Obj(), "n1")
 	}
 	eventually(t, "every event written", func() bool { return e.Written() == n })
 	if held := time.Since(start); held < e.maxHold {
@@ -133,7 +133,7 @@ func TestScheduledEventsStopWhileHeld(t *testing.T) {
 	e.Start()
 	const n = 30
 	for i := range n {
-		e.Record(schedtest.MakePod().Namespace("ns").Name(fmt.Sprintf("p%d", i)).Obj(), "n1")
+		e.Record(frameworktest.MakePod().Namespace("ns").Name(fmt.Sprintf("p%d", i)).Obj(), "n1")
 	}
 	// Stop writes what is queued or held, without waiting for the hold.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -149,7 +149,7 @@ func TestScheduledEventsObject(t *testing.T) {
 	close(sink.gate)
 	e := newTestWriter(sink.create, nil)
 	e.Start()
-	pod := schedtest.MakePod().Namespace("shop").Name("web-0").Obj()
+	pod := frameworktest.MakePod().Namespace("shop").Name("web-0").Obj()
 	pod.UID, pod.ResourceVersion = "uid-1", "42"
 	before := time.Now()
 	e.Record(pod, "node-a")
@@ -187,7 +187,7 @@ func TestScheduledEventsDrops(t *testing.T) {
 	e := newTestWriter(sink.create, nil)
 	e.queue = make(chan scheduledEvent, 3)
 	for i := range 5 {
-		e.Record(schedtest.MakePod().Namespace("ns").Name(fmt.Sprintf("p%d", i)).Obj(), "n1")
+		e.Record(frameworktest.MakePod().Namespace("ns").Name(fmt.Sprintf("p%d", i)).Obj(), "n1")
 	}
 	if got := e.Dropped(); got != 2 {
 		t.Errorf("dropped %d with the queue full, want 2", got)
@@ -197,7 +197,7 @@ func TestScheduledEventsDrops(t *testing.T) {
 	if e.Written() != 3 {
 		t.Errorf("written %d, want the 3 queued", e.Written())
 	}
-	e.Record(schedtest.MakePod().Namespace("ns").Name("late").Obj(), "n1")
+	e.Record(frameworktest.MakePod().Namespace("ns").Name("late").Obj(), "n1")
 	if e.Dropped() != 3 || e.Written() != 3 {
 		t.Errorf("after Stop: written %d dropped %d, want 3 and 3", e.Written(), e.Dropped())
 	}
@@ -208,7 +208,7 @@ func TestScheduledEventsStopGivesUp(t *testing.T) {
 	e := newTestWriter(sink.create, nil)
 	e.Start()
 	for i := range 30 {
-		e.Record(schedtest.MakePod().Namespace("ns").Name(fmt.Sprintf("p%d", i)).Obj(), "n1")
+		e.Record(frameworktest.MakePod().Namespace("ns").Name(fmt.Sprintf("p%d", i)).Obj(), "n1")
 	}
 	eventually(t, "creates in flight", func() bool { return sink.inFlight.Load() == eventWorkers })
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -260,9 +260,9 @@ func TestScheduledEventsPreempted(t *testing.T) {
 	close(sink.gate)
 	e := newTestWriter(sink.create, nil)
 	e.Start()
-	victim := schedtest.MakePod().Name("victim").UID("uid-v").Obj()
+	victim := frameworktest.MakePod().Name("victim").UID("uid-v").Obj()
 	victim.ResourceVersion = "5"
-	preemptor := schedtest.MakePod().Name("big").UID("uid-p").Obj()
+	preemptor := frameworktest.MakePod().Name("big").UID("uid-p").Obj()
 	e.RecordPreempted(victim, preemptor, "n1")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -23,7 +23,7 @@ import (
 	"k8s.io/client-go/rest"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
 // Status patches of many pods go out through a few workers, not a
@@ -62,11 +62,11 @@ func TestStatusPatchesAreBounded(t *testing.T) {
 	})
 	b := New(client, nil, nil)
 	for i := range pods {
-		pod := schedtest.MakePod().Name(fmt.Sprintf("p%d", i)).Obj()
+		pod := frameworktest.MakePod().Name(fmt.Sprintf("p%d", i)).Obj()
 		b.RecordFailure(context.Background(), pod, v1.PodReasonUnschedulable, "first", true)
 	}
 	// p499 waits behind the others: its later failures replace its patch.
-	last := schedtest.MakePod().Name(fmt.Sprintf("p%d", pods-1)).Obj()
+	last := frameworktest.MakePod().Name(fmt.Sprintf("p%d", pods-1)).Obj()
 	b.RecordFailure(context.Background(), last, v1.PodReasonUnschedulable, "second", true)
 	b.RecordFailure(context.Background(), last, v1.PodReasonUnschedulable, "third", true)
 	deadline := time.Now().Add(10 * time.Second)
@@ -108,7 +108,7 @@ func TestWaitIsBounded(t *testing.T) {
 	}
 	defer client.CoreV1().RESTClient().(*rest.RESTClient).Client.CloseIdleConnections()
 	b := New(client, nil, nil)
-	b.RecordFailure(context.Background(), schedtest.MakePod().Name("p").Obj(), v1.PodReasonUnschedulable, "0/1 nodes are available", true)
+	b.RecordFailure(context.Background(), frameworktest.MakePod().Name("p").Obj(), v1.PodReasonUnschedulable, "0/1 nodes are available", true)
 	start := time.Now()
 	b.Wait()
 	if took := time.Since(start); took > StatusDrainTimeout+time.Second {
@@ -153,7 +153,7 @@ func TestStatusPatchRetried(t *testing.T) {
 		{name: "503 every time", errs: []error{apierrors.NewServiceUnavailable("x"), apierrors.NewServiceUnavailable("x"), apierrors.NewServiceUnavailable("x"), apierrors.NewServiceUnavailable("x")}, wantCalls: 4, wantErr: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pod := schedtest.MakePod().Name("p").Obj()
+			pod := frameworktest.MakePod().Name("p").Obj()
 			client := fake.NewClientset(pod)
 			calls := 0
 			client.PrependReactor("patch", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
@@ -179,7 +179,7 @@ func TestStatusPatchRetried(t *testing.T) {
 // nominated again is waited for and not tried again: it cannot land after
 // the new nomination and undo it.
 func TestNominateSupersedesClear(t *testing.T) {
-	pod := schedtest.MakePod().Name("p").Obj()
+	pod := frameworktest.MakePod().Name("p").Obj()
 	client := fake.NewClientset(pod)
 	clearSent := make(chan struct{})
 	release := make(chan struct{})
@@ -239,7 +239,7 @@ func TestNominateSupersedesClear(t *testing.T) {
 // A clear still waiting in the queue when the pod is nominated is not
 // written at all.
 func TestNominateDropsQueuedClear(t *testing.T) {
-	pod := schedtest.MakePod().Name("p").Obj()
+	pod := frameworktest.MakePod().Name("p").Obj()
 	b := New(fake.NewClientset(pod), nil, nil)
 	b.patches.mu.Lock()
 	b.patches.workers = statusWorkers // no worker starts: the clear waits

@@ -17,7 +17,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/priorities"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
@@ -213,11 +213,11 @@ func fitScores(t *testing.T, prof framework.Profile) (halfFull, empty int64) {
 	if scorer == nil {
 		t.Fatal("NodeResourcesFit has no score part")
 	}
-	pod := schedtest.MakePod().Name("p").Req("1", "2Gi").Obj()
-	score := func(running ...*schedtest.PodWrapper) int64 {
+	pod := frameworktest.MakePod().Name("p").Req("1", "2Gi").Obj()
+	score := func(running ...*frameworktest.PodWrapper) int64 {
 		var pods = make([]*framework.PodInfo, 0, len(running))
 		ni := framework.NewNodeInfo()
-		ni.SetNode(schedtest.MakeNode().Name("n").Capacity("4", "8Gi", 110).Obj())
+		ni.SetNode(frameworktest.MakeNode().Name("n").Capacity("4", "8Gi", 110).Obj())
 		for _, r := range running {
 			pods = append(pods, framework.NewPodInfo(r.Obj()))
 		}
@@ -235,7 +235,7 @@ func fitScores(t *testing.T, prof framework.Profile) (halfFull, empty int64) {
 		}
 		return v
 	}
-	return score(schedtest.MakePod().Name("running").Node("n").Req("2", "4Gi")), score()
+	return score(frameworktest.MakePod().Name("running").Node("n").Req("2", "4Gi")), score()
 }
 
 // Adding a Registration with NewArgs and ValidateArgs is all a plugin needs

@@ -24,8 +24,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
-	"github.com/yardmaster-io/yardmaster/scheduler/cache"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
@@ -122,7 +121,7 @@ func buildPlugins(t *testing.T) []builtPlugin {
 	slices.Sort(others)
 	names = append(names, others...)
 
-	h := fakehandle.New(cache.NewSnapshotFromNodes(nil, nil))
+	h := frameworktest.NewHandle(frameworktest.NewSnapshot(nil, nil))
 	dra, _, stopDRA, err := registry.NewDRAManager(h.Factory, registry.DRAOptions{}, nil, nil, nil)
 	if err != nil {
 		t.Fatalf("DRA manager: %v", err)
@@ -458,7 +457,8 @@ func allowedText(r importRule) string {
 }
 
 // The daemon, with everything it imports, never imports k8s.io/kubernetes
-// nor an internal package meant for tests, the demo or benchmarks.
+// nor a package meant for tests, the demo or benchmarks: an internal one,
+// or the test kit framework/frameworktest.
 func TestDaemonDependencies(t *testing.T) {
 	deps := goList(t, "-deps", "./cmd/yardmaster")
 	byPath := map[string]listedPackage{}
@@ -470,6 +470,7 @@ func TestDaemonDependencies(t *testing.T) {
 		switch {
 		case p.ImportPath == "k8s.io/kubernetes" || strings.HasPrefix(p.ImportPath, "k8s.io/kubernetes/"):
 		case ours && strings.HasPrefix(rel, "internal/") && rel != "internal/server" && rel != "internal/version":
+		case ours && (rel == "framework/frameworktest" || strings.HasPrefix(rel, "framework/frameworktest/")):
 		default:
 			continue
 		}

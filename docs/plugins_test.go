@@ -24,7 +24,9 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/binder"
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	// Named schedtest, as docs/plugins.md's excerpts of this file still
+	// call the builders.
+	schedtest "github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/priorities"
 	"github.com/yardmaster-io/yardmaster/scheduler"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"

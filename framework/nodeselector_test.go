@@ -1,4 +1,4 @@
-package framework
+package framework_test
 
 import (
 	"fmt"
@@ -7,20 +7,18 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/klog/v2"
 
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
-func term() *schedtest.NodeSelectorTermWrapper { return schedtest.MakeNodeSelectorTerm() }
+func term() *frameworktest.NodeSelectorTermWrapper { return frameworktest.MakeNodeSelectorTerm() }
 
 func TestNodeSelectorTermMatch(t *testing.T) {
-	node := schedtest.MakeNode().Name("n1").
+	node := frameworktest.MakeNode().Name("n1").
 		Label("zone", "a").Label("cores", "16").Label("empty", "").Label("word", "abc").Obj()
-	nameless := schedtest.MakeNode().Label("zone", "a").Obj()
+	nameless := frameworktest.MakeNode().Label("zone", "a").Obj()
 	many := []string{"v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "a"}
 
 	tests := []struct {
@@ -70,17 +68,17 @@ func TestNodeSelectorTermMatch(t *testing.T) {
 		{name: "one invalid requirement spoils the term", term: term().In("zone", "a").Gt("cores", "x").Obj(), wantErr: true},
 		{name: "requirements are ANDed, all match", term: term().In("zone", "a").Gt("cores", "8").Exists("word").Obj(), want: true},
 		{name: "requirements are ANDed, one fails", term: term().In("zone", "a").Gt("cores", "64").Obj(), want: false},
-		{name: "field In name", term: term().Field(NodeNameField, v1.NodeSelectorOpIn, "n1").Obj(), want: true},
-		{name: "field In other name", term: term().Field(NodeNameField, v1.NodeSelectorOpIn, "n2").Obj(), want: false},
-		{name: "field NotIn other name", term: term().Field(NodeNameField, v1.NodeSelectorOpNotIn, "n2").Obj(), want: true},
-		{name: "field NotIn name", term: term().Field(NodeNameField, v1.NodeSelectorOpNotIn, "n1").Obj(), want: false},
-		{name: "field In two values is invalid", term: term().Field(NodeNameField, v1.NodeSelectorOpIn, "n1", "n2").Obj(), wantErr: true},
-		{name: "field Exists is invalid", term: term().Field(NodeNameField, v1.NodeSelectorOpExists).Obj(), wantErr: true},
+		{name: "field In name", term: term().Field(framework.NodeNameField, v1.NodeSelectorOpIn, "n1").Obj(), want: true},
+		{name: "field In other name", term: term().Field(framework.NodeNameField, v1.NodeSelectorOpIn, "n2").Obj(), want: false},
+		{name: "field NotIn other name", term: term().Field(framework.NodeNameField, v1.NodeSelectorOpNotIn, "n2").Obj(), want: true},
+		{name: "field NotIn name", term: term().Field(framework.NodeNameField, v1.NodeSelectorOpNotIn, "n1").Obj(), want: false},
+		{name: "field In two values is invalid", term: term().Field(framework.NodeNameField, v1.NodeSelectorOpIn, "n1", "n2").Obj(), wantErr: true},
+		{name: "field Exists is invalid", term: term().Field(framework.NodeNameField, v1.NodeSelectorOpExists).Obj(), wantErr: true},
 		{name: "field unknown key reads empty, In fails", term: term().Field("metadata.uid", v1.NodeSelectorOpIn, "n1").Obj(), want: false},
 		{name: "field unknown key reads empty, NotIn passes", term: term().Field("metadata.uid", v1.NodeSelectorOpNotIn, "n1").Obj(), want: true},
-		{name: "fields and labels ANDed", term: term().In("zone", "a").Field(NodeNameField, v1.NodeSelectorOpIn, "n1").Obj(), want: true},
-		{name: "fields and labels ANDed, label fails", term: term().In("zone", "b").Field(NodeNameField, v1.NodeSelectorOpIn, "n1").Obj(), want: false},
-		{name: "fields ignored for a nameless node", term: term().Field(NodeNameField, v1.NodeSelectorOpIn, "n1").Obj(), node: nameless, want: true},
+		{name: "fields and labels ANDed", term: term().In("zone", "a").Field(framework.NodeNameField, v1.NodeSelectorOpIn, "n1").Obj(), want: true},
+		{name: "fields and labels ANDed, label fails", term: term().In("zone", "b").Field(framework.NodeNameField, v1.NodeSelectorOpIn, "n1").Obj(), want: false},
+		{name: "fields ignored for a nameless node", term: term().Field(framework.NodeNameField, v1.NodeSelectorOpIn, "n1").Obj(), node: nameless, want: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -88,7 +86,7 @@ func TestNodeSelectorTermMatch(t *testing.T) {
 			if tc.node != nil {
 				n = tc.node
 			}
-			c := NewNodeSelectorTerm(&tc.term)
+			c := framework.NewNodeSelectorTerm(&tc.term)
 			if got := c.Match(n); got != tc.want {
 				t.Errorf("Match() = %v, want %v", got, tc.want)
 			}
@@ -99,47 +97,8 @@ func TestNodeSelectorTermMatch(t *testing.T) {
 	}
 }
 
-// TestLabelRequirementAgreesWithLabels checks the compiled label requirements
-// against k8s.io/apimachinery's labels.Requirement, which kube-scheduler
-// matches node labels with: same validity, same verdict on every label set.
-func TestLabelRequirementAgreesWithLabels(t *testing.T) {
-	ops := map[v1.NodeSelectorOperator]selection.Operator{
-		v1.NodeSelectorOpIn: selection.In, v1.NodeSelectorOpNotIn: selection.NotIn,
-		v1.NodeSelectorOpExists: selection.Exists, v1.NodeSelectorOpDoesNotExist: selection.DoesNotExist,
-		v1.NodeSelectorOpGt: selection.GreaterThan, v1.NodeSelectorOpLt: selection.LessThan,
-	}
-	keys := []string{"k", "example.com/k", "bad key", ""}
-	valueSets := [][]string{nil, {""}, {"a"}, {"a", "b"}, {"5"}, {"-5"}, {"05"}, {"x5"}, {"9223372036854775808"}, {"1", "2"}}
-	labelSets := []map[string]string{
-		nil, {"k": ""}, {"k": "a"}, {"k": "b"}, {"k": "4"}, {"k": "5"}, {"k": "6"}, {"k": "-7"}, {"k": "+6"}, {"k": "x"},
-		{"example.com/k": "a"}, {"example.com/k": "6"},
-	}
-	for op, sop := range ops {
-		for _, key := range keys {
-			for _, vals := range valueSets {
-				t.Run(fmt.Sprintf("%s %q %q", op, key, vals), func(t *testing.T) {
-					r := v1.NodeSelectorRequirement{Key: key, Operator: op, Values: vals}
-					c, errs := compileLabelRequirement(&r, func() *field.Path { return nil })
-					ref, err := labels.NewRequirement(key, sop, vals)
-					if (errs != nil) != (err != nil) {
-						t.Fatalf("compiled error %v, labels.NewRequirement error %v", errs, err)
-					}
-					if err != nil {
-						return
-					}
-					for _, ls := range labelSets {
-						if got, want := c.matches(ls), ref.Matches(labels.Set(ls)); got != want {
-							t.Errorf("labels %v: matches = %v, labels.Requirement says %v", ls, got, want)
-						}
-					}
-				})
-			}
-		}
-	}
-}
-
 func TestNodeSelectorMatch(t *testing.T) {
-	node := schedtest.MakeNode().Name("n1").Label("zone", "a").Label("cores", "16").Obj()
+	node := frameworktest.MakeNode().Name("n1").Label("zone", "a").Label("cores", "16").Obj()
 	tests := []struct {
 		name    string
 		terms   []v1.NodeSelectorTerm
@@ -162,12 +121,12 @@ func TestNodeSelectorMatch(t *testing.T) {
 		}, want: true, wantErr: true},
 		{name: "invalid term alone", terms: []v1.NodeSelectorTerm{term().Gt("cores", "many").Obj()}, want: false, wantErr: true},
 		{name: "field term ORed with label term", terms: []v1.NodeSelectorTerm{
-			term().Field(NodeNameField, v1.NodeSelectorOpIn, "n2").Obj(), term().In("zone", "a").Obj(),
+			term().Field(framework.NodeNameField, v1.NodeSelectorOpIn, "n2").Obj(), term().In("zone", "a").Obj(),
 		}, want: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := NewNodeSelector(&v1.NodeSelector{NodeSelectorTerms: tc.terms})
+			s := framework.NewNodeSelector(&v1.NodeSelector{NodeSelectorTerms: tc.terms})
 			if got := s.Match(node); got != tc.want {
 				t.Errorf("Match() = %v, want %v", got, tc.want)
 			}
@@ -179,7 +138,7 @@ func TestNodeSelectorMatch(t *testing.T) {
 }
 
 func TestNodeSelectorErrPath(t *testing.T) {
-	s := NewNodeSelector(&v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{
+	s := framework.NewNodeSelector(&v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{
 		term().In("zone", "a").Obj(), term().Exists("zone").Gt("cores", "many").Obj(),
 	}})
 	want := `nodeSelectorTerms[1].matchExpressions[1].values[0]: Invalid value: "many": for 'Gt', 'Lt' operators, the value must be an integer`
@@ -189,7 +148,7 @@ func TestNodeSelectorErrPath(t *testing.T) {
 }
 
 func TestPreferredSchedulingTerms(t *testing.T) {
-	node := schedtest.MakeNode().Name("n1").Label("zone", "a").Label("cores", "16").Obj()
+	node := frameworktest.MakeNode().Name("n1").Label("zone", "a").Label("cores", "16").Obj()
 	pref := func(w int32, t v1.NodeSelectorTerm) v1.PreferredSchedulingTerm {
 		return v1.PreferredSchedulingTerm{Weight: w, Preference: t}
 	}
@@ -210,7 +169,7 @@ func TestPreferredSchedulingTerms(t *testing.T) {
 		{name: "zero weight and empty terms dropped", terms: []v1.PreferredSchedulingTerm{
 			pref(0, term().In("zone", "a").Obj()),
 			pref(9, term().Obj()),
-			pref(3, term().Field(NodeNameField, v1.NodeSelectorOpIn, "n1").Obj()),
+			pref(3, term().Field(framework.NodeNameField, v1.NodeSelectorOpIn, "n1").Obj()),
 		}, want: 3, wantLen: 1},
 		{name: "an invalid term is an error", terms: []v1.PreferredSchedulingTerm{
 			pref(5, term().In("zone", "a").Obj()),
@@ -219,7 +178,7 @@ func TestPreferredSchedulingTerms(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := NewPreferredSchedulingTerms(tc.terms)
+			p, err := framework.NewPreferredSchedulingTerms(tc.terms)
 			if tc.wantErr != "" {
 				if err == nil {
 					t.Fatalf("no error, want %q", tc.wantErr)
@@ -243,63 +202,38 @@ func TestPreferredSchedulingTerms(t *testing.T) {
 }
 
 func TestRequiredNodeAffinity(t *testing.T) {
-	node := schedtest.MakeNode().Name("n1").Label("zone", "a").Label("disk", "ssd").Obj()
+	node := frameworktest.MakeNode().Name("n1").Label("zone", "a").Label("disk", "ssd").Obj()
 	tests := []struct {
 		name string
 		pod  *v1.Pod
 		want bool
 	}{
-		{name: "nothing required", pod: schedtest.MakePod().Obj(), want: true},
-		{name: "nodeSelector matches", pod: schedtest.MakePod().NodeSelector(map[string]string{"zone": "a", "disk": "ssd"}).Obj(), want: true},
-		{name: "nodeSelector one label differs", pod: schedtest.MakePod().NodeSelector(map[string]string{"zone": "a", "disk": "hdd"}).Obj(), want: false},
-		{name: "nodeSelector empty value needs the label", pod: schedtest.MakePod().NodeSelector(map[string]string{"gpu": ""}).Obj(), want: false},
-		{name: "affinity matches", pod: schedtest.MakePod().RequiredNodeAffinity(term().In("zone", "a").Obj()).Obj(), want: true},
-		{name: "affinity fails", pod: schedtest.MakePod().RequiredNodeAffinity(term().In("zone", "b").Obj()).Obj(), want: false},
-		{name: "nodeSelector and affinity both match", pod: schedtest.MakePod().
+		{name: "nothing required", pod: frameworktest.MakePod().Obj(), want: true},
+		{name: "nodeSelector matches", pod: frameworktest.MakePod().NodeSelector(map[string]string{"zone": "a", "disk": "ssd"}).Obj(), want: true},
+		{name: "nodeSelector one label differs", pod: frameworktest.MakePod().NodeSelector(map[string]string{"zone": "a", "disk": "hdd"}).Obj(), want: false},
+		{name: "nodeSelector empty value needs the label", pod: frameworktest.MakePod().NodeSelector(map[string]string{"gpu": ""}).Obj(), want: false},
+		{name: "affinity matches", pod: frameworktest.MakePod().RequiredNodeAffinity(term().In("zone", "a").Obj()).Obj(), want: true},
+		{name: "affinity fails", pod: frameworktest.MakePod().RequiredNodeAffinity(term().In("zone", "b").Obj()).Obj(), want: false},
+		{name: "nodeSelector and affinity both match", pod: frameworktest.MakePod().
 			NodeSelector(map[string]string{"disk": "ssd"}).RequiredNodeAffinity(term().In("zone", "a").Obj()).Obj(), want: true},
-		{name: "nodeSelector ANDed with affinity", pod: schedtest.MakePod().
+		{name: "nodeSelector ANDed with affinity", pod: frameworktest.MakePod().
 			NodeSelector(map[string]string{"disk": "hdd"}).RequiredNodeAffinity(term().In("zone", "a").Obj()).Obj(), want: false},
 		{name: "required affinity without terms matches nothing", pod: func() *v1.Pod {
-			p := schedtest.MakePod().Obj()
+			p := frameworktest.MakePod().Obj()
 			p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{
 				RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{},
 			}}
 			return p
 		}(), want: false},
-		{name: "only preferred affinity requires nothing", pod: schedtest.MakePod().
+		{name: "only preferred affinity requires nothing", pod: frameworktest.MakePod().
 			PreferredNodeAffinity(10, term().In("zone", "b").Obj()).Obj(), want: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := NewRequiredNodeAffinity(tc.pod).Match(node); got != tc.want {
+			if got := framework.NewRequiredNodeAffinity(tc.pod).Match(node); got != tc.want {
 				t.Errorf("Match() = %v, want %v", got, tc.want)
 			}
 		})
-	}
-}
-
-func TestParseInt64(t *testing.T) {
-	for _, s := range []string{
-		"", "0", "7", "-7", "+7", "-", "+", "007", "-0", "1_000", "0x10", " 1", "1 ", "1.5", "1e3",
-		"9223372036854775807", "9223372036854775808", "-9223372036854775808", "-9223372036854775809",
-		"18446744073709551616", "99999999999999999999",
-	} {
-		t.Run(strconv.Quote(s), func(t *testing.T) { checkParseInt64(t, s) })
-	}
-}
-
-func FuzzParseInt64(f *testing.F) {
-	for _, s := range []string{"", "1", "-1", "+1", "9223372036854775807", "-9223372036854775808", "x"} {
-		f.Add(s)
-	}
-	f.Fuzz(checkParseInt64)
-}
-
-func checkParseInt64(t *testing.T, s string) {
-	want, err := strconv.ParseInt(s, 10, 64)
-	got, ok := parseInt64(s)
-	if ok != (err == nil) || (ok && got != want) {
-		t.Errorf("parseInt64(%q) = %d, %v; strconv.ParseInt = %d, %v", s, got, ok, want, err)
 	}
 }
 
@@ -340,7 +274,7 @@ func TestToleratesTaint(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var got, api []bool
 			for i := range taints {
-				got = append(got, ToleratesTaint(&tc.toleration, &taints[i]))
+				got = append(got, framework.ToleratesTaint(&tc.toleration, &taints[i]))
 				api = append(api, tc.toleration.ToleratesTaint(klog.Background(), &taints[i], false))
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
@@ -370,7 +304,7 @@ func TestFindUntoleratedTaint(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, found := FindUntoleratedTaint(taints, tc.tolerations, IsDoNotScheduleTaint)
+			got, found := framework.FindUntoleratedTaint(taints, tc.tolerations, framework.IsDoNotScheduleTaint)
 			if found != (tc.want != nil) {
 				t.Fatalf("found = %v, want %v", found, tc.want != nil)
 			}
@@ -384,7 +318,7 @@ func TestFindUntoleratedTaint(t *testing.T) {
 func benchNodes(n int) []*v1.Node {
 	nodes := make([]*v1.Node, n)
 	for i := range nodes {
-		nodes[i] = schedtest.MakeNode().Name(fmt.Sprintf("node-%d", i)).
+		nodes[i] = frameworktest.MakeNode().Name(fmt.Sprintf("node-%d", i)).
 			Label("topology.kubernetes.io/zone", fmt.Sprintf("zone-%d", i%3)).
 			Label("cores", strconv.Itoa(4<<(i%4))).
 			Label("node.kubernetes.io/instance-type", "m5.xlarge").Obj()
@@ -393,15 +327,15 @@ func benchNodes(n int) []*v1.Node {
 }
 
 func benchPod() *v1.Pod {
-	return schedtest.MakePod().Name("p").
+	return frameworktest.MakePod().Name("p").
 		NodeSelector(map[string]string{"node.kubernetes.io/instance-type": "m5.xlarge"}).
 		RequiredNodeAffinity(term().In("topology.kubernetes.io/zone", "zone-0", "zone-1").Gt("cores", "4").Obj()).
-		RequiredNodeAffinity(term().Field(NodeNameField, v1.NodeSelectorOpIn, "node-7").Obj()).Obj()
+		RequiredNodeAffinity(term().Field(framework.NodeNameField, v1.NodeSelectorOpIn, "node-7").Obj()).Obj()
 }
 
 func TestRequiredNodeAffinityMatchDoesNotAllocate(t *testing.T) {
 	nodes := benchNodes(64)
-	r := NewRequiredNodeAffinity(benchPod())
+	r := framework.NewRequiredNodeAffinity(benchPod())
 	allocs := testing.AllocsPerRun(10, func() {
 		for _, n := range nodes {
 			r.Match(n)
@@ -414,7 +348,7 @@ func TestRequiredNodeAffinityMatchDoesNotAllocate(t *testing.T) {
 
 func BenchmarkRequiredNodeAffinityMatch(b *testing.B) {
 	nodes := benchNodes(5000)
-	r := NewRequiredNodeAffinity(benchPod())
+	r := framework.NewRequiredNodeAffinity(benchPod())
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, n := range nodes {

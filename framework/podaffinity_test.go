@@ -1,4 +1,4 @@
-package framework
+package framework_test
 
 import (
 	"strconv"
@@ -13,10 +13,13 @@ import (
 	listersv1 "k8s.io/client-go/listers/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
-func podTerm(key string) *schedtest.PodAffinityTermWrapper { return schedtest.MakePodAffinityTerm(key) }
+func podTerm(key string) *frameworktest.PodAffinityTermWrapper {
+	return frameworktest.MakePodAffinityTerm(key)
+}
 
 func namespaceLister(t testing.TB, nss ...*v1.Namespace) listersv1.NamespaceLister {
 	t.Helper()
@@ -39,13 +42,13 @@ func namespace(name string, kv ...string) *v1.Namespace {
 
 func TestNewPodAffinityTermsNil(t *testing.T) {
 	for name, pod := range map[string]*v1.Pod{
-		"no affinity":        schedtest.MakePod().Obj(),
-		"only node affinity": schedtest.MakePod().RequiredNodeAffinity(schedtest.MakeNodeSelectorTerm().In("zone", "a").Obj()).Obj(),
+		"no affinity":        frameworktest.MakePod().Obj(),
+		"only node affinity": frameworktest.MakePod().RequiredNodeAffinity(frameworktest.MakeNodeSelectorTerm().In("zone", "a").Obj()).Obj(),
 	} {
-		if got := NewPodAffinityTerms(pod); got != nil {
+		if got := framework.NewPodAffinityTerms(pod); got != nil {
 			t.Errorf("%s: NewPodAffinityTerms = %+v, want nil", name, got)
 		}
-		if got := NewPodInfo(pod).RequiredAntiAffinityTerms(); got != nil {
+		if got := framework.NewPodInfo(pod).RequiredAntiAffinityTerms(); got != nil {
 			t.Errorf("%s: RequiredAntiAffinityTerms = %v, want nil", name, got)
 		}
 	}
@@ -54,11 +57,11 @@ func TestNewPodAffinityTermsNil(t *testing.T) {
 // TestAffinityTermMatches compiles the one required affinity term of owner
 // and matches it against target, whose namespace has nsLabels.
 func TestAffinityTermMatches(t *testing.T) {
-	owner := func(term v1.PodAffinityTerm) *schedtest.PodWrapper {
-		return schedtest.MakePod().Namespace("ns1").Name("owner").Label("app", "web").Label("tenant", "a").RequiredPodAffinity(term)
+	owner := func(term v1.PodAffinityTerm) *frameworktest.PodWrapper {
+		return frameworktest.MakePod().Namespace("ns1").Name("owner").Label("app", "web").Label("tenant", "a").RequiredPodAffinity(term)
 	}
 	target := func(ns string, kv ...string) *v1.Pod {
-		p := schedtest.MakePod().Namespace(ns).Name("target")
+		p := frameworktest.MakePod().Namespace(ns).Name("target")
 		for i := 0; i+1 < len(kv); i += 2 {
 			p.Label(kv[i], kv[i+1])
 		}
@@ -128,7 +131,7 @@ func TestAffinityTermMatches(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			pi := NewPodInfo(tc.owner)
+			pi := framework.NewPodInfo(tc.owner)
 			if pi.Affinity == nil || pi.Affinity.Err != nil || len(pi.RequiredAffinityTerms()) != 1 {
 				t.Fatalf("compiled terms = %+v, want one valid required term", pi.Affinity)
 			}
@@ -141,24 +144,24 @@ func TestAffinityTermMatches(t *testing.T) {
 }
 
 func TestNewPodAffinityTermsLists(t *testing.T) {
-	pod := schedtest.MakePod().Namespace("ns1").Name("p").
+	pod := frameworktest.MakePod().Namespace("ns1").Name("p").
 		RequiredPodAffinity(podTerm("zone").MatchLabel("a", "1").Obj()).
 		RequiredPodAntiAffinity(podTerm("host").MatchLabel("b", "2").Obj()).
 		RequiredPodAntiAffinity(podTerm("zone").MatchLabel("c", "3").Obj()).
 		PreferredPodAffinity(7, podTerm("rack").MatchLabel("d", "4").Obj()).
 		PreferredPodAntiAffinity(9, podTerm("host").MatchLabel("e", "5").Obj()).Obj()
-	got := NewPodAffinityTerms(pod)
+	got := framework.NewPodAffinityTerms(pod)
 	type view struct {
 		Required, RequiredAnti   []string
 		Preferred, PreferredAnti []string
 	}
-	show := func(ts []AffinityTerm) (out []string) {
+	show := func(ts []framework.AffinityTerm) (out []string) {
 		for _, t := range ts {
 			out = append(out, t.TopologyKey+" "+t.Selector.String()+" "+strings.Join(sets.List(t.Namespaces), ","))
 		}
 		return out
 	}
-	showW := func(ts []WeightedAffinityTerm) (out []string) {
+	showW := func(ts []framework.WeightedAffinityTerm) (out []string) {
 		for _, t := range ts {
 			out = append(out, t.TopologyKey+" "+t.Selector.String()+" "+strings.Join(sets.List(t.Namespaces), ",")+" w="+strconv.Itoa(int(t.Weight)))
 		}
@@ -182,11 +185,11 @@ func TestNewPodAffinityTermsLists(t *testing.T) {
 // An unparsable selector drops its list only, and says which, in
 // kube-scheduler's words.
 func TestNewPodAffinityTermsInvalid(t *testing.T) {
-	pod := schedtest.MakePod().Namespace("ns1").Name("p").
+	pod := frameworktest.MakePod().Namespace("ns1").Name("p").
 		RequiredPodAffinity(podTerm("zone").MatchLabel("a", "1").Obj()).
 		RequiredPodAffinity(podTerm("zone").In("service", "{{.bad-value.}}").Obj()).
 		RequiredPodAntiAffinity(podTerm("host").MatchLabel("b", "2").Obj()).Obj()
-	got := NewPodAffinityTerms(pod)
+	got := framework.NewPodAffinityTerms(pod)
 	if got.RequiredAffinity != nil {
 		t.Errorf("RequiredAffinity = %v, want dropped", got.RequiredAffinity)
 	}
@@ -202,12 +205,12 @@ func TestNewPodAffinityTermsInvalid(t *testing.T) {
 func TestResolveNamespaceSelectors(t *testing.T) {
 	lister := namespaceLister(t, namespace("prod-a", "env", "prod"), namespace("prod-b", "env", "prod"),
 		namespace("dev", "env", "dev", "tier", "fe"), namespace("bare"))
-	compile := func(ts ...v1.PodAffinityTerm) []AffinityTerm {
-		w := schedtest.MakePod().Namespace("own").Name("p")
+	compile := func(ts ...v1.PodAffinityTerm) []framework.AffinityTerm {
+		w := frameworktest.MakePod().Namespace("own").Name("p")
 		for _, x := range ts {
 			w.RequiredPodAffinity(x)
 		}
-		return NewPodAffinityTerms(w.Obj()).RequiredAffinity
+		return framework.NewPodAffinityTerms(w.Obj()).RequiredAffinity
 	}
 	sel := func(op metav1.LabelSelectorOperator, values ...string) *metav1.LabelSelector {
 		return &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: op, Values: values}}}
@@ -218,7 +221,7 @@ func TestResolveNamespaceSelectors(t *testing.T) {
 	probes := []string{"bare", "dev", "ghost", "own", "prod-a", "prod-b", "x"}
 	tests := []struct {
 		name  string
-		terms []AffinityTerm
+		terms []framework.AffinityTerm
 		// want is, per term, the probe namespaces whose pod it matches.
 		want [][]string
 		// same is set when nothing needs resolving: the input comes back.
@@ -266,7 +269,7 @@ func TestResolveNamespaceSelectors(t *testing.T) {
 			for i := range tc.terms {
 				before[i] = tc.terms[i].Namespaces.Clone()
 			}
-			got, err := ResolveNamespaceSelectors(tc.terms, lister)
+			got, err := framework.ResolveNamespaceSelectors(tc.terms, lister)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -274,7 +277,7 @@ func TestResolveNamespaceSelectors(t *testing.T) {
 			for i := range got {
 				matched := []string{}
 				for _, ns := range probes {
-					if got[i].Matches(schedtest.MakePod().Namespace(ns).Name("e").Obj(), nil) {
+					if got[i].Matches(frameworktest.MakePod().Namespace(ns).Name("e").Obj(), nil) {
 						matched = append(matched, ns)
 					}
 				}
@@ -297,19 +300,19 @@ func TestResolveNamespaceSelectors(t *testing.T) {
 
 func TestNamespaceLabels(t *testing.T) {
 	lister := namespaceLister(t, namespace("prod", "env", "prod"))
-	if diff := cmp.Diff(labels.Set{"env": "prod"}, NamespaceLabels(lister, "prod")); diff != "" {
+	if diff := cmp.Diff(labels.Set{"env": "prod"}, framework.NamespaceLabels(lister, "prod")); diff != "" {
 		t.Errorf("known namespace (-want +got):\n%s", diff)
 	}
-	if got := NamespaceLabels(lister, "unknown"); got != nil {
+	if got := framework.NamespaceLabels(lister, "unknown"); got != nil {
 		t.Errorf("unknown namespace: %v, want nil", got)
 	}
 }
 
 // Matching a compiled term allocates nothing: Filter and Score rely on it.
 func TestAffinityTermMatchesDoesNotAllocate(t *testing.T) {
-	term := NewPodAffinityTerms(schedtest.MakePod().Namespace("ns1").Name("o").
+	term := framework.NewPodAffinityTerms(frameworktest.MakePod().Namespace("ns1").Name("o").
 		RequiredPodAffinity(podTerm("zone").In("app", "web", "api").Exists("tier").Obj()).Obj()).RequiredAffinity[0]
-	pod := schedtest.MakePod().Namespace("ns1").Name("p").Label("app", "web").Label("tier", "fe").Obj()
+	pod := frameworktest.MakePod().Namespace("ns1").Name("p").Label("app", "web").Label("tier", "fe").Obj()
 	if n := testing.AllocsPerRun(100, func() { term.Matches(pod, nil) }); n != 0 {
 		t.Errorf("Matches allocates %v times", n)
 	}
@@ -317,15 +320,15 @@ func TestAffinityTermMatchesDoesNotAllocate(t *testing.T) {
 
 func TestAffinityTermMatchKey(t *testing.T) {
 	web := labels.SelectorFromSet(labels.Set{"app": "web"})
-	term := func(nss []string, nsSel, sel labels.Selector, key string) AffinityTerm {
-		return AffinityTerm{Namespaces: sets.New(nss...), NamespaceSelector: nsSel, Selector: sel, TopologyKey: key}
+	term := func(nss []string, nsSel, sel labels.Selector, key string) framework.AffinityTerm {
+		return framework.AffinityTerm{Namespaces: sets.New(nss...), NamespaceSelector: nsSel, Selector: sel, TopologyKey: key}
 	}
 	base := term([]string{"b", "a"}, labels.Nothing(), web, "zone")
-	same := []AffinityTerm{
+	same := []framework.AffinityTerm{
 		term([]string{"a", "b"}, labels.Nothing(), labels.SelectorFromSet(labels.Set{"app": "web"}), "zone"),
 		term([]string{"a", "b"}, labels.Nothing(), web, "hostname"), // the topology key does not change what matches
 	}
-	differ := []AffinityTerm{
+	differ := []framework.AffinityTerm{
 		term([]string{"a"}, labels.Nothing(), web, "zone"),
 		term([]string{"a", "b"}, labels.Everything(), web, "zone"), // every namespace, not none
 		term([]string{"a", "b"}, labels.Nothing(), labels.Everything(), "zone"),

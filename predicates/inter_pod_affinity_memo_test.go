@@ -11,9 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/internal/churn"
-	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 	"github.com/yardmaster-io/yardmaster/predicates"
 	"github.com/yardmaster-io/yardmaster/scheduler/cache"
 )
@@ -31,7 +30,7 @@ func TestInterPodAffinityRunningTotalsMatchFresh(t *testing.T) {
 	seq := 0
 	randomPod := func() *v1.Pod {
 		seq++
-		w := schedtest.MakePod().Name(fmt.Sprintf("p%d", seq)).Label("app", apps[rng.IntN(len(apps))])
+		w := frameworktest.MakePod().Name(fmt.Sprintf("p%d", seq)).Label("app", apps[rng.IntN(len(apps))])
 		if rng.IntN(3) == 0 {
 			w.RequiredPodAffinity(ipaTerm(keys[rng.IntN(2)]).MatchLabel("app", apps[rng.IntN(len(apps))]).Obj())
 		}
@@ -43,10 +42,10 @@ func TestInterPodAffinityRunningTotalsMatchFresh(t *testing.T) {
 		return p
 	}
 	node := func(i int) *v1.Node {
-		return schedtest.MakeNode().Name(fmt.Sprintf("n%02d", i)).Label(ipaZone, fmt.Sprintf("z%d", rng.IntN(3))).Obj()
+		return frameworktest.MakeNode().Name(fmt.Sprintf("n%02d", i)).Label(ipaZone, fmt.Sprintf("z%d", rng.IntN(3))).Obj()
 	}
 	cluster := churn.New(rng, 12, node, randomPod)
-	kept, err := predicates.NewInterPodAffinity(fakehandle.New(cluster.Snapshot))
+	kept, err := predicates.NewInterPodAffinity(frameworktest.NewHandle(cluster.Snapshot))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +58,7 @@ func TestInterPodAffinityRunningTotalsMatchFresh(t *testing.T) {
 		}
 		// The fresh filter never reads a node's own share by slot: it
 		// looks every hostname up, as it must when two nodes share one.
-		fresh, err := predicates.NewInterPodAffinity(fakehandle.New(sharedHostnames{cluster.Snapshot}))
+		fresh, err := predicates.NewInterPodAffinity(frameworktest.NewHandle(sharedHostnames{cluster.Snapshot}))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,23 +10,23 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/predicates"
-	"github.com/yardmaster-io/yardmaster/scheduler/cache"
 )
 
 const ipaZone = v1.LabelTopologyZone
 
-func ipaTerm(key string) *schedtest.PodAffinityTermWrapper { return schedtest.MakePodAffinityTerm(key) }
+func ipaTerm(key string) *frameworktest.PodAffinityTermWrapper {
+	return frameworktest.MakePodAffinityTerm(key)
+}
 
 // runInterPodAffinityFilter runs PreFilter and then Filter on every node, and
 // returns the PreFilter status and each node's Filter status (nil when
 // PreFilter did not succeed).
 func runInterPodAffinityFilter(t testing.TB, pod *v1.Pod, nodes []*v1.Node, pods []*v1.Pod, nss ...*v1.Namespace) (statusView, map[string]statusView) {
 	t.Helper()
-	snap := cache.NewSnapshotFromNodes(nodes, pods)
-	pl, err := predicates.NewInterPodAffinity(fakehandle.New(snap, nss...))
+	snap := frameworktest.NewSnapshot(nodes, pods)
+	pl, err := predicates.NewInterPodAffinity(frameworktest.NewHandle(snap, nss...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,9 +53,9 @@ func TestInterPodAffinityFilter(t *testing.T) {
 	}
 	prodNS := &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}
 	namespaces := []*v1.Namespace{
-		fakehandle.Namespace("default"),
-		fakehandle.Namespace("prod-ns", "env", "prod"),
-		fakehandle.Namespace("dev-ns", "env", "dev"),
+		frameworktest.Namespace("default"),
+		frameworktest.Namespace("prod-ns", "env", "prod"),
+		frameworktest.Namespace("dev-ns", "env", "dev"),
 	}
 
 	tests := []struct {
@@ -68,54 +68,54 @@ func TestInterPodAffinityFilter(t *testing.T) {
 	}{
 		{
 			name:    "no terms and no existing anti-affinity: skip",
-			pod:     schedtest.IncomingPod("default", "app", "web").Obj(),
-			pods:    []*v1.Pod{schedtest.PodOn("n1", "default", "db", "app", "db").Obj()},
+			pod:     frameworktest.IncomingPod("default", "app", "web").Obj(),
+			pods:    []*v1.Pod{frameworktest.PodOn("n1", "default", "db", "app", "db").Obj()},
 			wantPre: skip,
 		},
 		{
 			name: "only preferred terms: skip",
-			pod: schedtest.IncomingPod("default", "app", "web").
+			pod: frameworktest.IncomingPod("default", "app", "web").
 				PreferredPodAffinity(10, ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).Obj(),
 			wantPre: skip,
 		},
 		{
 			// db on n1 puts zone z1 in; n4 lacks the zone key altogether.
 			name:      "required affinity: the zone of a matching pod",
-			pod:       schedtest.IncomingPod("default", "app", "web").RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).Obj(),
-			pods:      []*v1.Pod{schedtest.PodOn("n1", "default", "db", "app", "db").Obj(), schedtest.PodOn("n3", "default", "cache", "app", "cache").Obj()},
+			pod:       frameworktest.IncomingPod("default", "app", "web").RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).Obj(),
+			pods:      []*v1.Pod{frameworktest.PodOn("n1", "default", "db", "app", "db").Obj(), frameworktest.PodOn("n3", "default", "cache", "app", "cache").Obj()},
 			wantNodes: nodes(pass, pass, affinity, affinity),
 		},
 		{
 			name:      "required affinity without any matching pod, pod not matching itself: nowhere",
-			pod:       schedtest.IncomingPod("default", "app", "web").RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).Obj(),
-			pods:      []*v1.Pod{schedtest.PodOn("n3", "default", "cache", "app", "cache").Obj()},
+			pod:       frameworktest.IncomingPod("default", "app", "web").RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).Obj(),
+			pods:      []*v1.Pod{frameworktest.PodOn("n3", "default", "cache", "app", "cache").Obj()},
 			wantNodes: nodes(affinity, affinity, affinity, affinity),
 		},
 		{
 			// kube-scheduler's first-pod rule: no pod matches yet and the
 			// pod matches its own term, so any node with the key will do.
 			name:      "self-affinity, first pod of the group: every node carrying the topology key",
-			pod:       schedtest.IncomingPod("default", "app", "web").RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
-			pods:      []*v1.Pod{schedtest.PodOn("n3", "default", "cache", "app", "cache").Obj()},
+			pod:       frameworktest.IncomingPod("default", "app", "web").RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
+			pods:      []*v1.Pod{frameworktest.PodOn("n3", "default", "cache", "app", "cache").Obj()},
 			wantNodes: nodes(pass, pass, pass, affinity),
 		},
 		{
 			name:      "self-affinity, second pod: the first one's zone",
-			pod:       schedtest.IncomingPod("default", "app", "web").RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
-			pods:      []*v1.Pod{schedtest.PodOn("n3", "default", "web-0", "app", "web").Obj()},
+			pod:       frameworktest.IncomingPod("default", "app", "web").RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
+			pods:      []*v1.Pod{frameworktest.PodOn("n3", "default", "web-0", "app", "web").Obj()},
 			wantNodes: nodes(affinity, affinity, pass, affinity),
 		},
 		{
 			// A matching pod on a node without the zone key is in no zone:
 			// it counts for nothing, so the group still has no first pod.
 			name:      "self-affinity, matching pod only on a node without the topology key: still the first",
-			pod:       schedtest.IncomingPod("default", "app", "web").RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
-			pods:      []*v1.Pod{schedtest.PodOn("n4", "default", "web-0", "app", "web").Obj()},
+			pod:       frameworktest.IncomingPod("default", "app", "web").RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
+			pods:      []*v1.Pod{frameworktest.PodOn("n4", "default", "web-0", "app", "web").Obj()},
 			wantNodes: nodes(pass, pass, pass, affinity),
 		},
 		{
 			name: "self-affinity in another namespace does not make a first pod",
-			pod: schedtest.IncomingPod("default", "app", "web").
+			pod: frameworktest.IncomingPod("default", "app", "web").
 				RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Namespaces("prod-ns").Obj()).Obj(),
 			wantNodes: nodes(affinity, affinity, affinity, affinity),
 		},
@@ -124,83 +124,83 @@ func TestInterPodAffinityFilter(t *testing.T) {
 			// zone z1 and host n1; db alone on n3 counts for nothing. n2 is
 			// in z1 but not on host n1.
 			name: "multiple affinity terms: all matched by one pod, every topology key checked",
-			pod: schedtest.IncomingPod("default", "app", "web").
+			pod: frameworktest.IncomingPod("default", "app", "web").
 				RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).
 				RequiredPodAffinity(ipaTerm(v1.LabelHostname).MatchLabel("tier", "backend").Obj()).Obj(),
 			pods: []*v1.Pod{
-				schedtest.PodOn("n1", "default", "db-be", "app", "db", "tier", "backend").Obj(),
-				schedtest.PodOn("n3", "default", "db", "app", "db").Obj(),
+				frameworktest.PodOn("n1", "default", "db-be", "app", "db", "tier", "backend").Obj(),
+				frameworktest.PodOn("n3", "default", "db", "app", "db").Obj(),
 			},
 			wantNodes: nodes(pass, affinity, affinity, affinity),
 		},
 		{
 			name: "multiple affinity terms matched by different pods: nowhere",
-			pod: schedtest.IncomingPod("default", "app", "web").
+			pod: frameworktest.IncomingPod("default", "app", "web").
 				RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).
 				RequiredPodAffinity(ipaTerm(v1.LabelHostname).MatchLabel("tier", "backend").Obj()).Obj(),
 			pods: []*v1.Pod{
-				schedtest.PodOn("n1", "default", "db", "app", "db").Obj(),
-				schedtest.PodOn("n1", "default", "be", "tier", "backend").Obj(),
+				frameworktest.PodOn("n1", "default", "db", "app", "db").Obj(),
+				frameworktest.PodOn("n1", "default", "be", "tier", "backend").Obj(),
 			},
 			wantNodes: nodes(affinity, affinity, affinity, affinity),
 		},
 		{
 			name:      "required anti-affinity by hostname",
-			pod:       schedtest.IncomingPod("default", "app", "web").RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).MatchLabel("app", "web").Obj()).Obj(),
-			pods:      []*v1.Pod{schedtest.PodOn("n1", "default", "web-0", "app", "web").Obj()},
+			pod:       frameworktest.IncomingPod("default", "app", "web").RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).MatchLabel("app", "web").Obj()).Obj(),
+			pods:      []*v1.Pod{frameworktest.PodOn("n1", "default", "web-0", "app", "web").Obj()},
 			wantNodes: nodes(anti, pass, pass, pass),
 		},
 		{
 			// n4 has no zone: it is in no zone with a web pod.
 			name:      "required anti-affinity by zone: nodes without the key are free",
-			pod:       schedtest.IncomingPod("default", "app", "web").RequiredPodAntiAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
-			pods:      []*v1.Pod{schedtest.PodOn("n1", "default", "web-0", "app", "web").Obj()},
+			pod:       frameworktest.IncomingPod("default", "app", "web").RequiredPodAntiAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
+			pods:      []*v1.Pod{frameworktest.PodOn("n1", "default", "web-0", "app", "web").Obj()},
 			wantNodes: nodes(anti, anti, pass, pass),
 		},
 		{
 			name: "anti-affinity: any one term matching rejects",
-			pod: schedtest.IncomingPod("default", "app", "web").
+			pod: frameworktest.IncomingPod("default", "app", "web").
 				RequiredPodAntiAffinity(ipaTerm(ipaZone).MatchLabel("app", "nothing-like-it").Obj()).
 				RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).MatchLabel("app", "web").Obj()).Obj(),
-			pods:      []*v1.Pod{schedtest.PodOn("n3", "default", "web-0", "app", "web").Obj()},
+			pods:      []*v1.Pod{frameworktest.PodOn("n3", "default", "web-0", "app", "web").Obj()},
 			wantNodes: nodes(pass, pass, anti, pass),
 		},
 		{
 			name: "anti-affinity: a term's selector matching on a node without its topology key counts nothing",
-			pod: schedtest.IncomingPod("default", "app", "web").
+			pod: frameworktest.IncomingPod("default", "app", "web").
 				RequiredPodAntiAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
-			pods:      []*v1.Pod{schedtest.PodOn("n4", "default", "web-0", "app", "web").Obj()},
+			pods:      []*v1.Pod{frameworktest.PodOn("n4", "default", "web-0", "app", "web").Obj()},
 			wantNodes: nodes(pass, pass, pass, pass),
 		},
 		{
 			name: "symmetry: an existing pod's anti-affinity keeps the incoming pod out of its zone",
-			pod:  schedtest.IncomingPod("default", "app", "web").Obj(),
+			pod:  frameworktest.IncomingPod("default", "app", "web").Obj(),
 			pods: []*v1.Pod{
-				schedtest.PodOn("n1", "default", "loner", "app", "loner").RequiredPodAntiAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
+				frameworktest.PodOn("n1", "default", "loner", "app", "loner").RequiredPodAntiAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
 			},
 			wantNodes: nodes(existing, existing, pass, pass),
 		},
 		{
 			name: "symmetry: an existing anti-affinity that does not match the pod: skip",
-			pod:  schedtest.IncomingPod("default", "app", "web").Obj(),
+			pod:  frameworktest.IncomingPod("default", "app", "web").Obj(),
 			pods: []*v1.Pod{
-				schedtest.PodOn("n1", "default", "loner", "app", "loner").RequiredPodAntiAffinity(ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).Obj(),
+				frameworktest.PodOn("n1", "default", "loner", "app", "loner").RequiredPodAntiAffinity(ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).Obj(),
 			},
 			wantPre: skip,
 		},
 		{
 			name: "symmetry: existing pod on a node without its topology key constrains nothing",
-			pod:  schedtest.IncomingPod("default", "app", "web").Obj(),
+			pod:  frameworktest.IncomingPod("default", "app", "web").Obj(),
 			pods: []*v1.Pod{
-				schedtest.PodOn("n4", "default", "loner", "app", "loner").RequiredPodAntiAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
+				frameworktest.PodOn("n4", "default", "loner", "app", "loner").RequiredPodAntiAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
 			},
 			wantPre: skip,
 		},
 		{
 			name: "symmetry: existing anti-affinity in its own namespace ignores pods of others",
-			pod:  schedtest.IncomingPod("prod-ns", "app", "web").Obj(),
+			pod:  frameworktest.IncomingPod("prod-ns", "app", "web").Obj(),
 			pods: []*v1.Pod{
-				schedtest.PodOn("n1", "default", "loner", "app", "loner").RequiredPodAntiAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
+				frameworktest.PodOn("n1", "default", "loner", "app", "loner").RequiredPodAntiAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
 			},
 			wantPre: skip,
 		},
@@ -208,29 +208,29 @@ func TestInterPodAffinityFilter(t *testing.T) {
 			// The existing pod's namespaceSelector reads the incoming
 			// pod's namespace labels: prod-ns has env=prod.
 			name: "symmetry with namespaceSelector: incoming pod's namespace selected",
-			pod:  schedtest.IncomingPod("prod-ns", "app", "web").Obj(),
+			pod:  frameworktest.IncomingPod("prod-ns", "app", "web").Obj(),
 			pods: []*v1.Pod{
-				schedtest.PodOn("n3", "default", "loner", "app", "loner").
+				frameworktest.PodOn("n3", "default", "loner", "app", "loner").
 					RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).MatchLabel("app", "web").NamespaceSelector(prodNS).Obj()).Obj(),
 			},
 			wantNodes: nodes(pass, pass, existing, pass),
 		},
 		{
 			name: "symmetry with namespaceSelector: incoming pod's namespace not selected",
-			pod:  schedtest.IncomingPod("dev-ns", "app", "web").Obj(),
+			pod:  frameworktest.IncomingPod("dev-ns", "app", "web").Obj(),
 			pods: []*v1.Pod{
-				schedtest.PodOn("n3", "default", "loner", "app", "loner").
+				frameworktest.PodOn("n3", "default", "loner", "app", "loner").
 					RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).MatchLabel("app", "web").NamespaceSelector(prodNS).Obj()).Obj(),
 			},
 			wantPre: skip,
 		},
 		{
 			name: "affinity with named namespaces",
-			pod: schedtest.IncomingPod("default", "app", "web").
+			pod: frameworktest.IncomingPod("default", "app", "web").
 				RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "db").Namespaces("dev-ns").Obj()).Obj(),
 			pods: []*v1.Pod{
-				schedtest.PodOn("n1", "default", "db", "app", "db").Obj(),
-				schedtest.PodOn("n3", "dev-ns", "db", "app", "db").Obj(),
+				frameworktest.PodOn("n1", "default", "db", "app", "db").Obj(),
+				frameworktest.PodOn("n3", "dev-ns", "db", "app", "db").Obj(),
 			},
 			wantNodes: nodes(affinity, affinity, pass, affinity),
 		},
@@ -238,21 +238,21 @@ func TestInterPodAffinityFilter(t *testing.T) {
 			// The incoming pod's namespaceSelector is resolved through
 			// the namespace lister: prod-ns only.
 			name: "affinity with namespaceSelector",
-			pod: schedtest.IncomingPod("default", "app", "web").
+			pod: frameworktest.IncomingPod("default", "app", "web").
 				RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "db").NamespaceSelector(prodNS).Obj()).Obj(),
 			pods: []*v1.Pod{
-				schedtest.PodOn("n1", "dev-ns", "db", "app", "db").Obj(),
-				schedtest.PodOn("n3", "prod-ns", "db", "app", "db").Obj(),
+				frameworktest.PodOn("n1", "dev-ns", "db", "app", "db").Obj(),
+				frameworktest.PodOn("n3", "prod-ns", "db", "app", "db").Obj(),
 			},
 			wantNodes: nodes(affinity, affinity, pass, affinity),
 		},
 		{
 			name: "anti-affinity with an empty namespaceSelector: every namespace",
-			pod: schedtest.IncomingPod("default", "app", "web").
+			pod: frameworktest.IncomingPod("default", "app", "web").
 				RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).MatchLabel("app", "web").NamespaceSelector(&metav1.LabelSelector{}).Obj()).Obj(),
 			pods: []*v1.Pod{
-				schedtest.PodOn("n1", "dev-ns", "web", "app", "web").Obj(),
-				schedtest.PodOn("n2", "prod-ns", "web", "app", "web").Obj(),
+				frameworktest.PodOn("n1", "dev-ns", "web", "app", "web").Obj(),
+				frameworktest.PodOn("n2", "prod-ns", "web", "app", "web").Obj(),
 			},
 			wantNodes: nodes(anti, anti, pass, pass),
 		},
@@ -263,13 +263,13 @@ func TestInterPodAffinityFilter(t *testing.T) {
 			// NotIn accepts, so prod-ns's web pod on n2 counted too; v1.37
 			// keeps to the namespaces listed.
 			name: "anti-affinity with a NotIn namespaceSelector: only the namespaces it selects",
-			pod: schedtest.IncomingPod("default", "app", "web").
+			pod: frameworktest.IncomingPod("default", "app", "web").
 				RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).MatchLabel("app", "web").NamespaceSelector(&metav1.LabelSelector{
 					MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"prod"}}},
 				}).Obj()).Obj(),
 			pods: []*v1.Pod{
-				schedtest.PodOn("n1", "dev-ns", "web", "app", "web").Obj(),
-				schedtest.PodOn("n2", "prod-ns", "web", "app", "web").Obj(),
+				frameworktest.PodOn("n1", "dev-ns", "web", "app", "web").Obj(),
+				frameworktest.PodOn("n2", "prod-ns", "web", "app", "web").Obj(),
 			},
 			wantNodes: nodes(anti, pass, pass, pass),
 		},
@@ -278,13 +278,13 @@ func TestInterPodAffinityFilter(t *testing.T) {
 			// env label, so its db pod on n3 satisfies nothing (v1.36: it
 			// did); the one in default, which has no labels, on n1 does.
 			name: "affinity with a DoesNotExist namespaceSelector: only the namespaces it selects",
-			pod: schedtest.IncomingPod("default", "app", "web").
+			pod: frameworktest.IncomingPod("default", "app", "web").
 				RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "db").NamespaceSelector(&metav1.LabelSelector{
 					MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: metav1.LabelSelectorOpDoesNotExist}},
 				}).Obj()).Obj(),
 			pods: []*v1.Pod{
-				schedtest.PodOn("n3", "prod-ns", "db", "app", "db").Obj(),
-				schedtest.PodOn("n1", "default", "db", "app", "db").Obj(),
+				frameworktest.PodOn("n3", "prod-ns", "db", "app", "db").Obj(),
+				frameworktest.PodOn("n1", "default", "db", "app", "db").Obj(),
 			},
 			wantNodes: nodes(pass, pass, affinity, affinity),
 		},
@@ -293,9 +293,9 @@ func TestInterPodAffinityFilter(t *testing.T) {
 			// incoming pod's real namespace labels: prod-ns has env=prod,
 			// so "env notin (prod)" does not select it.
 			name: "symmetry with a NotIn namespaceSelector: read against the incoming pod's namespace labels",
-			pod:  schedtest.IncomingPod("prod-ns", "app", "web").Obj(),
+			pod:  frameworktest.IncomingPod("prod-ns", "app", "web").Obj(),
 			pods: []*v1.Pod{
-				schedtest.PodOn("n3", "default", "loner", "app", "loner").
+				frameworktest.PodOn("n3", "default", "loner", "app", "loner").
 					RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).MatchLabel("app", "web").NamespaceSelector(&metav1.LabelSelector{
 						MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"prod"}}},
 					}).Obj()).Obj(),
@@ -306,11 +306,11 @@ func TestInterPodAffinityFilter(t *testing.T) {
 			// matchLabelKeys [version] adds "version in (v2)": only the
 			// v2 pod in z2 counts.
 			name: "affinity with matchLabelKeys",
-			pod: schedtest.IncomingPod("default", "app", "web", "version", "v2").
+			pod: frameworktest.IncomingPod("default", "app", "web", "version", "v2").
 				RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").MatchLabelKeys("version").Obj()).Obj(),
 			pods: []*v1.Pod{
-				schedtest.PodOn("n1", "default", "web-v1", "app", "web", "version", "v1").Obj(),
-				schedtest.PodOn("n3", "default", "web-v2", "app", "web", "version", "v2").Obj(),
+				frameworktest.PodOn("n1", "default", "web-v1", "app", "web", "version", "v1").Obj(),
+				frameworktest.PodOn("n3", "default", "web-v2", "app", "web", "version", "v2").Obj(),
 			},
 			wantNodes: nodes(affinity, affinity, pass, affinity),
 		},
@@ -318,11 +318,11 @@ func TestInterPodAffinityFilter(t *testing.T) {
 			// mismatchLabelKeys [tenant] adds "tenant notin (a)": keep
 			// away from other tenants only.
 			name: "anti-affinity with mismatchLabelKeys",
-			pod: schedtest.IncomingPod("default", "tenant", "a").
+			pod: frameworktest.IncomingPod("default", "tenant", "a").
 				RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).Exists("tenant").MismatchLabelKeys("tenant").Obj()).Obj(),
 			pods: []*v1.Pod{
-				schedtest.PodOn("n1", "default", "b-0", "tenant", "b").Obj(),
-				schedtest.PodOn("n3", "default", "a-0", "tenant", "a").Obj(),
+				frameworktest.PodOn("n1", "default", "b-0", "tenant", "b").Obj(),
+				frameworktest.PodOn("n3", "default", "a-0", "tenant", "a").Obj(),
 			},
 			wantNodes: nodes(anti, pass, pass, pass),
 		},
@@ -330,20 +330,20 @@ func TestInterPodAffinityFilter(t *testing.T) {
 			// n1: affinity holds but the pod's own anti-affinity fails;
 			// n2: existing anti-affinity only; n3 affinity fails first.
 			name: "affinity, anti-affinity and symmetry: checked in that order",
-			pod: schedtest.IncomingPod("default", "app", "web").
+			pod: frameworktest.IncomingPod("default", "app", "web").
 				RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).
 				RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).MatchLabel("app", "web").Obj()).Obj(),
 			pods: []*v1.Pod{
-				schedtest.PodOn("n1", "default", "db", "app", "db").Obj(),
-				schedtest.PodOn("n1", "default", "web-0", "app", "web").Obj(),
-				schedtest.PodOn("n2", "default", "loner", "app", "loner").RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).MatchLabel("app", "web").Obj()).Obj(),
-				schedtest.PodOn("n3", "default", "web-1", "app", "web").Obj(),
+				frameworktest.PodOn("n1", "default", "db", "app", "db").Obj(),
+				frameworktest.PodOn("n1", "default", "web-0", "app", "web").Obj(),
+				frameworktest.PodOn("n2", "default", "loner", "app", "loner").RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).MatchLabel("app", "web").Obj()).Obj(),
+				frameworktest.PodOn("n3", "default", "web-1", "app", "web").Obj(),
 			},
 			wantNodes: nodes(anti, existing, affinity, affinity),
 		},
 		{
 			name: "unparsable selector: rejected in PreFilter",
-			pod: schedtest.IncomingPod("default", "app", "web").
+			pod: frameworktest.IncomingPod("default", "app", "web").
 				RequiredPodAffinity(ipaTerm(ipaZone).In("service", "{{.bad-value.}}").Obj()).Obj(),
 			wantPre: viewOf(reject(framework.UnschedulableAndUnresolvable, `parsing pod: requiredAffinityTerms: values[0][service]: Invalid value: "{{.bad-value.}}": `+
 				`a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character `+
@@ -352,7 +352,7 @@ func TestInterPodAffinityFilter(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			gotPre, gotNodes := runInterPodAffinityFilter(t, tc.pod, schedtest.AffinityCluster(), tc.pods, namespaces...)
+			gotPre, gotNodes := runInterPodAffinityFilter(t, tc.pod, frameworktest.AffinityCluster(), tc.pods, namespaces...)
 			wantPre := tc.wantPre
 			if wantPre.Code == "" {
 				wantPre = pass
@@ -370,12 +370,12 @@ func TestInterPodAffinityFilter(t *testing.T) {
 // Filter without a PreFilter state fails, as in kube-scheduler: the scheduler
 // only calls it after PreFilter succeeded.
 func TestInterPodAffinityFilterWithoutPreFilter(t *testing.T) {
-	snap := cache.NewSnapshotFromNodes(schedtest.AffinityCluster(), nil)
-	pl, err := predicates.NewInterPodAffinity(fakehandle.New(snap))
+	snap := frameworktest.NewSnapshot(frameworktest.AffinityCluster(), nil)
+	pl, err := predicates.NewInterPodAffinity(frameworktest.NewHandle(snap))
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := pl.Filter(context.Background(), framework.NewCycleState(), schedtest.IncomingPod("default").Obj(), snap.List()[0])
+	st := pl.Filter(context.Background(), framework.NewCycleState(), frameworktest.IncomingPod("default").Obj(), snap.List()[0])
 	if st.Code() != framework.Error {
 		t.Errorf("Filter = %v %q, want Error", st.Code(), st.Message())
 	}
@@ -384,16 +384,16 @@ func TestInterPodAffinityFilterWithoutPreFilter(t *testing.T) {
 // Filter reads a few map entries per node: it allocates nothing for a node
 // it accepts.
 func TestInterPodAffinityFilterDoesNotAllocate(t *testing.T) {
-	pod := schedtest.IncomingPod("default", "app", "web").
+	pod := frameworktest.IncomingPod("default", "app", "web").
 		RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).
 		RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).MatchLabel("app", "web").Obj()).Obj()
 	pods := []*v1.Pod{
-		schedtest.PodOn("n1", "default", "db", "app", "db").Obj(),
-		schedtest.PodOn("n1", "default", "loner", "app", "loner").RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).MatchLabel("app", "web").Obj()).Obj(),
-		schedtest.PodOn("n2", "default", "other", "app", "other").Obj(),
+		frameworktest.PodOn("n1", "default", "db", "app", "db").Obj(),
+		frameworktest.PodOn("n1", "default", "loner", "app", "loner").RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).MatchLabel("app", "web").Obj()).Obj(),
+		frameworktest.PodOn("n2", "default", "other", "app", "other").Obj(),
 	}
-	snap := cache.NewSnapshotFromNodes(schedtest.AffinityCluster(), pods)
-	pl, err := predicates.NewInterPodAffinity(fakehandle.New(snap))
+	snap := frameworktest.NewSnapshot(frameworktest.AffinityCluster(), pods)
+	pl, err := predicates.NewInterPodAffinity(frameworktest.NewHandle(snap))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,10 +422,10 @@ func ipaBenchCluster() ([]*v1.Node, []*v1.Pod) {
 	pods := make([]*v1.Pod, n)
 	for i := range n {
 		name := fmt.Sprintf("node-%d", i)
-		nodes[i] = schedtest.MakeNode().Name(name).Label(ipaZone, fmt.Sprintf("zone-%d", i%10)).
+		nodes[i] = frameworktest.MakeNode().Name(name).Label(ipaZone, fmt.Sprintf("zone-%d", i%10)).
 			Label("node.kubernetes.io/instance-type", "m5.xlarge").Obj()
 		app := fmt.Sprintf("a%d", i%7)
-		p := schedtest.PodOn(name, "default", fmt.Sprintf("pod-%d", i), "app", app, "tier", "backend")
+		p := frameworktest.PodOn(name, "default", fmt.Sprintf("pod-%d", i), "app", app, "tier", "backend")
 		if i%10 == 0 {
 			p.RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).MatchLabel("app", app).Obj())
 		}
@@ -438,7 +438,7 @@ func ipaBenchCluster() ([]*v1.Node, []*v1.Pod) {
 // 7 holds one) and wants a zone holding an a2 pod (every zone does). The
 // existing a1 pods with anti-affinity reject it by symmetry too.
 func ipaBenchPod() *v1.Pod {
-	return schedtest.IncomingPod("default", "app", "a1").
+	return frameworktest.IncomingPod("default", "app", "a1").
 		RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "a2").Obj()).
 		RequiredPodAntiAffinity(ipaTerm(v1.LabelHostname).MatchLabel("app", "a1").Obj()).Obj()
 }
@@ -449,8 +449,8 @@ func ipaBenchPod() *v1.Pod {
 // node, whose rejections allocate only their Status.
 func BenchmarkInterPodAffinity(b *testing.B) {
 	nodes, pods := ipaBenchCluster()
-	snap := cache.NewSnapshotFromNodes(nodes, pods)
-	pl, err := predicates.NewInterPodAffinity(fakehandle.New(snap))
+	snap := frameworktest.NewSnapshot(nodes, pods)
+	pl, err := predicates.NewInterPodAffinity(frameworktest.NewHandle(snap))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -496,15 +496,15 @@ func BenchmarkInterPodAffinity(b *testing.B) {
 // A scheduler built without informers (tests, benchmarks) still gets the
 // plugin; namespaceSelectors then select no namespace.
 func TestInterPodAffinityWithoutInformers(t *testing.T) {
-	pods := []*v1.Pod{schedtest.PodOn("n3", "prod-ns", "db", "app", "db").Obj()}
-	snap := cache.NewSnapshotFromNodes(schedtest.AffinityCluster(), pods)
-	h := fakehandle.New(snap)
+	pods := []*v1.Pod{frameworktest.PodOn("n3", "prod-ns", "db", "app", "db").Obj()}
+	snap := frameworktest.NewSnapshot(frameworktest.AffinityCluster(), pods)
+	h := frameworktest.NewHandle(snap)
 	h.Factory = nil
 	pl, err := predicates.NewInterPodAffinity(h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pod := schedtest.IncomingPod("default").RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "db").
+	pod := frameworktest.IncomingPod("default").RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "db").
 		NamespaceSelector(&metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}).Obj()).Obj()
 	ctx, state := context.Background(), framework.NewCycleState()
 	if _, st := pl.PreFilter(ctx, state, pod, snap.List()); !st.IsSuccess() {

@@ -10,11 +10,11 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/predicates"
 )
 
-func nsTerm() *schedtest.NodeSelectorTermWrapper { return schedtest.MakeNodeSelectorTerm() }
+func nsTerm() *frameworktest.NodeSelectorTermWrapper { return frameworktest.MakeNodeSelectorTerm() }
 
 func names(n ...string) *framework.PreFilterResult {
 	r := &framework.PreFilterResult{NodeNames: map[string]struct{}{}}
@@ -33,7 +33,7 @@ func withEmptyRequired(pod *v1.Pod) *v1.Pod {
 }
 
 func TestNodeAffinityPreFilter(t *testing.T) {
-	nameIn := func(values ...string) *schedtest.NodeSelectorTermWrapper {
+	nameIn := func(values ...string) *frameworktest.NodeSelectorTermWrapper {
 		return nsTerm().Field(framework.NodeNameField, v1.NodeSelectorOpIn, values...)
 	}
 	tests := []struct {
@@ -42,29 +42,29 @@ func TestNodeAffinityPreFilter(t *testing.T) {
 		wantResult *framework.PreFilterResult
 		wantStatus *framework.Status
 	}{
-		{name: "no selector, no affinity: skip", pod: schedtest.MakePod().Obj(), wantStatus: framework.NewStatus(framework.Skip)},
-		{name: "only preferred affinity: skip", pod: schedtest.MakePod().PreferredNodeAffinity(5, nsTerm().In("zone", "a").Obj()).Obj(),
+		{name: "no selector, no affinity: skip", pod: frameworktest.MakePod().Obj(), wantStatus: framework.NewStatus(framework.Skip)},
+		{name: "only preferred affinity: skip", pod: frameworktest.MakePod().PreferredNodeAffinity(5, nsTerm().In("zone", "a").Obj()).Obj(),
 			wantStatus: framework.NewStatus(framework.Skip)},
-		{name: "nodeSelector: all nodes", pod: schedtest.MakePod().NodeSelector(map[string]string{"zone": "a"}).Obj()},
-		{name: "required without terms: all nodes, Filter rejects", pod: withEmptyRequired(schedtest.MakePod().Obj())},
-		{name: "label term: all nodes", pod: schedtest.MakePod().RequiredNodeAffinity(nsTerm().In("zone", "a").Obj()).Obj()},
-		{name: "name In pins the nodes", pod: schedtest.MakePod().RequiredNodeAffinity(nameIn("n1").Obj()).Obj(),
+		{name: "nodeSelector: all nodes", pod: frameworktest.MakePod().NodeSelector(map[string]string{"zone": "a"}).Obj()},
+		{name: "required without terms: all nodes, Filter rejects", pod: withEmptyRequired(frameworktest.MakePod().Obj())},
+		{name: "label term: all nodes", pod: frameworktest.MakePod().RequiredNodeAffinity(nsTerm().In("zone", "a").Obj()).Obj()},
+		{name: "name In pins the nodes", pod: frameworktest.MakePod().RequiredNodeAffinity(nameIn("n1").Obj()).Obj(),
 			wantResult: names("n1")},
-		{name: "name In with label requirement still pins", pod: schedtest.MakePod().
+		{name: "name In with label requirement still pins", pod: frameworktest.MakePod().
 			RequiredNodeAffinity(nameIn("n1").In("zone", "a").Obj()).Obj(), wantResult: names("n1")},
-		{name: "terms unite", pod: schedtest.MakePod().
+		{name: "terms unite", pod: frameworktest.MakePod().
 			RequiredNodeAffinity(nameIn("n1").Obj()).RequiredNodeAffinity(nameIn("n2").Obj()).Obj(), wantResult: names("n1", "n2")},
-		{name: "In lists of one term intersect", pod: schedtest.MakePod().
+		{name: "In lists of one term intersect", pod: frameworktest.MakePod().
 			RequiredNodeAffinity(nameIn("n1", "n2").Field(framework.NodeNameField, v1.NodeSelectorOpIn, "n2", "n3").Obj()).Obj(),
 			wantResult: names("n2")},
-		{name: "a term without name In frees every node", pod: schedtest.MakePod().
+		{name: "a term without name In frees every node", pod: frameworktest.MakePod().
 			RequiredNodeAffinity(nameIn("n1").Obj()).RequiredNodeAffinity(nsTerm().In("zone", "a").Obj()).Obj()},
-		{name: "name NotIn does not pin", pod: schedtest.MakePod().
+		{name: "name NotIn does not pin", pod: frameworktest.MakePod().
 			RequiredNodeAffinity(nsTerm().Field(framework.NodeNameField, v1.NodeSelectorOpNotIn, "n1").Obj()).Obj()},
-		{name: "empty intersection in every term: conflict", pod: schedtest.MakePod().
+		{name: "empty intersection in every term: conflict", pod: frameworktest.MakePod().
 			RequiredNodeAffinity(nameIn("n1").Field(framework.NodeNameField, v1.NodeSelectorOpIn, "n2").Obj()).Obj(),
 			wantStatus: reject(framework.UnschedulableAndUnresolvable, "pod affinity terms conflict")},
-		{name: "empty intersection in one term only", pod: schedtest.MakePod().
+		{name: "empty intersection in one term only", pod: frameworktest.MakePod().
 			RequiredNodeAffinity(nameIn("n1").Field(framework.NodeNameField, v1.NodeSelectorOpIn, "n2").Obj()).
 			RequiredNodeAffinity(nameIn("n3").Obj()).Obj(), wantResult: names("n3")},
 	}
@@ -83,31 +83,31 @@ func TestNodeAffinityPreFilter(t *testing.T) {
 
 func TestNodeAffinityFilter(t *testing.T) {
 	rejected := reject(framework.UnschedulableAndUnresolvable, "node(s) didn't match Pod's node affinity/selector")
-	node := schedtest.MakeNode().Name("n1").Label("zone", "a").Label("disk", "ssd").Label("cores", "16").Obj()
+	node := frameworktest.MakeNode().Name("n1").Label("zone", "a").Label("disk", "ssd").Label("cores", "16").Obj()
 	tests := []struct {
 		name string
 		pod  *v1.Pod
 		want *framework.Status
 	}{
-		{name: "nodeSelector matches", pod: schedtest.MakePod().NodeSelector(map[string]string{"zone": "a", "disk": "ssd"}).Obj()},
-		{name: "nodeSelector label differs", pod: schedtest.MakePod().NodeSelector(map[string]string{"zone": "b"}).Obj(), want: rejected},
-		{name: "nodeSelector label missing", pod: schedtest.MakePod().NodeSelector(map[string]string{"gpu": "true"}).Obj(), want: rejected},
-		{name: "required term matches", pod: schedtest.MakePod().RequiredNodeAffinity(nsTerm().In("zone", "a", "b").Gt("cores", "8").Obj()).Obj()},
-		{name: "required term fails", pod: schedtest.MakePod().RequiredNodeAffinity(nsTerm().In("zone", "b").Obj()).Obj(), want: rejected},
-		{name: "terms ORed", pod: schedtest.MakePod().
+		{name: "nodeSelector matches", pod: frameworktest.MakePod().NodeSelector(map[string]string{"zone": "a", "disk": "ssd"}).Obj()},
+		{name: "nodeSelector label differs", pod: frameworktest.MakePod().NodeSelector(map[string]string{"zone": "b"}).Obj(), want: rejected},
+		{name: "nodeSelector label missing", pod: frameworktest.MakePod().NodeSelector(map[string]string{"gpu": "true"}).Obj(), want: rejected},
+		{name: "required term matches", pod: frameworktest.MakePod().RequiredNodeAffinity(nsTerm().In("zone", "a", "b").Gt("cores", "8").Obj()).Obj()},
+		{name: "required term fails", pod: frameworktest.MakePod().RequiredNodeAffinity(nsTerm().In("zone", "b").Obj()).Obj(), want: rejected},
+		{name: "terms ORed", pod: frameworktest.MakePod().
 			RequiredNodeAffinity(nsTerm().In("zone", "b").Obj()).RequiredNodeAffinity(nsTerm().Lt("cores", "32").Obj()).Obj()},
-		{name: "nodeSelector ANDed with affinity", pod: schedtest.MakePod().NodeSelector(map[string]string{"disk": "hdd"}).
+		{name: "nodeSelector ANDed with affinity", pod: frameworktest.MakePod().NodeSelector(map[string]string{"disk": "hdd"}).
 			RequiredNodeAffinity(nsTerm().In("zone", "a").Obj()).Obj(), want: rejected},
-		{name: "name field matches", pod: schedtest.MakePod().
+		{name: "name field matches", pod: frameworktest.MakePod().
 			RequiredNodeAffinity(nsTerm().Field(framework.NodeNameField, v1.NodeSelectorOpIn, "n1").Obj()).Obj()},
-		{name: "name field NotIn", pod: schedtest.MakePod().
+		{name: "name field NotIn", pod: frameworktest.MakePod().
 			RequiredNodeAffinity(nsTerm().Field(framework.NodeNameField, v1.NodeSelectorOpNotIn, "n1").Obj()).Obj(), want: rejected},
-		{name: "empty term matches nothing", pod: schedtest.MakePod().RequiredNodeAffinity(nsTerm().Obj()).Obj(), want: rejected},
-		{name: "required without terms matches nothing", pod: withEmptyRequired(schedtest.MakePod().Obj()), want: rejected},
-		{name: "invalid term matches nothing", pod: schedtest.MakePod().RequiredNodeAffinity(nsTerm().Gt("cores", "many").Obj()).Obj(), want: rejected},
-		{name: "invalid term ignored beside a valid one", pod: schedtest.MakePod().
+		{name: "empty term matches nothing", pod: frameworktest.MakePod().RequiredNodeAffinity(nsTerm().Obj()).Obj(), want: rejected},
+		{name: "required without terms matches nothing", pod: withEmptyRequired(frameworktest.MakePod().Obj()), want: rejected},
+		{name: "invalid term matches nothing", pod: frameworktest.MakePod().RequiredNodeAffinity(nsTerm().Gt("cores", "many").Obj()).Obj(), want: rejected},
+		{name: "invalid term ignored beside a valid one", pod: frameworktest.MakePod().
 			RequiredNodeAffinity(nsTerm().Gt("cores", "many").Obj()).RequiredNodeAffinity(nsTerm().Exists("zone").Obj()).Obj()},
-		{name: "preferred affinity is not required", pod: schedtest.MakePod().PreferredNodeAffinity(10, nsTerm().In("zone", "b").Obj()).Obj()},
+		{name: "preferred affinity is not required", pod: frameworktest.MakePod().PreferredNodeAffinity(10, nsTerm().In("zone", "b").Obj()).Obj()},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -149,7 +149,7 @@ func addedRequired(terms ...v1.NodeSelectorTerm) *framework.NodeAffinityArgs {
 func TestNodeAffinityFilterAddedAffinity(t *testing.T) {
 	enforced := reject(framework.UnschedulableAndUnresolvable, "node(s) didn't match scheduler-enforced node affinity")
 	podRejected := reject(framework.UnschedulableAndUnresolvable, "node(s) didn't match Pod's node affinity/selector")
-	node := schedtest.MakeNode().Name("n1").Label("zone", "a").Label("disk", "ssd").Obj()
+	node := frameworktest.MakeNode().Name("n1").Label("zone", "a").Label("disk", "ssd").Obj()
 	tests := []struct {
 		name string
 		args *framework.NodeAffinityArgs
@@ -159,20 +159,20 @@ func TestNodeAffinityFilterAddedAffinity(t *testing.T) {
 		wantPre *framework.Status
 		want    *framework.Status
 	}{
-		{name: "added term matches, pod has none: filtered, passes", args: addedRequired(nsTerm().In("zone", "a").Obj()), pod: schedtest.MakePod().Obj()},
-		{name: "added term fails, pod has none", args: addedRequired(nsTerm().In("zone", "b").Obj()), pod: schedtest.MakePod().Obj(), want: enforced},
-		{name: "added terms ORed", args: addedRequired(nsTerm().In("zone", "b").Obj(), nsTerm().Exists("disk").Obj()), pod: schedtest.MakePod().Obj()},
-		{name: "added without terms matches nothing", args: addedRequired(), pod: schedtest.MakePod().Obj(), want: enforced},
+		{name: "added term matches, pod has none: filtered, passes", args: addedRequired(nsTerm().In("zone", "a").Obj()), pod: frameworktest.MakePod().Obj()},
+		{name: "added term fails, pod has none", args: addedRequired(nsTerm().In("zone", "b").Obj()), pod: frameworktest.MakePod().Obj(), want: enforced},
+		{name: "added terms ORed", args: addedRequired(nsTerm().In("zone", "b").Obj(), nsTerm().Exists("disk").Obj()), pod: frameworktest.MakePod().Obj()},
+		{name: "added without terms matches nothing", args: addedRequired(), pod: frameworktest.MakePod().Obj(), want: enforced},
 		{
 			name: "added and pod's both fail: the added reason first",
 			args: addedRequired(nsTerm().In("zone", "b").Obj()),
-			pod:  schedtest.MakePod().NodeSelector(map[string]string{"disk": "hdd"}).Obj(),
+			pod:  frameworktest.MakePod().NodeSelector(map[string]string{"disk": "hdd"}).Obj(),
 			want: enforced,
 		},
 		{
 			name: "added passes, pod's fails: the pod's reason",
 			args: addedRequired(nsTerm().In("zone", "a").Obj()),
-			pod:  schedtest.MakePod().RequiredNodeAffinity(nsTerm().In("disk", "hdd").Obj()).Obj(),
+			pod:  frameworktest.MakePod().RequiredNodeAffinity(nsTerm().In("disk", "hdd").Obj()).Obj(),
 			want: podRejected,
 		},
 		{
@@ -180,14 +180,14 @@ func TestNodeAffinityFilterAddedAffinity(t *testing.T) {
 			// do not take part.
 			name:    "pinning by the pod's name field is unchanged",
 			args:    addedRequired(nsTerm().Field(framework.NodeNameField, v1.NodeSelectorOpIn, "n2").Obj()),
-			pod:     schedtest.MakePod().RequiredNodeAffinity(nsTerm().Field(framework.NodeNameField, v1.NodeSelectorOpIn, "n1").Obj()).Obj(),
+			pod:     frameworktest.MakePod().RequiredNodeAffinity(nsTerm().Field(framework.NodeNameField, v1.NodeSelectorOpIn, "n1").Obj()).Obj(),
 			wantPre: nil,
 			want:    enforced,
 		},
 		{
 			name:    "only added preferred terms: skip",
 			args:    &framework.NodeAffinityArgs{AddedAffinity: &v1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{{Weight: 1, Preference: nsTerm().In("zone", "b").Obj()}}}},
-			pod:     schedtest.MakePod().Obj(),
+			pod:     frameworktest.MakePod().Obj(),
 			wantPre: framework.NewStatus(framework.Skip),
 		},
 	}
@@ -262,7 +262,7 @@ func TestValidateNodeAffinityArgs(t *testing.T) {
 // which benchSelectivePod accepts.
 func labelledCluster(n int) []*framework.NodeInfo {
 	return benchNodeInfos(n, func(i int) *v1.Node {
-		return schedtest.MakeNode().Name(fmt.Sprintf("node-%d", i)).
+		return frameworktest.MakeNode().Name(fmt.Sprintf("node-%d", i)).
 			Label("topology.kubernetes.io/zone", fmt.Sprintf("zone-%d", i%3)).
 			Label("node.kubernetes.io/instance-type", "m5.xlarge").
 			Label("example.com/cores", strconv.Itoa(4<<(i%4))).Obj()
@@ -270,7 +270,7 @@ func labelledCluster(n int) []*framework.NodeInfo {
 }
 
 func benchSelectivePod() *v1.Pod {
-	return schedtest.MakePod().Name("p").
+	return frameworktest.MakePod().Name("p").
 		NodeSelector(map[string]string{"node.kubernetes.io/instance-type": "m5.xlarge"}).
 		RequiredNodeAffinity(nsTerm().In("topology.kubernetes.io/zone", "zone-0", "zone-1").Gt("example.com/cores", "2").Obj()).
 		RequiredNodeAffinity(nsTerm().In("topology.kubernetes.io/zone", "zone-2").DoesNotExist("example.com/gpu").Obj()).Obj()

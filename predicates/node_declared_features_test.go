@@ -8,7 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/predicates"
 )
 
@@ -38,7 +38,7 @@ func userNSHostNetwork(p *v1.Pod, hostUsers bool) *v1.Pod {
 }
 
 func declaring(features ...string) *framework.NodeInfo {
-	n := schedtest.MakeNode().Name("n1").Obj()
+	n := frameworktest.MakeNode().Name("n1").Obj()
 	n.Status.DeclaredFeatures = features
 	return nodeInfoOf(n)
 }
@@ -46,7 +46,7 @@ func declaring(features ...string) *framework.NodeInfo {
 func TestNodeDeclaredFeatures(t *testing.T) {
 	skip := framework.NewStatus(framework.Skip)
 	rejected := reject(framework.UnschedulableAndUnresolvable, "node(s) didn't match Pod's required features")
-	pod := func() *v1.Pod { return schedtest.MakePod().Name("p").Req("100m", "").Obj() }
+	pod := func() *v1.Pod { return frameworktest.MakePod().Name("p").Req("100m", "").Obj() }
 	tests := []struct {
 		name string
 		pod  *v1.Pod

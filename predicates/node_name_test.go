@@ -8,7 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/predicates"
 )
 
@@ -41,8 +41,8 @@ func TestNodeNamePreFilter(t *testing.T) {
 		wantResult *framework.PreFilterResult
 		wantStatus *framework.Status
 	}{
-		{name: "no node name: skip", pod: schedtest.MakePod().Obj(), wantStatus: framework.NewStatus(framework.Skip)},
-		{name: "node name narrows to that node", pod: schedtest.MakePod().Node("n1").Obj(),
+		{name: "no node name: skip", pod: frameworktest.MakePod().Obj(), wantStatus: framework.NewStatus(framework.Skip)},
+		{name: "node name narrows to that node", pod: frameworktest.MakePod().Node("n1").Obj(),
 			wantResult: &framework.PreFilterResult{NodeNames: map[string]struct{}{"n1": {}}}},
 	}
 	for _, tc := range tests {
@@ -59,15 +59,15 @@ func TestNodeNamePreFilter(t *testing.T) {
 }
 
 func TestNodeNameFilter(t *testing.T) {
-	node := schedtest.MakeNode().Name("n1").Obj()
+	node := frameworktest.MakeNode().Name("n1").Obj()
 	tests := []struct {
 		name string
 		pod  *v1.Pod
 		want *framework.Status
 	}{
-		{name: "no node name fits every node", pod: schedtest.MakePod().Obj()},
-		{name: "same node name fits", pod: schedtest.MakePod().Node("n1").Obj()},
-		{name: "other node name", pod: schedtest.MakePod().Node("n2").Obj(),
+		{name: "no node name fits every node", pod: frameworktest.MakePod().Obj()},
+		{name: "same node name fits", pod: frameworktest.MakePod().Node("n1").Obj()},
+		{name: "other node name", pod: frameworktest.MakePod().Node("n2").Obj(),
 			want: reject(framework.UnschedulableAndUnresolvable, "node(s) didn't match the requested node name")},
 	}
 	for _, tc := range tests {
@@ -86,9 +86,9 @@ func TestNodeNameFilter(t *testing.T) {
 // for every pod, a cordoned or tainted node as much as any.
 func TestNodeLocalPreFiltersNeverSkip(t *testing.T) {
 	pods := map[string]*v1.Pod{
-		"plain":      schedtest.MakePod().Obj(),
-		"tolerating": schedtest.MakePod().Toleration(v1.TaintNodeUnschedulable, v1.TolerationOpExists, "", v1.TaintEffectNoSchedule).Obj(),
-		"named node": schedtest.MakePod().Node("n1").Obj(),
+		"plain":      frameworktest.MakePod().Obj(),
+		"tolerating": frameworktest.MakePod().Toleration(v1.TaintNodeUnschedulable, v1.TolerationOpExists, "", v1.TaintEffectNoSchedule).Obj(),
+		"named node": frameworktest.MakePod().Node("n1").Obj(),
 	}
 	for _, pl := range []framework.PreFilterPlugin{predicates.NewNodeUnschedulable(), predicates.NewTaintToleration()} {
 		for name, pod := range pods {

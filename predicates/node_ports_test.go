@@ -8,12 +8,12 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/predicates"
 )
 
 func TestNodePortsPreFilterSkipsPodsWithoutHostPorts(t *testing.T) {
-	pod := schedtest.MakePod().Obj()
+	pod := frameworktest.MakePod().Obj()
 	pod.Spec.Containers[0].Ports = []v1.ContainerPort{{ContainerPort: 80}} // no hostPort
 	res, st := predicates.NewNodePorts().PreFilter(context.Background(), framework.NewCycleState(), pod, nil)
 	if diff := cmp.Diff(viewOf(framework.NewStatus(framework.Skip)), viewOf(st)); diff != "" {
@@ -26,9 +26,9 @@ func TestNodePortsPreFilterSkipsPodsWithoutHostPorts(t *testing.T) {
 
 func TestNodePortsFilter(t *testing.T) {
 	rejected := reject(framework.Unschedulable, "node(s) didn't have free ports for the requested pod ports")
-	node := schedtest.MakeNode().Name("n1").Obj()
+	node := frameworktest.MakeNode().Name("n1").Obj()
 	using := func(port int32, protocol v1.Protocol, ip string) *v1.Pod {
-		return schedtest.MakePod().Name("existing").Node("n1").HostPort(port, protocol, ip).Obj()
+		return frameworktest.MakePod().Name("existing").Node("n1").HostPort(port, protocol, ip).Obj()
 	}
 	tests := []struct {
 		name     string
@@ -36,22 +36,22 @@ func TestNodePortsFilter(t *testing.T) {
 		existing []*v1.Pod
 		want     *framework.Status
 	}{
-		{name: "free node", pod: schedtest.MakePod().HostPort(8080, v1.ProtocolTCP, "").Obj()},
-		{name: "same port, protocol and wildcard IP", pod: schedtest.MakePod().HostPort(8080, v1.ProtocolTCP, "").Obj(),
+		{name: "free node", pod: frameworktest.MakePod().HostPort(8080, v1.ProtocolTCP, "").Obj()},
+		{name: "same port, protocol and wildcard IP", pod: frameworktest.MakePod().HostPort(8080, v1.ProtocolTCP, "").Obj(),
 			existing: []*v1.Pod{using(8080, v1.ProtocolTCP, "")}, want: rejected},
-		{name: "empty protocol means TCP", pod: schedtest.MakePod().HostPort(8080, "", "").Obj(),
+		{name: "empty protocol means TCP", pod: frameworktest.MakePod().HostPort(8080, "", "").Obj(),
 			existing: []*v1.Pod{using(8080, v1.ProtocolTCP, "")}, want: rejected},
-		{name: "other protocol", pod: schedtest.MakePod().HostPort(8080, v1.ProtocolUDP, "").Obj(),
+		{name: "other protocol", pod: frameworktest.MakePod().HostPort(8080, v1.ProtocolUDP, "").Obj(),
 			existing: []*v1.Pod{using(8080, v1.ProtocolTCP, "")}},
-		{name: "other port", pod: schedtest.MakePod().HostPort(8081, v1.ProtocolTCP, "").Obj(),
+		{name: "other port", pod: frameworktest.MakePod().HostPort(8081, v1.ProtocolTCP, "").Obj(),
 			existing: []*v1.Pod{using(8080, v1.ProtocolTCP, "")}},
-		{name: "specific IP against wildcard in use", pod: schedtest.MakePod().HostPort(8080, v1.ProtocolTCP, "10.0.0.1").Obj(),
+		{name: "specific IP against wildcard in use", pod: frameworktest.MakePod().HostPort(8080, v1.ProtocolTCP, "10.0.0.1").Obj(),
 			existing: []*v1.Pod{using(8080, v1.ProtocolTCP, "0.0.0.0")}, want: rejected},
-		{name: "wildcard against specific IP in use", pod: schedtest.MakePod().HostPort(8080, v1.ProtocolTCP, "").Obj(),
+		{name: "wildcard against specific IP in use", pod: frameworktest.MakePod().HostPort(8080, v1.ProtocolTCP, "").Obj(),
 			existing: []*v1.Pod{using(8080, v1.ProtocolTCP, "10.0.0.1")}, want: rejected},
-		{name: "two specific IPs", pod: schedtest.MakePod().HostPort(8080, v1.ProtocolTCP, "10.0.0.2").Obj(),
+		{name: "two specific IPs", pod: frameworktest.MakePod().HostPort(8080, v1.ProtocolTCP, "10.0.0.2").Obj(),
 			existing: []*v1.Pod{using(8080, v1.ProtocolTCP, "10.0.0.1")}},
-		{name: "second port clashes", pod: schedtest.MakePod().HostPort(80, v1.ProtocolTCP, "").HostPort(443, v1.ProtocolTCP, "").Obj(),
+		{name: "second port clashes", pod: frameworktest.MakePod().HostPort(80, v1.ProtocolTCP, "").HostPort(443, v1.ProtocolTCP, "").Obj(),
 			existing: []*v1.Pod{using(443, v1.ProtocolTCP, "")}, want: rejected},
 	}
 	for _, tc := range tests {
@@ -69,8 +69,8 @@ func TestNodePortsFilter(t *testing.T) {
 }
 
 func TestNodePortsFilterWithoutPreFilterIsAnError(t *testing.T) {
-	pod := schedtest.MakePod().HostPort(8080, v1.ProtocolTCP, "").Obj()
-	st := predicates.NewNodePorts().Filter(context.Background(), framework.NewCycleState(), pod, nodeInfoOf(schedtest.MakeNode().Name("n1").Obj()))
+	pod := frameworktest.MakePod().HostPort(8080, v1.ProtocolTCP, "").Obj()
+	st := predicates.NewNodePorts().Filter(context.Background(), framework.NewCycleState(), pod, nodeInfoOf(frameworktest.MakeNode().Name("n1").Obj()))
 	if st.Code() != framework.Error {
 		t.Errorf("Filter code = %v, want Error", st.Code())
 	}
@@ -83,14 +83,14 @@ func TestNodePortsFilterWithoutPreFilterIsAnError(t *testing.T) {
 // the kubelet refuses it; yardmaster counts each use and keeps the port
 // taken (configuration.md lists the difference).
 func TestNodePortsPortHeldTwiceStaysTakenWhenOneLeaves(t *testing.T) {
-	node := schedtest.MakeNode().Name("n1").Obj()
-	a := schedtest.MakePod().Name("a").UID("a").Node("n1").HostPort(8080, v1.ProtocolTCP, "").Obj()
-	b := schedtest.MakePod().Name("b").UID("b").Node("n1").HostPort(8080, v1.ProtocolTCP, "").Obj()
+	node := frameworktest.MakeNode().Name("n1").Obj()
+	a := frameworktest.MakePod().Name("a").UID("a").Node("n1").HostPort(8080, v1.ProtocolTCP, "").Obj()
+	b := frameworktest.MakePod().Name("b").UID("b").Node("n1").HostPort(8080, v1.ProtocolTCP, "").Obj()
 	ni := nodeInfoOf(node, a, b)
 	if err := ni.RemovePod(a); err != nil {
 		t.Fatal(err)
 	}
-	pod := schedtest.MakePod().HostPort(8080, v1.ProtocolTCP, "").Obj()
+	pod := frameworktest.MakePod().HostPort(8080, v1.ProtocolTCP, "").Obj()
 	pl, state := predicates.NewNodePorts(), framework.NewCycleState()
 	if _, st := pl.PreFilter(context.Background(), state, pod, nil); !st.IsSuccess() {
 		t.Fatalf("PreFilter: %v", st.Message())

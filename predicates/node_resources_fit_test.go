@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
 // fitNode returns the NodeInfo of node with pods already on it.
@@ -52,9 +52,9 @@ var fitsView = fitView{Code: framework.Success.String()}
 func TestFitFilter(t *testing.T) {
 	// node returns a fresh 4-cpu, 8Gi, 110-pod node builder: builders
 	// mutate, so cases must not share one.
-	node := func() *schedtest.NodeWrapper { return schedtest.MakeNode().Name("n").Capacity("4", "8Gi", 110) }
+	node := func() *frameworktest.NodeWrapper { return frameworktest.MakeNode().Name("n").Capacity("4", "8Gi", 110) }
 	existing := func(cpu, mem string) *v1.Pod {
-		return schedtest.MakePod().Name("existing-"+cpu+"-"+mem).Node("n").Req(cpu, mem).Obj()
+		return frameworktest.MakePod().Name("existing-"+cpu+"-"+mem).Node("n").Req(cpu, mem).Obj()
 	}
 	tests := []struct {
 		name     string
@@ -67,14 +67,14 @@ func TestFitFilter(t *testing.T) {
 		{
 			// cpu 1000+2000 <= 4000; memory 2Gi+4Gi <= 8Gi.
 			name: "fits",
-			pod:  schedtest.MakePod().Req("2", "4Gi").Obj(),
+			pod:  frameworktest.MakePod().Req("2", "4Gi").Obj(),
 			node: fitNode(node().Obj(), existing("1", "2Gi")),
 			want: fitsView,
 		},
 		{
 			// cpu 3000+2000 > 4000, but 2000 <= 4000: preempting could help.
 			name: "insufficient cpu",
-			pod:  schedtest.MakePod().Req("2", "1Gi").Obj(),
+			pod:  frameworktest.MakePod().Req("2", "1Gi").Obj(),
 			node: fitNode(node().Obj(), existing("3", "1Gi")),
 			want: fitUnschedulable(ReasonInsufficientCPU),
 			wantInsf: []InsufficientResource{
@@ -84,14 +84,14 @@ func TestFitFilter(t *testing.T) {
 		{
 			// cpu 3000+2000 > 4000; memory 6Gi+4Gi > 8Gi.
 			name: "insufficient cpu and memory, in that order",
-			pod:  schedtest.MakePod().Req("2", "4Gi").Obj(),
+			pod:  frameworktest.MakePod().Req("2", "4Gi").Obj(),
 			node: fitNode(node().Obj(), existing("3", "6Gi")),
 			want: fitUnschedulable(ReasonInsufficientCPU, ReasonInsufficientMemory),
 		},
 		{
 			// cpu 5000 > allocatable 4000 on an empty node: no preemption helps.
 			name: "request above allocatable is unresolvable",
-			pod:  schedtest.MakePod().Req("5", "1Gi").Obj(),
+			pod:  frameworktest.MakePod().Req("5", "1Gi").Obj(),
 			node: fitNode(node().Obj()),
 			want: fitUnresolvable(ReasonInsufficientCPU),
 			wantInsf: []InsufficientResource{
@@ -102,8 +102,8 @@ func TestFitFilter(t *testing.T) {
 			// pods 2+1 > 2, even though the pod requests nothing; evicting
 			// a pod frees a slot, so it stays resolvable.
 			name: "too many pods",
-			pod:  schedtest.MakePod().Obj(),
-			node: fitNode(schedtest.MakeNode().Name("n").Capacity("4", "8Gi", 2).Obj(), existing("1", "1Gi"), existing("2", "1Gi")),
+			pod:  frameworktest.MakePod().Obj(),
+			node: fitNode(frameworktest.MakeNode().Name("n").Capacity("4", "8Gi", 2).Obj(), existing("1", "1Gi"), existing("2", "1Gi")),
 			want: fitUnschedulable(ReasonTooManyPods),
 			wantInsf: []InsufficientResource{
 				{ResourceName: v1.ResourcePods, Reason: ReasonTooManyPods, Requested: 1, Used: 2, Capacity: 2},
@@ -112,21 +112,21 @@ func TestFitFilter(t *testing.T) {
 		{
 			// Requests 0 of everything: only the pod count (1+1 <= 110) is checked.
 			name: "zero requests on a full node",
-			pod:  schedtest.MakePod().Obj(),
+			pod:  frameworktest.MakePod().Obj(),
 			node: fitNode(node().Obj(), existing("4", "8Gi")),
 			want: fitsView,
 		},
 		{
 			// Pod count first, then cpu: 1+1 > 1 and 4000+1000 > 4000.
 			name: "too many pods and insufficient cpu",
-			pod:  schedtest.MakePod().Req("1", "").Obj(),
-			node: fitNode(schedtest.MakeNode().Name("n").Capacity("4", "8Gi", 1).Obj(), existing("4", "1Gi")),
+			pod:  frameworktest.MakePod().Req("1", "").Obj(),
+			node: fitNode(frameworktest.MakeNode().Name("n").Capacity("4", "8Gi", 1).Obj(), existing("4", "1Gi")),
 			want: fitUnschedulable(ReasonTooManyPods, ReasonInsufficientCPU),
 		},
 		{
 			// max(containers 1000, init 3000) = 3000 > 4000-2000.
 			name: "init container larger than the containers",
-			pod:  schedtest.MakePod().Req("1", "1Gi").InitReq("3", "1Gi").Obj(),
+			pod:  frameworktest.MakePod().Req("1", "1Gi").InitReq("3", "1Gi").Obj(),
 			node: fitNode(node().Obj(), existing("2", "1Gi")),
 			want: fitUnschedulable(ReasonInsufficientCPU),
 		},
@@ -135,21 +135,21 @@ func TestFitFilter(t *testing.T) {
 			// after the sidecar runs beside it: 1500+1000 = 2500;
 			// max = 2500 <= 4000-1500.
 			name: "sidecar runs beside the later init container: fits exactly",
-			pod:  schedtest.MakePod().Req("1", "").SidecarReq("1", "").InitReq("1500m", "").Obj(),
+			pod:  frameworktest.MakePod().Req("1", "").SidecarReq("1", "").InitReq("1500m", "").Obj(),
 			node: fitNode(node().Obj(), existing("1500m", "1Gi")),
 			want: fitsView,
 		},
 		{
 			// Same pod, 2500 > 4000-1600.
 			name: "sidecar runs beside the later init container: one millicore short",
-			pod:  schedtest.MakePod().Req("1", "").SidecarReq("1", "").InitReq("1500m", "").Obj(),
+			pod:  frameworktest.MakePod().Req("1", "").SidecarReq("1", "").InitReq("1500m", "").Obj(),
 			node: fitNode(node().Obj(), existing("1600m", "1Gi")),
 			want: fitUnschedulable(ReasonInsufficientCPU),
 		},
 		{
 			// 1000 + overhead 500 = 1500 > 4000-2600; without the overhead it would fit.
 			name: "overhead counts",
-			pod:  schedtest.MakePod().Req("1", "1Gi").Overhead("500m", "").Obj(),
+			pod:  frameworktest.MakePod().Req("1", "1Gi").Overhead("500m", "").Obj(),
 			node: fitNode(node().Obj(), existing("2600m", "1Gi")),
 			want: fitUnschedulable(ReasonInsufficientCPU),
 		},
@@ -157,7 +157,7 @@ func TestFitFilter(t *testing.T) {
 			// Pod-level cpu 1000 replaces containers 1500+1500: 1000 <= 4000-2000;
 			// memory from the containers, 2Gi <= 8Gi-1Gi.
 			name: "pod-level requests replace the containers' sum",
-			pod: fitPodLevel(schedtest.MakePod().Req("1500m", "1Gi").Container("1500m", "1Gi").Obj(),
+			pod: fitPodLevel(frameworktest.MakePod().Req("1500m", "1Gi").Container("1500m", "1Gi").Obj(),
 				map[v1.ResourceName]string{v1.ResourceCPU: "1"}),
 			node: fitNode(node().Obj(), existing("2", "1Gi")),
 			want: fitsView,
@@ -165,7 +165,7 @@ func TestFitFilter(t *testing.T) {
 		{
 			// Pod-level memory 7Gi > 8Gi-2Gi although the container asks 1Gi.
 			name: "pod-level requests can exceed the containers'",
-			pod: fitPodLevel(schedtest.MakePod().Req("1", "1Gi").Obj(),
+			pod: fitPodLevel(frameworktest.MakePod().Req("1", "1Gi").Obj(),
 				map[v1.ResourceName]string{v1.ResourceMemory: "7Gi"}),
 			node: fitNode(node().Obj(), existing("1", "2Gi")),
 			want: fitUnschedulable(ReasonInsufficientMemory),
@@ -174,10 +174,10 @@ func TestFitFilter(t *testing.T) {
 			// Pod-level hugepages-2Mi 800Mi replace the container's 100Mi:
 			// 800Mi > 1Gi-512Mi.
 			name: "pod-level hugepages replace the containers'",
-			pod: fitPodLevel(schedtest.MakePod().Req("1", "1Gi").Res(map[v1.ResourceName]string{"hugepages-2Mi": "100Mi"}).Obj(),
+			pod: fitPodLevel(frameworktest.MakePod().Req("1", "1Gi").Res(map[v1.ResourceName]string{"hugepages-2Mi": "100Mi"}).Obj(),
 				map[v1.ResourceName]string{"hugepages-2Mi": "800Mi"}),
 			node: fitNode(node().Allocatable(map[v1.ResourceName]string{"hugepages-2Mi": "1Gi"}).Obj(),
-				schedtest.MakePod().Name("huge").Node("n").Res(map[v1.ResourceName]string{"hugepages-2Mi": "512Mi"}).Obj()),
+				frameworktest.MakePod().Name("huge").Node("n").Res(map[v1.ResourceName]string{"hugepages-2Mi": "512Mi"}).Obj()),
 			want: fitUnschedulable("Insufficient hugepages-2Mi"),
 			wantInsf: []InsufficientResource{
 				{ResourceName: "hugepages-2Mi", Reason: "Insufficient hugepages-2Mi", Requested: 800 << 20, Used: 512 << 20, Capacity: 1 << 30},
@@ -187,9 +187,9 @@ func TestFitFilter(t *testing.T) {
 			// The pod on the node counts with its pod-level hugepages
 			// (800Mi, not its container's 100Mi): 800Mi+300Mi > 1Gi.
 			name: "an existing pod's pod-level hugepages are what it uses",
-			pod:  schedtest.MakePod().Res(map[v1.ResourceName]string{"hugepages-2Mi": "300Mi"}).Obj(),
+			pod:  frameworktest.MakePod().Res(map[v1.ResourceName]string{"hugepages-2Mi": "300Mi"}).Obj(),
 			node: fitNode(node().Allocatable(map[v1.ResourceName]string{"hugepages-2Mi": "1Gi"}).Obj(),
-				fitPodLevel(schedtest.MakePod().Name("huge").Node("n").Res(map[v1.ResourceName]string{"hugepages-2Mi": "100Mi"}).Obj(),
+				fitPodLevel(frameworktest.MakePod().Name("huge").Node("n").Res(map[v1.ResourceName]string{"hugepages-2Mi": "100Mi"}).Obj(),
 					map[v1.ResourceName]string{"hugepages-2Mi": "800Mi"})),
 			want: fitUnschedulable("Insufficient hugepages-2Mi"),
 		},
@@ -198,45 +198,45 @@ func TestFitFilter(t *testing.T) {
 			// not yet in its spec (1 cpu): it uses 3000, and 3000+1500 >
 			// 4000.
 			name: "an existing pod being resized uses what the kubelet allocated",
-			pod:  schedtest.MakePod().Req("1500m", "1Gi").Obj(),
-			node: fitNode(node().Obj(), schedtest.MakePod().Name("resized").Node("n").Req("1", "1Gi").
+			pod:  frameworktest.MakePod().Req("1500m", "1Gi").Obj(),
+			node: fitNode(node().Obj(), frameworktest.MakePod().Name("resized").Node("n").Req("1", "1Gi").
 				Resized(map[v1.ResourceName]string{v1.ResourceCPU: "3"}, map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()),
 			want: fitUnschedulable(ReasonInsufficientCPU),
 		},
 		{
 			// ephemeral-storage 8Gi+4Gi > 10Gi.
 			name: "insufficient ephemeral storage",
-			pod:  schedtest.MakePod().Res(map[v1.ResourceName]string{v1.ResourceEphemeralStorage: "4Gi"}).Obj(),
+			pod:  frameworktest.MakePod().Res(map[v1.ResourceName]string{v1.ResourceEphemeralStorage: "4Gi"}).Obj(),
 			node: fitNode(node().Allocatable(map[v1.ResourceName]string{v1.ResourceEphemeralStorage: "10Gi"}).Obj(),
-				schedtest.MakePod().Name("disk").Node("n").Res(map[v1.ResourceName]string{v1.ResourceEphemeralStorage: "8Gi"}).Obj()),
+				frameworktest.MakePod().Name("disk").Node("n").Res(map[v1.ResourceName]string{v1.ResourceEphemeralStorage: "8Gi"}).Obj()),
 			want: fitUnschedulable(ReasonInsufficientEphemeralStorage),
 		},
 		{
 			// example.com/foo 1+2 > 2, but 2 <= 2.
 			name: "insufficient extended resource",
-			pod:  schedtest.MakePod().Res(map[v1.ResourceName]string{"example.com/foo": "2"}).Obj(),
-			node: fitNode(schedtest.MakeNode().Name("n").Capacity("4", "8Gi", 110).Allocatable(map[v1.ResourceName]string{"example.com/foo": "2"}).Obj(),
-				schedtest.MakePod().Name("foo").Node("n").Res(map[v1.ResourceName]string{"example.com/foo": "1"}).Obj()),
+			pod:  frameworktest.MakePod().Res(map[v1.ResourceName]string{"example.com/foo": "2"}).Obj(),
+			node: fitNode(frameworktest.MakeNode().Name("n").Capacity("4", "8Gi", 110).Allocatable(map[v1.ResourceName]string{"example.com/foo": "2"}).Obj(),
+				frameworktest.MakePod().Name("foo").Node("n").Res(map[v1.ResourceName]string{"example.com/foo": "1"}).Obj()),
 			want: fitUnschedulable("Insufficient example.com/foo"),
 		},
 		{
 			// The node has no example.com/foo: 1 > 0 - 0, and 1 > allocatable 0.
 			name: "extended resource the node does not have",
-			pod:  schedtest.MakePod().Res(map[v1.ResourceName]string{"example.com/foo": "1"}).Obj(),
+			pod:  frameworktest.MakePod().Res(map[v1.ResourceName]string{"example.com/foo": "1"}).Obj(),
 			node: fitNode(node().Obj()),
 			want: fitUnresolvable("Insufficient example.com/foo"),
 		},
 		{
 			// A 0 request is not checked, even on a node without the resource.
 			name: "extended resource requested at zero",
-			pod:  schedtest.MakePod().Res(map[v1.ResourceName]string{"example.com/foo": "0"}).Obj(),
+			pod:  frameworktest.MakePod().Res(map[v1.ResourceName]string{"example.com/foo": "0"}).Obj(),
 			node: fitNode(node().Obj()),
 			want: fitsView,
 		},
 		{
 			// Two lacking extended resources, reported in name order.
 			name: "several extended resources, sorted",
-			pod: schedtest.MakePod().Res(map[v1.ResourceName]string{
+			pod: frameworktest.MakePod().Res(map[v1.ResourceName]string{
 				"example.com/foo": "1", "example.com/bar": "1", "other.io/gpu": "1",
 			}).Obj(),
 			node: fitNode(node().Allocatable(map[v1.ResourceName]string{"other.io/gpu": "1"}).Obj()),
@@ -245,7 +245,7 @@ func TestFitFilter(t *testing.T) {
 		{
 			name: "ignored resource",
 			args: &framework.NodeResourcesFitArgs{IgnoredResources: []string{"example.com/foo"}},
-			pod:  schedtest.MakePod().Res(map[v1.ResourceName]string{"example.com/foo": "1", "example.com/bar": "1"}).Obj(),
+			pod:  frameworktest.MakePod().Res(map[v1.ResourceName]string{"example.com/foo": "1", "example.com/bar": "1"}).Obj(),
 			node: fitNode(node().Obj()),
 			want: fitUnresolvable("Insufficient example.com/bar"),
 		},
@@ -253,7 +253,7 @@ func TestFitFilter(t *testing.T) {
 			// The group is the part before "/": example.com is ignored, other.io is not.
 			name: "ignored resource group",
 			args: &framework.NodeResourcesFitArgs{IgnoredResourceGroups: []string{"example.com"}},
-			pod: schedtest.MakePod().Res(map[v1.ResourceName]string{
+			pod: frameworktest.MakePod().Res(map[v1.ResourceName]string{
 				"example.com/foo": "1", "example.com/bar": "1", "other.io/gpu": "1",
 			}).Obj(),
 			node: fitNode(node().Obj()),
@@ -264,9 +264,9 @@ func TestFitFilter(t *testing.T) {
 			// resources, so listing them as ignored changes nothing.
 			name: "hugepages are checked and cannot be ignored",
 			args: &framework.NodeResourcesFitArgs{IgnoredResources: []string{"hugepages-2Mi"}},
-			pod:  schedtest.MakePod().Res(map[v1.ResourceName]string{"hugepages-2Mi": "1Gi"}).Obj(),
+			pod:  frameworktest.MakePod().Res(map[v1.ResourceName]string{"hugepages-2Mi": "1Gi"}).Obj(),
 			node: fitNode(node().Allocatable(map[v1.ResourceName]string{"hugepages-2Mi": "1Gi"}).Obj(),
-				schedtest.MakePod().Name("huge").Node("n").Res(map[v1.ResourceName]string{"hugepages-2Mi": "512Mi"}).Obj()),
+				frameworktest.MakePod().Name("huge").Node("n").Res(map[v1.ResourceName]string{"hugepages-2Mi": "512Mi"}).Obj()),
 			want: fitUnschedulable("Insufficient hugepages-2Mi"),
 		},
 	}
@@ -291,8 +291,8 @@ func TestFitFilter(t *testing.T) {
 }
 
 func TestFitFilterWithoutPreFilter(t *testing.T) {
-	pod := schedtest.MakePod().Req("1", "1Gi").Obj()
-	ni := fitNode(schedtest.MakeNode().Name("n").Capacity("4", "8Gi", 110).Obj())
+	pod := frameworktest.MakePod().Req("1", "1Gi").Obj()
+	ni := fitNode(frameworktest.MakeNode().Name("n").Capacity("4", "8Gi", 110).Obj())
 	got := NewFit(nil).Filter(context.Background(), framework.NewCycleState(), pod, ni)
 	if got.Code() != framework.Error {
 		t.Errorf("Filter without PreFilter state: code %v, want %v", got.Code(), framework.Error)
@@ -312,15 +312,15 @@ func BenchmarkFitFilter(b *testing.B) {
 	nodes := make([]*framework.NodeInfo, 5000)
 	for i := range nodes {
 		name := fmt.Sprintf("node-%d", i)
-		node := schedtest.MakeNode().Name(name).Capacity("32", "128Gi", 110).
+		node := frameworktest.MakeNode().Name(name).Capacity("32", "128Gi", 110).
 			Allocatable(map[v1.ResourceName]string{"example.com/gpu": "8", "hugepages-2Mi": "8Gi"}).Obj()
 		var pods []*v1.Pod
 		for j := range i % 20 {
-			pods = append(pods, schedtest.MakePod().Name(fmt.Sprintf("%s-p%d", name, j)).Node(name).Req("500m", "1Gi").Obj())
+			pods = append(pods, frameworktest.MakePod().Name(fmt.Sprintf("%s-p%d", name, j)).Node(name).Req("500m", "1Gi").Obj())
 		}
 		nodes[i] = fitNode(node, pods...)
 	}
-	pod := schedtest.MakePod().Name("p").Req("2", "4Gi").InitReq("1", "1Gi").
+	pod := frameworktest.MakePod().Name("p").Req("2", "4Gi").InitReq("1", "1Gi").
 		Res(map[v1.ResourceName]string{"example.com/gpu": "1", "hugepages-2Mi": "1Gi"}).Obj()
 	f := NewFit(nil)
 	state := framework.NewCycleState()

@@ -8,12 +8,12 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/predicates"
 )
 
 func TestNodeUnschedulableFilter(t *testing.T) {
-	cordoned := schedtest.MakeNode().Name("n1").Unschedulable().Obj()
+	cordoned := frameworktest.MakeNode().Name("n1").Unschedulable().Obj()
 	rejected := reject(framework.UnschedulableAndUnresolvable, "node(s) were unschedulable")
 	tests := []struct {
 		name string
@@ -21,30 +21,30 @@ func TestNodeUnschedulableFilter(t *testing.T) {
 		node *v1.Node
 		want *framework.Status
 	}{
-		{name: "schedulable node", pod: schedtest.MakePod().Obj(), node: schedtest.MakeNode().Name("n1").Obj()},
-		{name: "schedulable node with the taint is not this filter's business", pod: schedtest.MakePod().Obj(),
-			node: schedtest.MakeNode().Name("n1").Taint(v1.TaintNodeUnschedulable, "", v1.TaintEffectNoSchedule).Obj()},
-		{name: "cordoned node", pod: schedtest.MakePod().Obj(), node: cordoned, want: rejected},
+		{name: "schedulable node", pod: frameworktest.MakePod().Obj(), node: frameworktest.MakeNode().Name("n1").Obj()},
+		{name: "schedulable node with the taint is not this filter's business", pod: frameworktest.MakePod().Obj(),
+			node: frameworktest.MakeNode().Name("n1").Taint(v1.TaintNodeUnschedulable, "", v1.TaintEffectNoSchedule).Obj()},
+		{name: "cordoned node", pod: frameworktest.MakePod().Obj(), node: cordoned, want: rejected},
 		{name: "cordoned, pod tolerates the unschedulable taint",
-			pod:  schedtest.MakePod().Toleration(v1.TaintNodeUnschedulable, v1.TolerationOpExists, "", v1.TaintEffectNoSchedule).Obj(),
+			pod:  frameworktest.MakePod().Toleration(v1.TaintNodeUnschedulable, v1.TolerationOpExists, "", v1.TaintEffectNoSchedule).Obj(),
 			node: cordoned},
 		{name: "cordoned, toleration with empty effect",
-			pod:  schedtest.MakePod().Toleration(v1.TaintNodeUnschedulable, v1.TolerationOpExists, "", "").Obj(),
+			pod:  frameworktest.MakePod().Toleration(v1.TaintNodeUnschedulable, v1.TolerationOpExists, "", "").Obj(),
 			node: cordoned},
 		{name: "cordoned, Equal with the taint's empty value",
-			pod:  schedtest.MakePod().Toleration(v1.TaintNodeUnschedulable, v1.TolerationOpEqual, "", v1.TaintEffectNoSchedule).Obj(),
+			pod:  frameworktest.MakePod().Toleration(v1.TaintNodeUnschedulable, v1.TolerationOpEqual, "", v1.TaintEffectNoSchedule).Obj(),
 			node: cordoned},
 		{name: "cordoned, pod tolerates everything",
-			pod:  schedtest.MakePod().Toleration("", v1.TolerationOpExists, "", "").Obj(),
+			pod:  frameworktest.MakePod().Toleration("", v1.TolerationOpExists, "", "").Obj(),
 			node: cordoned},
 		{name: "cordoned, toleration for another effect",
-			pod:  schedtest.MakePod().Toleration(v1.TaintNodeUnschedulable, v1.TolerationOpExists, "", v1.TaintEffectNoExecute).Obj(),
+			pod:  frameworktest.MakePod().Toleration(v1.TaintNodeUnschedulable, v1.TolerationOpExists, "", v1.TaintEffectNoExecute).Obj(),
 			node: cordoned, want: rejected},
 		{name: "cordoned, Equal with another value",
-			pod:  schedtest.MakePod().Toleration(v1.TaintNodeUnschedulable, v1.TolerationOpEqual, "yes", v1.TaintEffectNoSchedule).Obj(),
+			pod:  frameworktest.MakePod().Toleration(v1.TaintNodeUnschedulable, v1.TolerationOpEqual, "yes", v1.TaintEffectNoSchedule).Obj(),
 			node: cordoned, want: rejected},
 		{name: "cordoned, toleration for another key",
-			pod:  schedtest.MakePod().Toleration("dedicated", v1.TolerationOpExists, "", "").Obj(),
+			pod:  frameworktest.MakePod().Toleration("dedicated", v1.TolerationOpExists, "", "").Obj(),
 			node: cordoned, want: rejected},
 	}
 	for _, tc := range tests {

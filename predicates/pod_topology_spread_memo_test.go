@@ -9,9 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/internal/churn"
-	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 	"github.com/yardmaster-io/yardmaster/predicates"
 )
 
@@ -24,7 +23,7 @@ func TestPodTopologySpreadRunningTotalsMatchFresh(t *testing.T) {
 	apps := []string{"a", "b"}
 	keys := []string{v1.LabelHostname, ipaZone}
 	node := func(i int) *v1.Node {
-		w := schedtest.MakeNode().Name(fmt.Sprintf("n%02d", i)).Label("disk", []string{"ssd", "hdd"}[rng.IntN(2)])
+		w := frameworktest.MakeNode().Name(fmt.Sprintf("n%02d", i)).Label("disk", []string{"ssd", "hdd"}[rng.IntN(2)])
 		if rng.IntN(8) > 0 {
 			w.Label(ipaZone, fmt.Sprintf("z%d", rng.IntN(3)))
 		}
@@ -36,10 +35,10 @@ func TestPodTopologySpreadRunningTotalsMatchFresh(t *testing.T) {
 	seq := 0
 	randomPod := func() *v1.Pod {
 		seq++
-		w := schedtest.MakePod().Name(fmt.Sprintf("p%d", seq)).Namespace([]string{"default", "other"}[rng.IntN(2)]).
+		w := frameworktest.MakePod().Name(fmt.Sprintf("p%d", seq)).Namespace([]string{"default", "other"}[rng.IntN(2)]).
 			Label("app", apps[rng.IntN(len(apps))])
 		for range 1 + rng.IntN(2) {
-			sc := schedtest.MakeSpreadConstraint(int32(1+rng.IntN(2)), keys[rng.IntN(2)], v1.DoNotSchedule).
+			sc := frameworktest.MakeSpreadConstraint(int32(1+rng.IntN(2)), keys[rng.IntN(2)], v1.DoNotSchedule).
 				MatchLabels("app", apps[rng.IntN(len(apps))])
 			if rng.IntN(4) == 0 {
 				sc.MinDomains(int32(2 + rng.IntN(3)))
@@ -62,7 +61,7 @@ func TestPodTopologySpreadRunningTotalsMatchFresh(t *testing.T) {
 
 	cluster := churn.New(rng, 12, node, randomPod)
 	newFilter := func() *predicates.PodTopologySpread {
-		ts, err := framework.NewTopologySpread(framework.DefaultPodTopologySpreadArgs(), fakehandle.New(cluster.Snapshot))
+		ts, err := framework.NewTopologySpread(framework.DefaultPodTopologySpreadArgs(), frameworktest.NewHandle(cluster.Snapshot))
 		if err != nil {
 			t.Fatal(err)
 		}

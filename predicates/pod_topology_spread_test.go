@@ -12,16 +12,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/predicates"
-	"github.com/yardmaster-io/yardmaster/scheduler/cache"
 )
 
 const tsZone = v1.LabelTopologyZone
 
-func tsSpread(maxSkew int32, key string) *schedtest.SpreadConstraintWrapper {
-	return schedtest.MakeSpreadConstraint(maxSkew, key, v1.DoNotSchedule)
+func tsSpread(maxSkew int32, key string) *frameworktest.SpreadConstraintWrapper {
+	return frameworktest.MakeSpreadConstraint(maxSkew, key, v1.DoNotSchedule)
 }
 
 // tsCluster has zone a (a1, a2), zone b (b1), zone c (c1) and x1
@@ -29,29 +27,29 @@ func tsSpread(maxSkew int32, key string) *schedtest.SpreadConstraintWrapper {
 // c=0.
 func tsCluster() ([]*v1.Node, []*v1.Pod) {
 	nodes := []*v1.Node{
-		schedtest.MakeNode().Name("a1").Label(tsZone, "a").Obj(),
-		schedtest.MakeNode().Name("a2").Label(tsZone, "a").Obj(),
-		schedtest.MakeNode().Name("b1").Label(tsZone, "b").Obj(),
-		schedtest.MakeNode().Name("c1").Label(tsZone, "c").Obj(),
-		schedtest.MakeNode().Name("x1").Obj(),
+		frameworktest.MakeNode().Name("a1").Label(tsZone, "a").Obj(),
+		frameworktest.MakeNode().Name("a2").Label(tsZone, "a").Obj(),
+		frameworktest.MakeNode().Name("b1").Label(tsZone, "b").Obj(),
+		frameworktest.MakeNode().Name("c1").Label(tsZone, "c").Obj(),
+		frameworktest.MakeNode().Name("x1").Obj(),
 	}
 	pods := []*v1.Pod{
-		schedtest.MakePod().Name("web-a1").Label("app", "web").Label("version", "v1").Node("a1").Obj(),
-		schedtest.MakePod().Name("web-a2").Label("app", "web").Label("version", "v1").Node("a2").Obj(),
-		schedtest.MakePod().Name("web-b1").Label("app", "web").Label("version", "v2").Node("b1").Obj(),
+		frameworktest.MakePod().Name("web-a1").Label("app", "web").Label("version", "v1").Node("a1").Obj(),
+		frameworktest.MakePod().Name("web-a2").Label("app", "web").Label("version", "v1").Node("a2").Obj(),
+		frameworktest.MakePod().Name("web-b1").Label("app", "web").Label("version", "v2").Node("b1").Obj(),
 	}
 	return nodes, pods
 }
 
-func tsWebPod() *schedtest.PodWrapper {
-	return schedtest.MakePod().Name("new").Label("app", "web").Label("version", "v2")
+func tsWebPod() *frameworktest.PodWrapper {
+	return frameworktest.MakePod().Name("new").Label("app", "web").Label("version", "v2")
 }
 
 // runSpreadFilter runs PreFilter and then Filter on every node, and returns
 // the PreFilter status and the rejections by node.
 func runSpreadFilter(t testing.TB, args *framework.PodTopologySpreadArgs, pod *v1.Pod, nodes []*v1.Node, pods []*v1.Pod, objects ...runtime.Object) (statusView, map[string]statusView) {
 	t.Helper()
-	h := fakehandle.New(cache.NewSnapshotFromNodes(nodes, pods)).AddObjects(objects...)
+	h := frameworktest.NewHandle(frameworktest.NewSnapshot(nodes, pods)).AddObjects(objects...)
 	ts, err := framework.NewTopologySpread(args, h)
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +92,7 @@ func TestPodTopologySpreadFilter(t *testing.T) {
 	}{
 		{name: "no constraints, no owner: skip", pod: tsWebPod().Obj(), wantPre: skip},
 		{name: "only ScheduleAnyway constraints: skip",
-			pod:     tsWebPod().SpreadConstraint(schedtest.MakeSpreadConstraint(1, tsZone, v1.ScheduleAnyway).MatchLabels("app", "web").Obj()).Obj(),
+			pod:     tsWebPod().SpreadConstraint(frameworktest.MakeSpreadConstraint(1, tsZone, v1.ScheduleAnyway).MatchLabels("app", "web").Obj()).Obj(),
 			wantPre: skip},
 		{
 			// min over a=2, b=1, c=0 is 0; skew = count + 1 - 0:
@@ -113,7 +111,7 @@ func TestPodTopologySpreadFilter(t *testing.T) {
 			// The pod does not match its selector: skew = count - 0:
 			// a 2 > 1, b 1 ≤ 1.
 			name: "pod outside its own selector",
-			pod:  schedtest.MakePod().Name("new").Label("app", "db").SpreadConstraint(tsSpread(1, tsZone).MatchLabels("app", "web").Obj()).Obj(),
+			pod:  frameworktest.MakePod().Name("new").Label("app", "db").SpreadConstraint(tsSpread(1, tsZone).MatchLabels("app", "web").Obj()).Obj(),
 			want: map[string]statusView{"a1": skewed, "a2": skewed, "x1": noLabel},
 		},
 		{
@@ -146,14 +144,14 @@ func TestPodTopologySpreadFilter(t *testing.T) {
 			// domain → min over a=2, b=1 is 1: a 2+1-1 = 2 > 1, b 1 ≤ 1,
 			// c 0+1-1 = 0.
 			name: "nodeAffinityPolicy Honor drops domains the pod cannot use",
-			pod: tsWebPod().RequiredNodeAffinity(schedtest.MakeNodeSelectorTerm().In(tsZone, "a", "b").Obj()).
+			pod: tsWebPod().RequiredNodeAffinity(frameworktest.MakeNodeSelectorTerm().In(tsZone, "a", "b").Obj()).
 				SpreadConstraint(tsSpread(1, tsZone).MatchLabels("app", "web").Obj()).Obj(),
 			want: map[string]statusView{"a1": skewed, "a2": skewed, "x1": noLabel},
 		},
 		{
 			// Ignore: zone c counts with 0 → min 0: b 1+1 = 2 > 1.
 			name: "nodeAffinityPolicy Ignore keeps them",
-			pod: tsWebPod().RequiredNodeAffinity(schedtest.MakeNodeSelectorTerm().In(tsZone, "a", "b").Obj()).
+			pod: tsWebPod().RequiredNodeAffinity(frameworktest.MakeNodeSelectorTerm().In(tsZone, "a", "b").Obj()).
 				SpreadConstraint(tsSpread(1, tsZone).MatchLabels("app", "web").NodeAffinityPolicy(v1.NodeInclusionPolicyIgnore).Obj()).Obj(),
 			want: map[string]statusView{"a1": skewed, "a2": skewed, "b1": skewed, "x1": noLabel},
 		},
@@ -198,8 +196,8 @@ func TestPodTopologySpreadFilter(t *testing.T) {
 			name: "other namespaces and terminating pods do not count",
 			pod:  tsWebPod().SpreadConstraint(tsSpread(1, tsZone).MatchLabels("app", "web").Obj()).Obj(),
 			extraPods: []*v1.Pod{
-				schedtest.MakePod().Namespace("other").Name("o").Label("app", "web").Node("c1").Obj(),
-				schedtest.MakePod().Name("gone").Label("app", "web").Node("c1").Terminating().Obj(),
+				frameworktest.MakePod().Namespace("other").Name("o").Label("app", "web").Node("c1").Obj(),
+				frameworktest.MakePod().Name("gone").Label("app", "web").Node("c1").Terminating().Obj(),
 			},
 			want: map[string]statusView{"a1": skewed, "a2": skewed, "b1": skewed, "x1": noLabel},
 		},
@@ -231,7 +229,7 @@ func TestPodTopologySpreadFilter(t *testing.T) {
 			name: "a node without every key is no domain of any constraint",
 			pod: tsWebPod().SpreadConstraint(tsSpread(5, tsZone).MatchLabels("app", "web").Obj()).
 				SpreadConstraint(tsSpread(1, v1.LabelHostname).MatchLabels("app", "web").Obj()).Obj(),
-			extraPods: []*v1.Pod{schedtest.MakePod().Name("web-c1").Label("app", "web").Node("c1").Obj()},
+			extraPods: []*v1.Pod{frameworktest.MakePod().Name("web-c1").Label("app", "web").Node("c1").Obj()},
 			// Hostname domains a1, a2, b1, c1 all hold 1 → min 1: skew 1.
 			want: map[string]statusView{"x1": noLabel},
 		},
@@ -353,24 +351,24 @@ func zoneSpreadCluster(n int) ([]*v1.Node, []*v1.Pod) {
 	pods := make([]*v1.Pod, n)
 	for i := range n {
 		name := fmt.Sprintf("node-%d", i)
-		nodes[i] = schedtest.MakeNode().Name(name).Label(tsZone, fmt.Sprintf("zone-%d", i%3)).Obj()
+		nodes[i] = frameworktest.MakeNode().Name(name).Label(tsZone, fmt.Sprintf("zone-%d", i%3)).Obj()
 		app := "web"
 		if i%2 == 1 {
 			app = "db"
 		}
-		pods[i] = schedtest.MakePod().Name(fmt.Sprintf("pod-%d", i)).Label("app", app).Node(name).Obj()
+		pods[i] = frameworktest.MakePod().Name(fmt.Sprintf("pod-%d", i)).Label("app", app).Node(name).Obj()
 	}
 	return nodes, pods
 }
 
 func zoneSpreadPod(maxSkew int32) *v1.Pod {
-	return schedtest.MakePod().Name("new").Label("app", "web").
+	return frameworktest.MakePod().Name("new").Label("app", "web").
 		SpreadConstraint(tsSpread(maxSkew, tsZone).MatchLabels("app", "web").Obj()).Obj()
 }
 
 func TestPodTopologySpreadFilterDoesNotAllocate(t *testing.T) {
 	nodes, pods := zoneSpreadCluster(300)
-	h := fakehandle.New(cache.NewSnapshotFromNodes(nodes, pods))
+	h := frameworktest.NewHandle(frameworktest.NewSnapshot(nodes, pods))
 	ts, err := framework.NewTopologySpread(framework.DefaultPodTopologySpreadArgs(), h)
 	if err != nil {
 		t.Fatal(err)
@@ -398,7 +396,7 @@ func TestPodTopologySpreadFilterDoesNotAllocate(t *testing.T) {
 // passes (834+1-833 = 2).
 func BenchmarkPodTopologySpreadFilter(b *testing.B) {
 	nodes, pods := zoneSpreadCluster(5000)
-	h := fakehandle.New(cache.NewSnapshotFromNodes(nodes, pods))
+	h := frameworktest.NewHandle(frameworktest.NewSnapshot(nodes, pods))
 	ts, err := framework.NewTopologySpread(framework.DefaultPodTopologySpreadArgs(), h)
 	if err != nil {
 		b.Fatal(err)
@@ -447,11 +445,11 @@ func BenchmarkPodTopologySpreadFilter(b *testing.B) {
 func TestPodTopologySpreadWhatIfCountsAsPreFilter(t *testing.T) {
 	skewed := viewOf(reject(framework.Unschedulable, "node(s) didn't match pod topology spread constraints"))
 	nodes := []*v1.Node{
-		schedtest.MakeNode().Name("a1").Label(tsZone, "a").Obj(),
-		schedtest.MakeNode().Name("b1").Label(tsZone, "b").Obj(),
+		frameworktest.MakeNode().Name("a1").Label(tsZone, "a").Obj(),
+		frameworktest.MakeNode().Name("b1").Label(tsZone, "b").Obj(),
 	}
-	web := func(name, node string) *schedtest.PodWrapper {
-		return schedtest.MakePod().Name(name).UID(name).Label("app", "web").Node(node)
+	web := func(name, node string) *frameworktest.PodWrapper {
+		return frameworktest.MakePod().Name(name).UID(name).Label("app", "web").Node(node)
 	}
 	// Zone a holds 2 web pods (a third terminating), zone b 1.
 	pods := []*v1.Pod{
@@ -481,7 +479,7 @@ func TestPodTopologySpreadWhatIfCountsAsPreFilter(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h := fakehandle.New(cache.NewSnapshotFromNodes(nodes, pods))
+			h := frameworktest.NewHandle(frameworktest.NewSnapshot(nodes, pods))
 			ts, err := framework.NewTopologySpread(framework.DefaultPodTopologySpreadArgs(), h)
 			if err != nil {
 				t.Fatal(err)

@@ -12,10 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/predicates"
-	"github.com/yardmaster-io/yardmaster/scheduler/cache"
 )
 
 // extendedFilter is a filter whose PreFilter state preemption can ask
@@ -40,7 +38,7 @@ func TestPreFilterExtensionsMatchPreFilter(t *testing.T) {
 	seq := 0
 	randomPod := func() *v1.Pod {
 		seq++
-		w := schedtest.MakePod().Name(fmt.Sprintf("p%d", seq)).Namespace([]string{"default", "other"}[rng.IntN(4)/3]).
+		w := frameworktest.MakePod().Name(fmt.Sprintf("p%d", seq)).Namespace([]string{"default", "other"}[rng.IntN(4)/3]).
 			Label("app", apps[rng.IntN(len(apps))])
 		// Up to two affinity terms, which may share a topology key.
 		for range rng.IntN(3) * rng.IntN(2) {
@@ -50,7 +48,7 @@ func TestPreFilterExtensionsMatchPreFilter(t *testing.T) {
 			w.RequiredPodAntiAffinity(ipaTerm(keys[rng.IntN(2)]).MatchLabel("app", apps[rng.IntN(len(apps))]).Obj())
 		}
 		if rng.IntN(2) == 0 {
-			sc := schedtest.MakeSpreadConstraint(int32(1+rng.IntN(2)), keys[rng.IntN(2)], v1.DoNotSchedule).
+			sc := frameworktest.MakeSpreadConstraint(int32(1+rng.IntN(2)), keys[rng.IntN(2)], v1.DoNotSchedule).
 				MatchLabels("app", apps[rng.IntN(len(apps))])
 			if rng.IntN(4) == 0 {
 				sc.MinDomains(int32(2 + rng.IntN(3)))
@@ -72,7 +70,7 @@ func TestPreFilterExtensionsMatchPreFilter(t *testing.T) {
 		var pods []*v1.Pod
 		for i := range 2 + rng.IntN(6) {
 			name := fmt.Sprintf("n%d", i)
-			w := schedtest.MakeNode().Name(name).Label(v1.LabelHostname, name).Label("disk", []string{"ssd", "hdd"}[rng.IntN(2)])
+			w := frameworktest.MakeNode().Name(name).Label(v1.LabelHostname, name).Label("disk", []string{"ssd", "hdd"}[rng.IntN(2)])
 			if rng.IntN(6) > 0 {
 				w.Label(ipaZone, fmt.Sprintf("z%d", rng.IntN(3)))
 			}
@@ -90,9 +88,9 @@ func TestPreFilterExtensionsMatchPreFilter(t *testing.T) {
 	}
 	filters := []struct {
 		name string
-		make func(h *fakehandle.Handle) extendedFilter
+		make func(h *frameworktest.Handle) extendedFilter
 	}{{
-		"InterPodAffinity", func(h *fakehandle.Handle) extendedFilter {
+		"InterPodAffinity", func(h *frameworktest.Handle) extendedFilter {
 			pl, err := predicates.NewInterPodAffinity(h)
 			if err != nil {
 				t.Fatal(err)
@@ -100,7 +98,7 @@ func TestPreFilterExtensionsMatchPreFilter(t *testing.T) {
 			return pl
 		},
 	}, {
-		"PodTopologySpread", func(h *fakehandle.Handle) extendedFilter {
+		"PodTopologySpread", func(h *frameworktest.Handle) extendedFilter {
 			ts, err := framework.NewTopologySpread(framework.DefaultPodTopologySpreadArgs(), h)
 			if err != nil {
 				t.Fatal(err)
@@ -108,7 +106,7 @@ func TestPreFilterExtensionsMatchPreFilter(t *testing.T) {
 			return predicates.NewPodTopologySpread(ts)
 		},
 	}}
-	namespaces := []*v1.Namespace{fakehandle.Namespace("default"), fakehandle.Namespace("other")}
+	namespaces := []*v1.Namespace{frameworktest.Namespace("default"), frameworktest.Namespace("other")}
 	for _, f := range filters {
 		newFilter := f.make
 		t.Run(f.name, func(t *testing.T) {
@@ -121,9 +119,9 @@ func TestPreFilterExtensionsMatchPreFilter(t *testing.T) {
 				victim := rng.IntN(len(pods))
 				without := append(append([]*v1.Pod(nil), pods[:victim]...), pods[victim+1:]...)
 				pod := randomPod()
-				withSnap, withoutSnap := cache.NewSnapshotFromNodes(nodes, pods), cache.NewSnapshotFromNodes(nodes, without)
-				withPl := newFilter(fakehandle.New(withSnap, namespaces...))
-				withoutPl := newFilter(fakehandle.New(withoutSnap, namespaces...))
+				withSnap, withoutSnap := frameworktest.NewSnapshot(nodes, pods), frameworktest.NewSnapshot(nodes, without)
+				withPl := newFilter(frameworktest.NewHandle(withSnap, namespaces...))
+				withoutPl := newFilter(frameworktest.NewHandle(withoutSnap, namespaces...))
 
 				removed := whatIf(t, withPl, pod, withSnap.List(), pods[victim], false)
 				if want := decideOn(withoutPl, pod, withoutSnap.List()); removed != want {

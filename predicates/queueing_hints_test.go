@@ -12,10 +12,8 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/predicates"
-	"github.com/yardmaster-io/yardmaster/scheduler/cache"
 )
 
 // hintCase is one event seen by one plugin's registrations: what the queue
@@ -99,11 +97,11 @@ func checkHints(t *testing.T, pl framework.EnqueueExtensions, cases []hintCase) 
 	}
 }
 
-func node(name string) *schedtest.NodeWrapper {
-	return schedtest.MakeNode().Name(name).Capacity("4", "8Gi", 110)
+func node(name string) *frameworktest.NodeWrapper {
+	return frameworktest.MakeNode().Name(name).Capacity("4", "8Gi", 110)
 }
 
-func pod(name string) *schedtest.PodWrapper { return schedtest.MakePod().Name(name) }
+func pod(name string) *frameworktest.PodWrapper { return frameworktest.MakePod().Name(name) }
 
 func TestFitHints(t *testing.T) {
 	big := pod("big").Req("3", "1Gi").Obj()
@@ -174,7 +172,7 @@ func TestFitHints(t *testing.T) {
 	n3.Status.Allocatable["example.com/gpu"] = resource.MustParse("1")
 	stays := pod("stays").Req("3", "1Gi").Node("n1").Obj()
 	gpuUser := pod("gpu-user").Res(map[v1.ResourceName]string{"example.com/gpu": "1"}).Node("n3").Obj()
-	h := fakehandle.New(cache.NewSnapshotFromNodes([]*v1.Node{n1, n3}, []*v1.Pod{stays, gpuUser}))
+	h := frameworktest.NewHandle(frameworktest.NewSnapshot([]*v1.Node{n1, n3}, []*v1.Pod{stays, gpuUser}))
 	// n3 also has a preemptor of priority 10 nominated, for 8 cpu.
 	preemptor := pod("preemptor").Req("8", "").Priority(10).Obj()
 	h.Nominated = map[string][]*framework.PodInfo{"n3": {framework.NewPodInfo(preemptor)}}
@@ -193,7 +191,7 @@ func TestFitHints(t *testing.T) {
 		{name: "node unknown to the cache", pod: pod("two").Req("2", "").Obj(), event: evAssignedDelete, old: onN2, want: framework.Queue},
 	})
 	full := node("n4").Capacity("8", "8Gi", 1).Obj()
-	h = fakehandle.New(cache.NewSnapshotFromNodes([]*v1.Node{full}, []*v1.Pod{pod("last").Node("n4").Obj()}))
+	h = frameworktest.NewHandle(frameworktest.NewSnapshot([]*v1.Node{full}, []*v1.Pod{pod("last").Node("n4").Obj()}))
 	checkHints(t, predicates.NewFit(nil).UseNodeInfoReader(h.ReadNodeInfo, h.NominatedPodsForNode), []hintCase{
 		{name: "node still full by count", pod: pod("tiny").Req("10m", "").Obj(), event: evAssignedDelete, old: pod("gone").Node("n4").Obj(), want: framework.QueueSkip},
 	})
@@ -230,12 +228,12 @@ func TestNodeAffinityHints(t *testing.T) {
 	ssd := node("n1").Label("disk", "ssd").Obj()
 	hdd := node("n1").Label("disk", "hdd").Obj()
 	ssdMore := node("n1").Label("disk", "ssd").Label("x", "y").Obj()
-	zonal := pod("z").RequiredNodeAffinity(schedtest.MakeNodeSelectorTerm().In("zone", "a").Obj()).Obj()
+	zonal := pod("z").RequiredNodeAffinity(frameworktest.MakeNodeSelectorTerm().In("zone", "a").Obj()).Obj()
 	zoneA := node("n1").Label("zone", "a").Obj()
 	zoneB := node("n1").Label("zone", "b").Obj()
 	added := predicates.NewNodeAffinity(&framework.NodeAffinityArgs{AddedAffinity: &v1.NodeAffinity{
 		RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{
-			schedtest.MakeNodeSelectorTerm().In("pool", "batch").Obj()}}}})
+			frameworktest.MakeNodeSelectorTerm().In("pool", "batch").Obj()}}}})
 	checkHints(t, predicates.NewNodeAffinity(nil), []hintCase{
 		{name: "matching node added", pod: p, event: evNodeAdd, new: ssd, want: framework.Queue},
 		{name: "other node added", pod: p, event: evNodeAdd, new: hdd, want: framework.QueueSkip},
@@ -296,13 +294,13 @@ func TestNodePortsHints(t *testing.T) {
 }
 
 func TestInterPodAffinityHints(t *testing.T) {
-	snap := cache.NewSnapshotFromNodes(nil, nil)
-	pl, err := predicates.NewInterPodAffinity(fakehandle.New(snap))
+	snap := frameworktest.NewSnapshot(nil, nil)
+	pl, err := predicates.NewInterPodAffinity(frameworktest.NewHandle(snap))
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantsDB := pod("p").Label("app", "front").RequiredPodAffinity(schedtest.MakePodAffinityTerm("zone").MatchLabel("app", "db").Obj()).Obj()
-	avoidsWeb := pod("q").RequiredPodAntiAffinity(schedtest.MakePodAffinityTerm("zone").MatchLabel("app", "web").Obj()).Obj()
+	wantsDB := pod("p").Label("app", "front").RequiredPodAffinity(frameworktest.MakePodAffinityTerm("zone").MatchLabel("app", "db").Obj()).Obj()
+	avoidsWeb := pod("q").RequiredPodAntiAffinity(frameworktest.MakePodAffinityTerm("zone").MatchLabel("app", "web").Obj()).Obj()
 	db := pod("db").Label("app", "db").Node("n1").Obj()
 	web := pod("web").Label("app", "web").Node("n1").Obj()
 	cache := pod("cache").Label("app", "cache").Node("n1").Obj()
@@ -312,20 +310,20 @@ func TestInterPodAffinityHints(t *testing.T) {
 	cacheToDB := cache.DeepCopy()
 	cacheToDB.Labels = map[string]string{"app": "db"}
 	hater := pod("hater").Label("app", "x").Node("n1").
-		RequiredPodAntiAffinity(schedtest.MakePodAffinityTerm("zone").Exists("app").Obj()).Obj()
+		RequiredPodAntiAffinity(frameworktest.MakePodAffinityTerm("zone").Exists("app").Obj()).Obj()
 	// Two anti-affinity terms: a pod matching either one is in the way.
 	// kube-scheduler v1.37 wakes the pod when one such pod leaves; v1.36
 	// asked a pod to match both, and none ever does here.
 	avoidsWebAndDB := pod("r").
-		RequiredPodAntiAffinity(schedtest.MakePodAffinityTerm("zone").MatchLabel("app", "web").Obj()).
-		RequiredPodAntiAffinity(schedtest.MakePodAffinityTerm("zone").MatchLabel("app", "db").Obj()).Obj()
+		RequiredPodAntiAffinity(frameworktest.MakePodAffinityTerm("zone").MatchLabel("app", "web").Obj()).
+		RequiredPodAntiAffinity(frameworktest.MakePodAffinityTerm("zone").MatchLabel("app", "db").Obj()).Obj()
 	webToDB := web.DeepCopy()
 	webToDB.Labels = map[string]string{"app": "db"}
 	// hater2 excludes pods labelled app=front or tier=x by two terms;
 	// wantsDB (app=front) matches one.
 	hater2 := pod("hater2").Label("app", "y").Node("n1").
-		RequiredPodAntiAffinity(schedtest.MakePodAffinityTerm("zone").MatchLabel("app", "front").Obj()).
-		RequiredPodAntiAffinity(schedtest.MakePodAffinityTerm("zone").MatchLabel("tier", "x").Obj()).Obj()
+		RequiredPodAntiAffinity(frameworktest.MakePodAffinityTerm("zone").MatchLabel("app", "front").Obj()).
+		RequiredPodAntiAffinity(frameworktest.MakePodAffinityTerm("zone").MatchLabel("tier", "x").Obj()).Obj()
 	zoneless := node("n1").Obj()
 	zoned := node("n1").Label("zone", "a").Obj()
 	zonedB := node("n1").Label("zone", "b").Obj()
@@ -357,16 +355,16 @@ func TestInterPodAffinityHints(t *testing.T) {
 }
 
 func TestPodTopologySpreadHints(t *testing.T) {
-	h := fakehandle.New(cache.NewSnapshotFromNodes(nil, nil))
+	h := frameworktest.NewHandle(frameworktest.NewSnapshot(nil, nil))
 	ts, err := framework.NewTopologySpread(&framework.PodTopologySpreadArgs{DefaultingType: framework.ListDefaulting}, h)
 	if err != nil {
 		t.Fatal(err)
 	}
 	pl := predicates.NewPodTopologySpread(ts)
 	p := pod("p").Label("app", "web").SpreadConstraint(
-		schedtest.MakeSpreadConstraint(1, "zone", v1.DoNotSchedule).MatchLabels("app", "web").Obj()).Obj()
+		frameworktest.MakeSpreadConstraint(1, "zone", v1.DoNotSchedule).MatchLabels("app", "web").Obj()).Obj()
 	honour := pod("h").Label("app", "web").SpreadConstraint(
-		schedtest.MakeSpreadConstraint(1, "zone", v1.DoNotSchedule).MatchLabels("app", "web").NodeTaintsPolicy(v1.NodeInclusionPolicyHonor).Obj()).Obj()
+		frameworktest.MakeSpreadConstraint(1, "zone", v1.DoNotSchedule).MatchLabels("app", "web").NodeTaintsPolicy(v1.NodeInclusionPolicyHonor).Obj()).Obj()
 	web := pod("web").Label("app", "web").Node("n1").Obj()
 	webElsewhere := pod("web").Namespace("other").Label("app", "web").Node("n1").Obj()
 	db := pod("db").Label("app", "db").Node("n1").Obj()
@@ -400,10 +398,10 @@ func TestPodTopologySpreadHints(t *testing.T) {
 func TestVolumeHints(t *testing.T) {
 	p := pod("p").PVC("data").Obj()
 	eph := pod("e").EphemeralVolume("scratch").Obj()
-	mine := schedtest.MakePVC("default", "data").Obj()
-	other := schedtest.MakePVC("default", "logs").Obj()
-	elsewhere := schedtest.MakePVC("other", "data").Obj()
-	generated := schedtest.MakePVC("default", "e-scratch").Obj()
+	mine := frameworktest.MakePVC("default", "data").Obj()
+	other := frameworktest.MakePVC("default", "logs").Obj()
+	elsewhere := frameworktest.MakePVC("other", "data").Obj()
+	generated := frameworktest.MakePVC("default", "e-scratch").Obj()
 	sharer := pod("sharer").PVC("data").Node("n1").Obj()
 	unrelated := pod("u").PVC("logs").Node("n1").Obj()
 	inlineEBS := pod("inline").Obj()
@@ -418,7 +416,7 @@ func TestVolumeHints(t *testing.T) {
 	}
 	ebsAttachment, pdAttachment := attachment("ebs.csi.aws.com"), attachment("pd.csi.storage.gke.io")
 	evDetached := framework.ClusterEvent{Resource: framework.VolumeAttachment, ActionType: framework.Delete}
-	h := fakehandle.New(cache.NewSnapshotFromNodes(nil, nil))
+	h := frameworktest.NewHandle(frameworktest.NewSnapshot(nil, nil))
 	vb, err := predicates.NewVolumeBinding(framework.DefaultVolumeBindingArgs(), h)
 	if err != nil {
 		t.Fatal(err)

@@ -6,15 +6,14 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
-	"github.com/yardmaster-io/yardmaster/internal/signtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
 // The filters that sign must sign everything they read of a pod, and only
 // that: see framework.PodSigner.
 func TestFiltersSignWhatTheyRead(t *testing.T) {
-	base := func() *schedtest.PodWrapper {
-		return schedtest.MakePod().Name("a").Label("app", "web").Req("500m", "1Gi").HostPort(80, v1.ProtocolTCP, "")
+	base := func() *frameworktest.PodWrapper {
+		return frameworktest.MakePod().Name("a").Label("app", "web").Req("500m", "1Gi").HostPort(80, v1.ProtocolTCP, "")
 	}
 	// Another replica: a different name, labels and image, nothing else.
 	replica := base().Name("b").Label("pod-template-hash", "x").Obj()
@@ -22,7 +21,7 @@ func TestFiltersSignWhatTheyRead(t *testing.T) {
 	tolerating := func(key string, effect v1.TaintEffect) *v1.Pod {
 		return base().Toleration(key, v1.TolerationOpExists, "", effect).Obj()
 	}
-	cases := map[framework.PodSigner][]signtest.Case{
+	cases := map[framework.PodSigner][]frameworktest.SignCase{
 		NewNodeUnschedulable(): {
 			{Name: "replica", A: base().Obj(), B: replica, Same: true},
 			{Name: "toleration", A: base().Obj(), B: tolerating(v1.TaintNodeUnschedulable, v1.TaintEffectNoSchedule)},
@@ -43,21 +42,21 @@ func TestFiltersSignWhatTheyRead(t *testing.T) {
 				Name: "required affinity",
 				A:    base().NodeSelector(map[string]string{"disk": "ssd"}).Obj(),
 				B: base().NodeSelector(map[string]string{"disk": "ssd"}).
-					RequiredNodeAffinity(schedtest.MakeNodeSelectorTerm().In("zone", "a").Obj()).Obj(),
+					RequiredNodeAffinity(frameworktest.MakeNodeSelectorTerm().In("zone", "a").Obj()).Obj(),
 			},
 			{
 				Name: "preferred affinity is the scorer's",
 				A:    base().NodeSelector(map[string]string{"disk": "ssd"}).Obj(),
 				B: base().NodeSelector(map[string]string{"disk": "ssd"}).
-					PreferredNodeAffinity(5, schedtest.MakeNodeSelectorTerm().In("zone", "a").Obj()).Obj(),
+					PreferredNodeAffinity(5, frameworktest.MakeNodeSelectorTerm().In("zone", "a").Obj()).Obj(),
 				Same: true,
 			},
 		},
 		NewNodePorts(): {
 			{Name: "replica", A: base().Obj(), B: replica, Same: true},
-			{Name: "port", A: base().Obj(), B: schedtest.MakePod().Req("500m", "1Gi").HostPort(81, v1.ProtocolTCP, "").Obj()},
-			{Name: "protocol", A: base().Obj(), B: schedtest.MakePod().Req("500m", "1Gi").HostPort(80, v1.ProtocolUDP, "").Obj()},
-			{Name: "host IP", A: base().Obj(), B: schedtest.MakePod().Req("500m", "1Gi").HostPort(80, v1.ProtocolTCP, "10.0.0.1").Obj()},
+			{Name: "port", A: base().Obj(), B: frameworktest.MakePod().Req("500m", "1Gi").HostPort(81, v1.ProtocolTCP, "").Obj()},
+			{Name: "protocol", A: base().Obj(), B: frameworktest.MakePod().Req("500m", "1Gi").HostPort(80, v1.ProtocolUDP, "").Obj()},
+			{Name: "host IP", A: base().Obj(), B: frameworktest.MakePod().Req("500m", "1Gi").HostPort(80, v1.ProtocolTCP, "10.0.0.1").Obj()},
 		},
 		NewNodeDeclaredFeatures(): {
 			{Name: "replica", A: base().Obj(), B: replica, Same: true},
@@ -83,7 +82,7 @@ func TestFiltersSignWhatTheyRead(t *testing.T) {
 		},
 	}
 	for pl, cs := range cases {
-		signtest.Run(t, pl, cs)
+		frameworktest.CheckSigning(t, pl, cs)
 	}
 }
 

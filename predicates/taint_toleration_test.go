@@ -9,46 +9,46 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/predicates"
 )
 
 func TestTaintTolerationFilter(t *testing.T) {
-	controlPlane := schedtest.MakeNode().Name("cp").Taint("node-role.kubernetes.io/control-plane", "", v1.TaintEffectNoSchedule).Obj()
-	gpu := schedtest.MakeNode().Name("gpu").Taint("dedicated", "gpu", v1.TaintEffectNoSchedule).Obj()
+	controlPlane := frameworktest.MakeNode().Name("cp").Taint("node-role.kubernetes.io/control-plane", "", v1.TaintEffectNoSchedule).Obj()
+	gpu := frameworktest.MakeNode().Name("gpu").Taint("dedicated", "gpu", v1.TaintEffectNoSchedule).Obj()
 	tests := []struct {
 		name      string
 		pod       *v1.Pod
 		node      *v1.Node
 		wantTaint string // key of the taint that rejects the node, if any
 	}{
-		{name: "no taints", pod: schedtest.MakePod().Obj(), node: schedtest.MakeNode().Name("n").Obj()},
-		{name: "untolerated NoSchedule", pod: schedtest.MakePod().Obj(), node: controlPlane,
+		{name: "no taints", pod: frameworktest.MakePod().Obj(), node: frameworktest.MakeNode().Name("n").Obj()},
+		{name: "untolerated NoSchedule", pod: frameworktest.MakePod().Obj(), node: controlPlane,
 			wantTaint: "node-role.kubernetes.io/control-plane"},
-		{name: "untolerated NoExecute", pod: schedtest.MakePod().Obj(),
-			node:      schedtest.MakeNode().Name("n").Taint("node.kubernetes.io/not-ready", "", v1.TaintEffectNoExecute).Obj(),
+		{name: "untolerated NoExecute", pod: frameworktest.MakePod().Obj(),
+			node:      frameworktest.MakeNode().Name("n").Taint("node.kubernetes.io/not-ready", "", v1.TaintEffectNoExecute).Obj(),
 			wantTaint: "node.kubernetes.io/not-ready"},
-		{name: "PreferNoSchedule only scores", pod: schedtest.MakePod().Obj(),
-			node: schedtest.MakeNode().Name("n").Taint("soft", "", v1.TaintEffectPreferNoSchedule).Obj()},
-		{name: "Exists toleration", pod: schedtest.MakePod().
+		{name: "PreferNoSchedule only scores", pod: frameworktest.MakePod().Obj(),
+			node: frameworktest.MakeNode().Name("n").Taint("soft", "", v1.TaintEffectPreferNoSchedule).Obj()},
+		{name: "Exists toleration", pod: frameworktest.MakePod().
 			Toleration("node-role.kubernetes.io/control-plane", v1.TolerationOpExists, "", v1.TaintEffectNoSchedule).Obj(),
 			node: controlPlane},
-		{name: "Equal toleration, same value", pod: schedtest.MakePod().
+		{name: "Equal toleration, same value", pod: frameworktest.MakePod().
 			Toleration("dedicated", v1.TolerationOpEqual, "gpu", v1.TaintEffectNoSchedule).Obj(), node: gpu},
-		{name: "Equal toleration, other value", pod: schedtest.MakePod().
+		{name: "Equal toleration, other value", pod: frameworktest.MakePod().
 			Toleration("dedicated", v1.TolerationOpEqual, "cpu", v1.TaintEffectNoSchedule).Obj(), node: gpu,
 			wantTaint: "dedicated"},
-		{name: "empty operator means Equal", pod: schedtest.MakePod().Toleration("dedicated", "", "gpu", "").Obj(), node: gpu},
-		{name: "toleration for another effect", pod: schedtest.MakePod().
+		{name: "empty operator means Equal", pod: frameworktest.MakePod().Toleration("dedicated", "", "gpu", "").Obj(), node: gpu},
+		{name: "toleration for another effect", pod: frameworktest.MakePod().
 			Toleration("dedicated", v1.TolerationOpExists, "", v1.TaintEffectNoExecute).Obj(), node: gpu,
 			wantTaint: "dedicated"},
-		{name: "empty key with Exists tolerates all", pod: schedtest.MakePod().Toleration("", v1.TolerationOpExists, "", "").Obj(),
-			node: schedtest.MakeNode().Name("n").Taint("a", "1", v1.TaintEffectNoSchedule).Taint("b", "2", v1.TaintEffectNoExecute).Obj()},
-		{name: "second taint untolerated", pod: schedtest.MakePod().Toleration("a", v1.TolerationOpExists, "", "").Obj(),
-			node:      schedtest.MakeNode().Name("n").Taint("a", "1", v1.TaintEffectNoSchedule).Taint("b", "2", v1.TaintEffectNoExecute).Obj(),
+		{name: "empty key with Exists tolerates all", pod: frameworktest.MakePod().Toleration("", v1.TolerationOpExists, "", "").Obj(),
+			node: frameworktest.MakeNode().Name("n").Taint("a", "1", v1.TaintEffectNoSchedule).Taint("b", "2", v1.TaintEffectNoExecute).Obj()},
+		{name: "second taint untolerated", pod: frameworktest.MakePod().Toleration("a", v1.TolerationOpExists, "", "").Obj(),
+			node:      frameworktest.MakeNode().Name("n").Taint("a", "1", v1.TaintEffectNoSchedule).Taint("b", "2", v1.TaintEffectNoExecute).Obj(),
 			wantTaint: "b"},
-		{name: "Gt toleration is gated off in v1.37", pod: schedtest.MakePod().Toleration("gen", v1.TolerationOpGt, "1", "").Obj(),
-			node:      schedtest.MakeNode().Name("n").Taint("gen", "5", v1.TaintEffectNoSchedule).Obj(),
+		{name: "Gt toleration is gated off in v1.37", pod: frameworktest.MakePod().Toleration("gen", v1.TolerationOpGt, "1", "").Obj(),
+			node:      frameworktest.MakeNode().Name("n").Taint("gen", "5", v1.TaintEffectNoSchedule).Obj(),
 			wantTaint: "gen"},
 	}
 	for _, tc := range tests {
@@ -86,7 +86,7 @@ func benchNodeInfos(n int, node func(i int) *v1.Node) []*framework.NodeInfo {
 // tolerates or only scores, so that every node passes the filter.
 func taintedCluster(n int) []*framework.NodeInfo {
 	return benchNodeInfos(n, func(i int) *v1.Node {
-		return schedtest.MakeNode().Name(fmt.Sprintf("node-%d", i)).
+		return frameworktest.MakeNode().Name(fmt.Sprintf("node-%d", i)).
 			Taint("example.com/soft", "", v1.TaintEffectPreferNoSchedule).
 			Taint("dedicated", fmt.Sprintf("team-%d", i%2), v1.TaintEffectNoSchedule).
 			Taint("node.kubernetes.io/disk-pressure", "", v1.TaintEffectNoExecute).Obj()
@@ -94,7 +94,7 @@ func taintedCluster(n int) []*framework.NodeInfo {
 }
 
 func benchTolerantPod() *v1.Pod {
-	return schedtest.MakePod().Name("p").
+	return frameworktest.MakePod().Name("p").
 		Toleration("node.kubernetes.io/not-ready", v1.TolerationOpExists, "", v1.TaintEffectNoExecute).
 		Toleration("dedicated", v1.TolerationOpEqual, "team-0", v1.TaintEffectNoSchedule).
 		Toleration("dedicated", v1.TolerationOpEqual, "team-1", v1.TaintEffectNoSchedule).

@@ -18,24 +18,22 @@ import (
 	storagehelpers "k8s.io/component-helpers/storage/volume"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
-	"github.com/yardmaster-io/yardmaster/scheduler/cache"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
 // bindWorld is one node, h1, with local volumes, and a fake API server
 // that holds the same objects as the informers.
 type bindWorld struct {
 	t    *testing.T
-	h    *fakehandle.Handle
+	h    *frameworktest.Handle
 	pl   *VolumeBinding
 	node *v1.Node
 }
 
 func newBindWorld(t *testing.T, timeout int64, objects ...runtime.Object) *bindWorld {
 	t.Helper()
-	node := schedtest.MakeNode().Name("n1").Label(v1.LabelHostname, "h1").Obj()
-	h := fakehandle.New(cache.NewSnapshotFromNodes([]*v1.Node{node}, nil)).AddObjects(append(objects, node)...)
+	node := frameworktest.MakeNode().Name("n1").Label(v1.LabelHostname, "h1").Obj()
+	h := frameworktest.NewHandle(frameworktest.NewSnapshot([]*v1.Node{node}, nil)).AddObjects(append(objects, node)...)
 	for _, o := range objects {
 		if err := h.Clientset.Tracker().Add(o); err != nil {
 			t.Fatal(err)
@@ -106,17 +104,17 @@ func chosen(t *testing.T, state *framework.CycleState) string {
 }
 
 func localWorldObjects() []runtime.Object {
-	class := schedtest.MakeStorageClass("local", storagehelpers.NotSupportedProvisioner, storagev1.VolumeBindingWaitForFirstConsumer)
+	class := frameworktest.MakeStorageClass("local", storagehelpers.NotSupportedProvisioner, storagev1.VolumeBindingWaitForFirstConsumer)
 	return []runtime.Object{class,
-		schedtest.MakePV("small").Class("local").Capacity("5Gi").OnNode("h1").Version("10").Obj(),
-		schedtest.MakePV("large").Class("local").Capacity("10Gi").OnNode("h1").Version("11").Obj(),
-		schedtest.MakePVC("default", "c1").UID("c1-uid").Class("local").Request("4Gi").Version("20").Obj(),
-		schedtest.MakePVC("default", "c2").UID("c2-uid").Class("local").Request("4Gi").Version("21").Obj(),
+		frameworktest.MakePV("small").Class("local").Capacity("5Gi").OnNode("h1").Version("10").Obj(),
+		frameworktest.MakePV("large").Class("local").Capacity("10Gi").OnNode("h1").Version("11").Obj(),
+		frameworktest.MakePVC("default", "c1").UID("c1-uid").Class("local").Request("4Gi").Version("20").Obj(),
+		frameworktest.MakePVC("default", "c2").UID("c2-uid").Class("local").Request("4Gi").Version("21").Obj(),
 	}
 }
 
 func podWith(name, claim string) *v1.Pod {
-	return schedtest.MakePod().Namespace("default").Name(name).UID(name + "-uid").PVC(claim).Obj()
+	return frameworktest.MakePod().Namespace("default").Name(name).UID(name + "-uid").PVC(claim).Obj()
 }
 
 // A volume Reserve assumed for one pod is taken for the next cycle's, and
@@ -163,7 +161,7 @@ func TestVolumeBindingPreBindWaitsForTheController(t *testing.T) {
 
 	// The PV controller binds: the informers see both objects change.
 	w.informerSees(pv)
-	claim := schedtest.MakePVC("default", "c1").UID("c1-uid").Class("local").Request("4Gi").Bound("small").Version("30").Obj()
+	claim := frameworktest.MakePVC("default", "c1").UID("c1-uid").Class("local").Request("4Gi").Bound("small").Version("30").Obj()
 	w.informerSees(claim)
 	select {
 	case st := <-done:
@@ -258,8 +256,8 @@ func TestVolumeBindingPreBindFailures(t *testing.T) {
 		}
 	})
 	t.Run("write refused", func(t *testing.T) {
-		class := schedtest.MakeStorageClass("csi", "csi.example.com", storagev1.VolumeBindingWaitForFirstConsumer)
-		claim := schedtest.MakePVC("default", "c1").UID("c1-uid").Class("csi").Request("4Gi").Version("20").Obj()
+		class := frameworktest.MakeStorageClass("csi", "csi.example.com", storagev1.VolumeBindingWaitForFirstConsumer)
+		claim := frameworktest.MakePVC("default", "c1").UID("c1-uid").Class("csi").Request("4Gi").Version("20").Obj()
 		w := newBindWorld(t, 600, class, claim)
 		pod := podWith("p1", "c1")
 		state := w.cycle(pod)
@@ -293,10 +291,10 @@ func TestVolumeBindingPreBindClaimBoundElsewhere(t *testing.T) {
 			go func() { done <- w.pl.PreBind(context.Background(), state, pod, "n1") }()
 			pv := w.claimRefWritten(t, "small")
 			w.informerSees(pv)
-			earlier := schedtest.MakePV("earlier").Class("local").Capacity("5Gi").OnNode(tc.host).Version("40").Obj()
+			earlier := frameworktest.MakePV("earlier").Class("local").Capacity("5Gi").OnNode(tc.host).Version("40").Obj()
 			earlier.Spec.ClaimRef = &v1.ObjectReference{Namespace: "default", Name: "c1", UID: "c1-uid"}
 			w.informerSees(earlier)
-			w.informerSees(schedtest.MakePVC("default", "c1").UID("c1-uid").Class("local").Request("4Gi").Bound("earlier").Version("41").Obj())
+			w.informerSees(frameworktest.MakePVC("default", "c1").UID("c1-uid").Class("local").Request("4Gi").Bound("earlier").Version("41").Obj())
 			select {
 			case st := <-done:
 				if got := st.Message(); !strings.HasPrefix(got, tc.wantErr) || (tc.wantErr == "") != st.IsSuccess() {
@@ -337,8 +335,8 @@ func TestVolumeBindingPreBindProvisioningGivenUp(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			class := schedtest.MakeStorageClass("csi", "csi.example.com", storagev1.VolumeBindingWaitForFirstConsumer)
-			claim := schedtest.MakePVC("default", "c1").UID("c1-uid").Class("csi").Request("4Gi").Version("20").Obj()
+			class := frameworktest.MakeStorageClass("csi", "csi.example.com", storagev1.VolumeBindingWaitForFirstConsumer)
+			claim := frameworktest.MakePVC("default", "c1").UID("c1-uid").Class("csi").Request("4Gi").Version("20").Obj()
 			w := newBindWorld(t, 600, class, claim)
 			pod := podWith("p1", "c1")
 			state := w.cycle(pod)

@@ -16,9 +16,7 @@ import (
 	storagehelpers "k8s.io/component-helpers/storage/volume"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
-	"github.com/yardmaster-io/yardmaster/scheduler/cache"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
 // The volume index must choose what kube-scheduler's FindPodVolumes
@@ -31,7 +29,7 @@ func TestVolumeIndexAgreesWithFindMatchingVolume(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	for round := range 400 {
 		w := randomVolumeWorld(rng)
-		h := fakehandle.New(cache.NewSnapshotFromNodes(w.nodes, nil)).AddObjects(w.objects...)
+		h := frameworktest.NewHandle(frameworktest.NewSnapshot(w.nodes, nil)).AddObjects(w.objects...)
 		pl, err := NewVolumeBinding(framework.DefaultVolumeBindingArgs(), h)
 		if err != nil {
 			t.Fatal(err)
@@ -98,21 +96,21 @@ func randomVolumeWorld(rng *rand.Rand) *volumeWorld {
 	w := &volumeWorld{classes: map[string]*storagev1.StorageClass{}}
 	zones := []string{"a", "b"}
 	for i := range 4 {
-		w.nodes = append(w.nodes, schedtest.MakeNode().Name(fmt.Sprintf("n%d", i)).
+		w.nodes = append(w.nodes, frameworktest.MakeNode().Name(fmt.Sprintf("n%d", i)).
 			Label(v1.LabelHostname, fmt.Sprintf("h%d", i)).Label(v1.LabelTopologyZone, zones[i%2]).Obj())
 	}
-	local := schedtest.MakeStorageClass("local", storagehelpers.NotSupportedProvisioner, storagev1.VolumeBindingWaitForFirstConsumer)
-	csi := schedtest.MakeStorageClass("csi", "csi.example.com", storagev1.VolumeBindingWaitForFirstConsumer)
+	local := frameworktest.MakeStorageClass("local", storagehelpers.NotSupportedProvisioner, storagev1.VolumeBindingWaitForFirstConsumer)
+	csi := frameworktest.MakeStorageClass("csi", "csi.example.com", storagev1.VolumeBindingWaitForFirstConsumer)
 	if rng.IntN(2) == 0 {
-		schedtest.AllowedTopologies(csi, v1.LabelTopologyZone, zones[rng.IntN(2)])
+		frameworktest.AllowedTopologies(csi, v1.LabelTopologyZone, zones[rng.IntN(2)])
 	}
 	w.classes["local"], w.classes["csi"] = local, csi
-	w.objects = append(w.objects, local, csi, schedtest.MakeCSIDriver("csi.example.com", rng.IntN(2) == 0))
+	w.objects = append(w.objects, local, csi, frameworktest.MakeCSIDriver("csi.example.com", rng.IntN(2) == 0))
 	for i, z := range zones {
 		if rng.IntN(3) == 0 {
 			continue
 		}
-		c := schedtest.MakeCSIStorageCapacity(fmt.Sprintf("cap-%d", i), "csi", v1.LabelTopologyZone, z, fmt.Sprintf("%dGi", 1+rng.IntN(20)), "")
+		c := frameworktest.MakeCSIStorageCapacity(fmt.Sprintf("cap-%d", i), "csi", v1.LabelTopologyZone, z, fmt.Sprintf("%dGi", 1+rng.IntN(20)), "")
 		w.capacities = append(w.capacities, c)
 		w.objects = append(w.objects, c)
 	}
@@ -120,7 +118,7 @@ func randomVolumeWorld(rng *rand.Rand) *volumeWorld {
 	sizes := []string{"1Gi", "2Gi", "5Gi", "10Gi", "20Gi"}
 	claimNames := []string{"c0", "c1", "c2"}
 	for i := range 3 {
-		cw := schedtest.MakePVC("default", claimNames[i]).UID(claimNames[i] + "-uid").Request(sizes[rng.IntN(len(sizes))]).Version("1")
+		cw := frameworktest.MakePVC("default", claimNames[i]).UID(claimNames[i] + "-uid").Request(sizes[rng.IntN(len(sizes))]).Version("1")
 		if rng.IntN(5) == 0 {
 			cw.Class("csi")
 		} else {
@@ -141,23 +139,23 @@ func randomVolumeWorld(rng *rand.Rand) *volumeWorld {
 		w.objects = append(w.objects, cw.Obj())
 	}
 	for i := range 3 + rng.IntN(12) {
-		pw := schedtest.MakePV(fmt.Sprintf("pv%02d", i)).Class("local").Capacity(sizes[rng.IntN(len(sizes))]).Version("1")
+		pw := frameworktest.MakePV(fmt.Sprintf("pv%02d", i)).Class("local").Capacity(sizes[rng.IntN(len(sizes))]).Version("1")
 		if rng.IntN(8) == 0 {
 			pw.Class("csi")
 		}
 		switch rng.IntN(8) {
 		case 0: // no affinity
 		case 1:
-			pw.NodeAffinity(schedtest.MakeNodeSelectorTerm().In(v1.LabelTopologyZone, zones[rng.IntN(2)]).Obj())
+			pw.NodeAffinity(frameworktest.MakeNodeSelectorTerm().In(v1.LabelTopologyZone, zones[rng.IntN(2)]).Obj())
 		case 2:
-			pw.NodeAffinity(schedtest.MakeNodeSelectorTerm().In(v1.LabelHostname, "h0", "h3").Obj())
+			pw.NodeAffinity(frameworktest.MakeNodeSelectorTerm().In(v1.LabelHostname, "h0", "h3").Obj())
 		case 3:
-			pw.NodeAffinity(schedtest.MakeNodeSelectorTerm().In(v1.LabelTopologyZone, "a").NotIn(v1.LabelHostname, "h0").Obj())
+			pw.NodeAffinity(frameworktest.MakeNodeSelectorTerm().In(v1.LabelTopologyZone, "a").NotIn(v1.LabelHostname, "h0").Obj())
 		case 4:
-			pw.NodeAffinity(schedtest.MakeNodeSelectorTerm().In(v1.LabelHostname, "h1").Obj()).
-				NodeAffinity(schedtest.MakeNodeSelectorTerm().In(v1.LabelHostname, "h2").Obj())
+			pw.NodeAffinity(frameworktest.MakeNodeSelectorTerm().In(v1.LabelHostname, "h1").Obj()).
+				NodeAffinity(frameworktest.MakeNodeSelectorTerm().In(v1.LabelHostname, "h2").Obj())
 		case 5:
-			pw.NodeAffinity(schedtest.MakeNodeSelectorTerm().Gt("cores", "x").Obj())
+			pw.NodeAffinity(frameworktest.MakeNodeSelectorTerm().Gt("cores", "x").Obj())
 		default:
 			pw.OnNode(fmt.Sprintf("h%d", rng.IntN(5)))
 		}
@@ -186,7 +184,7 @@ func randomVolumeWorld(rng *rand.Rand) *volumeWorld {
 		w.pvs = append(w.pvs, pw.Obj())
 		w.objects = append(w.objects, pw.Obj())
 	}
-	pod := schedtest.MakePod().Namespace("default").Name("p").UID("p-uid")
+	pod := frameworktest.MakePod().Namespace("default").Name("p").UID("p-uid")
 	for _, c := range w.claims[:1+rng.IntN(3)] {
 		pod.PVC(c.Name)
 	}

@@ -10,17 +10,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/predicates"
-	"github.com/yardmaster-io/yardmaster/scheduler/cache"
 )
 
 // threeHostNodes are n1, n2 and n3 with hostnames h1, h2 and h3.
 func threeHostNodes() []*v1.Node {
 	var nodes []*v1.Node
 	for _, n := range []string{"1", "2", "3"} {
-		nodes = append(nodes, schedtest.MakeNode().Name("n"+n).Label(v1.LabelHostname, "h"+n).Obj())
+		nodes = append(nodes, frameworktest.MakeNode().Name("n"+n).Label(v1.LabelHostname, "h"+n).Obj())
 	}
 	return nodes
 }
@@ -30,7 +28,7 @@ func threeHostNodes() []*v1.Node {
 // Filter admitted.
 func scoreVolumes(t *testing.T, args *framework.VolumeBindingArgs, nodes []*v1.Node, pod *v1.Pod, objects []runtime.Object) (statusView, map[string]int64) {
 	t.Helper()
-	h := fakehandle.New(cache.NewSnapshotFromNodes(nodes, nil)).AddObjects(objects...)
+	h := frameworktest.NewHandle(frameworktest.NewSnapshot(nodes, nil)).AddObjects(objects...)
 	pl, err := predicates.NewVolumeBinding(args, h)
 	if err != nil {
 		t.Fatal(err)
@@ -65,17 +63,17 @@ func scoreVolumes(t *testing.T, args *framework.VolumeBindingArgs, nodes []*v1.N
 // storage class, averaged over the classes and rounded. The cases are
 // kube-scheduler's (volumebinding's TestVolumeBinding) where they exist.
 func TestVolumeBindingScore(t *testing.T) {
-	local := schedtest.MakeStorageClass("local", "kubernetes.io/no-provisioner", storagev1.VolumeBindingWaitForFirstConsumer)
-	hdd := schedtest.MakeStorageClass("hdd", "kubernetes.io/no-provisioner", storagev1.VolumeBindingWaitForFirstConsumer)
-	csi := schedtest.MakeStorageClass("csi", "csi.example.com", storagev1.VolumeBindingWaitForFirstConsumer)
+	local := frameworktest.MakeStorageClass("local", "kubernetes.io/no-provisioner", storagev1.VolumeBindingWaitForFirstConsumer)
+	hdd := frameworktest.MakeStorageClass("hdd", "kubernetes.io/no-provisioner", storagev1.VolumeBindingWaitForFirstConsumer)
+	csi := frameworktest.MakeStorageClass("csi", "csi.example.com", storagev1.VolumeBindingWaitForFirstConsumer)
 	pv := func(name, class, host, size string) *v1.PersistentVolume {
-		return schedtest.MakePV(name).Class(class).Capacity(size).OnNode(host).Obj()
+		return frameworktest.MakePV(name).Class(class).Capacity(size).OnNode(host).Obj()
 	}
 	claim := func(name, class, size string) *v1.PersistentVolumeClaim {
-		return schedtest.MakePVC("default", name).UID(name + "-uid").Class(class).Request(size).Obj()
+		return frameworktest.MakePVC("default", name).UID(name + "-uid").Class(class).Request(size).Obj()
 	}
 	capacity := func(host, size string) *storagev1.CSIStorageCapacity {
-		return schedtest.MakeCSIStorageCapacity("cap-"+host, "csi", v1.LabelHostname, host, size, "")
+		return frameworktest.MakeCSIStorageCapacity("cap-"+host, "csi", v1.LabelHostname, host, size, "")
 	}
 	packing := []framework.UtilizationShapePoint{{Utilization: 0, Score: 0}, {Utilization: 100, Score: 10}}
 	oneClaim := volumePod().PVC("data").Obj()
@@ -147,7 +145,7 @@ func TestVolumeBindingScore(t *testing.T) {
 			name: "provisioning: the capacity with the most room",
 			args: framework.DefaultVolumeBindingArgs(),
 			pod:  oneClaim,
-			objects: []runtime.Object{csi, claim("data", "csi", "10Gi"), schedtest.MakeCSIDriver("csi.example.com", true),
+			objects: []runtime.Object{csi, claim("data", "csi", "10Gi"), frameworktest.MakeCSIDriver("csi.example.com", true),
 				capacity("h1", "100Gi"), capacity("h2", "50Gi"), capacity("h3", "10Gi")},
 			want: map[string]int64{"n1": 90, "n2": 80, "n3": 0},
 		},
@@ -158,7 +156,7 @@ func TestVolumeBindingScore(t *testing.T) {
 			args: framework.DefaultVolumeBindingArgs(),
 			pod:  volumePod().PVC("data").PVC("fresh").Obj(),
 			objects: []runtime.Object{local, csi, claim("data", "local", "50Gi"), claim("fresh", "csi", "10Gi"),
-				schedtest.MakeCSIDriver("csi.example.com", true),
+				frameworktest.MakeCSIDriver("csi.example.com", true),
 				pv("a0", "local", "h1", "100Gi"), pv("b0", "local", "h2", "100Gi"), pv("c0", "local", "h3", "100Gi"),
 				capacity("h1", "100Gi"), capacity("h2", "50Gi"), capacity("h3", "10Gi")},
 			want: map[string]int64{"n1": 50, "n2": 50, "n3": 50},
@@ -169,7 +167,7 @@ func TestVolumeBindingScore(t *testing.T) {
 			name: "provisioning without capacities",
 			args: framework.DefaultVolumeBindingArgs(),
 			pod:  oneClaim,
-			objects: []runtime.Object{csi, claim("data", "csi", "10Gi"), schedtest.MakeCSIDriver("csi.example.com", false),
+			objects: []runtime.Object{csi, claim("data", "csi", "10Gi"), frameworktest.MakeCSIDriver("csi.example.com", false),
 				capacity("h1", "100Gi")},
 			want: map[string]int64{"n1": 0, "n2": 0, "n3": 0},
 		},
@@ -179,8 +177,8 @@ func TestVolumeBindingScore(t *testing.T) {
 			name: "bound claims only",
 			args: framework.DefaultVolumeBindingArgs(),
 			pod:  oneClaim,
-			objects: []runtime.Object{schedtest.MakePVC("default", "data").Bound("pv").Obj(),
-				schedtest.MakePV("pv").Class("local").Capacity("100Gi").OnNode("h1").Obj()},
+			objects: []runtime.Object{frameworktest.MakePVC("default", "data").Bound("pv").Obj(),
+				frameworktest.MakePV("pv").Class("local").Capacity("100Gi").OnNode("h1").Obj()},
 			wantPre: viewOf(framework.NewStatus(framework.Skip)),
 		},
 	}
@@ -204,15 +202,15 @@ func TestVolumeBindingScore(t *testing.T) {
 // Score runs on every feasible node of every volume pod's cycle: it sums
 // the volumes up as the match finds them, allocating nothing.
 func TestVolumeBindingScoreDoesNotAllocate(t *testing.T) {
-	local := schedtest.MakeStorageClass("local", "kubernetes.io/no-provisioner", storagev1.VolumeBindingWaitForFirstConsumer)
-	csi := schedtest.MakeStorageClass("csi", "csi.example.com", storagev1.VolumeBindingWaitForFirstConsumer)
-	objects := []runtime.Object{local, csi, schedtest.MakeCSIDriver("csi.example.com", true),
-		schedtest.MakePVC("default", "data").UID("data-uid").Class("local").Request("10Gi").Obj(),
-		schedtest.MakePVC("default", "fresh").UID("fresh-uid").Class("csi").Request("10Gi").Obj(),
-		schedtest.MakePV("a0").Class("local").Capacity("30Gi").OnNode("h1").Obj(),
-		schedtest.MakeCSIStorageCapacity("cap-h1", "csi", v1.LabelHostname, "h1", "100Gi", "")}
+	local := frameworktest.MakeStorageClass("local", "kubernetes.io/no-provisioner", storagev1.VolumeBindingWaitForFirstConsumer)
+	csi := frameworktest.MakeStorageClass("csi", "csi.example.com", storagev1.VolumeBindingWaitForFirstConsumer)
+	objects := []runtime.Object{local, csi, frameworktest.MakeCSIDriver("csi.example.com", true),
+		frameworktest.MakePVC("default", "data").UID("data-uid").Class("local").Request("10Gi").Obj(),
+		frameworktest.MakePVC("default", "fresh").UID("fresh-uid").Class("csi").Request("10Gi").Obj(),
+		frameworktest.MakePV("a0").Class("local").Capacity("30Gi").OnNode("h1").Obj(),
+		frameworktest.MakeCSIStorageCapacity("cap-h1", "csi", v1.LabelHostname, "h1", "100Gi", "")}
 	pod := volumePod().PVC("data").PVC("fresh").Obj()
-	h := fakehandle.New(cache.NewSnapshotFromNodes(threeHostNodes(), nil)).AddObjects(objects...)
+	h := frameworktest.NewHandle(frameworktest.NewSnapshot(threeHostNodes(), nil)).AddObjects(objects...)
 	pl, err := predicates.NewVolumeBinding(framework.DefaultVolumeBindingArgs(), h)
 	if err != nil {
 		t.Fatal(err)

@@ -8,20 +8,20 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/predicates"
 )
 
 // volumeZoneNodes are one node in zone a and one in zone b.
 func volumeZoneNodes() []*v1.Node {
 	return []*v1.Node{
-		schedtest.MakeNode().Name("n-a").Label(v1.LabelTopologyZone, "a").Obj(),
-		schedtest.MakeNode().Name("n-b").Label(v1.LabelTopologyZone, "b").Obj(),
+		frameworktest.MakeNode().Name("n-a").Label(v1.LabelTopologyZone, "a").Obj(),
+		frameworktest.MakeNode().Name("n-b").Label(v1.LabelTopologyZone, "b").Obj(),
 	}
 }
 
 func inZone(zones ...string) v1.NodeSelectorTerm {
-	return schedtest.MakeNodeSelectorTerm().In(v1.LabelTopologyZone, zones...).Obj()
+	return frameworktest.MakeNodeSelectorTerm().In(v1.LabelTopologyZone, zones...).Obj()
 }
 
 func TestVolumeBinding(t *testing.T) {
@@ -31,10 +31,10 @@ func TestVolumeBinding(t *testing.T) {
 	immediate := unresolvable("pod has unbound immediate PersistentVolumeClaims")
 	affinity := unresolvable("node(s) didn't match PersistentVolume's node affinity")
 	missingPV := unresolvable("node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)")
-	wffc := schedtest.MakeStorageClass("wffc", "csi.example.com", storagev1.VolumeBindingWaitForFirstConsumer)
-	imm := schedtest.MakeStorageClass("fast", "csi.example.com", storagev1.VolumeBindingImmediate)
+	wffc := frameworktest.MakeStorageClass("wffc", "csi.example.com", storagev1.VolumeBindingWaitForFirstConsumer)
+	imm := frameworktest.MakeStorageClass("fast", "csi.example.com", storagev1.VolumeBindingImmediate)
 	pod := volumePod().PVC("data").Obj()
-	claim := func() *schedtest.PVCWrapper { return schedtest.MakePVC("default", "data") }
+	claim := func() *frameworktest.PVCWrapper { return frameworktest.MakePVC("default", "data") }
 
 	checkVolumeCases(t, newVolumeBinding, volumeZoneNodes, []volumeCase{
 		{name: "no claims: skip", pod: volumePod().Obj(), wantPre: viewOf(framework.NewStatus(framework.Skip))},
@@ -42,7 +42,7 @@ func TestVolumeBinding(t *testing.T) {
 		{name: "missing ephemeral claim", pod: volumePod().EphemeralVolume("scratch").Obj(),
 			wantPre: unresolvable(`waiting for ephemeral volume controller to create the persistentvolumeclaim "new-scratch"`)},
 		{name: "ephemeral claim of another pod", pod: volumePod().EphemeralVolume("scratch").Obj(),
-			objects: []runtime.Object{schedtest.MakePVC("default", "new-scratch").Bound("pv").Obj()},
+			objects: []runtime.Object{frameworktest.MakePVC("default", "new-scratch").Bound("pv").Obj()},
 			wantPre: unresolvable("PVC default/new-scratch was not created for pod default/new (pod is not owner)")},
 		{name: "lost claim", pod: pod, objects: []runtime.Object{claim().Bound("pv").Phase(v1.ClaimLost).Obj()},
 			wantPre: unresolvable(`persistentvolumeclaim "data" bound to non-existent persistentvolume "pv"`)},
@@ -55,13 +55,13 @@ func TestVolumeBinding(t *testing.T) {
 			objects: []runtime.Object{claim().Class("wffc").VolumeName("pv").Obj(), wffc}, wantPre: immediate},
 		{name: "unbound WaitForFirstConsumer, provisioned anywhere", pod: pod, objects: []runtime.Object{claim().Class("wffc").Obj(), wffc}},
 		{name: "immediate wins over WaitForFirstConsumer", pod: volumePod().PVC("data").PVC("later").Obj(),
-			objects: []runtime.Object{claim().Class("wffc").Obj(), schedtest.MakePVC("default", "later").Obj(), wffc},
+			objects: []runtime.Object{claim().Class("wffc").Obj(), frameworktest.MakePVC("default", "later").Obj(), wffc},
 			wantPre: immediate},
 		{name: "class without a binding mode", pod: pod,
-			objects: []runtime.Object{claim().Class("odd").Obj(), schedtest.MakeStorageClass("odd", "csi.example.com", "")},
+			objects: []runtime.Object{claim().Class("odd").Obj(), frameworktest.MakeStorageClass("odd", "csi.example.com", "")},
 			wantPre: viewOf(framework.AsStatus(errString(`VolumeBindingMode not set for StorageClass "odd"`)))},
 		{name: "bound, volume without node affinity: skip", pod: pod,
-			objects: []runtime.Object{claim().Bound("pv").Obj(), schedtest.MakePV("pv").Obj()},
+			objects: []runtime.Object{claim().Bound("pv").Obj(), frameworktest.MakePV("pv").Obj()},
 			wantPre: viewOf(framework.NewStatus(framework.Skip))},
 		{
 			// Bound is spec.volumeName plus the annotation; the phase is
@@ -69,26 +69,26 @@ func TestVolumeBinding(t *testing.T) {
 			name: "bound with phase still Pending",
 			pod:  pod,
 			objects: []runtime.Object{claim().Bound("pv").Phase(v1.ClaimPending).Obj(),
-				schedtest.MakePV("pv").NodeAffinity(inZone("a")).Obj()},
+				frameworktest.MakePV("pv").NodeAffinity(inZone("a")).Obj()},
 			want: map[string]statusView{"n-b": affinity},
 		},
 		{name: "bound volume pinned to zone a", pod: pod,
-			objects: []runtime.Object{claim().Bound("pv").Obj(), schedtest.MakePV("pv").NodeAffinity(inZone("a")).Obj()},
+			objects: []runtime.Object{claim().Bound("pv").Obj(), frameworktest.MakePV("pv").NodeAffinity(inZone("a")).Obj()},
 			want:    map[string]statusView{"n-b": affinity}},
 		{name: "node affinity terms are ORed", pod: pod,
-			objects: []runtime.Object{claim().Bound("pv").Obj(), schedtest.MakePV("pv").NodeAffinity(inZone("c")).NodeAffinity(inZone("b")).Obj()},
+			objects: []runtime.Object{claim().Bound("pv").Obj(), frameworktest.MakePV("pv").NodeAffinity(inZone("c")).NodeAffinity(inZone("b")).Obj()},
 			want:    map[string]statusView{"n-a": affinity}},
 		{
 			// Only labels are matched, as kube-scheduler's CheckNodeAffinity
 			// does: matchFields are ignored.
 			name: "matchFields are ignored",
 			pod:  pod,
-			objects: []runtime.Object{claim().Bound("pv").Obj(), schedtest.MakePV("pv").
-				NodeAffinity(schedtest.MakeNodeSelectorTerm().Field(framework.NodeNameField, v1.NodeSelectorOpIn, "elsewhere").Obj()).Obj()},
+			objects: []runtime.Object{claim().Bound("pv").Obj(), frameworktest.MakePV("pv").
+				NodeAffinity(frameworktest.MakeNodeSelectorTerm().Field(framework.NodeNameField, v1.NodeSelectorOpIn, "elsewhere").Obj()).Obj()},
 		},
 		{name: "invalid term matches no node", pod: pod,
-			objects: []runtime.Object{claim().Bound("pv").Obj(), schedtest.MakePV("pv").
-				NodeAffinity(schedtest.MakeNodeSelectorTerm().Gt("cores", "many").Obj()).Obj()},
+			objects: []runtime.Object{claim().Bound("pv").Obj(), frameworktest.MakePV("pv").
+				NodeAffinity(frameworktest.MakeNodeSelectorTerm().Gt("cores", "many").Obj()).Obj()},
 			want: rejectedOn(affinity, "n-a", "n-b")},
 		{name: "bound volume missing", pod: pod, objects: []runtime.Object{claim().Bound("pv").Obj()},
 			want: rejectedOn(missingPV, "n-a", "n-b")},
@@ -98,8 +98,8 @@ func TestVolumeBinding(t *testing.T) {
 			name: "first failing volume gives the reason",
 			pod:  volumePod().PVC("data").PVC("logs").Obj(),
 			objects: []runtime.Object{
-				claim().Bound("pv").Obj(), schedtest.MakePV("pv").NodeAffinity(inZone("a")).Obj(),
-				schedtest.MakePVC("default", "logs").Bound("gone").Obj(),
+				claim().Bound("pv").Obj(), frameworktest.MakePV("pv").NodeAffinity(inZone("a")).Obj(),
+				frameworktest.MakePVC("default", "logs").Bound("gone").Obj(),
 			},
 			want: map[string]statusView{"n-a": missingPV, "n-b": affinity},
 		},
@@ -123,8 +123,8 @@ func TestVolumeBinding(t *testing.T) {
 				"could not translate pv: failed to translate Kubernetes ID to EBS Volume ID Invalid format for AWS volume (aws://a/bad)")))}},
 		{name: "bound ephemeral claim owned by the pod", pod: volumePod().EphemeralVolume("scratch").Obj(),
 			objects: []runtime.Object{
-				schedtest.MakePVC("default", "new-scratch").Bound("pv").ControlledBy(volumePod().Obj()).Obj(),
-				schedtest.MakePV("pv").NodeAffinity(inZone("b")).Obj(),
+				frameworktest.MakePVC("default", "new-scratch").Bound("pv").ControlledBy(volumePod().Obj()).Obj(),
+				frameworktest.MakePV("pv").NodeAffinity(inZone("b")).Obj(),
 			},
 			want: map[string]statusView{"n-a": affinity}},
 	})
@@ -133,7 +133,7 @@ func TestVolumeBinding(t *testing.T) {
 // inTreeEBS is volume "pv", an in-tree AWS EBS volume labelled with its
 // zone, as such volumes were.
 func inTreeEBS(id, zone string) *v1.PersistentVolume {
-	pv := schedtest.MakePV("pv").Label(v1.LabelTopologyZone, zone).Obj()
+	pv := frameworktest.MakePV("pv").Label(v1.LabelTopologyZone, zone).Obj()
 	pv.Spec.PersistentVolumeSource = v1.PersistentVolumeSource{AWSElasticBlockStore: &v1.AWSElasticBlockStoreVolumeSource{VolumeID: id}}
 	return pv
 }
@@ -141,7 +141,7 @@ func inTreeEBS(id, zone string) *v1.PersistentVolume {
 // migrating is the CSINode of node, which says these in-tree plugins
 // (comma-separated) are migrated to CSI there.
 func migrating(node, plugins string) *storagev1.CSINode {
-	cn := schedtest.MakeCSINode(node, nil)
+	cn := frameworktest.MakeCSINode(node, nil)
 	cn.Annotations = map[string]string{v1.MigratedPluginsAnnotationKey: plugins}
 	return cn
 }

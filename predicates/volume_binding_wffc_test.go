@@ -8,14 +8,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
 // hostNodes are two nodes with hostnames h1 and h2, in zones a and b.
 func hostNodes() []*v1.Node {
 	return []*v1.Node{
-		schedtest.MakeNode().Name("n1").Label(v1.LabelHostname, "h1").Label(v1.LabelTopologyZone, "a").Obj(),
-		schedtest.MakeNode().Name("n2").Label(v1.LabelHostname, "h2").Label(v1.LabelTopologyZone, "b").Obj(),
+		frameworktest.MakeNode().Name("n1").Label(v1.LabelHostname, "h1").Label(v1.LabelTopologyZone, "a").Obj(),
+		frameworktest.MakeNode().Name("n2").Label(v1.LabelHostname, "h2").Label(v1.LabelTopologyZone, "b").Obj(),
 	}
 }
 
@@ -28,16 +28,16 @@ func TestVolumeBindingWaitForFirstConsumer(t *testing.T) {
 	}
 	bindConflict := unresolvable("node(s) didn't find available persistent volumes to bind")
 	noRoom := unresolvable("node(s) did not have enough free storage")
-	local := schedtest.MakeStorageClass("local", "kubernetes.io/no-provisioner", storagev1.VolumeBindingWaitForFirstConsumer)
+	local := frameworktest.MakeStorageClass("local", "kubernetes.io/no-provisioner", storagev1.VolumeBindingWaitForFirstConsumer)
 	csi := func() *storagev1.StorageClass {
-		return schedtest.MakeStorageClass("csi", "csi.example.com", storagev1.VolumeBindingWaitForFirstConsumer)
+		return frameworktest.MakeStorageClass("csi", "csi.example.com", storagev1.VolumeBindingWaitForFirstConsumer)
 	}
 	pod := volumePod().PVC("data").Obj()
-	claim := func() *schedtest.PVCWrapper {
-		return schedtest.MakePVC("default", "data").UID("data-uid").Class("local").Request("8Gi")
+	claim := func() *frameworktest.PVCWrapper {
+		return frameworktest.MakePVC("default", "data").UID("data-uid").Class("local").Request("8Gi")
 	}
-	pv := func(name, host, size string) *schedtest.PVWrapper {
-		return schedtest.MakePV(name).Class("local").Capacity(size).OnNode(host)
+	pv := func(name, host, size string) *frameworktest.PVWrapper {
+		return frameworktest.MakePV(name).Class("local").Capacity(size).OnNode(host)
 	}
 
 	checkVolumeCases(t, newVolumeBinding, hostNodes, []volumeCase{{
@@ -82,25 +82,25 @@ func TestVolumeBindingWaitForFirstConsumer(t *testing.T) {
 	}, {
 		name:    "two claims of one pod never get one volume",
 		pod:     volumePod().PVC("data").PVC("logs").Obj(),
-		objects: []runtime.Object{local, claim().Obj(), schedtest.MakePVC("default", "logs").Class("local").Request("1Gi").Obj(), pv("one", "h1", "10Gi").Obj(), pv("a", "h2", "10Gi").Obj(), pv("b", "h2", "10Gi").Obj()},
+		objects: []runtime.Object{local, claim().Obj(), frameworktest.MakePVC("default", "logs").Class("local").Request("1Gi").Obj(), pv("one", "h1", "10Gi").Obj(), pv("a", "h2", "10Gi").Obj(), pv("b", "h2", "10Gi").Obj()},
 		want:    map[string]statusView{"n1": bindConflict},
 	}, {
 		name:    "provisioned where the class's allowedTopologies allow",
 		pod:     pod,
-		objects: []runtime.Object{schedtest.AllowedTopologies(csi(), v1.LabelTopologyZone, "b"), claim().Class("csi").Obj()},
+		objects: []runtime.Object{frameworktest.AllowedTopologies(csi(), v1.LabelTopologyZone, "b"), claim().Class("csi").Obj()},
 		want:    map[string]statusView{"n1": bindConflict},
 	}, {
 		name: "provisioned where a CSIStorageCapacity has room",
 		pod:  pod,
-		objects: []runtime.Object{csi(), claim().Class("csi").Obj(), schedtest.MakeCSIDriver("csi.example.com", true),
-			schedtest.MakeCSIStorageCapacity("a", "csi", v1.LabelTopologyZone, "a", "100Gi", "5Gi"),
-			schedtest.MakeCSIStorageCapacity("b", "csi", v1.LabelTopologyZone, "b", "10Gi", ""),
+		objects: []runtime.Object{csi(), claim().Class("csi").Obj(), frameworktest.MakeCSIDriver("csi.example.com", true),
+			frameworktest.MakeCSIStorageCapacity("a", "csi", v1.LabelTopologyZone, "a", "100Gi", "5Gi"),
+			frameworktest.MakeCSIStorageCapacity("b", "csi", v1.LabelTopologyZone, "b", "10Gi", ""),
 		},
 		want: map[string]statusView{"n1": noRoom},
 	}, {
 		name:    "capacity is not checked when the driver does not publish it",
 		pod:     pod,
-		objects: []runtime.Object{csi(), claim().Class("csi").Obj(), schedtest.MakeCSIDriver("csi.example.com", false)},
+		objects: []runtime.Object{csi(), claim().Class("csi").Obj(), frameworktest.MakeCSIDriver("csi.example.com", false)},
 	}, {
 		name:    "a claim a provisioner works on for n2 goes there or nowhere",
 		pod:     pod,
@@ -110,7 +110,7 @@ func TestVolumeBindingWaitForFirstConsumer(t *testing.T) {
 		name: "a bound volume's affinity and an unbound claim both fail",
 		pod:  volumePod().PVC("data").PVC("old").Obj(),
 		objects: []runtime.Object{local, claim().Obj(), pv("big", "h2", "10Gi").Obj(),
-			schedtest.MakePVC("default", "old").Bound("old-pv").Obj(), schedtest.MakePV("old-pv").OnNode("h2").Obj()},
+			frameworktest.MakePVC("default", "old").Bound("old-pv").Obj(), frameworktest.MakePV("old-pv").OnNode("h2").Obj()},
 		want: map[string]statusView{"n1": unresolvable(
 			"node(s) didn't match PersistentVolume's node affinity", "node(s) didn't find available persistent volumes to bind")},
 	}, {

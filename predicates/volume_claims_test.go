@@ -9,9 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
-	"github.com/yardmaster-io/yardmaster/scheduler/cache"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
 // preFilterFilter is what every volume filter is.
@@ -37,7 +35,7 @@ type volumeCase struct {
 // PreFilter status and the rejections by node.
 func runVolumeFilter(t testing.TB, build func(framework.Handle) preFilterFilter, nodes []*v1.Node, tc volumeCase) (statusView, map[string]statusView) {
 	t.Helper()
-	h := fakehandle.New(cache.NewSnapshotFromNodes(nodes, tc.pods)).AddObjects(tc.objects...)
+	h := frameworktest.NewHandle(frameworktest.NewSnapshot(nodes, tc.pods)).AddObjects(tc.objects...)
 	pl := build(h)
 	state := framework.NewCycleState()
 	_, st := pl.PreFilter(context.Background(), state, tc.pod, h.Lister.List())
@@ -81,7 +79,7 @@ func checkVolumeCases(t *testing.T, build func(framework.Handle) preFilterFilter
 }
 
 // volumePod is the incoming pod of the volume tests.
-func volumePod() *schedtest.PodWrapper { return schedtest.MakePod().Name("new").UID("new-uid") }
+func volumePod() *frameworktest.PodWrapper { return frameworktest.MakePod().Name("new").UID("new-uid") }
 
 // rejectedOn maps each node name to v.
 func rejectedOn(v statusView, names ...string) map[string]statusView {

@@ -10,19 +10,17 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/predicates"
-	"github.com/yardmaster-io/yardmaster/scheduler/cache"
 )
 
 const testDriver = "csi.example.com"
 
 func limitNodes() []*v1.Node {
 	return []*v1.Node{
-		schedtest.MakeNode().Name("n1").Obj(),
-		schedtest.MakeNode().Name("n2").Obj(),
-		schedtest.MakeNode().Name("n3").Obj(),
+		frameworktest.MakeNode().Name("n1").Obj(),
+		frameworktest.MakeNode().Name("n2").Obj(),
+		frameworktest.MakeNode().Name("n3").Obj(),
 	}
 }
 
@@ -30,8 +28,8 @@ func limitNodes() []*v1.Node {
 // given handle, and the volume.
 func boundCSI(claim, handle string) []runtime.Object {
 	return []runtime.Object{
-		schedtest.MakePVC("default", claim).Bound("pv-" + claim).Obj(),
-		schedtest.MakePV("pv-"+claim).CSI(testDriver, handle).Obj(),
+		frameworktest.MakePVC("default", claim).Bound("pv-" + claim).Obj(),
+		frameworktest.MakePV("pv-"+claim).CSI(testDriver, handle).Obj(),
 	}
 }
 
@@ -48,16 +46,16 @@ func TestNodeVolumeLimits(t *testing.T) {
 	skip := viewOf(framework.NewStatus(framework.Skip))
 	// n1 attaches 2 volumes of testDriver, n2 1, n3 has no CSINode.
 	limits := []runtime.Object{
-		schedtest.MakeCSINode("n1", map[string]int32{testDriver: 2, "other.example.com": 0}),
-		schedtest.MakeCSINode("n2", map[string]int32{testDriver: 1}),
+		frameworktest.MakeCSINode("n1", map[string]int32{testDriver: 2, "other.example.com": 0}),
+		frameworktest.MakeCSINode("n2", map[string]int32{testDriver: 1}),
 	}
 	// c1 is attached to n1, c2 to n2.
 	existing := []*v1.Pod{
-		schedtest.MakePod().Name("p1").Node("n1").PVC("c1").Obj(),
-		schedtest.MakePod().Name("p2").Node("n2").PVC("c2").Obj(),
+		frameworktest.MakePod().Name("p1").Node("n1").PVC("c1").Obj(),
+		frameworktest.MakePod().Name("p2").Node("n2").PVC("c2").Obj(),
 	}
 	cluster := objs(limits, boundCSI("c1", "h1"), boundCSI("c2", "h2"))
-	wffc := schedtest.MakeStorageClass("wffc", testDriver, storagev1.VolumeBindingWaitForFirstConsumer)
+	wffc := frameworktest.MakeStorageClass("wffc", testDriver, storagev1.VolumeBindingWaitForFirstConsumer)
 
 	checkVolumeCases(t, func(h framework.Handle) preFilterFilter { return predicates.NewNodeVolumeLimits(h) }, limitNodes, []volumeCase{
 		{name: "no volumes: skip", pod: volumePod().Obj(), wantPre: skip},
@@ -71,8 +69,8 @@ func TestNodeVolumeLimits(t *testing.T) {
 		{
 			name: "ephemeral volume's claim made for another pod", pod: volumePod().EphemeralVolume("scratch").Obj(),
 			objects: objs(cluster, []runtime.Object{
-				schedtest.MakePVC("default", "new-scratch").Bound("pv-s").ControlledBy(schedtest.MakePod().Name("new").UID("other-uid").Obj()).Obj(),
-				schedtest.MakePV("pv-s").CSI(testDriver, "hs").Obj(),
+				frameworktest.MakePVC("default", "new-scratch").Bound("pv-s").ControlledBy(frameworktest.MakePod().Name("new").UID("other-uid").Obj()).Obj(),
+				frameworktest.MakePV("pv-s").CSI(testDriver, "hs").Obj(),
 			}),
 			want: rejectedOn(viewOf(reject(framework.Error, "PVC default/new-scratch was not created for pod default/new (pod is not owner)")), "n1", "n2", "n3"),
 		},
@@ -109,8 +107,8 @@ func TestNodeVolumeLimits(t *testing.T) {
 			// only the drivers the pod adds volumes of. n1: 1 + 1 > 0.
 			name: "a node already over a limit, the pod adding nothing there", pod: volumePod().PVC("c2").Obj(), pods: existing,
 			objects: objs([]runtime.Object{
-				schedtest.MakeCSINode("n1", map[string]int32{testDriver: 0}),
-				schedtest.MakeCSINode("n2", map[string]int32{testDriver: 0}),
+				frameworktest.MakeCSINode("n1", map[string]int32{testDriver: 0}),
+				frameworktest.MakeCSINode("n2", map[string]int32{testDriver: 0}),
 			}, boundCSI("c1", "h1"), boundCSI("c2", "h2")),
 			want: map[string]statusView{"n1": exceeded},
 		},
@@ -118,33 +116,33 @@ func TestNodeVolumeLimits(t *testing.T) {
 			// A VolumeAttachment holds h3 on n1: 1 + 1 + 1 = 3 > 2.
 			name: "VolumeAttachments count", pod: volumePod().PVC("new").Obj(), pods: existing,
 			objects: objs(cluster, boundCSI("new", "hnew"), boundCSI("c3", "h3"),
-				[]runtime.Object{schedtest.MakeVolumeAttachment("va3", testDriver, "pv-c3", "n1")}),
+				[]runtime.Object{frameworktest.MakeVolumeAttachment("va3", testDriver, "pv-c3", "n1")}),
 			want: rejectedOn(exceeded, "n1", "n2"),
 		},
 		{
 			// The attachment of c1, used by p1, is not counted twice.
 			name: "a VolumeAttachment of a pod's volume counts once", pod: volumePod().PVC("new").Obj(), pods: existing,
 			objects: objs(cluster, boundCSI("new", "hnew"),
-				[]runtime.Object{schedtest.MakeVolumeAttachment("va1", testDriver, "pv-c1", "n1")}),
+				[]runtime.Object{frameworktest.MakeVolumeAttachment("va1", testDriver, "pv-c1", "n1")}),
 			want: map[string]statusView{"n2": exceeded},
 		},
 		{
 			// An unbound claim counts as a volume its provisioner creates.
 			name: "unbound claim counted by its class's provisioner", pod: volumePod().PVC("new").Obj(), pods: existing,
-			objects: objs(cluster, []runtime.Object{schedtest.MakePVC("default", "new").Class("wffc").Obj(), wffc}),
+			objects: objs(cluster, []runtime.Object{frameworktest.MakePVC("default", "new").Class("wffc").Obj(), wffc}),
 			want:    map[string]statusView{"n2": exceeded},
 		},
 		{name: "unbound claim without a class: skip", pod: volumePod().PVC("new").Obj(), pods: existing,
-			objects: objs(cluster, []runtime.Object{schedtest.MakePVC("default", "new").Obj()}), wantPre: skip},
+			objects: objs(cluster, []runtime.Object{frameworktest.MakePVC("default", "new").Obj()}), wantPre: skip},
 		{name: "volume without a CSI driver: skip", pod: volumePod().PVC("new").Obj(), pods: existing,
-			objects: objs(cluster, []runtime.Object{schedtest.MakePVC("default", "new").Bound("pv-new").Obj(), schedtest.MakePV("pv-new").HostPath("/x").Obj()}),
+			objects: objs(cluster, []runtime.Object{frameworktest.MakePVC("default", "new").Bound("pv-new").Obj(), frameworktest.MakePV("pv-new").HostPath("/x").Obj()}),
 			wantPre: skip},
 		{
 			// n1 limits other.example.com to 0, but the pod uses testDriver.
 			name: "another driver's limit does not apply", pod: volumePod().PVC("new").Obj(),
 			objects: objs(limits, []runtime.Object{
-				schedtest.MakePVC("default", "new").Bound("pv-new").Obj(),
-				schedtest.MakePV("pv-new").CSI("third.example.com", "h").Obj(),
+				frameworktest.MakePVC("default", "new").Bound("pv-new").Obj(),
+				frameworktest.MakePV("pv-new").CSI("third.example.com", "h").Obj(),
 			}),
 			wantPre: skip,
 		},
@@ -152,8 +150,8 @@ func TestNodeVolumeLimits(t *testing.T) {
 			// A zero limit: 0 + 1 > 0 on n1.
 			name: "zero limit", pod: volumePod().PVC("new").Obj(),
 			objects: objs(limits, []runtime.Object{
-				schedtest.MakePVC("default", "new").Bound("pv-new").Obj(),
-				schedtest.MakePV("pv-new").CSI("other.example.com", "h").Obj(),
+				frameworktest.MakePVC("default", "new").Bound("pv-new").Obj(),
+				frameworktest.MakePV("pv-new").CSI("other.example.com", "h").Obj(),
 			}),
 			want: map[string]statusView{"n1": exceeded},
 		},
@@ -164,13 +162,13 @@ func TestNodeVolumeLimits(t *testing.T) {
 			// different one: 1 + 1 > 1.
 			name: "in-tree EBS volumes migrated to CSI", pod: volumePod().PVC("new").Obj(),
 			pods: []*v1.Pod{
-				schedtest.MakePod().Name("p1").Node("n1").Volume(ebs("aws://us-east-1a/vol-1", false)).Obj(),
-				schedtest.MakePod().Name("p2").Node("n2").Volume(ebs("vol-2", false)).Obj(),
+				frameworktest.MakePod().Name("p1").Node("n1").Volume(ebs("aws://us-east-1a/vol-1", false)).Obj(),
+				frameworktest.MakePod().Name("p2").Node("n2").Volume(ebs("vol-2", false)).Obj(),
 			},
 			objects: []runtime.Object{
-				schedtest.MakeCSINode("n1", map[string]int32{"ebs.csi.aws.com": 1}),
-				schedtest.MakeCSINode("n2", map[string]int32{"ebs.csi.aws.com": 1}),
-				schedtest.MakePVC("default", "new").Bound("pv-new").Obj(),
+				frameworktest.MakeCSINode("n1", map[string]int32{"ebs.csi.aws.com": 1}),
+				frameworktest.MakeCSINode("n2", map[string]int32{"ebs.csi.aws.com": 1}),
+				frameworktest.MakePVC("default", "new").Bound("pv-new").Obj(),
 				&v1.PersistentVolume{ObjectMeta: metaName("pv-new"), Spec: v1.PersistentVolumeSpec{PersistentVolumeSource: v1.PersistentVolumeSource{
 					AWSElasticBlockStore: &v1.AWSElasticBlockStoreVolumeSource{VolumeID: "vol-1"}}}},
 			},
@@ -181,11 +179,11 @@ func TestNodeVolumeLimits(t *testing.T) {
 			// csi-translation-lib writes it: disks named alike in two zones
 			// are two volumes, 1 + 1 > 1 on n1.
 			name: "in-tree GCE PDs of one name in two zones", pod: volumePod().PVC("new").Obj(),
-			pods: []*v1.Pod{schedtest.MakePod().Name("p1").Node("n1").PVC("old").Obj()},
+			pods: []*v1.Pod{frameworktest.MakePod().Name("p1").Node("n1").PVC("old").Obj()},
 			objects: []runtime.Object{
-				schedtest.MakeCSINode("n1", map[string]int32{"pd.csi.storage.gke.io": 1}),
-				schedtest.MakePVC("default", "old").Bound("pv-old").Obj(),
-				schedtest.MakePVC("default", "new").Bound("pv-new").Obj(),
+				frameworktest.MakeCSINode("n1", map[string]int32{"pd.csi.storage.gke.io": 1}),
+				frameworktest.MakePVC("default", "old").Bound("pv-old").Obj(),
+				frameworktest.MakePVC("default", "new").Bound("pv-new").Obj(),
 				gcePDVolume("pv-old", "disk", "zone-a"), gcePDVolume("pv-new", "disk", "zone-b"),
 			},
 			want: map[string]statusView{"n1": exceeded},
@@ -195,7 +193,7 @@ func TestNodeVolumeLimits(t *testing.T) {
 			// kube-scheduler's CSILimits fails with an Error on each node
 			// that has a CSINode, and passes the others.
 			name: "inline EBS volume ID that does not translate", pod: volumePod().Volume(ebs("aws://zone/not-a-volume", false)).Obj(),
-			objects: []runtime.Object{schedtest.MakeCSINode("n1", nil)},
+			objects: []runtime.Object{frameworktest.MakeCSINode("n1", nil)},
 			want: map[string]statusView{"n1": viewOf(reject(framework.Error,
 				"converting volume(ebs) from inline to csi: failed to translate Kubernetes ID to EBS Volume ID Invalid format for AWS volume (aws://zone/not-a-volume)"))},
 		},
@@ -203,8 +201,8 @@ func TestNodeVolumeLimits(t *testing.T) {
 			// The ephemeral volume's claim is "new-scratch", owned by the pod.
 			name: "generic ephemeral volume", pod: volumePod().EphemeralVolume("scratch").Obj(), pods: existing,
 			objects: objs(cluster, []runtime.Object{
-				schedtest.MakePVC("default", "new-scratch").Bound("pv-s").ControlledBy(volumePod().Obj()).Obj(),
-				schedtest.MakePV("pv-s").CSI(testDriver, "hs").Obj(),
+				frameworktest.MakePVC("default", "new-scratch").Bound("pv-s").ControlledBy(volumePod().Obj()).Obj(),
+				frameworktest.MakePV("pv-s").CSI(testDriver, "hs").Obj(),
 			}),
 			want: map[string]statusView{"n2": exceeded},
 		},
@@ -213,8 +211,8 @@ func TestNodeVolumeLimits(t *testing.T) {
 			// pods already there (p4's) count nothing.
 			name: "every pod on the node counts", pod: volumePod().PVC("new").Obj(),
 			pods: append(existing,
-				schedtest.MakePod().Name("p3").Node("n1").PVC("c3").Obj(),
-				schedtest.MakePod().Name("p4").Node("n1").PVC("gone").Obj()),
+				frameworktest.MakePod().Name("p3").Node("n1").PVC("c3").Obj(),
+				frameworktest.MakePod().Name("p4").Node("n1").PVC("gone").Obj()),
 			objects: objs(cluster, boundCSI("c3", "h3"), boundCSI("new", "hnew")),
 			want:    rejectedOn(exceeded, "n1", "n2"),
 		},
@@ -224,7 +222,7 @@ func TestNodeVolumeLimits(t *testing.T) {
 // requiringDriver is the CSIDriver of driver, asking that pods with its
 // volumes go only to nodes whose CSINode lists it.
 func requiringDriver(driver string, require bool) *storagev1.CSIDriver {
-	d := schedtest.MakeCSIDriver(driver, false)
+	d := frameworktest.MakeCSIDriver(driver, false)
 	d.Spec.PreventPodSchedulingIfMissing = &require
 	return d
 }
@@ -242,10 +240,10 @@ func TestNodeVolumeLimitsDriverMissing(t *testing.T) {
 	// n1 runs testDriver (no limit), n2 runs only another driver, n3 has
 	// no CSINode.
 	csiNodes := []runtime.Object{
-		schedtest.MakeCSINode("n1", map[string]int32{testDriver: -1}),
-		schedtest.MakeCSINode("n2", map[string]int32{other: -1}),
+		frameworktest.MakeCSINode("n1", map[string]int32{testDriver: -1}),
+		frameworktest.MakeCSINode("n2", map[string]int32{other: -1}),
 	}
-	wffc := schedtest.MakeStorageClass("wffc", testDriver, storagev1.VolumeBindingWaitForFirstConsumer)
+	wffc := frameworktest.MakeStorageClass("wffc", testDriver, storagev1.VolumeBindingWaitForFirstConsumer)
 	ebsPV := &v1.PersistentVolume{ObjectMeta: metaName("pv-ebs"), Spec: v1.PersistentVolumeSpec{PersistentVolumeSource: v1.PersistentVolumeSource{
 		AWSElasticBlockStore: &v1.AWSElasticBlockStoreVolumeSource{VolumeID: "vol-1"}}}}
 
@@ -262,7 +260,7 @@ func TestNodeVolumeLimitsDriverMissing(t *testing.T) {
 		},
 		{
 			name: "preventPodSchedulingIfMissing unset: not checked", pod: volumePod().PVC("new").Obj(),
-			objects: objs(csiNodes, boundCSI("new", "hnew"), []runtime.Object{schedtest.MakeCSIDriver(testDriver, false)}),
+			objects: objs(csiNodes, boundCSI("new", "hnew"), []runtime.Object{frameworktest.MakeCSIDriver(testDriver, false)}),
 			wantPre: skip,
 		},
 		{
@@ -273,14 +271,14 @@ func TestNodeVolumeLimitsDriverMissing(t *testing.T) {
 		{
 			// An unbound claim needs its class's provisioner.
 			name: "an unbound claim needs its provisioner", pod: volumePod().PVC("new").Obj(),
-			objects: objs(csiNodes, []runtime.Object{schedtest.MakePVC("default", "new").Class("wffc").Obj(), wffc, requiringDriver(testDriver, true)}),
+			objects: objs(csiNodes, []runtime.Object{frameworktest.MakePVC("default", "new").Class("wffc").Obj(), wffc, requiringDriver(testDriver, true)}),
 			want:    map[string]statusView{"n2": notInstalled(testDriver), "n3": notInstalled(testDriver)},
 		},
 		{
 			// kube-scheduler checks every new volume of the pod, attached
 			// there already or not: p2 uses the same volume on n2.
 			name: "a volume already used on the node is checked too", pod: volumePod().PVC("new").Obj(),
-			pods:    []*v1.Pod{schedtest.MakePod().Name("p2").Node("n2").PVC("new").Obj()},
+			pods:    []*v1.Pod{frameworktest.MakePod().Name("p2").Node("n2").PVC("new").Obj()},
 			objects: objs(csiNodes, boundCSI("new", "hnew"), []runtime.Object{requiringDriver(testDriver, true)}),
 			want:    map[string]statusView{"n2": notInstalled(testDriver), "n3": notInstalled(testDriver)},
 		},
@@ -290,9 +288,9 @@ func TestNodeVolumeLimitsDriverMissing(t *testing.T) {
 			// testDriver; n1 runs testDriver and limits other to 0.
 			name: "a missing driver before an exceeded limit", pod: volumePod().PVC("new").PVC("more").Obj(),
 			objects: objs([]runtime.Object{
-				schedtest.MakeCSINode("n1", map[string]int32{testDriver: -1, other: 0}),
-				schedtest.MakeCSINode("n2", map[string]int32{other: 0}),
-				schedtest.MakePVC("default", "more").Bound("pv-more").Obj(), schedtest.MakePV("pv-more").CSI(other, "hmore").Obj(),
+				frameworktest.MakeCSINode("n1", map[string]int32{testDriver: -1, other: 0}),
+				frameworktest.MakeCSINode("n2", map[string]int32{other: 0}),
+				frameworktest.MakePVC("default", "more").Bound("pv-more").Obj(), frameworktest.MakePV("pv-more").CSI(other, "hmore").Obj(),
 				requiringDriver(testDriver, true),
 			}, boundCSI("new", "hnew")),
 			want: map[string]statusView{"n1": exceeded, "n2": notInstalled(testDriver), "n3": notInstalled(testDriver)},
@@ -302,7 +300,7 @@ func TestNodeVolumeLimitsDriverMissing(t *testing.T) {
 			// order (kube-scheduler names either).
 			name: "two drivers missing: the first volume's", pod: volumePod().PVC("more").PVC("new").Obj(),
 			objects: objs(csiNodes, boundCSI("new", "hnew"), []runtime.Object{
-				schedtest.MakePVC("default", "more").Bound("pv-more").Obj(), schedtest.MakePV("pv-more").CSI(other, "hmore").Obj(),
+				frameworktest.MakePVC("default", "more").Bound("pv-more").Obj(), frameworktest.MakePV("pv-more").CSI(other, "hmore").Obj(),
 				requiringDriver(testDriver, true), requiringDriver(other, true),
 			}),
 			want: map[string]statusView{"n1": notInstalled(other), "n2": notInstalled(testDriver), "n3": notInstalled(other)},
@@ -313,9 +311,9 @@ func TestNodeVolumeLimitsDriverMissing(t *testing.T) {
 			// kube-scheduler does not read it as a CSI volume at all.
 			name: "an in-tree volume needs its CSI driver only where a CSINode is", pod: volumePod().PVC("new").Obj(),
 			objects: []runtime.Object{
-				schedtest.MakeCSINode("n1", map[string]int32{"ebs.csi.aws.com": -1}),
-				schedtest.MakeCSINode("n2", map[string]int32{other: -1}),
-				schedtest.MakePVC("default", "new").Bound("pv-ebs").Obj(), ebsPV,
+				frameworktest.MakeCSINode("n1", map[string]int32{"ebs.csi.aws.com": -1}),
+				frameworktest.MakeCSINode("n2", map[string]int32{other: -1}),
+				frameworktest.MakePVC("default", "new").Bound("pv-ebs").Obj(), ebsPV,
 				requiringDriver("ebs.csi.aws.com", true),
 			},
 			want: map[string]statusView{"n2": notInstalled("ebs.csi.aws.com")},
@@ -323,8 +321,8 @@ func TestNodeVolumeLimitsDriverMissing(t *testing.T) {
 		{
 			name: "an inline in-tree volume likewise", pod: volumePod().Volume(ebs("vol-1", false)).Obj(),
 			objects: []runtime.Object{
-				schedtest.MakeCSINode("n1", map[string]int32{"ebs.csi.aws.com": -1}),
-				schedtest.MakeCSINode("n2", map[string]int32{other: -1}),
+				frameworktest.MakeCSINode("n1", map[string]int32{"ebs.csi.aws.com": -1}),
+				frameworktest.MakeCSINode("n2", map[string]int32{other: -1}),
 				requiringDriver("ebs.csi.aws.com", true),
 			},
 			want: map[string]statusView{"n2": notInstalled("ebs.csi.aws.com")},
@@ -352,16 +350,16 @@ func TestNodeVolumeLimitsWhatIf(t *testing.T) {
 	// c2 on n2. The pod's c3 fits on n1 (1 + 1 ≤ 2), on n2 only without
 	// p2 (1 + 1 > 1, 0 + 1 ≤ 1).
 	objects := objs([]runtime.Object{
-		schedtest.MakeCSINode("n1", map[string]int32{testDriver: 2}),
-		schedtest.MakeCSINode("n2", map[string]int32{testDriver: 1}),
+		frameworktest.MakeCSINode("n1", map[string]int32{testDriver: 2}),
+		frameworktest.MakeCSINode("n2", map[string]int32{testDriver: 1}),
 	}, boundCSI("c1", "h1"), boundCSI("c2", "h2"), boundCSI("c3", "h3"))
 	existing := []*v1.Pod{
-		schedtest.MakePod().Name("p1").UID("p1").Node("n1").PVC("c1").Obj(),
-		schedtest.MakePod().Name("p2").UID("p2").Node("n2").PVC("c2").Obj(),
+		frameworktest.MakePod().Name("p1").UID("p1").Node("n1").PVC("c1").Obj(),
+		frameworktest.MakePod().Name("p2").UID("p2").Node("n2").PVC("c2").Obj(),
 	}
 	pod := volumePod().PVC("c3").Obj()
 	build := func(pods []*v1.Pod) (extendedFilter, []*framework.NodeInfo) {
-		h := fakehandle.New(cache.NewSnapshotFromNodes(limitNodes(), pods)).AddObjects(objects...)
+		h := frameworktest.NewHandle(frameworktest.NewSnapshot(limitNodes(), pods)).AddObjects(objects...)
 		return predicates.NewNodeVolumeLimits(h), h.Lister.List()
 	}
 	withPl, withNodes := build(existing)

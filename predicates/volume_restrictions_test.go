@@ -9,14 +9,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/predicates"
-	"github.com/yardmaster-io/yardmaster/scheduler/cache"
 )
 
 func restrictionNodes() []*v1.Node {
-	return []*v1.Node{schedtest.MakeNode().Name("n1").Obj(), schedtest.MakeNode().Name("n2").Obj()}
+	return []*v1.Node{frameworktest.MakeNode().Name("n1").Obj(), frameworktest.MakeNode().Name("n2").Obj()}
 }
 
 func gcePD(name string, readOnly bool) v1.Volume {
@@ -40,10 +38,10 @@ func TestVolumeRestrictions(t *testing.T) {
 		"node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod"))
 	disk := viewOf(reject(framework.Unschedulable, "node(s) had no available disk"))
 	skip := viewOf(framework.NewStatus(framework.Skip))
-	rwopClaim := schedtest.MakePVC("default", "data").AccessModes(v1.ReadWriteOncePod).Bound("pv").Obj()
-	rwoClaim := schedtest.MakePVC("default", "data").Bound("pv").Obj()
+	rwopClaim := frameworktest.MakePVC("default", "data").AccessModes(v1.ReadWriteOncePod).Bound("pv").Obj()
+	rwoClaim := frameworktest.MakePVC("default", "data").Bound("pv").Obj()
 	onN1 := func(vols ...v1.Volume) []*v1.Pod {
-		p := schedtest.MakePod().Name("old").Node("n1")
+		p := frameworktest.MakePod().Name("old").Node("n1")
 		for _, v := range vols {
 			p.Volume(v)
 		}
@@ -64,15 +62,15 @@ func TestVolumeRestrictions(t *testing.T) {
 			// taken cluster-wide.
 			name:    "ReadWriteOncePod claim in use",
 			pod:     volumePod().PVC("data").Obj(),
-			pods:    []*v1.Pod{schedtest.MakePod().Name("old").Node("n2").PVC("data").Obj()},
+			pods:    []*v1.Pod{frameworktest.MakePod().Name("old").Node("n2").PVC("data").Obj()},
 			objects: []runtime.Object{rwopClaim},
 			want:    rejectedOn(rwop, "n1", "n2"),
 		},
 		{name: "ReadWriteOnce claim in use: skip", pod: volumePod().PVC("data").Obj(),
-			pods:    []*v1.Pod{schedtest.MakePod().Name("old").Node("n2").PVC("data").Obj()},
+			pods:    []*v1.Pod{frameworktest.MakePod().Name("old").Node("n2").PVC("data").Obj()},
 			objects: []runtime.Object{rwoClaim}, wantPre: skip},
 		{name: "same claim name in another namespace", pod: volumePod().PVC("data").Obj(),
-			pods:    []*v1.Pod{schedtest.MakePod().Namespace("other").Name("old").Node("n2").PVC("data").Obj()},
+			pods:    []*v1.Pod{frameworktest.MakePod().Namespace("other").Name("old").Node("n2").PVC("data").Obj()},
 			objects: []runtime.Object{rwopClaim}},
 		{name: "GCE PD mounted read-write elsewhere on the node", pod: volumePod().Volume(gcePD("disk", true)).Obj(),
 			pods: onN1(gcePD("disk", false)), want: map[string]statusView{"n1": disk}},
@@ -92,7 +90,7 @@ func TestVolumeRestrictions(t *testing.T) {
 			// The disk check comes first on the node that has both.
 			name:    "disk conflict and ReadWriteOncePod",
 			pod:     volumePod().PVC("data").Volume(ebs("vol-1", false)).Obj(),
-			pods:    append(onN1(ebs("vol-1", false)), schedtest.MakePod().Name("user").Node("n2").PVC("data").Obj()),
+			pods:    append(onN1(ebs("vol-1", false)), frameworktest.MakePod().Name("user").Node("n2").PVC("data").Obj()),
 			objects: []runtime.Object{rwopClaim},
 			want:    map[string]statusView{"n1": disk, "n2": rwop},
 		},
@@ -102,11 +100,11 @@ func TestVolumeRestrictions(t *testing.T) {
 // Preemption's what-if: with the pod that holds a ReadWriteOncePod claim
 // taken away, the claim is free on every node; with it back, taken again.
 func TestVolumeRestrictionsExtensions(t *testing.T) {
-	claim := schedtest.MakePVC("default", "data").AccessModes(v1.ReadWriteOncePod).Bound("pv").Obj()
-	holder := schedtest.MakePod().Name("holder").Node("n2").PVC("data").Obj()
-	other := schedtest.MakePod().Name("other").Node("n1").Obj()
-	snap := cache.NewSnapshotFromNodes(restrictionNodes(), []*v1.Pod{holder, other})
-	pl := predicates.NewVolumeRestrictions(fakehandle.New(snap).AddObjects(claim))
+	claim := frameworktest.MakePVC("default", "data").AccessModes(v1.ReadWriteOncePod).Bound("pv").Obj()
+	holder := frameworktest.MakePod().Name("holder").Node("n2").PVC("data").Obj()
+	other := frameworktest.MakePod().Name("other").Node("n1").Obj()
+	snap := frameworktest.NewSnapshot(restrictionNodes(), []*v1.Pod{holder, other})
+	pl := predicates.NewVolumeRestrictions(frameworktest.NewHandle(snap).AddObjects(claim))
 	pod := volumePod().PVC("data").Obj()
 
 	rejected, free := "n1:Unschedulable n2:Unschedulable ", "n1:Success n2:Success "
@@ -134,11 +132,11 @@ func TestVolumeRestrictionsExtensions(t *testing.T) {
 // the claim is rejected beside it. (kube-scheduler v1.37 places it: its
 // PreFilter skips a claim nobody uses, and then no AddPod runs.)
 func TestVolumeRestrictionsNominatedPodTakesTheClaim(t *testing.T) {
-	claim := schedtest.MakePVC("default", "data").AccessModes(v1.ReadWriteOncePod).Bound("pv").Obj()
-	snap := cache.NewSnapshotFromNodes(restrictionNodes(), nil)
-	pl := predicates.NewVolumeRestrictions(fakehandle.New(snap).AddObjects(claim))
+	claim := frameworktest.MakePVC("default", "data").AccessModes(v1.ReadWriteOncePod).Bound("pv").Obj()
+	snap := frameworktest.NewSnapshot(restrictionNodes(), nil)
+	pl := predicates.NewVolumeRestrictions(frameworktest.NewHandle(snap).AddObjects(claim))
 	pod := volumePod().PVC("data").Obj()
-	nominated := framework.NewPodInfo(schedtest.MakePod().Name("preemptor").UID("preemptor").PVC("data").Obj())
+	nominated := framework.NewPodInfo(frameworktest.MakePod().Name("preemptor").UID("preemptor").PVC("data").Obj())
 
 	ctx, state := context.Background(), framework.NewCycleState()
 	if _, st := pl.PreFilter(ctx, state, pod, snap.List()); !st.IsSuccess() {
@@ -163,11 +161,11 @@ func TestVolumeRestrictionsNominatedPodTakesTheClaim(t *testing.T) {
 // use is counted. kube-scheduler v1.37 counts the claim once and takes
 // the victim's use off, so it would evict one holder for nothing.
 func TestVolumeRestrictionsClaimHeldTwice(t *testing.T) {
-	claim := schedtest.MakePVC("default", "data").AccessModes(v1.ReadWriteOncePod).Bound("pv").Obj()
-	holder1 := schedtest.MakePod().Name("holder1").Node("n1").PVC("data").Obj()
-	holder2 := schedtest.MakePod().Name("holder2").Node("n2").PVC("data").Obj()
-	snap := cache.NewSnapshotFromNodes(restrictionNodes(), []*v1.Pod{holder1, holder2})
-	pl := predicates.NewVolumeRestrictions(fakehandle.New(snap).AddObjects(claim))
+	claim := frameworktest.MakePVC("default", "data").AccessModes(v1.ReadWriteOncePod).Bound("pv").Obj()
+	holder1 := frameworktest.MakePod().Name("holder1").Node("n1").PVC("data").Obj()
+	holder2 := frameworktest.MakePod().Name("holder2").Node("n2").PVC("data").Obj()
+	snap := frameworktest.NewSnapshot(restrictionNodes(), []*v1.Pod{holder1, holder2})
+	pl := predicates.NewVolumeRestrictions(frameworktest.NewHandle(snap).AddObjects(claim))
 	pod := volumePod().PVC("data").Obj()
 
 	rejected := "n1:Unschedulable n2:Unschedulable "
@@ -180,10 +178,10 @@ func TestVolumeRestrictionsClaimHeldTwice(t *testing.T) {
 // claim) counts the claim's uses once: evicting the one pod that holds it
 // frees it, as in kube-scheduler.
 func TestVolumeRestrictionsClaimMountedTwice(t *testing.T) {
-	claim := schedtest.MakePVC("default", "data").AccessModes(v1.ReadWriteOncePod).Bound("pv").Obj()
-	holder := schedtest.MakePod().Name("holder").Node("n2").PVC("data").Obj()
-	snap := cache.NewSnapshotFromNodes(restrictionNodes(), []*v1.Pod{holder})
-	pl := predicates.NewVolumeRestrictions(fakehandle.New(snap).AddObjects(claim))
+	claim := frameworktest.MakePVC("default", "data").AccessModes(v1.ReadWriteOncePod).Bound("pv").Obj()
+	holder := frameworktest.MakePod().Name("holder").Node("n2").PVC("data").Obj()
+	snap := frameworktest.NewSnapshot(restrictionNodes(), []*v1.Pod{holder})
+	pl := predicates.NewVolumeRestrictions(frameworktest.NewHandle(snap).AddObjects(claim))
 	pod := volumePod().PVC("data").Volume(v1.Volume{Name: "again", VolumeSource: v1.VolumeSource{
 		PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}).Obj()
 

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/predicates"
 )
 
@@ -16,10 +16,10 @@ import (
 // and one without any topology label.
 func zoneNodes() []*v1.Node {
 	return []*v1.Node{
-		schedtest.MakeNode().Name("n-a").Label(v1.LabelTopologyZone, "a").Label(v1.LabelTopologyRegion, "r1").Obj(),
-		schedtest.MakeNode().Name("n-b").Label(v1.LabelTopologyZone, "b").Label(v1.LabelTopologyRegion, "r1").Obj(),
-		schedtest.MakeNode().Name("n-beta").Label(v1.LabelFailureDomainBetaZone, "a").Obj(),
-		schedtest.MakeNode().Name("n-none").Obj(),
+		frameworktest.MakeNode().Name("n-a").Label(v1.LabelTopologyZone, "a").Label(v1.LabelTopologyRegion, "r1").Obj(),
+		frameworktest.MakeNode().Name("n-b").Label(v1.LabelTopologyZone, "b").Label(v1.LabelTopologyRegion, "r1").Obj(),
+		frameworktest.MakeNode().Name("n-beta").Label(v1.LabelFailureDomainBetaZone, "a").Obj(),
+		frameworktest.MakeNode().Name("n-none").Obj(),
 	}
 }
 
@@ -30,12 +30,12 @@ func TestVolumeZone(t *testing.T) {
 	}
 	skip := viewOf(framework.NewStatus(framework.Skip))
 	pod := volumePod().PVC("data").Obj()
-	bound := func(pv *schedtest.PVWrapper) []runtime.Object {
-		return []runtime.Object{schedtest.MakePVC("default", "data").Bound("pv").Obj(), pv.Obj()}
+	bound := func(pv *frameworktest.PVWrapper) []runtime.Object {
+		return []runtime.Object{frameworktest.MakePVC("default", "data").Bound("pv").Obj(), pv.Obj()}
 	}
-	pv := func() *schedtest.PVWrapper { return schedtest.MakePV("pv") }
+	pv := func() *frameworktest.PVWrapper { return frameworktest.MakePV("pv") }
 	unbound := func(class string) *v1.PersistentVolumeClaim {
-		c := schedtest.MakePVC("default", "data")
+		c := frameworktest.MakePVC("default", "data")
 		if class != "" {
 			c.Class(class)
 		}
@@ -67,25 +67,25 @@ func TestVolumeZone(t *testing.T) {
 		{
 			// spec.volumeName is enough here, bind-completed or not.
 			name: "claim with a volume name only", pod: pod,
-			objects: []runtime.Object{schedtest.MakePVC("default", "data").VolumeName("pv").Obj(), pv().Label(v1.LabelTopologyZone, "b").Obj()},
+			objects: []runtime.Object{frameworktest.MakePVC("default", "data").VolumeName("pv").Obj(), pv().Label(v1.LabelTopologyZone, "b").Obj()},
 			want:    map[string]statusView{"n-a": conflict, "n-beta": conflict},
 		},
 		{name: "missing claim", pod: pod, wantPre: unresolvable(`persistentvolumeclaim "data" not found`)},
 		{name: "claim without a name", pod: volumePod().PVC("").Obj(), wantPre: unresolvable("PersistentVolumeClaim had no name")},
-		{name: "missing volume", pod: pod, objects: []runtime.Object{schedtest.MakePVC("default", "data").Bound("pv").Obj()},
+		{name: "missing volume", pod: pod, objects: []runtime.Object{frameworktest.MakePVC("default", "data").Bound("pv").Obj()},
 			wantPre: unresolvable(`persistentvolume "pv" not found`)},
 		{name: "unbound without a class", pod: pod, objects: []runtime.Object{unbound("")},
 			wantPre: unresolvable("PersistentVolumeClaim had no pv name and storageClass name")},
 		{name: "unbound with a missing class", pod: pod, objects: []runtime.Object{unbound("gold")},
 			wantPre: unresolvable(`storageclass.storage.k8s.io "gold" not found`)},
 		{name: "unbound with a class without binding mode", pod: pod,
-			objects: []runtime.Object{unbound("odd"), schedtest.MakeStorageClass("odd", "x", "")},
+			objects: []runtime.Object{unbound("odd"), frameworktest.MakeStorageClass("odd", "x", "")},
 			wantPre: unresolvable(`VolumeBindingMode not set for StorageClass "odd"`)},
 		{name: "unbound Immediate", pod: pod,
-			objects: []runtime.Object{unbound("fast"), schedtest.MakeStorageClass("fast", "x", storagev1.VolumeBindingImmediate)},
+			objects: []runtime.Object{unbound("fast"), frameworktest.MakeStorageClass("fast", "x", storagev1.VolumeBindingImmediate)},
 			wantPre: unresolvable("PersistentVolume had no name")},
 		{name: "unbound WaitForFirstConsumer is skipped", pod: pod,
-			objects: []runtime.Object{unbound("wffc"), schedtest.MakeStorageClass("wffc", "x", storagev1.VolumeBindingWaitForFirstConsumer)},
+			objects: []runtime.Object{unbound("wffc"), frameworktest.MakeStorageClass("wffc", "x", storagev1.VolumeBindingWaitForFirstConsumer)},
 			wantPre: skip},
 	})
 }

@@ -9,7 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
 // In every case below, balance = int((1-std)*100) over the capped
@@ -33,7 +33,7 @@ func TestBalancedAllocationScore(t *testing.T) {
 			// With: 0.25, 0.25 -> std 0 -> 100. Without: 0, 0 -> 100.
 			// 50 + (50+100-100)/2 = 75.
 			name:  "a pod that keeps the balance scores 75",
-			pod:   schedtest.MakePod().Req("1", "2Gi").Obj(),
+			pod:   frameworktest.MakePod().Req("1", "2Gi").Obj(),
 			nodes: []*framework.NodeInfo{scoreNode(makeNode("4", "8Gi").Obj())},
 			want:  []int64{75},
 		},
@@ -41,7 +41,7 @@ func TestBalancedAllocationScore(t *testing.T) {
 			// With: 0.25, 0.5 -> std |0.25-0.5|/2 = 0.125 -> 87. Without: 100.
 			// 50 + (50+87-100)/2 = 50 + 18 = 68.
 			name:  "a pod that skews the node scores lower",
-			pod:   schedtest.MakePod().Req("1", "4Gi").Obj(),
+			pod:   frameworktest.MakePod().Req("1", "4Gi").Obj(),
 			nodes: []*framework.NodeInfo{scoreNode(makeNode("4", "8Gi").Obj())},
 			want:  []int64{68},
 		},
@@ -49,7 +49,7 @@ func TestBalancedAllocationScore(t *testing.T) {
 			// Without: 0.75, 0.25 -> std 0.25 -> 75. With the pod's 4Gi:
 			// 0.75, 0.75 -> 100. 50 + (50+100-75)/2 = 50 + 37 = 87.
 			name:  "a pod that evens the node out scores higher",
-			pod:   schedtest.MakePod().Req("", "4Gi").Obj(),
+			pod:   frameworktest.MakePod().Req("", "4Gi").Obj(),
 			nodes: []*framework.NodeInfo{scoreNode(makeNode("4", "8Gi").Obj(), onNode("3", "2Gi"))},
 			want:  []int64{87},
 		},
@@ -59,8 +59,8 @@ func TestBalancedAllocationScore(t *testing.T) {
 			// With: 0.5, 0 -> std 0.25 -> 75. Without: 0, 0 -> 100.
 			// 50 + (50+75-100)/2 = 50 + 12 = 62.
 			name:  "no non-zero defaults",
-			pod:   schedtest.MakePod().Req("2", "").Obj(),
-			nodes: []*framework.NodeInfo{scoreNode(makeNode("4", "8Gi").Obj(), schedtest.MakePod().Name("e").Node("n").Obj())},
+			pod:   frameworktest.MakePod().Req("2", "").Obj(),
+			nodes: []*framework.NodeInfo{scoreNode(makeNode("4", "8Gi").Obj(), frameworktest.MakePod().Name("e").Node("n").Obj())},
 			want:  []int64{62},
 		},
 		{
@@ -69,7 +69,7 @@ func TestBalancedAllocationScore(t *testing.T) {
 			// Without: 0, 0, 0 -> 100. 50 + (50+76-100)/2 = 50 + 13 = 63.
 			name:  "three resources use the standard deviation",
 			args:  withFoo,
-			pod:   schedtest.MakePod().Req("1", "2Gi").Res(map[v1.ResourceName]string{"example.com/foo": "3"}).Obj(),
+			pod:   frameworktest.MakePod().Req("1", "2Gi").Res(map[v1.ResourceName]string{"example.com/foo": "3"}).Obj(),
 			nodes: []*framework.NodeInfo{scoreNode(fooNode("4"))},
 			want:  []int64{63},
 		},
@@ -78,7 +78,7 @@ func TestBalancedAllocationScore(t *testing.T) {
 			// 0.25, 0.25 -> 100 both ways -> 75. On a node without foo, the same.
 			name:  "an extended resource the pod does not request is left out",
 			args:  withFoo,
-			pod:   schedtest.MakePod().Req("1", "2Gi").Obj(),
+			pod:   frameworktest.MakePod().Req("1", "2Gi").Obj(),
 			nodes: []*framework.NodeInfo{scoreNode(fooNode("4")), scoreNode(makeNode("4", "8Gi").Obj())},
 			want:  []int64{75, 75},
 		},
@@ -87,7 +87,7 @@ func TestBalancedAllocationScore(t *testing.T) {
 			// above. On the node with 4: 63, as in the three-resource case.
 			name:  "an extended resource the node does not have is left out",
 			args:  withFoo,
-			pod:   schedtest.MakePod().Req("1", "2Gi").Res(map[v1.ResourceName]string{"example.com/foo": "3"}).Obj(),
+			pod:   frameworktest.MakePod().Req("1", "2Gi").Res(map[v1.ResourceName]string{"example.com/foo": "3"}).Obj(),
 			nodes: []*framework.NodeInfo{scoreNode(makeNode("4", "8Gi").Obj()), scoreNode(fooNode("4"))},
 			want:  []int64{75, 63},
 		},
@@ -96,14 +96,14 @@ func TestBalancedAllocationScore(t *testing.T) {
 			// -> 56. With: cpu 1, memory 0.25 -> std 0.375 -> 62.
 			// 50 + (50+62-56)/2 = 50 + 28 = 78.
 			name:  "fractions are capped at 1",
-			pod:   schedtest.MakePod().Req("1", "1Gi").Obj(),
+			pod:   frameworktest.MakePod().Req("1", "1Gi").Obj(),
 			nodes: []*framework.NodeInfo{scoreNode(makeNode("4", "8Gi").Obj(), onNode("5", "1Gi"))},
 			want:  []int64{78},
 		},
 		{
 			// No allocatable: no fraction, std 0, 100 both ways -> 75.
 			name:  "node with zero allocatable",
-			pod:   schedtest.MakePod().Req("1", "1Gi").Obj(),
+			pod:   frameworktest.MakePod().Req("1", "1Gi").Obj(),
 			nodes: []*framework.NodeInfo{scoreNode(makeNode("0", "0").Obj())},
 			want:  []int64{75},
 		},
@@ -111,7 +111,7 @@ func TestBalancedAllocationScore(t *testing.T) {
 			// Pod-level cpu 1000 replaces the containers' 2000: 0.25, 0.25
 			// -> 75. (On the containers it would be 0.5, 0.25 -> 68.)
 			name: "pod-level requests count",
-			pod: withPodLevel(schedtest.MakePod().Req("2", "2Gi").Obj(),
+			pod: withPodLevel(frameworktest.MakePod().Req("2", "2Gi").Obj(),
 				map[v1.ResourceName]string{v1.ResourceCPU: "1"}),
 			nodes: []*framework.NodeInfo{scoreNode(makeNode("4", "8Gi").Obj())},
 			want:  []int64{75},
@@ -121,14 +121,14 @@ func TestBalancedAllocationScore(t *testing.T) {
 			// sidecar: 3000+1000, 1Gi+1Gi. Max: 4000, 2Gi -> 0.5, 0.25 ->
 			// std 0.125 -> 87. 50 + (50+87-100)/2 = 68.
 			name:  "init and sidecar containers",
-			pod:   schedtest.MakePod().Req("1", "1Gi").SidecarReq("1", "1Gi").InitReq("3", "1Gi").Obj(),
+			pod:   frameworktest.MakePod().Req("1", "1Gi").SidecarReq("1", "1Gi").InitReq("3", "1Gi").Obj(),
 			nodes: []*framework.NodeInfo{scoreNode(makeNode("8", "8Gi").Obj())},
 			want:  []int64{68},
 		},
 		{
 			// 1000+1000, 1Gi+3Gi -> 0.5, 0.5 -> 100 -> 75.
 			name:  "overhead",
-			pod:   schedtest.MakePod().Req("1", "1Gi").Overhead("1", "3Gi").Obj(),
+			pod:   frameworktest.MakePod().Req("1", "1Gi").Overhead("1", "3Gi").Obj(),
 			nodes: []*framework.NodeInfo{scoreNode(makeNode("4", "8Gi").Obj())},
 			want:  []int64{75},
 		},
@@ -139,10 +139,10 @@ func TestBalancedAllocationScore(t *testing.T) {
 			args: &framework.NodeResourcesBalancedAllocationArgs{Resources: []framework.ResourceSpec{
 				res(v1.ResourceMemory, 1), res("hugepages-2Mi", 1),
 			}},
-			pod: schedtest.MakePod().Req("", "2Gi").Res(map[v1.ResourceName]string{"hugepages-2Mi": "1Gi"}).Obj(),
+			pod: frameworktest.MakePod().Req("", "2Gi").Res(map[v1.ResourceName]string{"hugepages-2Mi": "1Gi"}).Obj(),
 			nodes: []*framework.NodeInfo{scoreNode(
 				makeNode("4", "8Gi").Allocatable(map[v1.ResourceName]string{"hugepages-2Mi": "4Gi"}).Obj(),
-				schedtest.MakePod().Name("e").Node("n").Req("", "4Gi").Res(map[v1.ResourceName]string{"hugepages-2Mi": "1Gi"}).Obj(),
+				frameworktest.MakePod().Name("e").Node("n").Req("", "4Gi").Res(map[v1.ResourceName]string{"hugepages-2Mi": "1Gi"}).Obj(),
 			)},
 			want: []int64{75},
 		},
@@ -168,7 +168,7 @@ func TestBalancedAllocationSkipsBestEffortPods(t *testing.T) {
 	}
 	// No cpu or memory request anywhere (an extended resource does not
 	// count: it is not among the configured resources).
-	pod := schedtest.MakePod().Res(map[v1.ResourceName]string{"example.com/foo": "1"}).Obj()
+	pod := frameworktest.MakePod().Res(map[v1.ResourceName]string{"example.com/foo": "1"}).Obj()
 	if s := pl.PreScore(ctx, framework.NewCycleState(), pod, nil); !s.IsSkip() {
 		t.Errorf("PreScore = %v, want Skip", s.Code())
 	}

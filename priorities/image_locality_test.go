@@ -9,8 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/priorities"
 )
 
@@ -43,7 +42,7 @@ type ilImage struct {
 
 func ilNode(name string, images ...ilImage) *framework.NodeInfo {
 	ni := framework.NewNodeInfo()
-	ni.SetNode(schedtest.MakeNode().Name(name).Obj())
+	ni.SetNode(frameworktest.MakeNode().Name(name).Obj())
 	if len(images) > 0 {
 		ni.ImageStates = map[string]*framework.ImageStateSummary{}
 		for _, img := range images {
@@ -65,7 +64,7 @@ func TestImageLocalityScore(t *testing.T) {
 			// n1: 40 MiB × 1/2 + 300 MiB × 1/2 = 170 MiB over 2 containers:
 			// 100 × (170 − 23) / (2000 − 23) = 14700/1977 = 7.
 			name: "two images on one of two nodes",
-			pod:  schedtest.MakePod().ContainerImages("gcr.io/40:latest", "gcr.io/300:latest").Obj(),
+			pod:  frameworktest.MakePod().ContainerImages("gcr.io/40:latest", "gcr.io/300:latest").Obj(),
 			nodes: ilNodes{
 				ilNode("n1", ilImage{"gcr.io/40:latest", 40 * imgMiB, 1}, ilImage{"gcr.io/300:latest", 300 * imgMiB, 1}),
 				ilNode("n2", ilImage{"gcr.io/250:latest", 250 * imgMiB, 1}),
@@ -76,7 +75,7 @@ func TestImageLocalityScore(t *testing.T) {
 			// n2: 250 MiB × 1/2 = 125 MiB, one container:
 			// 100 × (125 − 23) / (1000 − 23) = 10200/977 = 10.
 			name: "an untagged image means :latest",
-			pod:  schedtest.MakePod().ContainerImages("gcr.io/250").Obj(),
+			pod:  frameworktest.MakePod().ContainerImages("gcr.io/250").Obj(),
 			nodes: ilNodes{
 				ilNode("n1", ilImage{"gcr.io/40:latest", 40 * imgMiB, 1}),
 				ilNode("n2", ilImage{"gcr.io/250:latest", 250 * imgMiB, 1}),
@@ -86,21 +85,21 @@ func TestImageLocalityScore(t *testing.T) {
 		{
 			// As kube-scheduler: no docker.io/library/ prefix is added.
 			name:  "the implicit registry is not added",
-			pod:   schedtest.MakePod().ContainerImages("nginx:1.25").Obj(),
+			pod:   frameworktest.MakePod().ContainerImages("nginx:1.25").Obj(),
 			nodes: ilNodes{ilNode("n1", ilImage{"docker.io/library/nginx:1.25", 500 * imgMiB, 1}), ilNode("n2")},
 			want:  []int64{0, 0},
 		},
 		{
 			// 10 MiB × 1/2 = 5 MiB, under the 23 MiB floor.
 			name:  "small images score nothing",
-			pod:   schedtest.MakePod().ContainerImages("gcr.io/10:latest").Obj(),
+			pod:   frameworktest.MakePod().ContainerImages("gcr.io/10:latest").Obj(),
 			nodes: ilNodes{ilNode("n1", ilImage{"gcr.io/10:latest", 10 * imgMiB, 1}), ilNode("n2")},
 			want:  []int64{0, 0},
 		},
 		{
 			// 3000 MiB × 2/2, capped at 1000 MiB for one container.
 			name: "an image everywhere, over the cap: everywhere the maximum",
-			pod:  schedtest.MakePod().ContainerImages("gcr.io/3000:latest").Obj(),
+			pod:  frameworktest.MakePod().ContainerImages("gcr.io/3000:latest").Obj(),
 			nodes: ilNodes{
 				ilNode("n1", ilImage{"gcr.io/3000:latest", 3000 * imgMiB, 2}),
 				ilNode("n2", ilImage{"gcr.io/3000:latest", 3000 * imgMiB, 2}),
@@ -111,7 +110,7 @@ func TestImageLocalityScore(t *testing.T) {
 			// 600 MiB on 1 of 4 nodes: 150 MiB → 100 × 127/977 = 13;
 			// on 4 of 4: 600 MiB → 100 × 577/977 = 59.
 			name: "the spread factor: an image on more nodes weighs more",
-			pod:  schedtest.MakePod().ContainerImages("gcr.io/rare:1", "gcr.io/common:1").Obj(),
+			pod:  frameworktest.MakePod().ContainerImages("gcr.io/rare:1", "gcr.io/common:1").Obj(),
 			nodes: ilNodes{
 				ilNode("n1", ilImage{"gcr.io/rare:1", 600 * imgMiB, 1}),
 				ilNode("n2", ilImage{"gcr.io/common:1", 600 * imgMiB, 4}),
@@ -129,7 +128,7 @@ func TestImageLocalityScore(t *testing.T) {
 			// 100 × 477/2977 = 16. (kube-scheduler v1.36 left the image
 			// volume out of the bound: 100 × 477/1977 = 24.)
 			name: "init containers and image volumes count",
-			pod: schedtest.MakePod().InitContainerImage("gcr.io/init:1").ContainerImages("gcr.io/app:1").
+			pod: frameworktest.MakePod().InitContainerImage("gcr.io/init:1").ContainerImages("gcr.io/app:1").
 				ImageVolume("gcr.io/data:1").Obj(),
 			nodes: ilNodes{
 				ilNode("n1", ilImage{"gcr.io/init:1", 300 * imgMiB, 1}, ilImage{"gcr.io/app:1", 200 * imgMiB, 1}, ilImage{"gcr.io/data:1", 500 * imgMiB, 1}),
@@ -143,14 +142,14 @@ func TestImageLocalityScore(t *testing.T) {
 			// over 2 images, 100 × 127/1977 = 6; n2's 30 MiB × 1/2 is under
 			// the floor. An image volume counts as a container would.
 			name:  "an image volume counts like a container",
-			pod:   schedtest.MakePod().ContainerImages("gcr.io/30").ImageVolume("gcr.io/300").Obj(),
+			pod:   frameworktest.MakePod().ContainerImages("gcr.io/30").ImageVolume("gcr.io/300").Obj(),
 			nodes: ilNodes{ilNode("n1", ilImage{"gcr.io/300:latest", 300 * imgMiB, 1}), ilNode("n2", ilImage{"gcr.io/30:latest", 30 * imgMiB, 1})},
 			want:  []int64{100 * (150 - 23) / (2000 - 23), 0},
 		},
 		{
 			// The same images as two containers: the same scores.
 			name:  "the same images as containers",
-			pod:   schedtest.MakePod().ContainerImages("gcr.io/30", "gcr.io/300").Obj(),
+			pod:   frameworktest.MakePod().ContainerImages("gcr.io/30", "gcr.io/300").Obj(),
 			nodes: ilNodes{ilNode("n1", ilImage{"gcr.io/300:latest", 300 * imgMiB, 1}), ilNode("n2", ilImage{"gcr.io/30:latest", 30 * imgMiB, 1})},
 			want:  []int64{100 * (150 - 23) / (2000 - 23), 0},
 		},
@@ -158,14 +157,14 @@ func TestImageLocalityScore(t *testing.T) {
 			// An image volume on no node still widens the range: 150 MiB
 			// of the container's image over 2 images, 100 × 127/1977 = 6.
 			name:  "an image volume no node has",
-			pod:   schedtest.MakePod().ContainerImages("gcr.io/300").ImageVolume("gcr.io/nowhere:1").Obj(),
+			pod:   frameworktest.MakePod().ContainerImages("gcr.io/300").ImageVolume("gcr.io/nowhere:1").Obj(),
 			nodes: ilNodes{ilNode("n1", ilImage{"gcr.io/300:latest", 300 * imgMiB, 1}), ilNode("n2")},
 			want:  []int64{100 * (150 - 23) / (2000 - 23), 0},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			pl, err := priorities.NewImageLocality(fakehandle.New(tc.nodes))
+			pl, err := priorities.NewImageLocality(frameworktest.NewHandle(tc.nodes))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -213,11 +212,11 @@ func TestNormalizedImageName(t *testing.T) {
 
 func TestImageLocalityScoreDoesNotAllocate(t *testing.T) {
 	nodes := ilNodes{ilNode("n1", ilImage{"gcr.io/a:latest", 400 * imgMiB, 1}), ilNode("n2")}
-	pl, err := priorities.NewImageLocality(fakehandle.New(nodes))
+	pl, err := priorities.NewImageLocality(frameworktest.NewHandle(nodes))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pod := schedtest.MakePod().ContainerImages("gcr.io/a", "gcr.io/b:1").Obj()
+	pod := frameworktest.MakePod().ContainerImages("gcr.io/a", "gcr.io/b:1").Obj()
 	ctx, state := context.Background(), framework.NewCycleState()
 	if st := pl.PreScore(ctx, state, pod, nodes); !st.IsSuccess() {
 		t.Fatal(st.Message())

@@ -11,9 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/internal/churn"
-	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 	"github.com/yardmaster-io/yardmaster/priorities"
 )
 
@@ -37,7 +36,7 @@ func TestInterPodAffinityScoreRunningTotalsMatchFresh(t *testing.T) {
 	seq := 0
 	randomPod := func() *v1.Pod {
 		seq++
-		w := schedtest.MakePod().Name(fmt.Sprintf("p%d", seq)).Label("app", apps[rng.IntN(len(apps))])
+		w := frameworktest.MakePod().Name(fmt.Sprintf("p%d", seq)).Label("app", apps[rng.IntN(len(apps))])
 		if rng.IntN(8) == 0 {
 			w.RequiredPodAffinity(term())
 		}
@@ -55,7 +54,7 @@ func TestInterPodAffinityScoreRunningTotalsMatchFresh(t *testing.T) {
 		return p
 	}
 	node := func(i int) *v1.Node {
-		return schedtest.MakeNode().Name(fmt.Sprintf("n%02d", i)).Label(ipaZone, fmt.Sprintf("z%d", rng.IntN(3))).Obj()
+		return frameworktest.MakeNode().Name(fmt.Sprintf("n%02d", i)).Label(ipaZone, fmt.Sprintf("z%d", rng.IntN(3))).Obj()
 	}
 	args := &framework.InterPodAffinityArgs{HardPodAffinityWeight: new(int32(3))}
 	skipped := 0
@@ -63,14 +62,14 @@ func TestInterPodAffinityScoreRunningTotalsMatchFresh(t *testing.T) {
 	// and cycles where nothing matches (PreScore skips) come and go.
 	for round := range 15 {
 		cluster := churn.New(rng, 12, node, randomPod)
-		kept, err := priorities.NewInterPodAffinity(args, fakehandle.New(cluster.Snapshot))
+		kept, err := priorities.NewInterPodAffinity(args, frameworktest.NewHandle(cluster.Snapshot))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for step := range 100 {
 			cluster.Step()
 			pod := randomPod()
-			fresh, err := priorities.NewInterPodAffinity(args, fakehandle.New(cluster.Snapshot))
+			fresh, err := priorities.NewInterPodAffinity(args, frameworktest.NewHandle(cluster.Snapshot))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,15 +10,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/priorities"
-	"github.com/yardmaster-io/yardmaster/scheduler/cache"
 )
 
 const ipaZone = v1.LabelTopologyZone
 
-func ipaTerm(key string) *schedtest.PodAffinityTermWrapper { return schedtest.MakePodAffinityTerm(key) }
+func ipaTerm(key string) *frameworktest.PodAffinityTermWrapper {
+	return frameworktest.MakePodAffinityTerm(key)
+}
 
 // ipaScores builds n1..n4's scores.
 func ipaScores(n1, n2, n3, n4 int64) framework.NodeScoreList {
@@ -29,9 +29,9 @@ func ipaScores(n1, n2, n3, n4 int64) framework.NodeScoreList {
 // order) and NormalizeScore. skipped reports a Skip from PreScore.
 func runInterPodAffinityScorer(t testing.TB, args *framework.InterPodAffinityArgs, pod *v1.Pod, pods []*v1.Pod, nss ...*v1.Namespace) (raw, normalized framework.NodeScoreList, skipped bool) {
 	t.Helper()
-	nodes := schedtest.AffinityCluster()
-	snap := cache.NewSnapshotFromNodes(nodes, pods)
-	pl, err := priorities.NewInterPodAffinity(args, fakehandle.New(snap, nss...))
+	nodes := frameworktest.AffinityCluster()
+	snap := frameworktest.NewSnapshot(nodes, pods)
+	pl, err := priorities.NewInterPodAffinity(args, frameworktest.NewHandle(snap, nss...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,9 +70,9 @@ func ipaWeight(w int32) *framework.InterPodAffinityArgs {
 func TestInterPodAffinityScore(t *testing.T) {
 	prodNS := &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}
 	namespaces := []*v1.Namespace{
-		fakehandle.Namespace("default"),
-		fakehandle.Namespace("prod-ns", "env", "prod"),
-		fakehandle.Namespace("dev-ns", "env", "dev"),
+		frameworktest.Namespace("default"),
+		frameworktest.Namespace("prod-ns", "env", "prod"),
+		frameworktest.Namespace("dev-ns", "env", "dev"),
 	}
 	tests := []struct {
 		name           string
@@ -85,23 +85,23 @@ func TestInterPodAffinityScore(t *testing.T) {
 	}{
 		{
 			name:     "no terms anywhere: skip",
-			pod:      schedtest.IncomingPod("default", "app", "web").Obj(),
-			pods:     []*v1.Pod{schedtest.PodOn("n1", "default", "db", "app", "db").Obj()},
+			pod:      frameworktest.IncomingPod("default", "app", "web").Obj(),
+			pods:     []*v1.Pod{frameworktest.PodOn("n1", "default", "db", "app", "db").Obj()},
 			wantSkip: true,
 		},
 		{
 			// db on n1 scores zone z1 +5.
 			name:           "preferred affinity: the zone of a matching pod",
-			pod:            schedtest.IncomingPod("default", "app", "web").PreferredPodAffinity(5, ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).Obj(),
-			pods:           []*v1.Pod{schedtest.PodOn("n1", "default", "db", "app", "db").Obj()},
+			pod:            frameworktest.IncomingPod("default", "app", "web").PreferredPodAffinity(5, ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).Obj(),
+			pods:           []*v1.Pod{frameworktest.PodOn("n1", "default", "db", "app", "db").Obj()},
 			wantRaw:        ipaScores(5, 5, 0, 0),
 			wantNormalized: ipaScores(100*(5-0)/5, 100*(5-0)/5, 0, 0),
 		},
 		{
 			// web on n1 scores host n1 −10; min −10, max 0.
 			name:           "preferred anti-affinity: negative raw scores, min-max normalized",
-			pod:            schedtest.IncomingPod("default", "app", "web").PreferredPodAntiAffinity(10, ipaTerm(v1.LabelHostname).MatchLabel("app", "web").Obj()).Obj(),
-			pods:           []*v1.Pod{schedtest.PodOn("n1", "default", "web-0", "app", "web").Obj()},
+			pod:            frameworktest.IncomingPod("default", "app", "web").PreferredPodAntiAffinity(10, ipaTerm(v1.LabelHostname).MatchLabel("app", "web").Obj()).Obj(),
+			pods:           []*v1.Pod{frameworktest.PodOn("n1", "default", "web-0", "app", "web").Obj()},
 			wantRaw:        ipaScores(-10, 0, 0, 0),
 			wantNormalized: ipaScores(100*(-10+10)/10, 100*(0+10)/10, 100*(0+10)/10, 100*(0+10)/10),
 		},
@@ -109,18 +109,18 @@ func TestInterPodAffinityScore(t *testing.T) {
 			// db on n1 and n3: zones z1 and z2 +8 each, hosts n1 and n3 −3.
 			// min 0 (n4), max 8 (n2): n1 = 100 × 5/8 = 62.5 → 62.
 			name: "multiple terms: affinity by zone, anti-affinity by host",
-			pod: schedtest.IncomingPod("default", "app", "web").
+			pod: frameworktest.IncomingPod("default", "app", "web").
 				PreferredPodAffinity(8, ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).
 				PreferredPodAntiAffinity(3, ipaTerm(v1.LabelHostname).MatchLabel("app", "db").Obj()).Obj(),
-			pods:           []*v1.Pod{schedtest.PodOn("n1", "default", "db-0", "app", "db").Obj(), schedtest.PodOn("n3", "default", "db-1", "app", "db").Obj()},
+			pods:           []*v1.Pod{frameworktest.PodOn("n1", "default", "db-0", "app", "db").Obj(), frameworktest.PodOn("n3", "default", "db-1", "app", "db").Obj()},
 			wantRaw:        ipaScores(8-3, 8, 8-3, 0),
 			wantNormalized: ipaScores(62, 100, 62, 0),
 		},
 		{
 			// Every matching pod adds: two db pods in z1 make 2 × 4.
 			name:           "preferred affinity counts every matching pod",
-			pod:            schedtest.IncomingPod("default", "app", "web").PreferredPodAffinity(4, ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).Obj(),
-			pods:           []*v1.Pod{schedtest.PodOn("n1", "default", "db-0", "app", "db").Obj(), schedtest.PodOn("n2", "default", "db-1", "app", "db").Obj(), schedtest.PodOn("n3", "default", "db-2", "app", "db").Obj()},
+			pod:            frameworktest.IncomingPod("default", "app", "web").PreferredPodAffinity(4, ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).Obj(),
+			pods:           []*v1.Pod{frameworktest.PodOn("n1", "default", "db-0", "app", "db").Obj(), frameworktest.PodOn("n2", "default", "db-1", "app", "db").Obj(), frameworktest.PodOn("n3", "default", "db-2", "app", "db").Obj()},
 			wantRaw:        ipaScores(2*4, 2*4, 4, 0),
 			wantNormalized: ipaScores(100, 100, 100*4/8, 0),
 		},
@@ -128,9 +128,9 @@ func TestInterPodAffinityScore(t *testing.T) {
 			// The existing pod on n3 requires pods like the incoming one in
 			// its zone: z2 gains hardPodAffinityWeight 1.
 			name: "existing pod's required affinity, default hardPodAffinityWeight",
-			pod:  schedtest.IncomingPod("default", "app", "web").Obj(),
+			pod:  frameworktest.IncomingPod("default", "app", "web").Obj(),
 			pods: []*v1.Pod{
-				schedtest.PodOn("n3", "default", "db", "app", "db").RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
+				frameworktest.PodOn("n3", "default", "db", "app", "db").RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
 			},
 			wantRaw:        ipaScores(0, 0, 1, 0),
 			wantNormalized: ipaScores(0, 0, 100, 0),
@@ -138,9 +138,9 @@ func TestInterPodAffinityScore(t *testing.T) {
 		{
 			name: "hardPodAffinityWeight 0 turns it off",
 			args: ipaWeight(0),
-			pod:  schedtest.IncomingPod("default", "app", "web").Obj(),
+			pod:  frameworktest.IncomingPod("default", "app", "web").Obj(),
 			pods: []*v1.Pod{
-				schedtest.PodOn("n3", "default", "db", "app", "db").RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
+				frameworktest.PodOn("n3", "default", "db", "app", "db").RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
 			},
 			wantSkip: true,
 		},
@@ -149,9 +149,9 @@ func TestInterPodAffinityScore(t *testing.T) {
 			// anti-affinity host n1 −2. min 0, max 7: n1 = 100 × 5/7 = 71.
 			name: "hardPodAffinityWeight 7 with an existing pod's preferred anti-affinity",
 			args: ipaWeight(7),
-			pod:  schedtest.IncomingPod("default", "app", "web").Obj(),
+			pod:  frameworktest.IncomingPod("default", "app", "web").Obj(),
 			pods: []*v1.Pod{
-				schedtest.PodOn("n1", "default", "db", "app", "db").
+				frameworktest.PodOn("n1", "default", "db", "app", "db").
 					RequiredPodAffinity(ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).
 					PreferredPodAntiAffinity(2, ipaTerm(v1.LabelHostname).MatchLabel("app", "web").Obj()).Obj(),
 			},
@@ -162,9 +162,9 @@ func TestInterPodAffinityScore(t *testing.T) {
 			// The existing pod's namespaceSelector reads the incoming
 			// pod's namespace labels.
 			name: "existing pod's preferred affinity with namespaceSelector: selected",
-			pod:  schedtest.IncomingPod("prod-ns", "app", "web").Obj(),
+			pod:  frameworktest.IncomingPod("prod-ns", "app", "web").Obj(),
 			pods: []*v1.Pod{
-				schedtest.PodOn("n3", "default", "db", "app", "db").
+				frameworktest.PodOn("n3", "default", "db", "app", "db").
 					PreferredPodAffinity(4, ipaTerm(ipaZone).MatchLabel("app", "web").NamespaceSelector(prodNS).Obj()).Obj(),
 			},
 			wantRaw:        ipaScores(0, 0, 4, 0),
@@ -172,18 +172,18 @@ func TestInterPodAffinityScore(t *testing.T) {
 		},
 		{
 			name: "existing pod's preferred affinity with namespaceSelector: not selected",
-			pod:  schedtest.IncomingPod("dev-ns", "app", "web").Obj(),
+			pod:  frameworktest.IncomingPod("dev-ns", "app", "web").Obj(),
 			pods: []*v1.Pod{
-				schedtest.PodOn("n3", "default", "db", "app", "db").
+				frameworktest.PodOn("n3", "default", "db", "app", "db").
 					PreferredPodAffinity(4, ipaTerm(ipaZone).MatchLabel("app", "web").NamespaceSelector(prodNS).Obj()).Obj(),
 			},
 			wantSkip: true,
 		},
 		{
 			name: "incoming pod's namespaceSelector resolved through the lister",
-			pod: schedtest.IncomingPod("default", "app", "web").
+			pod: frameworktest.IncomingPod("default", "app", "web").
 				PreferredPodAffinity(6, ipaTerm(ipaZone).MatchLabel("app", "db").NamespaceSelector(prodNS).Obj()).Obj(),
-			pods:           []*v1.Pod{schedtest.PodOn("n1", "dev-ns", "db", "app", "db").Obj(), schedtest.PodOn("n3", "prod-ns", "db", "app", "db").Obj()},
+			pods:           []*v1.Pod{frameworktest.PodOn("n1", "dev-ns", "db", "app", "db").Obj(), frameworktest.PodOn("n3", "prod-ns", "db", "app", "db").Obj()},
 			wantRaw:        ipaScores(0, 0, 6, 0),
 			wantNormalized: ipaScores(0, 0, 100, 0),
 		},
@@ -194,49 +194,49 @@ func TestInterPodAffinityScore(t *testing.T) {
 			// namespaces, so prod-ns's pod counted too (6 for z2); v1.37
 			// keeps to the namespaces listed.
 			name: "incoming pod's NotIn namespaceSelector: only the namespaces it selects",
-			pod: schedtest.IncomingPod("default", "app", "web").
+			pod: frameworktest.IncomingPod("default", "app", "web").
 				PreferredPodAffinity(6, ipaTerm(ipaZone).MatchLabel("app", "db").NamespaceSelector(&metav1.LabelSelector{
 					MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"prod"}}},
 				}).Obj()).Obj(),
-			pods:           []*v1.Pod{schedtest.PodOn("n1", "dev-ns", "db", "app", "db").Obj(), schedtest.PodOn("n3", "prod-ns", "db", "app", "db").Obj()},
+			pods:           []*v1.Pod{frameworktest.PodOn("n1", "dev-ns", "db", "app", "db").Obj(), frameworktest.PodOn("n3", "prod-ns", "db", "app", "db").Obj()},
 			wantRaw:        ipaScores(6, 6, 0, 0),
 			wantNormalized: ipaScores(100, 100, 0, 0),
 		},
 		{
 			// matchLabelKeys [version] adds "version in (v2)".
 			name: "matchLabelKeys on a preferred term",
-			pod: schedtest.IncomingPod("default", "app", "web", "version", "v2").
+			pod: frameworktest.IncomingPod("default", "app", "web", "version", "v2").
 				PreferredPodAffinity(5, ipaTerm(ipaZone).MatchLabel("app", "web").MatchLabelKeys("version").Obj()).Obj(),
 			pods: []*v1.Pod{
-				schedtest.PodOn("n1", "default", "web-v1", "app", "web", "version", "v1").Obj(),
-				schedtest.PodOn("n3", "default", "web-v2", "app", "web", "version", "v2").Obj(),
+				frameworktest.PodOn("n1", "default", "web-v1", "app", "web", "version", "v1").Obj(),
+				frameworktest.PodOn("n3", "default", "web-v2", "app", "web", "version", "v2").Obj(),
 			},
 			wantRaw:        ipaScores(0, 0, 5, 0),
 			wantNormalized: ipaScores(0, 0, 100, 0),
 		},
 		{
 			name:     "topology key on no node: skip",
-			pod:      schedtest.IncomingPod("default", "app", "web").PreferredPodAffinity(5, ipaTerm("rack").MatchLabel("app", "db").Obj()).Obj(),
-			pods:     []*v1.Pod{schedtest.PodOn("n1", "default", "db", "app", "db").Obj()},
+			pod:      frameworktest.IncomingPod("default", "app", "web").PreferredPodAffinity(5, ipaTerm("rack").MatchLabel("app", "db").Obj()).Obj(),
+			pods:     []*v1.Pod{frameworktest.PodOn("n1", "default", "db", "app", "db").Obj()},
 			wantSkip: true,
 		},
 		{
 			// z1: +5 − 5 = 0. The matched terms keep PreScore from
 			// skipping, as in kube-scheduler; every node ties at 0.
 			name: "terms that cancel out still score",
-			pod: schedtest.IncomingPod("default", "app", "web").
+			pod: frameworktest.IncomingPod("default", "app", "web").
 				PreferredPodAffinity(5, ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).
 				PreferredPodAntiAffinity(5, ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).Obj(),
-			pods:           []*v1.Pod{schedtest.PodOn("n1", "default", "db", "app", "db").Obj()},
+			pods:           []*v1.Pod{frameworktest.PodOn("n1", "default", "db", "app", "db").Obj()},
 			wantRaw:        ipaScores(0, 0, 0, 0),
 			wantNormalized: ipaScores(0, 0, 0, 0),
 		},
 		{
 			// The same for an existing pod's terms: z1 gains 5 and loses 5.
 			name: "an existing pod's terms that cancel out still score",
-			pod:  schedtest.IncomingPod("default", "app", "web").Obj(),
+			pod:  frameworktest.IncomingPod("default", "app", "web").Obj(),
 			pods: []*v1.Pod{
-				schedtest.PodOn("n1", "default", "db", "app", "db").
+				frameworktest.PodOn("n1", "default", "db", "app", "db").
 					PreferredPodAffinity(5, ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).
 					PreferredPodAntiAffinity(5, ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
 			},
@@ -247,18 +247,18 @@ func TestInterPodAffinityScore(t *testing.T) {
 			// n4 is in no zone: the existing pod's term matches, but its
 			// node is in no domain of the term's key.
 			name: "an existing pod's term on a key its node lacks: skip",
-			pod:  schedtest.IncomingPod("default", "app", "web").Obj(),
+			pod:  frameworktest.IncomingPod("default", "app", "web").Obj(),
 			pods: []*v1.Pod{
-				schedtest.PodOn("n4", "default", "db", "app", "db").PreferredPodAffinity(5, ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
+				frameworktest.PodOn("n4", "default", "db", "app", "db").PreferredPodAffinity(5, ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
 			},
 			wantSkip: true,
 		},
 		{
 			name: "IgnorePreferredTermsOfExistingPods: a pod without preferred terms is not scored",
 			args: &framework.InterPodAffinityArgs{IgnorePreferredTermsOfExistingPods: true},
-			pod:  schedtest.IncomingPod("default", "app", "web").Obj(),
+			pod:  frameworktest.IncomingPod("default", "app", "web").Obj(),
 			pods: []*v1.Pod{
-				schedtest.PodOn("n3", "default", "db", "app", "db").PreferredPodAffinity(4, ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
+				frameworktest.PodOn("n3", "default", "db", "app", "db").PreferredPodAffinity(4, ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
 			},
 			wantSkip: true,
 		},
@@ -266,10 +266,10 @@ func TestInterPodAffinityScore(t *testing.T) {
 			// z1 +3 from the pod's own term, z2 +4 from the existing pod's.
 			name: "IgnorePreferredTermsOfExistingPods: a pod with preferred terms weighs both",
 			args: &framework.InterPodAffinityArgs{IgnorePreferredTermsOfExistingPods: true},
-			pod:  schedtest.IncomingPod("default", "app", "web").PreferredPodAffinity(3, ipaTerm(ipaZone).MatchLabel("app", "cache").Obj()).Obj(),
+			pod:  frameworktest.IncomingPod("default", "app", "web").PreferredPodAffinity(3, ipaTerm(ipaZone).MatchLabel("app", "cache").Obj()).Obj(),
 			pods: []*v1.Pod{
-				schedtest.PodOn("n1", "default", "cache", "app", "cache").Obj(),
-				schedtest.PodOn("n3", "default", "db", "app", "db").PreferredPodAffinity(4, ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
+				frameworktest.PodOn("n1", "default", "cache", "app", "cache").Obj(),
+				frameworktest.PodOn("n3", "default", "db", "app", "db").PreferredPodAffinity(4, ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
 			},
 			wantRaw:        ipaScores(3, 3, 4, 0),
 			wantNormalized: ipaScores(100*3/4, 100*3/4, 100, 0),
@@ -296,12 +296,12 @@ func TestInterPodAffinityScore(t *testing.T) {
 }
 
 func TestInterPodAffinityScoreInvalidTermIsAnError(t *testing.T) {
-	snap := cache.NewSnapshotFromNodes(schedtest.AffinityCluster(), nil)
-	pl, err := priorities.NewInterPodAffinity(nil, fakehandle.New(snap))
+	snap := frameworktest.NewSnapshot(frameworktest.AffinityCluster(), nil)
+	pl, err := priorities.NewInterPodAffinity(nil, frameworktest.NewHandle(snap))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pod := schedtest.IncomingPod("default").PreferredPodAffinity(1, ipaTerm(ipaZone).In("service", "{{.bad-value.}}").Obj()).Obj()
+	pod := frameworktest.IncomingPod("default").PreferredPodAffinity(1, ipaTerm(ipaZone).In("service", "{{.bad-value.}}").Obj()).Obj()
 	st := pl.PreScore(context.Background(), framework.NewCycleState(), pod, snap.List())
 	if st.Code() != framework.Error {
 		t.Errorf("PreScore = %v %q, want Error", st.Code(), st.Message())
@@ -328,7 +328,7 @@ func TestValidateInterPodAffinityArgs(t *testing.T) {
 		if got != tc.wantErr {
 			t.Errorf("ValidateInterPodAffinityArgs(%v) = %q, want %q", tc.args, got, tc.wantErr)
 		}
-		_, err = priorities.NewInterPodAffinity(tc.args, fakehandle.New(cache.NewSnapshot()))
+		_, err = priorities.NewInterPodAffinity(tc.args, frameworktest.NewHandle(frameworktest.NewSnapshot(nil, nil)))
 		if (err != nil) != (tc.wantErr != "") {
 			t.Errorf("NewInterPodAffinity(%v) error = %v, want error %v", tc.args, err, tc.wantErr != "")
 		}
@@ -353,11 +353,11 @@ func TestInterPodAffinityArgsDefaults(t *testing.T) {
 
 // Score looks a few labels up per node: no allocation.
 func TestInterPodAffinityScoreDoesNotAllocate(t *testing.T) {
-	pod := schedtest.IncomingPod("default", "app", "web").
+	pod := frameworktest.IncomingPod("default", "app", "web").
 		PreferredPodAffinity(8, ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).
 		PreferredPodAntiAffinity(3, ipaTerm(v1.LabelHostname).MatchLabel("app", "db").Obj()).Obj()
-	snap := cache.NewSnapshotFromNodes(schedtest.AffinityCluster(), []*v1.Pod{schedtest.PodOn("n1", "default", "db", "app", "db").Obj()})
-	pl, err := priorities.NewInterPodAffinity(nil, fakehandle.New(snap))
+	snap := frameworktest.NewSnapshot(frameworktest.AffinityCluster(), []*v1.Pod{frameworktest.PodOn("n1", "default", "db", "app", "db").Obj()})
+	pl, err := priorities.NewInterPodAffinity(nil, frameworktest.NewHandle(snap))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,19 +380,19 @@ func BenchmarkInterPodAffinityPreScore(b *testing.B) {
 	pods := make([]*v1.Pod, n)
 	for i := range n {
 		name := fmt.Sprintf("node-%d", i)
-		nodes[i] = schedtest.MakeNode().Name(name).Label(ipaZone, fmt.Sprintf("zone-%d", i%10)).Obj()
-		p := schedtest.PodOn(name, "default", fmt.Sprintf("pod-%d", i), "app", fmt.Sprintf("a%d", i%7))
+		nodes[i] = frameworktest.MakeNode().Name(name).Label(ipaZone, fmt.Sprintf("zone-%d", i%10)).Obj()
+		p := frameworktest.PodOn(name, "default", fmt.Sprintf("pod-%d", i), "app", fmt.Sprintf("a%d", i%7))
 		if i%10 == 0 {
 			p.PreferredPodAffinity(10, ipaTerm(ipaZone).MatchLabel("app", "a1").Obj())
 		}
 		pods[i] = p.Obj()
 	}
-	snap := cache.NewSnapshotFromNodes(nodes, pods)
-	pl, err := priorities.NewInterPodAffinity(nil, fakehandle.New(snap))
+	snap := frameworktest.NewSnapshot(nodes, pods)
+	pl, err := priorities.NewInterPodAffinity(nil, frameworktest.NewHandle(snap))
 	if err != nil {
 		b.Fatal(err)
 	}
-	pod := schedtest.IncomingPod("default", "app", "a1").
+	pod := frameworktest.IncomingPod("default", "app", "a1").
 		PreferredPodAffinity(5, ipaTerm(ipaZone).MatchLabel("app", "a2").Obj()).
 		PreferredPodAntiAffinity(5, ipaTerm(v1.LabelHostname).MatchLabel("app", "a1").Obj()).Obj()
 	ctx := context.Background()

@@ -10,7 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/priorities"
 )
 
@@ -56,7 +56,7 @@ func runScorer(t testing.TB, pl normalizingScorer, pod *v1.Pod, nodes []*v1.Node
 	return raw, normalized
 }
 
-func nsTerm() *schedtest.NodeSelectorTermWrapper { return schedtest.MakeNodeSelectorTerm() }
+func nsTerm() *frameworktest.NodeSelectorTermWrapper { return frameworktest.MakeNodeSelectorTerm() }
 
 // newNodeAffinity returns the scorer with args (nil: no added affinity).
 func newNodeAffinity(t testing.TB, args *framework.NodeAffinityArgs) *priorities.NodeAffinity {
@@ -78,10 +78,10 @@ func addedPreferred() *framework.NodeAffinityArgs {
 
 func TestNodeAffinityScore(t *testing.T) {
 	nodes := []*v1.Node{
-		schedtest.MakeNode().Name("n1").Label("zone", "a").Label("disk", "ssd").Label("cores", "16").Obj(),
-		schedtest.MakeNode().Name("n2").Label("zone", "a").Label("cores", "4").Obj(),
-		schedtest.MakeNode().Name("n3").Label("disk", "ssd").Obj(),
-		schedtest.MakeNode().Name("n4").Obj(),
+		frameworktest.MakeNode().Name("n1").Label("zone", "a").Label("disk", "ssd").Label("cores", "16").Obj(),
+		frameworktest.MakeNode().Name("n2").Label("zone", "a").Label("cores", "4").Obj(),
+		frameworktest.MakeNode().Name("n3").Label("disk", "ssd").Obj(),
+		frameworktest.MakeNode().Name("n4").Obj(),
 	}
 	tests := []struct {
 		name string
@@ -91,12 +91,12 @@ func TestNodeAffinityScore(t *testing.T) {
 		wantRaw        framework.NodeScoreList
 		wantNormalized framework.NodeScoreList
 	}{
-		{name: "no affinity: skipped", pod: schedtest.MakePod().Obj()},
+		{name: "no affinity: skipped", pod: frameworktest.MakePod().Obj()},
 		{
 			// The profile's preferred term scores for a pod with none.
 			name:           "added preferred affinity only",
 			args:           addedPreferred(),
-			pod:            schedtest.MakePod().Obj(),
+			pod:            frameworktest.MakePod().Obj(),
 			wantRaw:        framework.NodeScoreList{{Name: "n1", Score: 3}, {Name: "n2", Score: 3}, {Name: "n3"}, {Name: "n4"}},
 			wantNormalized: framework.NodeScoreList{{Name: "n1", Score: 100}, {Name: "n2", Score: 100}, {Name: "n3"}, {Name: "n4"}},
 		},
@@ -104,7 +104,7 @@ func TestNodeAffinityScore(t *testing.T) {
 			// n1: 3 (zone a) + 5 (ssd); n2: 3; n3: 5.
 			name:    "added preferred terms score beside the pod's",
 			args:    addedPreferred(),
-			pod:     schedtest.MakePod().PreferredNodeAffinity(5, nsTerm().In("disk", "ssd").Obj()).Obj(),
+			pod:     frameworktest.MakePod().PreferredNodeAffinity(5, nsTerm().In("disk", "ssd").Obj()).Obj(),
 			wantRaw: framework.NodeScoreList{{Name: "n1", Score: 3 + 5}, {Name: "n2", Score: 3}, {Name: "n3", Score: 5}, {Name: "n4"}},
 			wantNormalized: framework.NodeScoreList{
 				{Name: "n1", Score: 100 * 8 / 8}, {Name: "n2", Score: 100 * 3 / 8}, // 100, 37
@@ -117,13 +117,13 @@ func TestNodeAffinityScore(t *testing.T) {
 			args: &framework.NodeAffinityArgs{AddedAffinity: &v1.NodeAffinity{
 				RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{nsTerm().In("zone", "a").Obj()}},
 			}},
-			pod: schedtest.MakePod().Obj(),
+			pod: frameworktest.MakePod().Obj(),
 		},
-		{name: "only required affinity: skipped", pod: schedtest.MakePod().RequiredNodeAffinity(nsTerm().In("zone", "a").Obj()).Obj()},
-		{name: "only empty preferred terms: skipped", pod: schedtest.MakePod().PreferredNodeAffinity(10, nsTerm().Obj()).Obj()},
+		{name: "only required affinity: skipped", pod: frameworktest.MakePod().RequiredNodeAffinity(nsTerm().In("zone", "a").Obj()).Obj()},
+		{name: "only empty preferred terms: skipped", pod: frameworktest.MakePod().PreferredNodeAffinity(10, nsTerm().Obj()).Obj()},
 		{
 			name: "sum of matching weights",
-			pod: schedtest.MakePod().
+			pod: frameworktest.MakePod().
 				PreferredNodeAffinity(2, nsTerm().In("zone", "a").Obj()).
 				PreferredNodeAffinity(5, nsTerm().In("disk", "ssd").Obj()).
 				PreferredNodeAffinity(8, nsTerm().Gt("cores", "8").Obj()).Obj(),
@@ -137,7 +137,7 @@ func TestNodeAffinityScore(t *testing.T) {
 		},
 		{
 			name: "requirements of a term ANDed, terms summed, name fields count",
-			pod: schedtest.MakePod().
+			pod: frameworktest.MakePod().
 				PreferredNodeAffinity(30, nsTerm().In("zone", "a").Exists("disk").Obj()).
 				PreferredNodeAffinity(10, nsTerm().Field(framework.NodeNameField, v1.NodeSelectorOpIn, "n4").Obj()).
 				PreferredNodeAffinity(20, nsTerm().DoesNotExist("zone").Obj()).Obj(),
@@ -151,7 +151,7 @@ func TestNodeAffinityScore(t *testing.T) {
 		},
 		{
 			name:           "no node matches: all zero",
-			pod:            schedtest.MakePod().PreferredNodeAffinity(50, nsTerm().In("zone", "z").Obj()).Obj(),
+			pod:            frameworktest.MakePod().PreferredNodeAffinity(50, nsTerm().In("zone", "z").Obj()).Obj(),
 			wantRaw:        framework.NodeScoreList{{Name: "n1"}, {Name: "n2"}, {Name: "n3"}, {Name: "n4"}},
 			wantNormalized: framework.NodeScoreList{{Name: "n1"}, {Name: "n2"}, {Name: "n3"}, {Name: "n4"}},
 		},
@@ -170,7 +170,7 @@ func TestNodeAffinityScore(t *testing.T) {
 }
 
 func TestNodeAffinityScoreInvalidPreferredTermIsAnError(t *testing.T) {
-	pod := schedtest.MakePod().Name("p").PreferredNodeAffinity(10, nsTerm().Gt("cores", "many").Obj()).Obj()
+	pod := frameworktest.MakePod().Name("p").PreferredNodeAffinity(10, nsTerm().Gt("cores", "many").Obj()).Obj()
 	st := newNodeAffinity(t, nil).PreScore(context.Background(), framework.NewCycleState(), pod, nil)
 	if st.Code() != framework.Error {
 		t.Fatalf("PreScore code = %v, want Error", st.Code())
@@ -182,8 +182,8 @@ func TestNodeAffinityScoreInvalidPreferredTermIsAnError(t *testing.T) {
 }
 
 func TestNodeAffinityScoreWithoutPreScore(t *testing.T) {
-	pod := schedtest.MakePod().PreferredNodeAffinity(7, nsTerm().In("zone", "a").Obj()).Obj()
-	ni := nodeInfoOf(schedtest.MakeNode().Name("n1").Label("zone", "a").Obj())
+	pod := frameworktest.MakePod().PreferredNodeAffinity(7, nsTerm().In("zone", "a").Obj()).Obj()
+	ni := nodeInfoOf(frameworktest.MakeNode().Name("n1").Label("zone", "a").Obj())
 	got, st := newNodeAffinity(t, nil).Score(context.Background(), framework.NewCycleState(), pod, ni)
 	if !st.IsSuccess() || got != 7 {
 		t.Errorf("Score = %d, %v; want 7, success", got, st.Message())
@@ -218,7 +218,7 @@ func TestNodeAffinityName(t *testing.T) {
 func affinityCluster(n int) []*framework.NodeInfo {
 	out := make([]*framework.NodeInfo, n)
 	for i := range out {
-		out[i] = nodeInfoOf(schedtest.MakeNode().Name(fmt.Sprintf("node-%d", i)).
+		out[i] = nodeInfoOf(frameworktest.MakeNode().Name(fmt.Sprintf("node-%d", i)).
 			Label("topology.kubernetes.io/zone", fmt.Sprintf("zone-%d", i%3)).
 			Label("example.com/cores", strconv.Itoa(4<<(i%4))).Obj())
 	}
@@ -226,7 +226,7 @@ func affinityCluster(n int) []*framework.NodeInfo {
 }
 
 func affinityPod() *v1.Pod {
-	return schedtest.MakePod().Name("p").
+	return frameworktest.MakePod().Name("p").
 		PreferredNodeAffinity(10, nsTerm().In("topology.kubernetes.io/zone", "zone-0").Obj()).
 		PreferredNodeAffinity(40, nsTerm().Gt("example.com/cores", "8").Obj()).
 		PreferredNodeAffinity(5, nsTerm().NotIn("topology.kubernetes.io/zone", "zone-2").DoesNotExist("example.com/gpu").Obj()).Obj()

@@ -12,9 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/internal/churn"
-	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 )
 
 // The scorer counts a constraint that counts every node from running
@@ -32,7 +31,7 @@ func TestPodTopologySpreadScoreRunningTotals(t *testing.T) {
 	keys := []string{v1.LabelHostname, v1.LabelTopologyZone}
 	node := func(i int) *v1.Node {
 		name := fmt.Sprintf("n%02d", i)
-		w := schedtest.MakeNode().Name(name).Label(v1.LabelHostname, name).Label("disk", []string{"ssd", "hdd"}[rng.IntN(2)])
+		w := frameworktest.MakeNode().Name(name).Label(v1.LabelHostname, name).Label("disk", []string{"ssd", "hdd"}[rng.IntN(2)])
 		if rng.IntN(6) > 0 {
 			w.Label(v1.LabelTopologyZone, fmt.Sprintf("z%d", rng.IntN(3)))
 		}
@@ -44,12 +43,12 @@ func TestPodTopologySpreadScoreRunningTotals(t *testing.T) {
 	seq := 0
 	randomPod := func() *v1.Pod {
 		seq++
-		w := schedtest.MakePod().Name(fmt.Sprintf("p%d", seq)).Namespace([]string{"default", "other"}[rng.IntN(2)]).
+		w := frameworktest.MakePod().Name(fmt.Sprintf("p%d", seq)).Namespace([]string{"default", "other"}[rng.IntN(2)]).
 			Label("app", apps[rng.IntN(len(apps))])
 		// A third have no constraints of their own: the System defaults
 		// apply when a Service selects them.
 		for range rng.IntN(3) {
-			sc := schedtest.MakeSpreadConstraint(int32(1+rng.IntN(3)), keys[rng.IntN(2)], v1.ScheduleAnyway).
+			sc := frameworktest.MakeSpreadConstraint(int32(1+rng.IntN(3)), keys[rng.IntN(2)], v1.ScheduleAnyway).
 				MatchLabels("app", apps[rng.IntN(len(apps))])
 			if rng.IntN(5) == 0 {
 				sc.NodeTaintsPolicy(v1.NodeInclusionPolicyHonor)
@@ -72,7 +71,7 @@ func TestPodTopologySpreadScoreRunningTotals(t *testing.T) {
 	}
 	cluster := churn.New(rng, 15, node, randomPod)
 	newScorer := func(recount bool) *PodTopologySpread {
-		h := fakehandle.New(cluster.Snapshot).AddObjects(services[0], services[1])
+		h := frameworktest.NewHandle(cluster.Snapshot).AddObjects(services[0], services[1])
 		ts, err := framework.NewTopologySpread(framework.DefaultPodTopologySpreadArgs(), h)
 		if err != nil {
 			t.Fatal(err)

@@ -12,38 +12,36 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/priorities"
-	"github.com/yardmaster-io/yardmaster/scheduler/cache"
 )
 
 const ptsZone = v1.LabelTopologyZone
 
-func ptsSoft(maxSkew int32, key string) *schedtest.SpreadConstraintWrapper {
-	return schedtest.MakeSpreadConstraint(maxSkew, key, v1.ScheduleAnyway)
+func ptsSoft(maxSkew int32, key string) *frameworktest.SpreadConstraintWrapper {
+	return frameworktest.MakeSpreadConstraint(maxSkew, key, v1.ScheduleAnyway)
 }
 
 // ptsCluster has zone a (a1, a2), zone b (b1), zone c (c1) and x1 without
 // a zone, and app=web pods on a1, a2 and b1: per zone a=2, b=1, c=0.
 func ptsCluster() ([]*v1.Node, []*v1.Pod) {
 	nodes := []*v1.Node{
-		schedtest.MakeNode().Name("a1").Label(ptsZone, "a").Obj(),
-		schedtest.MakeNode().Name("a2").Label(ptsZone, "a").Obj(),
-		schedtest.MakeNode().Name("b1").Label(ptsZone, "b").Obj(),
-		schedtest.MakeNode().Name("c1").Label(ptsZone, "c").Obj(),
-		schedtest.MakeNode().Name("x1").Obj(),
+		frameworktest.MakeNode().Name("a1").Label(ptsZone, "a").Obj(),
+		frameworktest.MakeNode().Name("a2").Label(ptsZone, "a").Obj(),
+		frameworktest.MakeNode().Name("b1").Label(ptsZone, "b").Obj(),
+		frameworktest.MakeNode().Name("c1").Label(ptsZone, "c").Obj(),
+		frameworktest.MakeNode().Name("x1").Obj(),
 	}
 	pods := []*v1.Pod{
-		schedtest.MakePod().Name("web-a1").Label("app", "web").Node("a1").Obj(),
-		schedtest.MakePod().Name("web-a2").Label("app", "web").Node("a2").Obj(),
-		schedtest.MakePod().Name("web-b1").Label("app", "web").Node("b1").Obj(),
+		frameworktest.MakePod().Name("web-a1").Label("app", "web").Node("a1").Obj(),
+		frameworktest.MakePod().Name("web-a2").Label("app", "web").Node("a2").Obj(),
+		frameworktest.MakePod().Name("web-b1").Label("app", "web").Node("b1").Obj(),
 	}
 	return nodes, pods
 }
 
-func ptsWebPod() *schedtest.PodWrapper {
-	return schedtest.MakePod().Name("new").Label("app", "web")
+func ptsWebPod() *frameworktest.PodWrapper {
+	return frameworktest.MakePod().Name("new").Label("app", "web")
 }
 
 // ptsScores are scores by node name.
@@ -53,7 +51,7 @@ type ptsScores map[string]int64
 // Score on each and NormalizeScore; skipped is set when PreScore skips.
 func runSpreadScorer(t *testing.T, args *framework.PodTopologySpreadArgs, pod *v1.Pod, nodes []*v1.Node, pods []*v1.Pod, feasibleNames []string, objects ...runtime.Object) (raw, normalized ptsScores, skipped bool) {
 	t.Helper()
-	h := fakehandle.New(cache.NewSnapshotFromNodes(nodes, pods)).AddObjects(objects...)
+	h := frameworktest.NewHandle(frameworktest.NewSnapshot(nodes, pods)).AddObjects(objects...)
 	ts, err := framework.NewTopologySpread(args, h)
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +109,7 @@ func TestPodTopologySpreadScore(t *testing.T) {
 	}{
 		{name: "no constraints, no owner: skip", pod: ptsWebPod().Obj(), wantSkip: true},
 		{name: "only DoNotSchedule constraints: skip",
-			pod:      ptsWebPod().SpreadConstraint(schedtest.MakeSpreadConstraint(1, ptsZone, v1.DoNotSchedule).MatchLabels("app", "web").Obj()).Obj(),
+			pod:      ptsWebPod().SpreadConstraint(frameworktest.MakeSpreadConstraint(1, ptsZone, v1.DoNotSchedule).MatchLabels("app", "web").Obj()).Obj(),
 			wantSkip: true},
 		{
 			// x1 lacks the zone: ignored. Domains a, b, c → weight
@@ -193,7 +191,7 @@ func TestPodTopologySpreadScore(t *testing.T) {
 			// Honor (default): zone a fails the pod's affinity and is not
 			// counted, though a1 is (wrongly) offered as feasible: a=0.
 			name: "nodeAffinityPolicy Honor",
-			pod: ptsWebPod().RequiredNodeAffinity(schedtest.MakeNodeSelectorTerm().In(ptsZone, "b", "c").Obj()).
+			pod: ptsWebPod().RequiredNodeAffinity(frameworktest.MakeNodeSelectorTerm().In(ptsZone, "b", "c").Obj()).
 				SpreadConstraint(ptsSoft(1, ptsZone).MatchLabels("app", "web").Obj()).Obj(),
 			feasible:       []string{"a1", "b1", "c1"},
 			wantRaw:        ptsScores{"a1": 0, "b1": 2, "c1": 0},
@@ -243,19 +241,19 @@ func ptsBenchCluster(n int) ([]*v1.Node, []*v1.Pod) {
 	pods := make([]*v1.Pod, n)
 	for i := range n {
 		name := fmt.Sprintf("node-%d", i)
-		nodes[i] = schedtest.MakeNode().Name(name).Label(ptsZone, fmt.Sprintf("zone-%d", i%3)).Obj()
+		nodes[i] = frameworktest.MakeNode().Name(name).Label(ptsZone, fmt.Sprintf("zone-%d", i%3)).Obj()
 		app := "web"
 		if i%2 == 1 {
 			app = "db"
 		}
-		pods[i] = schedtest.MakePod().Name(fmt.Sprintf("pod-%d", i)).Label("app", app).Node(name).Obj()
+		pods[i] = frameworktest.MakePod().Name(fmt.Sprintf("pod-%d", i)).Label("app", app).Node(name).Obj()
 	}
 	return nodes, pods
 }
 
 func TestPodTopologySpreadScoreDoesNotAllocate(t *testing.T) {
 	nodes, pods := ptsBenchCluster(300)
-	h := fakehandle.New(cache.NewSnapshotFromNodes(nodes, pods))
+	h := frameworktest.NewHandle(frameworktest.NewSnapshot(nodes, pods))
 	ts, err := framework.NewTopologySpread(framework.DefaultPodTopologySpreadArgs(), h)
 	if err != nil {
 		t.Fatal(err)
@@ -283,7 +281,7 @@ func TestPodTopologySpreadScoreDoesNotAllocate(t *testing.T) {
 // over zones and hosts, with 5,000 feasible nodes and 5,000 pods.
 func BenchmarkPodTopologySpreadScore(b *testing.B) {
 	nodes, pods := ptsBenchCluster(5000)
-	h := fakehandle.New(cache.NewSnapshotFromNodes(nodes, pods))
+	h := frameworktest.NewHandle(frameworktest.NewSnapshot(nodes, pods))
 	ts, err := framework.NewTopologySpread(framework.DefaultPodTopologySpreadArgs(), h)
 	if err != nil {
 		b.Fatal(err)

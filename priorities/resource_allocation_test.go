@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
 // scorePlugin is what both resource scorers are.
@@ -28,13 +28,13 @@ func scoreNode(node *v1.Node, pods ...*v1.Pod) *framework.NodeInfo {
 }
 
 // makeNode returns a node builder with cpu, memory and 110 pods.
-func makeNode(cpu, mem string) *schedtest.NodeWrapper {
-	return schedtest.MakeNode().Name("n").Capacity(cpu, mem, 110)
+func makeNode(cpu, mem string) *frameworktest.NodeWrapper {
+	return frameworktest.MakeNode().Name("n").Capacity(cpu, mem, 110)
 }
 
 // onNode returns a pod already bound to "n" with the given requests.
 func onNode(cpu, mem string) *v1.Pod {
-	return schedtest.MakePod().Name(fmt.Sprintf("existing-%s-%s", cpu, mem)).Node("n").Req(cpu, mem).Obj()
+	return frameworktest.MakePod().Name(fmt.Sprintf("existing-%s-%s", cpu, mem)).Node("n").Req(cpu, mem).Obj()
 }
 
 // withPodLevel sets pod-level requests (spec.resources).
@@ -93,14 +93,14 @@ func TestFitScore(t *testing.T) {
 			// n1: cpu (4000-1000)*100/4000 = 75, memory (8-2)*100/8 = 75 -> 75.
 			// n2: cpu (8000-1000)*100/8000 = 87, memory (16-2)*100/16 = 87 -> 87.
 			name:  "least allocated: default args favour the emptier node",
-			pod:   schedtest.MakePod().Req("1", "2Gi").Obj(),
+			pod:   frameworktest.MakePod().Req("1", "2Gi").Obj(),
 			nodes: []*framework.NodeInfo{scoreNode(makeNode("4", "8Gi").Obj()), scoreNode(makeNode("8", "16Gi").Obj())},
 			want:  []int64{75, 87},
 		},
 		{
 			// cpu (4000-2000-1000)*100/4000 = 25, memory (8-4-2)*100/8 = 25 -> 25.
 			name:  "least allocated: existing pods count",
-			pod:   schedtest.MakePod().Req("1", "2Gi").Obj(),
+			pod:   frameworktest.MakePod().Req("1", "2Gi").Obj(),
 			nodes: []*framework.NodeInfo{scoreNode(makeNode("4", "8Gi").Obj(), onNode("2", "4Gi"))},
 			want:  []int64{25},
 		},
@@ -110,17 +110,17 @@ func TestFitScore(t *testing.T) {
 			// With a request-less pod on it: cpu (1000-200)*100/1000 = 80,
 			// memory (1024-400)*100/1024 = 60 -> 70.
 			name: "least allocated: request-less pods count at 100m and 200Mi",
-			pod:  schedtest.MakePod().Obj(),
+			pod:  frameworktest.MakePod().Obj(),
 			nodes: []*framework.NodeInfo{
 				scoreNode(makeNode("1", "1Gi").Obj()),
-				scoreNode(makeNode("1", "1Gi").Obj(), schedtest.MakePod().Name("e").Node("n").Obj()),
+				scoreNode(makeNode("1", "1Gi").Obj(), frameworktest.MakePod().Name("e").Node("n").Obj()),
 			},
 			want: []int64{85, 70},
 		},
 		{
 			// An explicit 0 is not defaulted: cpu 100, memory 100 -> 100.
 			name:  "least allocated: explicit zero requests stay zero",
-			pod:   schedtest.MakePod().Req("0", "0").Obj(),
+			pod:   frameworktest.MakePod().Req("0", "0").Obj(),
 			nodes: []*framework.NodeInfo{scoreNode(makeNode("1", "1Gi").Obj())},
 			want:  []int64{100},
 		},
@@ -129,14 +129,14 @@ func TestFitScore(t *testing.T) {
 			// (weight 1) -> (50*3+75*1)/4 = 225/4 = 56.
 			name:  "least allocated: weights",
 			args:  fitArgs(framework.LeastAllocated, res(v1.ResourceCPU, 3), res(v1.ResourceMemory, 1)),
-			pod:   schedtest.MakePod().Req("2", "2Gi").Obj(),
+			pod:   frameworktest.MakePod().Req("2", "2Gi").Obj(),
 			nodes: []*framework.NodeInfo{scoreNode(makeNode("4", "8Gi").Obj())},
 			want:  []int64{56},
 		},
 		{
 			// cpu 1000+500 > 1000 -> 0; memory (8-1-1)*100/8 = 75 -> 75/2 = 37.
 			name:  "least allocated: an overcommitted resource scores 0",
-			pod:   schedtest.MakePod().Req("500m", "1Gi").Obj(),
+			pod:   frameworktest.MakePod().Req("500m", "1Gi").Obj(),
 			nodes: []*framework.NodeInfo{scoreNode(makeNode("1", "8Gi").Obj(), onNode("1", "1Gi"))},
 			want:  []int64{37},
 		},
@@ -144,7 +144,7 @@ func TestFitScore(t *testing.T) {
 			// No allocatable at all: nothing to score -> 0.
 			// No memory: only cpu, (4000-1000)*100/4000 = 75.
 			name: "least allocated: resources with zero allocatable are skipped",
-			pod:  schedtest.MakePod().Req("1", "1Gi").Obj(),
+			pod:  frameworktest.MakePod().Req("1", "1Gi").Obj(),
 			nodes: []*framework.NodeInfo{
 				scoreNode(makeNode("0", "0").Obj()),
 				scoreNode(makeNode("4", "0").Obj()),
@@ -156,7 +156,7 @@ func TestFitScore(t *testing.T) {
 			// n2 has no foo: cpu alone -> 75.
 			name: "least allocated: extended resource",
 			args: fitArgs(framework.LeastAllocated, res(v1.ResourceCPU, 1), res("example.com/foo", 1)),
-			pod:  schedtest.MakePod().Req("1", "").Res(map[v1.ResourceName]string{"example.com/foo": "1"}).Obj(),
+			pod:  frameworktest.MakePod().Req("1", "").Res(map[v1.ResourceName]string{"example.com/foo": "1"}).Obj(),
 			nodes: []*framework.NodeInfo{
 				scoreNode(makeNode("4", "8Gi").Allocatable(map[v1.ResourceName]string{"example.com/foo": "2"}).Obj()),
 				scoreNode(makeNode("4", "8Gi").Obj()),
@@ -168,7 +168,7 @@ func TestFitScore(t *testing.T) {
 			// cpu alone, 75, on both nodes.
 			name: "least allocated: extended resource the pod does not request",
 			args: fitArgs(framework.LeastAllocated, res(v1.ResourceCPU, 1), res("example.com/foo", 1)),
-			pod:  schedtest.MakePod().Req("1", "").Obj(),
+			pod:  frameworktest.MakePod().Req("1", "").Obj(),
 			nodes: []*framework.NodeInfo{
 				scoreNode(makeNode("4", "8Gi").Allocatable(map[v1.ResourceName]string{"example.com/foo": "2"}).Obj()),
 				scoreNode(makeNode("4", "8Gi").Obj()),
@@ -180,12 +180,12 @@ func TestFitScore(t *testing.T) {
 			// (4-1-1)*100/4 = 50 -> 65.
 			name: "least allocated: ephemeral storage and hugepages",
 			args: fitArgs(framework.LeastAllocated, res(v1.ResourceEphemeralStorage, 1), res("hugepages-2Mi", 1)),
-			pod: schedtest.MakePod().Res(map[v1.ResourceName]string{
+			pod: frameworktest.MakePod().Res(map[v1.ResourceName]string{
 				v1.ResourceEphemeralStorage: "10Gi", "hugepages-2Mi": "1Gi",
 			}).Obj(),
 			nodes: []*framework.NodeInfo{scoreNode(
 				makeNode("4", "8Gi").Allocatable(map[v1.ResourceName]string{v1.ResourceEphemeralStorage: "100Gi", "hugepages-2Mi": "4Gi"}).Obj(),
-				schedtest.MakePod().Name("e").Node("n").Res(map[v1.ResourceName]string{
+				frameworktest.MakePod().Name("e").Node("n").Res(map[v1.ResourceName]string{
 					v1.ResourceEphemeralStorage: "10Gi", "hugepages-2Mi": "1Gi",
 				}).Obj(),
 			)},
@@ -195,7 +195,7 @@ func TestFitScore(t *testing.T) {
 			// cpu max(1000, init 3000) = 3000 -> (4000-3000)*100/4000 = 25;
 			// memory max(1Gi, 1Gi) -> (8-1)*100/8 = 87 -> (25+87)/2 = 56.
 			name:  "least allocated: init containers",
-			pod:   schedtest.MakePod().Req("1", "1Gi").InitReq("3", "1Gi").Obj(),
+			pod:   frameworktest.MakePod().Req("1", "1Gi").InitReq("3", "1Gi").Obj(),
 			nodes: []*framework.NodeInfo{scoreNode(makeNode("4", "8Gi").Obj())},
 			want:  []int64{56},
 		},
@@ -204,14 +204,14 @@ func TestFitScore(t *testing.T) {
 			// 200Mi: cpu 1100 -> (2000-1100)*100/2000 = 45; memory 400Mi ->
 			// (1024-400)*100/1024 = 60 -> (45+60)/2 = 52.
 			name:  "least allocated: request-less sidecar counts at the defaults",
-			pod:   schedtest.MakePod().Req("1", "").SidecarReq("", "").Obj(),
+			pod:   frameworktest.MakePod().Req("1", "").SidecarReq("", "").Obj(),
 			nodes: []*framework.NodeInfo{scoreNode(makeNode("2", "1Gi").Obj())},
 			want:  []int64{52},
 		},
 		{
 			// cpu 1000 + overhead 1000 -> 50; memory 1Gi + 1Gi -> 75 -> 62.
 			name:  "least allocated: overhead",
-			pod:   schedtest.MakePod().Req("1", "1Gi").Overhead("1", "1Gi").Obj(),
+			pod:   frameworktest.MakePod().Req("1", "1Gi").Overhead("1", "1Gi").Obj(),
 			nodes: []*framework.NodeInfo{scoreNode(makeNode("4", "8Gi").Obj())},
 			want:  []int64{62},
 		},
@@ -220,7 +220,7 @@ func TestFitScore(t *testing.T) {
 			// the pod-level 1000 and 1Gi it would be 75 and 87 -> 81, but
 			// kube-scheduler v1.37's scorer does not see pod-level requests.)
 			name: "least allocated: pod-level requests are not scored",
-			pod: withPodLevel(schedtest.MakePod().Req("2", "2Gi").Obj(),
+			pod: withPodLevel(frameworktest.MakePod().Req("2", "2Gi").Obj(),
 				map[v1.ResourceName]string{v1.ResourceCPU: "1", v1.ResourceMemory: "1Gi"}),
 			nodes: []*framework.NodeInfo{scoreNode(makeNode("4", "8Gi").Obj())},
 			want:  []int64{62},
@@ -232,9 +232,9 @@ func TestFitScore(t *testing.T) {
 			// 200+100. cpu 200+1000 -> (2000-1200)*100/2000 = 40; memory
 			// 1Gi+1Gi -> (4-2)*100/4 = 50 -> 45.
 			name: "least allocated: a pod-level pod on the node counts no cpu default",
-			pod:  schedtest.MakePod().Req("1", "1Gi").Obj(),
+			pod:  frameworktest.MakePod().Req("1", "1Gi").Obj(),
 			nodes: []*framework.NodeInfo{scoreNode(makeNode("2", "4Gi").Obj(),
-				withPodLevel(schedtest.MakePod().Name("pl").Node("n").Req("200m", "").Container("", "").Obj(),
+				withPodLevel(frameworktest.MakePod().Name("pl").Node("n").Req("200m", "").Container("", "").Obj(),
 					map[v1.ResourceName]string{v1.ResourceMemory: "1Gi"}))},
 			want: []int64{45},
 		},
@@ -245,7 +245,7 @@ func TestFitScore(t *testing.T) {
 			// n2: cpu 1000*100/8000 = 12, memory 2*100/16 = 12 -> 12.
 			name: "most allocated: favours the fuller node",
 			args: fitArgs(framework.MostAllocated),
-			pod:  schedtest.MakePod().Req("1", "2Gi").Obj(),
+			pod:  frameworktest.MakePod().Req("1", "2Gi").Obj(),
 			nodes: []*framework.NodeInfo{
 				scoreNode(makeNode("4", "8Gi").Obj(), onNode("1", "2Gi")),
 				scoreNode(makeNode("8", "16Gi").Obj()),
@@ -257,8 +257,8 @@ func TestFitScore(t *testing.T) {
 			// 400Mi*100/1024Mi = 39 -> (100+39)/2 = 69.
 			name:  "most allocated: requested above allocatable is capped",
 			args:  fitArgs(framework.MostAllocated),
-			pod:   schedtest.MakePod().Obj(),
-			nodes: []*framework.NodeInfo{scoreNode(makeNode("150m", "1Gi").Obj(), schedtest.MakePod().Name("e").Node("n").Obj())},
+			pod:   frameworktest.MakePod().Obj(),
+			nodes: []*framework.NodeInfo{scoreNode(makeNode("150m", "1Gi").Obj(), frameworktest.MakePod().Name("e").Node("n").Obj())},
 			want:  []int64{69},
 		},
 		{
@@ -266,7 +266,7 @@ func TestFitScore(t *testing.T) {
 			// -> (25+200)/5 = 45.
 			name:  "most allocated: weights",
 			args:  fitArgs(framework.MostAllocated, res(v1.ResourceCPU, 1), res(v1.ResourceMemory, 4)),
-			pod:   schedtest.MakePod().Req("1", "4Gi").Obj(),
+			pod:   frameworktest.MakePod().Req("1", "4Gi").Obj(),
 			nodes: []*framework.NodeInfo{scoreNode(makeNode("4", "8Gi").Obj())},
 			want:  []int64{45},
 		},
@@ -276,7 +276,7 @@ func TestFitScore(t *testing.T) {
 			// Utilization 25 and 25 through (0,0)-(100,100): 25 and 25 -> 25.
 			name:  "requested to capacity ratio: linear shape packs",
 			args:  rtcrArgs(linear),
-			pod:   schedtest.MakePod().Req("1", "2Gi").Obj(),
+			pod:   frameworktest.MakePod().Req("1", "2Gi").Obj(),
 			nodes: []*framework.NodeInfo{scoreNode(makeNode("4", "8Gi").Obj())},
 			want:  []int64{25},
 		},
@@ -285,7 +285,7 @@ func TestFitScore(t *testing.T) {
 			// memory 25 -> 75; round((67+75)/2) = 71.
 			name: "requested to capacity ratio: falling shape spreads, interpolation truncates",
 			args: rtcrArgs([]framework.UtilizationShapePoint{{Utilization: 0, Score: 10}, {Utilization: 100, Score: 0}}),
-			pod:  schedtest.MakePod().Req("1", "2Gi").Obj(),
+			pod:  frameworktest.MakePod().Req("1", "2Gi").Obj(),
 			nodes: []*framework.NodeInfo{
 				scoreNode(makeNode("3", "8Gi").Obj()),
 			},
@@ -301,7 +301,7 @@ func TestFitScore(t *testing.T) {
 			args: rtcrArgs([]framework.UtilizationShapePoint{
 				{Utilization: 20, Score: 2}, {Utilization: 60, Score: 8}, {Utilization: 80, Score: 10},
 			}, res(v1.ResourceCPU, 1)),
-			pod: schedtest.MakePod().Req("1", "").Obj(),
+			pod: frameworktest.MakePod().Req("1", "").Obj(),
 			nodes: []*framework.NodeInfo{
 				scoreNode(makeNode("10", "8Gi").Obj()),
 				scoreNode(makeNode("2500m", "8Gi").Obj()),
@@ -316,7 +316,7 @@ func TestFitScore(t *testing.T) {
 			// weight and all: 50/1 = 50, not (50+0)/2 = 25.
 			name:  "requested to capacity ratio: a resource scoring 0 leaves the average",
 			args:  rtcrArgs(linear),
-			pod:   schedtest.MakePod().Req("1", "").Obj(),
+			pod:   frameworktest.MakePod().Req("1", "").Obj(),
 			nodes: []*framework.NodeInfo{scoreNode(makeNode("2", "64Gi").Obj())},
 			want:  []int64{50},
 		},
@@ -325,7 +325,7 @@ func TestFitScore(t *testing.T) {
 			// rounded to 42 (LeastAllocated and MostAllocated truncate).
 			name:  "requested to capacity ratio: the average rounds",
 			args:  rtcrArgs(linear, res(v1.ResourceCPU, 1), res(v1.ResourceMemory, 2)),
-			pod:   schedtest.MakePod().Req("1", "4Gi").Obj(),
+			pod:   frameworktest.MakePod().Req("1", "4Gi").Obj(),
 			nodes: []*framework.NodeInfo{scoreNode(makeNode("4", "8Gi").Obj())},
 			want:  []int64{42},
 		},
@@ -333,7 +333,7 @@ func TestFitScore(t *testing.T) {
 			// cpu 1000+1000 > 1000: utilization counts as 100 -> 100.
 			name:  "requested to capacity ratio: overcommitted is 100% utilized",
 			args:  rtcrArgs(linear, res(v1.ResourceCPU, 1)),
-			pod:   schedtest.MakePod().Req("1", "").Obj(),
+			pod:   frameworktest.MakePod().Req("1", "").Obj(),
 			nodes: []*framework.NodeInfo{scoreNode(makeNode("1", "8Gi").Obj(), onNode("1", ""))},
 			want:  []int64{100},
 		},
@@ -358,7 +358,7 @@ func TestFitScoreWithoutPreScore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pod := schedtest.MakePod().Req("1", "2Gi").Obj()
+	pod := frameworktest.MakePod().Req("1", "2Gi").Obj()
 	got, s := pl.Score(context.Background(), framework.NewCycleState(), pod, scoreNode(makeNode("4", "8Gi").Obj()))
 	if !s.IsSuccess() || got != 75 {
 		t.Errorf("Score = %d, %v; want 75, success", got, s.Message())
@@ -500,11 +500,11 @@ func benchmarkNodes() []*framework.NodeInfo {
 	nodes := make([]*framework.NodeInfo, 5000)
 	for i := range nodes {
 		name := fmt.Sprintf("node-%d", i)
-		node := schedtest.MakeNode().Name(name).Capacity(fmt.Sprint(16+i%48), fmt.Sprintf("%dGi", 64+i%192), 110).
+		node := frameworktest.MakeNode().Name(name).Capacity(fmt.Sprint(16+i%48), fmt.Sprintf("%dGi", 64+i%192), 110).
 			Allocatable(map[v1.ResourceName]string{"example.com/gpu": "8"}).Obj()
 		var pods []*v1.Pod
 		for j := range i % 20 {
-			pods = append(pods, schedtest.MakePod().Name(fmt.Sprintf("%s-p%d", name, j)).Node(name).Req("500m", "1Gi").Obj())
+			pods = append(pods, frameworktest.MakePod().Name(fmt.Sprintf("%s-p%d", name, j)).Node(name).Req("500m", "1Gi").Obj())
 		}
 		nodes[i] = scoreNode(node, pods...)
 	}
@@ -516,7 +516,7 @@ func benchmarkNodes() []*framework.NodeInfo {
 func benchmarkScore(b *testing.B, pl scorePlugin) {
 	ctx := context.Background()
 	nodes := benchmarkNodes()
-	pod := schedtest.MakePod().Name("p").Req("2", "4Gi").SidecarReq("100m", "").
+	pod := frameworktest.MakePod().Name("p").Req("2", "4Gi").SidecarReq("100m", "").
 		Res(map[v1.ResourceName]string{"example.com/gpu": "1"}).Obj()
 	state := framework.NewCycleState()
 	if s := pl.PreScore(ctx, state, pod, nodes); !s.IsSuccess() {

@@ -8,32 +8,29 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
-	"github.com/yardmaster-io/yardmaster/internal/signtest"
-	"github.com/yardmaster-io/yardmaster/scheduler/cache"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
 // The scorers that sign must sign everything they read of a pod, and only
 // that: see framework.PodSigner.
 func TestScorersSignWhatTheyRead(t *testing.T) {
-	base := func() *schedtest.PodWrapper {
-		return schedtest.MakePod().Name("a").Label("app", "web").Req("500m", "1Gi")
+	base := func() *frameworktest.PodWrapper {
+		return frameworktest.MakePod().Name("a").Label("app", "web").Req("500m", "1Gi")
 	}
 	// Another replica: a different name, labels and image, nothing else.
 	replica := base().Name("b").Label("pod-template-hash", "x").Obj()
 	replica.Spec.Containers[0].Image = "web:2"
 	fit, ba := newResourceScorers(t)
-	requests := []signtest.Case{
+	requests := []frameworktest.SignCase{
 		{Name: "replica", A: base().Obj(), B: replica, Same: true},
 		{Name: "cpu", A: base().Obj(), B: base().Req("600m", "1Gi").Obj()},
 		{Name: "memory", A: base().Obj(), B: base().Req("500m", "2Gi").Obj()},
 		{Name: "second container", A: base().Obj(), B: base().Container("100m", "").Obj()},
 	}
 	zone := func(weight int32, zone string) *v1.Pod {
-		return base().PreferredNodeAffinity(weight, schedtest.MakeNodeSelectorTerm().In("zone", zone).Obj()).Obj()
+		return base().PreferredNodeAffinity(weight, frameworktest.MakeNodeSelectorTerm().In("zone", zone).Obj()).Obj()
 	}
-	cases := map[framework.PodSigner][]signtest.Case{
+	cases := map[framework.PodSigner][]frameworktest.SignCase{
 		fit: requests,
 		ba:  requests,
 		NewTaintToleration(): {
@@ -49,7 +46,7 @@ func TestScorersSignWhatTheyRead(t *testing.T) {
 	}
 	images := func(names ...string) *v1.Pod { return base().ContainerImages(names...).Obj() }
 	il := newImageLocality(t, 3)
-	cases[il] = []signtest.Case{
+	cases[il] = []frameworktest.SignCase{
 		{Name: "replica", A: images("web:1"), B: func() *v1.Pod { p := images("web:1"); p.Name = "b"; return p }(), Same: true},
 		{Name: "image", A: images("web:1"), B: images("web:2")},
 		{Name: "containers", A: images("web:1"), B: images("web:1", "web:1")},
@@ -57,11 +54,11 @@ func TestScorersSignWhatTheyRead(t *testing.T) {
 		{Name: "image volume", A: images("web:1"), B: base().ContainerImages("web:1").ImageVolume("data:1").Obj()},
 	}
 	for pl, cs := range cases {
-		signtest.Run(t, pl, cs)
+		frameworktest.CheckSigning(t, pl, cs)
 	}
 	// ImageLocality scales by the number of nodes: it signs it.
-	a, _ := signtest.Sign(t, il, images("web:1"))
-	b, _ := signtest.Sign(t, newImageLocality(t, 4), images("web:1"))
+	a, _ := frameworktest.SignPod(t, il, images("web:1"))
+	b, _ := frameworktest.SignPod(t, newImageLocality(t, 4), images("web:1"))
 	if bytes.Equal(a, b) {
 		t.Error("ImageLocality signs alike on 3 and 4 nodes")
 	}
@@ -71,9 +68,9 @@ func newImageLocality(t *testing.T, nodes int) *ImageLocality {
 	t.Helper()
 	var ns []*v1.Node
 	for i := range nodes {
-		ns = append(ns, schedtest.MakeNode().Name(fmt.Sprint("n", i)).Obj())
+		ns = append(ns, frameworktest.MakeNode().Name(fmt.Sprint("n", i)).Obj())
 	}
-	pl, err := NewImageLocality(fakehandle.New(cache.NewSnapshotFromNodes(ns, nil)))
+	pl, err := NewImageLocality(frameworktest.NewHandle(frameworktest.NewSnapshot(ns, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,18 +9,18 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/priorities"
 )
 
 func TestTaintTolerationScore(t *testing.T) {
 	const soft = v1.TaintEffectPreferNoSchedule
 	nodes := []*v1.Node{
-		schedtest.MakeNode().Name("n1").Obj(),
-		schedtest.MakeNode().Name("n2").Taint("soft-a", "", soft).Obj(),
-		schedtest.MakeNode().Name("n3").Taint("soft-b", "", soft).Obj(),
-		schedtest.MakeNode().Name("n4").Taint("soft-b", "", soft).Taint("soft-c", "x", soft).Taint("soft-d", "", soft).Obj(),
-		schedtest.MakeNode().Name("n5").Taint("hard", "", v1.TaintEffectNoSchedule).Taint("soft-d", "", soft).Obj(),
+		frameworktest.MakeNode().Name("n1").Obj(),
+		frameworktest.MakeNode().Name("n2").Taint("soft-a", "", soft).Obj(),
+		frameworktest.MakeNode().Name("n3").Taint("soft-b", "", soft).Obj(),
+		frameworktest.MakeNode().Name("n4").Taint("soft-b", "", soft).Taint("soft-c", "x", soft).Taint("soft-d", "", soft).Obj(),
+		frameworktest.MakeNode().Name("n5").Taint("hard", "", v1.TaintEffectNoSchedule).Taint("soft-d", "", soft).Obj(),
 	}
 	tests := []struct {
 		name           string
@@ -30,7 +30,7 @@ func TestTaintTolerationScore(t *testing.T) {
 	}{
 		{
 			name: "counts untolerated PreferNoSchedule taints, reversed",
-			pod: schedtest.MakePod().
+			pod: frameworktest.MakePod().
 				Toleration("soft-a", v1.TolerationOpExists, "", soft).
 				// A NoSchedule toleration does not tolerate a PreferNoSchedule taint.
 				Toleration("soft-b", v1.TolerationOpExists, "", v1.TaintEffectNoSchedule).
@@ -49,7 +49,7 @@ func TestTaintTolerationScore(t *testing.T) {
 		},
 		{
 			name: "no tolerations",
-			pod:  schedtest.MakePod().Obj(),
+			pod:  frameworktest.MakePod().Obj(),
 			wantRaw: framework.NodeScoreList{
 				{Name: "n1", Score: 0}, {Name: "n2", Score: 1}, {Name: "n3", Score: 1}, {Name: "n4", Score: 3}, {Name: "n5", Score: 1},
 			},
@@ -61,7 +61,7 @@ func TestTaintTolerationScore(t *testing.T) {
 		},
 		{
 			name: "everything tolerated: all nodes get the maximum",
-			pod:  schedtest.MakePod().Toleration("", v1.TolerationOpExists, "", "").Obj(),
+			pod:  frameworktest.MakePod().Toleration("", v1.TolerationOpExists, "", "").Obj(),
 			wantRaw: framework.NodeScoreList{
 				{Name: "n1"}, {Name: "n2"}, {Name: "n3"}, {Name: "n4"}, {Name: "n5"},
 			},
@@ -84,8 +84,8 @@ func TestTaintTolerationScore(t *testing.T) {
 }
 
 func TestTaintTolerationScoreWithoutPreScoreIsAnError(t *testing.T) {
-	ni := nodeInfoOf(schedtest.MakeNode().Name("n1").Obj())
-	_, st := priorities.NewTaintToleration().Score(context.Background(), framework.NewCycleState(), schedtest.MakePod().Obj(), ni)
+	ni := nodeInfoOf(frameworktest.MakeNode().Name("n1").Obj())
+	_, st := priorities.NewTaintToleration().Score(context.Background(), framework.NewCycleState(), frameworktest.MakePod().Obj(), ni)
 	if st.Code() != framework.Error {
 		t.Errorf("Score code = %v, want Error", st.Code())
 	}
@@ -94,7 +94,7 @@ func TestTaintTolerationScoreWithoutPreScoreIsAnError(t *testing.T) {
 func softTaintedCluster(n int) []*framework.NodeInfo {
 	out := make([]*framework.NodeInfo, n)
 	for i := range out {
-		out[i] = nodeInfoOf(schedtest.MakeNode().Name(fmt.Sprintf("node-%d", i)).
+		out[i] = nodeInfoOf(frameworktest.MakeNode().Name(fmt.Sprintf("node-%d", i)).
 			Taint("example.com/soft", fmt.Sprintf("v%d", i%2), v1.TaintEffectPreferNoSchedule).
 			Taint("example.com/hard", "", v1.TaintEffectNoSchedule).
 			Taint("example.com/other", "", v1.TaintEffectPreferNoSchedule).Obj())
@@ -104,7 +104,7 @@ func softTaintedCluster(n int) []*framework.NodeInfo {
 
 func TestTaintTolerationScoreDoesNotAllocate(t *testing.T) {
 	nodes := softTaintedCluster(100)
-	pod := schedtest.MakePod().Toleration("example.com/soft", v1.TolerationOpEqual, "v0", "").Obj()
+	pod := frameworktest.MakePod().Toleration("example.com/soft", v1.TolerationOpEqual, "v0", "").Obj()
 	pl, state, ctx := priorities.NewTaintToleration(), framework.NewCycleState(), context.Background()
 	if st := pl.PreScore(ctx, state, pod, nodes); !st.IsSuccess() {
 		t.Fatalf("PreScore: %v", st.Message())
@@ -121,7 +121,7 @@ func TestTaintTolerationScoreDoesNotAllocate(t *testing.T) {
 
 func BenchmarkTaintTolerationScore(b *testing.B) {
 	nodes := softTaintedCluster(5000)
-	pod := schedtest.MakePod().Toleration("example.com/soft", v1.TolerationOpEqual, "v0", "").Obj()
+	pod := frameworktest.MakePod().Toleration("example.com/soft", v1.TolerationOpEqual, "v0", "").Obj()
 	pl, state, ctx := priorities.NewTaintToleration(), framework.NewCycleState(), context.Background()
 	if st := pl.PreScore(ctx, state, pod, nodes); !st.IsSuccess() {
 		b.Fatalf("PreScore: %v", st.Message())

@@ -12,8 +12,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/predicates"
 	"github.com/yardmaster-io/yardmaster/scheduler/cache"
 )
@@ -129,7 +128,7 @@ func unschedulablePool(b *testing.B, n int, mixed bool) *PriorityQueue {
 	b.Helper()
 	q := New(Options{Clock: testingclock.NewFakeClock(t0)})
 	snap := cache.NewSnapshotFromNodes(nil, nil)
-	ipa, err := predicates.NewInterPodAffinity(fakehandle.New(snap))
+	ipa, err := predicates.NewInterPodAffinity(frameworktest.NewHandle(snap))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -156,7 +155,7 @@ func unschedulablePool(b *testing.B, n int, mixed bool) *PriorityQueue {
 			p = p.NodeSelector(map[string]string{"pool": "gpu"})
 			rejector = predicates.NodeAffinityName
 		case 9:
-			p = p.RequiredPodAffinity(schedtest.MakePodAffinityTerm("zone").MatchLabel("app", "db").Obj())
+			p = p.RequiredPodAffinity(frameworktest.MakePodAffinityTerm("zone").MatchLabel("app", "db").Obj())
 			rejector = predicates.InterPodAffinityName
 		}
 		q.Add(p.Obj())
@@ -177,7 +176,7 @@ func unschedulablePool(b *testing.B, n int, mixed bool) *PriorityQueue {
 // events a busy cluster raises all the time. One op is one event; the
 // pool must stay whole.
 func BenchmarkWakeUnschedulable(b *testing.B) {
-	node := schedtest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Label("zone", "a").Obj()
+	node := frameworktest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Label("zone", "a").Obj()
 	relabelled := node.DeepCopy()
 	relabelled.Labels["team"] = "blue"
 	heartbeat := node.DeepCopy()
@@ -193,7 +192,7 @@ func BenchmarkWakeUnschedulable(b *testing.B) {
 		// so NodeResourcesFit's hint queues every pod it rejected that may
 		// run on that node, as kube-scheduler's does.
 		{"AssignedPodAdd", framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Add}, nil,
-			schedtest.MakePod().Name("web").Label("app", "web").Node("n1").Obj()},
+			frameworktest.MakePod().Name("web").Label("app", "web").Node("n1").Obj()},
 	}
 	// A pod bound while every parked pod waits for room (kube-scheduler's
 	// Unschedulable workload): NodeResourcesFit does not register it, so
@@ -201,7 +200,7 @@ func BenchmarkWakeUnschedulable(b *testing.B) {
 	b.Run("AssignedPodAdd/FitOnly", func(b *testing.B) {
 		q := unschedulablePool(b, benchUnschedulable, false)
 		ev := framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Add}
-		bound := schedtest.MakePod().Name("web").Label("app", "web").Node("n1").Obj()
+		bound := frameworktest.MakePod().Name("web").Label("app", "web").Node("n1").Obj()
 		b.ReportAllocs()
 		for b.Loop() {
 			q.MoveAllToActiveOrBackoff(ev, nil, bound)

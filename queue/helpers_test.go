@@ -10,7 +10,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
 // t0 is the fake clock's start.
@@ -24,7 +24,7 @@ func newTestQueue(opts Options) (*PriorityQueue, *testingclock.FakeClock) {
 	return New(opts), clk
 }
 
-func makePod(name string) *schedtest.PodWrapper { return schedtest.MakePod().Name(name) }
+func makePod(name string) *frameworktest.PodWrapper { return frameworktest.MakePod().Name(name) }
 
 func uidOf(name string) types.UID { return makePod(name).Obj().UID }
 

@@ -13,7 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
 func TestPopOrder(t *testing.T) {
@@ -365,7 +365,7 @@ func TestDelete(t *testing.T) {
 
 			terminating := pod.DeepCopy()
 			terminating.ResourceVersion = "2"
-			terminating = (&schedtest.PodWrapper{Pod: *terminating}).Terminating().Obj()
+			terminating = (&frameworktest.PodWrapper{Pod: *terminating}).Terminating().Obj()
 			switch tc.deleteBy {
 			case "update":
 				q.Update(pod, terminating)
@@ -477,7 +477,7 @@ func TestUpdateUnschedulablePod(t *testing.T) {
 		{name: "labels changed", update: func(p *v1.Pod) { p.Labels = map[string]string{"app": "x"} }, want: BackoffQ},
 		{name: "labels changed, backoff over", afterFail: 2 * time.Second, update: func(p *v1.Pod) { p.Labels = map[string]string{"app": "x"} }, want: ActiveQ},
 		{name: "requests changed", update: func(p *v1.Pod) {
-			p.Spec.Containers[0].Resources.Requests = schedtest.MakePod().Req("1", "").Obj().Spec.Containers[0].Resources.Requests
+			p.Spec.Containers[0].Resources.Requests = frameworktest.MakePod().Req("1", "").Obj().Spec.Containers[0].Resources.Requests
 		}, want: BackoffQ},
 		{name: "toleration added", update: func(p *v1.Pod) {
 			p.Spec.Tolerations = []v1.Toleration{{Key: "k", Operator: v1.TolerationOpExists}}

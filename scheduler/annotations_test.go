@@ -10,7 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
 // attempt runs one cycle for pod with a recorder and returns its
@@ -35,12 +35,12 @@ func attempt(t *testing.T, s *Scheduler, pod *v1.Pod) (map[string]map[string]str
 
 func TestSimulatorAnnotations(t *testing.T) {
 	s := newTestScheduler(t, 0,
-		schedtest.MakeNode().Name("a").Capacity("4", "16Gi", 110).Obj(),
-		schedtest.MakeNode().Name("b").Capacity("8", "16Gi", 110).Obj(),
-		schedtest.MakeNode().Name("cordoned").Capacity("8", "16Gi", 110).Unschedulable().Obj(),
-		schedtest.MakeNode().Name("small").Capacity("1", "16Gi", 110).Obj(),
+		frameworktest.MakeNode().Name("a").Capacity("4", "16Gi", 110).Obj(),
+		frameworktest.MakeNode().Name("b").Capacity("8", "16Gi", 110).Obj(),
+		frameworktest.MakeNode().Name("cordoned").Capacity("8", "16Gi", 110).Unschedulable().Obj(),
+		frameworktest.MakeNode().Name("small").Capacity("1", "16Gi", 110).Obj(),
 	)
-	filter, final, selected := attempt(t, s, schedtest.MakePod().Name("web").Req("2", "1Gi").Obj())
+	filter, final, selected := attempt(t, s, frameworktest.MakePod().Name("web").Req("2", "1Gi").Obj())
 	// NodeUnschedulable runs first; NodeResourcesFit after
 	// TaintToleration (NodeName, NodeAffinity and NodePorts skip a pod
 	// without a node name, affinity or ports: they did not run).

@@ -17,8 +17,7 @@ import (
 	storagehelpers "k8s.io/component-helpers/storage/volume"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
@@ -27,7 +26,7 @@ import (
 func benchPods(n int) []*v1.Pod {
 	pods := make([]*v1.Pod, n)
 	for i := range pods {
-		w := schedtest.MakePod().Name(fmt.Sprintf("p%d", i)).Req("100m", "128Mi")
+		w := frameworktest.MakePod().Name(fmt.Sprintf("p%d", i)).Req("100m", "128Mi")
 		switch i % 5 {
 		case 1:
 			w.NodeSelector(map[string]string{"pool": "general"})
@@ -52,7 +51,7 @@ func benchNodes(n int) []*v1.Node {
 	nodes := make([]*v1.Node, n)
 	for i := range nodes {
 		name := fmt.Sprintf("node-%05d", i)
-		w := schedtest.MakeNode().Name(name).Capacity("32", "256Gi", 110).Label(v1.LabelHostname, name).
+		w := frameworktest.MakeNode().Name(name).Capacity("32", "256Gi", 110).Label(v1.LabelHostname, name).
 			Label(v1.LabelTopologyZone, fmt.Sprintf("zone-%d", i%3)).Label("pool", "general")
 		if i%10 == 0 {
 			w.Taint("dedicated", "infra", v1.TaintEffectNoSchedule)
@@ -92,7 +91,7 @@ func benchCycles(b *testing.B, n int, sampled bool) {
 // anti-affinity, on clusters that already run pods of both kinds.
 func BenchmarkScheduleCycleConstraints(b *testing.B) {
 	spread := func(i int) *v1.Pod {
-		p := schedtest.MakePod().Name(fmt.Sprintf("spread-%d", i)).Label("app", "web").Req("100m", "128Mi").Obj()
+		p := frameworktest.MakePod().Name(fmt.Sprintf("spread-%d", i)).Label("app", "web").Req("100m", "128Mi").Obj()
 		p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{
 			MaxSkew: 1, TopologyKey: v1.LabelTopologyZone, WhenUnsatisfiable: v1.DoNotSchedule,
 			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
@@ -104,7 +103,7 @@ func BenchmarkScheduleCycleConstraints(b *testing.B) {
 	// smallest cluster.
 	anti := func(i int) *v1.Pod {
 		app := fmt.Sprintf("db-%d", i/500)
-		p := schedtest.MakePod().Name(fmt.Sprintf("anti-%d", i)).Label("app", app).Req("100m", "128Mi").Obj()
+		p := frameworktest.MakePod().Name(fmt.Sprintf("anti-%d", i)).Label("app", app).Req("100m", "128Mi").Obj()
 		p.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{
 			RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{
 				TopologyKey:   v1.LabelHostname,
@@ -116,7 +115,7 @@ func BenchmarkScheduleCycleConstraints(b *testing.B) {
 	// What the System default constraints give every pod of a ReplicaSet:
 	// ScheduleAnyway by zone (maxSkew 5) and by hostname (maxSkew 3).
 	soft := func(i int) *v1.Pod {
-		p := schedtest.MakePod().Name(fmt.Sprintf("soft-%d", i)).Label("app", "web").Req("100m", "128Mi").Obj()
+		p := frameworktest.MakePod().Name(fmt.Sprintf("soft-%d", i)).Label("app", "web").Req("100m", "128Mi").Obj()
 		sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
 		p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{
 			{MaxSkew: 3, TopologyKey: v1.LabelHostname, WhenUnsatisfiable: v1.ScheduleAnyway, LabelSelector: sel},
@@ -171,7 +170,7 @@ func runCycles(b *testing.B, s *Scheduler, pods []*v1.Pod) {
 // zoneSpreadPod is pod i of a backlog of app=web pods spread by zone
 // (DoNotSchedule, maxSkew 1), as hack/bench's spread workload.
 func zoneSpreadPod(i int) *v1.Pod {
-	p := schedtest.MakePod().Name(fmt.Sprintf("spread-%d", i)).Label("app", "web").Req("100m", "128Mi").Obj()
+	p := frameworktest.MakePod().Name(fmt.Sprintf("spread-%d", i)).Label("app", "web").Req("100m", "128Mi").Obj()
 	p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{
 		MaxSkew: 1, TopologyKey: v1.LabelTopologyZone, WhenUnsatisfiable: v1.DoNotSchedule,
 		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
@@ -182,7 +181,7 @@ func zoneSpreadPod(i int) *v1.Pod {
 func BenchmarkScheduleBacklog(b *testing.B) {
 	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
 	anti := func(i int) *v1.Pod {
-		p := schedtest.MakePod().Name(fmt.Sprintf("anti-%d", i)).Label("app", "web").Req("100m", "128Mi").Obj()
+		p := frameworktest.MakePod().Name(fmt.Sprintf("anti-%d", i)).Label("app", "web").Req("100m", "128Mi").Obj()
 		p.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{
 			RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{TopologyKey: v1.LabelHostname, LabelSelector: sel}},
 		}}
@@ -191,7 +190,7 @@ func BenchmarkScheduleBacklog(b *testing.B) {
 	// What the System default constraints give every pod of a ReplicaSet,
 	// written out: ScheduleAnyway by hostname and by zone.
 	soft := func(i int) *v1.Pod {
-		p := schedtest.MakePod().Name(fmt.Sprintf("soft-%d", i)).Label("app", "web").Req("100m", "128Mi").Obj()
+		p := frameworktest.MakePod().Name(fmt.Sprintf("soft-%d", i)).Label("app", "web").Req("100m", "128Mi").Obj()
 		p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{
 			{MaxSkew: 3, TopologyKey: v1.LabelHostname, WhenUnsatisfiable: v1.ScheduleAnyway, LabelSelector: sel},
 			{MaxSkew: 5, TopologyKey: v1.LabelTopologyZone, WhenUnsatisfiable: v1.ScheduleAnyway, LabelSelector: sel},
@@ -208,7 +207,7 @@ func BenchmarkScheduleBacklog(b *testing.B) {
 				for i := range nodes {
 					// Untainted nodes with hostname labels, as a real cluster's.
 					name := fmt.Sprintf("node-%05d", i)
-					nodes[i] = schedtest.MakeNode().Name(name).Capacity("32", "256Gi", 110).
+					nodes[i] = frameworktest.MakeNode().Name(name).Capacity("32", "256Gi", 110).
 						Label(v1.LabelHostname, name).Label(v1.LabelTopologyZone, fmt.Sprintf("zone-%d", i%3)).Obj()
 				}
 				pods := make([]*v1.Pod, n)
@@ -243,7 +242,7 @@ func BenchmarkScheduleBacklog(b *testing.B) {
 // milliseconds.
 func BenchmarkScheduleBacklogColdCache(b *testing.B) {
 	basic := func(i int) *v1.Pod {
-		return schedtest.MakePod().Name(fmt.Sprintf("basic-%d", i)).Label("app", "web").Req("100m", "128Mi").Obj()
+		return frameworktest.MakePod().Name(fmt.Sprintf("basic-%d", i)).Label("app", "web").Req("100m", "128Mi").Obj()
 	}
 	// Bigger than the last-level cache of any machine this runs on.
 	sweep := make([]byte, 96<<20)
@@ -302,7 +301,7 @@ func BenchmarkUnschedulableCycle(b *testing.B) {
 			b.Run(fmt.Sprintf("victims=%v/%dNodes", victims, n), func(b *testing.B) {
 				s := newTestScheduler(b, 0, benchNodes(n)...)
 				for i := range n {
-					p := schedtest.MakePod().Name(fmt.Sprintf("full-%d", i)).Req("32", "1Gi").Obj()
+					p := frameworktest.MakePod().Name(fmt.Sprintf("full-%d", i)).Req("32", "1Gi").Obj()
 					if victims {
 						p.Spec.Priority = new(int32(-1))
 					}
@@ -310,7 +309,7 @@ func BenchmarkUnschedulableCycle(b *testing.B) {
 					p.Spec.NodeName = fmt.Sprintf("node-%05d", i)
 					s.Cache.AddPod(p)
 				}
-				pod := schedtest.MakePod().Name("pending").Req("1", "1Gi").Obj()
+				pod := frameworktest.MakePod().Name("pending").Req("1", "1Gi").Obj()
 				pod.UID = "pending"
 				prof := s.profiles[pod.Spec.SchedulerName]
 				s.Cache.UpdateSnapshot(s.snapshot)
@@ -342,21 +341,21 @@ func BenchmarkUnschedulableCycle(b *testing.B) {
 // indexes them.
 func volumeWorld(b *testing.B, n, perNode, pods int) (*Scheduler, []*v1.Pod) {
 	b.Helper()
-	h := fakehandle.New(nil).AddObjects(schedtest.MakeStorageClass("local", storagehelpers.NotSupportedProvisioner, storagev1.VolumeBindingWaitForFirstConsumer))
+	h := frameworktest.NewHandle(nil).AddObjects(frameworktest.MakeStorageClass("local", storagehelpers.NotSupportedProvisioner, storagev1.VolumeBindingWaitForFirstConsumer))
 	nodes := make([]*v1.Node, n)
 	for i := range nodes {
 		name := fmt.Sprintf("node-%05d", i)
-		nodes[i] = schedtest.MakeNode().Name(name).Capacity("32", "256Gi", 110).
+		nodes[i] = frameworktest.MakeNode().Name(name).Capacity("32", "256Gi", 110).
 			Label(v1.LabelHostname, name).Label(v1.LabelTopologyZone, fmt.Sprintf("zone-%d", i%3)).Obj()
 		for j := range perNode {
-			h.AddObjects(schedtest.MakePV(fmt.Sprintf("pv-%05d-%d", i, j)).Class("local").Capacity("1Gi").OnNode(name).Version("1").Obj())
+			h.AddObjects(frameworktest.MakePV(fmt.Sprintf("pv-%05d-%d", i, j)).Class("local").Capacity("1Gi").OnNode(name).Version("1").Obj())
 		}
 	}
 	ps := make([]*v1.Pod, pods)
 	for i := range ps {
 		claim := fmt.Sprintf("claim-%d", i)
-		h.AddObjects(schedtest.MakePVC("default", claim).UID("uid-" + claim).Class("local").Request("1Gi").Version("1").Obj())
-		ps[i] = schedtest.MakePod().Namespace("default").Name(fmt.Sprintf("pod-%d", i)).UID(fmt.Sprintf("pod-%d", i)).Req("100m", "128Mi").PVC(claim).Obj()
+		h.AddObjects(frameworktest.MakePVC("default", claim).UID("uid-" + claim).Class("local").Request("1Gi").Version("1").Obj())
+		ps[i] = frameworktest.MakePod().Namespace("default").Name(fmt.Sprintf("pod-%d", i)).UID(fmt.Sprintf("pod-%d", i)).Req("100m", "128Mi").PVC(claim).Obj()
 	}
 	s, err := New(Options{
 		Registry:        registry.NewInTree(),
@@ -470,7 +469,7 @@ func draWorld(b *testing.B, n, devicesPerNode, pods int) (*Scheduler, []*v1.Pod)
 	nodes := make([]*v1.Node, n)
 	for i := range nodes {
 		name := fmt.Sprintf("node-%05d", i)
-		nodes[i] = schedtest.MakeNode().Name(name).Capacity("32", "256Gi", 110).
+		nodes[i] = frameworktest.MakeNode().Name(name).Capacity("32", "256Gi", 110).
 			Label(v1.LabelHostname, name).Label(v1.LabelTopologyZone, fmt.Sprintf("zone-%d", i%3)).Obj()
 		slice := &resourceapi.ResourceSlice{
 			ObjectMeta: metav1.ObjectMeta{Name: name + "-gpus"},
@@ -488,7 +487,7 @@ func draWorld(b *testing.B, n, devicesPerNode, pods int) (*Scheduler, []*v1.Pod)
 	ps := make([]*v1.Pod, pods)
 	for i := range ps {
 		name := fmt.Sprintf("pod-%d", i)
-		p := schedtest.MakePod().Namespace("default").Name(name).UID(name).Req("100m", "128Mi").Obj()
+		p := frameworktest.MakePod().Namespace("default").Name(name).UID(name).Req("100m", "128Mi").Obj()
 		template, claimName := "gpu", name+"-gpu"
 		p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimTemplateName: &template}}
 		p.Spec.Containers[0].Resources.Claims = []v1.ResourceClaim{{Name: "gpu"}}

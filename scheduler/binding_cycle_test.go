@@ -22,7 +22,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/binder"
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/queue"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
@@ -128,8 +128,8 @@ func newBindingTest(t *testing.T, setup func(a, b *stepPlugin)) *bindingTest {
 	if setup != nil {
 		setup(bt.a, bt.b)
 	}
-	node := schedtest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Obj()
-	bt.pod = schedtest.MakePod().Namespace("ns").Name("p").UID("p-uid").SchedulerName("yardmaster").Req("1", "1Gi").Obj()
+	node := frameworktest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Obj()
+	bt.pod = frameworktest.MakePod().Namespace("ns").Name("p").UID("p-uid").SchedulerName("yardmaster").Req("1", "1Gi").Obj()
 	bt.client = fake.NewClientset(node, bt.pod)
 	var mu sync.Mutex
 	bt.client.PrependReactor("create", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
@@ -420,7 +420,7 @@ func TestSlowPreBindDoesNotHoldUpOthers(t *testing.T) {
 	// The second pod has no PreBind work: it must be bound while the
 	// first still blocks in PreBind.
 	bt.a.preBindSkip, bt.b.preBindSkip = true, true
-	second := schedtest.MakePod().Namespace("ns").Name("q").UID("q-uid").SchedulerName("yardmaster").Req("1", "1Gi").Obj()
+	second := frameworktest.MakePod().Namespace("ns").Name("q").UID("q-uid").SchedulerName("yardmaster").Req("1", "1Gi").Obj()
 	if _, err := bt.client.CoreV1().Pods("ns").Create(context.Background(), second, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

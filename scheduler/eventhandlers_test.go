@@ -16,7 +16,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/predicates"
 	"github.com/yardmaster-io/yardmaster/queue"
 )
@@ -26,7 +26,7 @@ import (
 // queue, and the new one be taken as new.
 func TestUpdateWithNewUIDIsDeleteAndAdd(t *testing.T) {
 	pending := func(uid string) *v1.Pod {
-		p := schedtest.MakePod().Name("p").UID(uid).Label("app", "web").Req("1", "1Gi").Obj()
+		p := frameworktest.MakePod().Name("p").UID(uid).Label("app", "web").Req("1", "1Gi").Obj()
 		p.ResourceVersion = uid
 		return p
 	}
@@ -89,8 +89,8 @@ func TestUpdateWithNewUIDIsDeleteAndAdd(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newTestScheduler(t, 0,
-				schedtest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Obj(),
-				schedtest.MakeNode().Name("n2").Capacity("4", "8Gi", 110).Obj())
+				frameworktest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Obj(),
+				frameworktest.MakeNode().Name("n2").Capacity("4", "8Gi", 110).Obj())
 			tc.setup(s, tc.old)
 			s.updatePod(tc.old, tc.new)
 
@@ -112,7 +112,7 @@ func TestUpdateWithNewUIDIsDeleteAndAdd(t *testing.T) {
 			if loc := s.Queue.Locate(tc.new.UID); loc != tc.wantQueued {
 				t.Errorf("the new pod is in %v, want %v", loc, tc.wantQueued)
 			}
-			if n := s.nominatedFor(schedtest.MakePod().Name("other").Obj()); n.count() != 0 {
+			if n := s.nominatedFor(frameworktest.MakePod().Name("other").Obj()); n.count() != 0 {
 				t.Errorf("the old pod's nomination is kept: %v", n)
 			}
 		})
@@ -125,27 +125,27 @@ func TestUpdateWithNewUIDIsDeleteAndAdd(t *testing.T) {
 // pod finishing that frees nothing they need wake none of them; the
 // events their plugins wait for wake exactly the pods they can help.
 func TestEventsWakeOnlyThePodsTheyCanHelp(t *testing.T) {
-	n1 := schedtest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Label("zone", "a").Obj()
+	n1 := frameworktest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Label("zone", "a").Obj()
 	n1.ResourceVersion = "1"
 	n1.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue, LastHeartbeatTime: metav1.NewTime(time.Unix(100, 0))}}
-	n2 := schedtest.MakeNode().Name("n2").Capacity("4", "8Gi", 110).Label("zone", "b").
+	n2 := frameworktest.MakeNode().Name("n2").Capacity("4", "8Gi", 110).Label("zone", "b").
 		Taint("dedicated", "x", v1.TaintEffectNoSchedule).Obj()
 	n2.ResourceVersion = "1"
 	s := newTestScheduler(t, 0, n1, n2)
 
-	filler := schedtest.MakePod().Name("filler").Req("2", "").Node("n1").Obj()
-	memOnly := schedtest.MakePod().Name("mem-only").Req("", "1Gi").Node("n1").Obj()
+	filler := frameworktest.MakePod().Name("filler").Req("2", "").Node("n1").Obj()
+	memOnly := frameworktest.MakePod().Name("mem-only").Req("", "1Gi").Node("n1").Obj()
 	s.addPod(filler)
 	s.addPod(memOnly)
 
 	pods := map[string]*v1.Pod{
 		// NodeResourcesFit on n1, TaintToleration on n2.
-		"big": schedtest.MakePod().Name("big").Req("3", "").Obj(),
+		"big": frameworktest.MakePod().Name("big").Req("3", "").Obj(),
 		// NodeAffinity on n1, TaintToleration on n2.
-		"picky": schedtest.MakePod().Name("picky").NodeSelector(map[string]string{"disk": "ssd"}).Obj(),
+		"picky": frameworktest.MakePod().Name("picky").NodeSelector(map[string]string{"disk": "ssd"}).Obj(),
 		// InterPodAffinity on n1 (no db pod yet), TaintToleration on n2.
-		"friend": schedtest.MakePod().Name("friend").
-			RequiredPodAffinity(schedtest.MakePodAffinityTerm("zone").MatchLabel("app", "db").Obj()).Obj(),
+		"friend": frameworktest.MakePod().Name("friend").
+			RequiredPodAffinity(frameworktest.MakePodAffinityTerm("zone").MatchLabel("app", "db").Obj()).Obj(),
 	}
 	wantPlugins := map[string][]string{
 		"big":    {predicates.FitName, predicates.TaintTolerationName},
@@ -186,11 +186,13 @@ func TestEventsWakeOnlyThePodsTheyCanHelp(t *testing.T) {
 			s.updatePod(memOnly, shrunk)
 		},
 	}, {
-		name:  "a pending pod of another scheduler deleted",
-		event: func() { s.deletePod(schedtest.MakePod().Name("elsewhere").SchedulerName("default-scheduler").Obj()) },
+		name: "a pending pod of another scheduler deleted",
+		event: func() {
+			s.deletePod(frameworktest.MakePod().Name("elsewhere").SchedulerName("default-scheduler").Obj())
+		},
 	}, {
 		name:  "a pod that matches nobody's affinity bound",
-		event: func() { s.addPod(schedtest.MakePod().Name("web").Label("app", "web").Node("n2").Obj()) },
+		event: func() { s.addPod(frameworktest.MakePod().Name("web").Label("app", "web").Node("n2").Obj()) },
 	}, {
 		name:  "the pod holding the cpu finishes",
 		event: func() { s.deletePod(filler) },
@@ -201,7 +203,7 @@ func TestEventsWakeOnlyThePodsTheyCanHelp(t *testing.T) {
 		woken: []string{"picky"},
 	}, {
 		name:  "a db pod bound",
-		event: func() { s.addPod(schedtest.MakePod().Name("db").Label("app", "db").Node("n1").Obj()) },
+		event: func() { s.addPod(frameworktest.MakePod().Name("db").Label("app", "db").Node("n1").Obj()) },
 		woken: []string{"friend"},
 	}}
 	parked := sets.New("big", "picky", "friend")
@@ -225,24 +227,24 @@ func TestEventsWakeOnlyThePodsTheyCanHelp(t *testing.T) {
 // wakes nothing; one that holds it does. kube-scheduler wakes the pod on
 // all of them, because TaintToleration alone says Queue.
 func TestNodeEventsWakeOnlyWhenEveryNodeLocalRejectorAgrees(t *testing.T) {
-	n1 := schedtest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Obj()
-	n2 := schedtest.MakeNode().Name("n2").Capacity("4", "8Gi", 110).Taint("dedicated", "x", v1.TaintEffectNoSchedule).Obj()
+	n1 := frameworktest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Obj()
+	n2 := frameworktest.MakeNode().Name("n2").Capacity("4", "8Gi", 110).Taint("dedicated", "x", v1.TaintEffectNoSchedule).Obj()
 	s := newTestScheduler(t, 0, n1, n2)
-	s.addPod(schedtest.MakePod().Name("filler").Req("2", "").Node("n1").Obj())
-	big := schedtest.MakePod().Name("big").Req("3", "").Obj()
+	s.addPod(frameworktest.MakePod().Name("filler").Req("2", "").Node("n1").Obj())
+	big := frameworktest.MakePod().Name("big").Req("3", "").Obj()
 	failAndPark(t, s, big)
 	add := func(n *v1.Node) {
 		s.Cache.AddNode(n)
 		s.Queue.MoveAllToActiveOrBackoff(nodeAdd, nil, n)
 	}
-	add(schedtest.MakeNode().Name("small").Capacity("2", "8Gi", 110).Obj())
+	add(frameworktest.MakeNode().Name("small").Capacity("2", "8Gi", 110).Obj())
 	if loc := s.Queue.Locate(big.UID); loc != queue.UnschedulablePods {
 		t.Fatalf("a node too small woke the pod: it is in %s", loc)
 	}
 	// addThenReady adds a node with node.kubernetes.io/not-ready, then
 	// takes the taint away, as a node turning Ready does.
 	addThenReady := func(name, cpu string) {
-		tainted := schedtest.MakeNode().Name(name).Capacity(cpu, "8Gi", 110).Taint("node.kubernetes.io/not-ready", "", v1.TaintEffectNoSchedule).Obj()
+		tainted := frameworktest.MakeNode().Name(name).Capacity(cpu, "8Gi", 110).Taint("node.kubernetes.io/not-ready", "", v1.TaintEffectNoSchedule).Obj()
 		tainted.ResourceVersion = "1"
 		add(tainted)
 		ready := tainted.DeepCopy()
@@ -266,16 +268,16 @@ func TestNodeEventsWakeOnlyWhenEveryNodeLocalRejectorAgrees(t *testing.T) {
 // could not use) held the skew down is woken when that zone goes, and
 // then fits. A pod that only NodeResourcesFit rejected stays parked.
 func TestNodeDeleteWakesSpread(t *testing.T) {
-	n1 := schedtest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Label("zone", "a").Obj()
-	n2 := schedtest.MakeNode().Name("n2").Capacity("4", "8Gi", 110).Label("zone", "b").
+	n1 := frameworktest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Label("zone", "a").Obj()
+	n2 := frameworktest.MakeNode().Name("n2").Capacity("4", "8Gi", 110).Label("zone", "b").
 		Taint("dedicated", "x", v1.TaintEffectNoSchedule).Obj()
-	n3 := schedtest.MakeNode().Name("n3").Capacity("1", "8Gi", 110).Obj()
+	n3 := frameworktest.MakeNode().Name("n3").Capacity("1", "8Gi", 110).Obj()
 	s := newTestScheduler(t, 0, n1, n2, n3)
-	s.addPod(schedtest.MakePod().Name("web-0").Label("app", "web").Node("n1").Obj())
+	s.addPod(frameworktest.MakePod().Name("web-0").Label("app", "web").Node("n1").Obj())
 
-	spread := schedtest.MakePod().Name("web-1").Label("app", "web").
-		SpreadConstraint(schedtest.MakeSpreadConstraint(1, "zone", v1.DoNotSchedule).MatchLabels("app", "web").Obj()).Obj()
-	big := schedtest.MakePod().Name("big").Req("8", "").Obj()
+	spread := frameworktest.MakePod().Name("web-1").Label("app", "web").
+		SpreadConstraint(frameworktest.MakeSpreadConstraint(1, "zone", v1.DoNotSchedule).MatchLabels("app", "web").Obj()).Obj()
+	big := frameworktest.MakePod().Name("big").Req("8", "").Obj()
 	failAndPark(t, s, spread)
 	failAndPark(t, s, big)
 
@@ -301,10 +303,10 @@ func TestNodeDeleteWakesSpread(t *testing.T) {
 func TestNominationReleasedWakesLowerPriority(t *testing.T) {
 	for _, how := range []string{"deleted", "cleared"} {
 		t.Run(how, func(t *testing.T) {
-			n1 := schedtest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Obj()
+			n1 := frameworktest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Obj()
 			s := newTestScheduler(t, 0, n1)
-			s.addPod(schedtest.MakePod().Name("base").Req("2", "").Node("n1").Obj())
-			high := schedtest.MakePod().Name("high").Req("2", "").Priority(100).Obj()
+			s.addPod(frameworktest.MakePod().Name("base").Req("2", "").Node("n1").Obj())
+			high := frameworktest.MakePod().Name("high").Req("2", "").Priority(100).Obj()
 			high.Status.NominatedNodeName = "n1"
 			s.addPod(high)
 			if qpi, err := s.Queue.Pop(context.Background()); err != nil || qpi.Pod.Name != "high" {
@@ -312,8 +314,8 @@ func TestNominationReleasedWakesLowerPriority(t *testing.T) {
 			}
 			// low fits only without high's room; higher, which does
 			// not count it, would fit if base went.
-			low := schedtest.MakePod().Name("low").Req("1", "").Obj()
-			higher := schedtest.MakePod().Name("higher").Req("3", "").Priority(200).Obj()
+			low := frameworktest.MakePod().Name("low").Req("1", "").Obj()
+			higher := frameworktest.MakePod().Name("higher").Req("3", "").Priority(200).Obj()
 			failAndPark(t, s, low)
 			failAndPark(t, s, higher)
 			if how == "deleted" {

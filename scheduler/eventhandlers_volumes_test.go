@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/queue"
 )
 
@@ -57,7 +57,7 @@ func TestStorageEventsWakeUnschedulablePods(t *testing.T) {
 	defer func() { cancel(); f.Shutdown() }() // informers stop with ctx
 	f.WaitForCacheSync(ctx.Done())
 
-	pod := schedtest.MakePod().Name("p").Obj()
+	pod := frameworktest.MakePod().Name("p").Obj()
 	s.Queue.Add(pod)
 	// park pops the pod and fails its attempt, so that it waits for an event.
 	park := func(t *testing.T) {
@@ -83,12 +83,12 @@ func TestStorageEventsWakeUnschedulablePods(t *testing.T) {
 	}
 
 	core, storage := client.CoreV1(), client.StorageV1()
-	pv := schedtest.MakePV("pv").Obj()
-	pvc := schedtest.MakePVC("default", "data").Obj()
-	sc := schedtest.MakeStorageClass("sc", "csi.example.com", storagev1.VolumeBindingImmediate)
-	cn := schedtest.MakeCSINode("n1", map[string]int32{"csi.example.com": 1})
-	capacity := schedtest.MakeCSIStorageCapacity("cap", "sc", v1.LabelTopologyZone, "a", "10Gi", "")
-	driver := schedtest.MakeCSIDriver("csi.example.com", true)
+	pv := frameworktest.MakePV("pv").Obj()
+	pvc := frameworktest.MakePVC("default", "data").Obj()
+	sc := frameworktest.MakeStorageClass("sc", "csi.example.com", storagev1.VolumeBindingImmediate)
+	cn := frameworktest.MakeCSINode("n1", map[string]int32{"csi.example.com": 1})
+	capacity := frameworktest.MakeCSIStorageCapacity("cap", "sc", v1.LabelTopologyZone, "a", "10Gi", "")
+	driver := frameworktest.MakeCSIDriver("csi.example.com", true)
 	steps := []struct {
 		name string
 		do   func() error
@@ -114,7 +114,7 @@ func TestStorageEventsWakeUnschedulablePods(t *testing.T) {
 		{"StorageClass added", func() error { _, err := storage.StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); return err }, queue.StorageClassAdd},
 		{"CSINode added", func() error { _, err := storage.CSINodes().Create(ctx, cn, metav1.CreateOptions{}); return err }, queue.CSINodeAdd},
 		{"StorageClass topologies changed", func() error {
-			schedtest.AllowedTopologies(sc, v1.LabelTopologyZone, "a")
+			frameworktest.AllowedTopologies(sc, v1.LabelTopologyZone, "a")
 			sc.ResourceVersion = "2"
 			_, err := storage.StorageClasses().Update(ctx, sc, metav1.UpdateOptions{})
 			return err
@@ -189,11 +189,11 @@ func TestStorageUpdatesThatCouldHelp(t *testing.T) {
 		{"CSINode unchanged", csiNodeChanged, csiNode(count(1), ""), csiNode(count(1), ""), false},
 		{"CSINode limit raised", csiNodeChanged, csiNode(count(1), ""), csiNode(count(2), ""), true},
 		{"CSINode migrated plugins", csiNodeChanged, csiNode(nil, ""), csiNode(nil, "kubernetes.io/gce-pd"), true},
-		{"CSIDriver stops publishing capacity", csiDriverChanged, schedtest.MakeCSIDriver("d", true), schedtest.MakeCSIDriver("d", false), true},
-		{"CSIDriver starts publishing capacity", csiDriverChanged, schedtest.MakeCSIDriver("d", false), schedtest.MakeCSIDriver("d", true), false},
-		{"capacity grew", capacityGrew, schedtest.MakeCSIStorageCapacity("c", "sc", "k", "v", "1Gi", ""), schedtest.MakeCSIStorageCapacity("c", "sc", "k", "v", "2Gi", ""), true},
-		{"capacity shrank", capacityGrew, schedtest.MakeCSIStorageCapacity("c", "sc", "k", "v", "2Gi", ""), schedtest.MakeCSIStorageCapacity("c", "sc", "k", "v", "1Gi", ""), false},
-		{"maximum volume size grew", capacityGrew, schedtest.MakeCSIStorageCapacity("c", "sc", "k", "v", "9Gi", "1Gi"), schedtest.MakeCSIStorageCapacity("c", "sc", "k", "v", "1Gi", "2Gi"), true},
+		{"CSIDriver stops publishing capacity", csiDriverChanged, frameworktest.MakeCSIDriver("d", true), frameworktest.MakeCSIDriver("d", false), true},
+		{"CSIDriver starts publishing capacity", csiDriverChanged, frameworktest.MakeCSIDriver("d", false), frameworktest.MakeCSIDriver("d", true), false},
+		{"capacity grew", capacityGrew, frameworktest.MakeCSIStorageCapacity("c", "sc", "k", "v", "1Gi", ""), frameworktest.MakeCSIStorageCapacity("c", "sc", "k", "v", "2Gi", ""), true},
+		{"capacity shrank", capacityGrew, frameworktest.MakeCSIStorageCapacity("c", "sc", "k", "v", "2Gi", ""), frameworktest.MakeCSIStorageCapacity("c", "sc", "k", "v", "1Gi", ""), false},
+		{"maximum volume size grew", capacityGrew, frameworktest.MakeCSIStorageCapacity("c", "sc", "k", "v", "9Gi", "1Gi"), frameworktest.MakeCSIStorageCapacity("c", "sc", "k", "v", "1Gi", "2Gi"), true},
 	}
 	for _, tc := range tests {
 		if got := tc.changed(tc.old, tc.new); got != tc.want {

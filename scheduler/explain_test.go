@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/yardmaster-io/yardmaster/explain"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
 // verdicts returns node → "plugin: reasons" ("" when feasible).
@@ -30,14 +30,14 @@ func verdicts(e *explain.Explanation) map[string]string {
 
 func TestExplainPending(t *testing.T) {
 	s := newTestScheduler(t, 0,
-		schedtest.MakeNode().Name("small").Capacity("1", "4Gi", 110).Obj(),
-		schedtest.MakeNode().Name("tainted").Capacity("8", "16Gi", 110).Taint("gpu", "true", v1.TaintEffectNoSchedule).Obj(),
-		schedtest.MakeNode().Name("cordoned").Capacity("8", "16Gi", 110).Unschedulable().Obj(),
-		schedtest.MakeNode().Name("busy").Capacity("4", "16Gi", 110).Obj(),
+		frameworktest.MakeNode().Name("small").Capacity("1", "4Gi", 110).Obj(),
+		frameworktest.MakeNode().Name("tainted").Capacity("8", "16Gi", 110).Taint("gpu", "true", v1.TaintEffectNoSchedule).Obj(),
+		frameworktest.MakeNode().Name("cordoned").Capacity("8", "16Gi", 110).Unschedulable().Obj(),
+		frameworktest.MakeNode().Name("busy").Capacity("4", "16Gi", 110).Obj(),
 	)
 	// busy has 3.5 of its 4 cpus taken by a pod of equal priority.
-	s.Cache.AddPod(placed(schedtest.MakePod().Name("hog").Req("3500m", "1Gi"), "busy"))
-	pod := schedtest.MakePod().Name("web").Req("2", "1Gi").Obj()
+	s.Cache.AddPod(placed(frameworktest.MakePod().Name("hog").Req("3500m", "1Gi"), "busy"))
+	pod := frameworktest.MakePod().Name("web").Req("2", "1Gi").Obj()
 
 	e, err := s.Explain(context.Background(), pod)
 	if err != nil {
@@ -85,10 +85,10 @@ func TestExplainPending(t *testing.T) {
 }
 
 func TestExplainPreemptionDryRun(t *testing.T) {
-	s := newTestScheduler(t, 0, schedtest.MakeNode().Name("n1").Capacity("1", "4Gi", 110).Obj())
-	low := placed(schedtest.MakePod().Name("low").Priority(1).Req("800m", ""), "n1")
+	s := newTestScheduler(t, 0, frameworktest.MakeNode().Name("n1").Capacity("1", "4Gi", 110).Obj())
+	low := placed(frameworktest.MakePod().Name("low").Priority(1).Req("800m", ""), "n1")
 	s.Cache.AddPod(low)
-	pod := schedtest.MakePod().Name("high").Priority(100).Req("500m", "").Obj()
+	pod := frameworktest.MakePod().Name("high").Priority(100).Req("500m", "").Obj()
 	e, err := s.Explain(context.Background(), pod)
 	if err != nil {
 		t.Fatal(err)
@@ -109,11 +109,11 @@ func TestExplainPreemptionDryRun(t *testing.T) {
 
 func TestExplainScores(t *testing.T) {
 	s := newTestScheduler(t, 0,
-		schedtest.MakeNode().Name("empty").Capacity("4", "16Gi", 110).Obj(),
-		schedtest.MakeNode().Name("half").Capacity("4", "16Gi", 110).Obj(),
+		frameworktest.MakeNode().Name("empty").Capacity("4", "16Gi", 110).Obj(),
+		frameworktest.MakeNode().Name("half").Capacity("4", "16Gi", 110).Obj(),
 	)
-	s.Cache.AddPod(placed(schedtest.MakePod().Name("x").Req("2", "8Gi"), "half"))
-	pod := schedtest.MakePod().Name("web").Req("1", "1Gi").Obj()
+	s.Cache.AddPod(placed(frameworktest.MakePod().Name("x").Req("2", "8Gi"), "half"))
+	pod := frameworktest.MakePod().Name("web").Req("1", "1Gi").Obj()
 	e, err := s.Explain(context.Background(), pod)
 	if err != nil {
 		t.Fatal(err)
@@ -151,8 +151,8 @@ func TestExplainScores(t *testing.T) {
 func TestExplainBoundPod(t *testing.T) {
 	// The pod takes the whole node: explained with itself counted, it
 	// would not fit where it is.
-	s := newTestScheduler(t, 0, schedtest.MakeNode().Name("n1").Capacity("1", "4Gi", 1).Obj())
-	pod := placed(schedtest.MakePod().Name("web").Req("1", "1Gi"), "n1")
+	s := newTestScheduler(t, 0, frameworktest.MakeNode().Name("n1").Capacity("1", "4Gi", 1).Obj())
+	pod := placed(frameworktest.MakePod().Name("web").Req("1", "1Gi"), "n1")
 	s.Cache.AddPod(pod)
 	e, err := s.Explain(context.Background(), pod)
 	if err != nil {
@@ -172,7 +172,7 @@ func TestExplainAgreesWithCycle(t *testing.T) {
 	for round := range 20 {
 		var nodes []*v1.Node
 		for i := range 3 + rng.IntN(20) {
-			w := schedtest.MakeNode().Name(fmt.Sprintf("n%d", i)).
+			w := frameworktest.MakeNode().Name(fmt.Sprintf("n%d", i)).
 				Capacity(fmt.Sprint(1+rng.IntN(8)), fmt.Sprintf("%dGi", 1+rng.IntN(32)), 110).
 				Label(v1.LabelTopologyZone, fmt.Sprintf("z%d", rng.IntN(3)))
 			if rng.IntN(6) == 0 {
@@ -182,7 +182,7 @@ func TestExplainAgreesWithCycle(t *testing.T) {
 		}
 		s := newTestScheduler(t, 0, nodes...)
 		for i := range 40 {
-			pod := schedtest.MakePod().Name(fmt.Sprintf("p%d-%d", round, i)).
+			pod := frameworktest.MakePod().Name(fmt.Sprintf("p%d-%d", round, i)).
 				Req(fmt.Sprintf("%dm", 100+rng.IntN(2000)), fmt.Sprintf("%dMi", 64+rng.IntN(4096))).Obj()
 			if rng.IntN(4) == 0 {
 				pod.Spec.NodeSelector = map[string]string{v1.LabelTopologyZone: fmt.Sprintf("z%d", rng.IntN(3))}
@@ -241,11 +241,11 @@ func BenchmarkExplain(b *testing.B) {
 // would not help, and no shortfall is given for it.
 func TestExplainShortfallBeyondAllocatable(t *testing.T) {
 	s := newTestScheduler(t, 0,
-		schedtest.MakeNode().Name("tiny").Capacity("1", "4Gi", 110).Obj(),
-		schedtest.MakeNode().Name("full").Capacity("4", "16Gi", 110).Obj(),
+		frameworktest.MakeNode().Name("tiny").Capacity("1", "4Gi", 110).Obj(),
+		frameworktest.MakeNode().Name("full").Capacity("4", "16Gi", 110).Obj(),
 	)
-	s.Cache.AddPod(placed(schedtest.MakePod().Name("x").Req("3", "1Gi"), "full"))
-	e, err := s.Explain(context.Background(), schedtest.MakePod().Name("web").Req("2", "1Gi").Obj())
+	s.Cache.AddPod(placed(frameworktest.MakePod().Name("x").Req("3", "1Gi"), "full"))
+	e, err := s.Explain(context.Background(), frameworktest.MakePod().Name("web").Req("2", "1Gi").Obj())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,8 +262,8 @@ func TestExplainShortfallBeyondAllocatable(t *testing.T) {
 // A pod whose node affinity names only a node that does not exist is
 // rejected by NodeAffinity's PreFilter result, and explain says so.
 func TestExplainPreFilterResultOfNoNode(t *testing.T) {
-	s := newTestScheduler(t, 0, schedtest.MakeNode().Name("a").Capacity("8", "16Gi", 110).Obj())
-	pod := schedtest.MakePod().Name("web").Req("100m", "64Mi").Obj()
+	s := newTestScheduler(t, 0, frameworktest.MakeNode().Name("a").Capacity("8", "16Gi", 110).Obj())
+	pod := frameworktest.MakePod().Name("web").Req("100m", "64Mi").Obj()
 	pod.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
 		NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchFields: []v1.NodeSelectorRequirement{{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{"ghost"}}}}},
 	}}}
@@ -283,10 +283,10 @@ func TestExplainPreFilterResultOfNoNode(t *testing.T) {
 // kube-scheduler's diagnosis counts them, and the summary adds up.
 func TestExplainListsNodesPreFilterLeftOut(t *testing.T) {
 	s := newTestScheduler(t, 0,
-		schedtest.MakeNode().Name("a").Capacity("8", "16Gi", 110).Obj(),
-		schedtest.MakeNode().Name("b").Capacity("8", "16Gi", 110).Obj(),
-		schedtest.MakeNode().Name("c").Capacity("8", "16Gi", 110).Obj())
-	pod := schedtest.MakePod().Name("web").Req("100m", "64Mi").Obj()
+		frameworktest.MakeNode().Name("a").Capacity("8", "16Gi", 110).Obj(),
+		frameworktest.MakeNode().Name("b").Capacity("8", "16Gi", 110).Obj(),
+		frameworktest.MakeNode().Name("c").Capacity("8", "16Gi", 110).Obj())
+	pod := frameworktest.MakePod().Name("web").Req("100m", "64Mi").Obj()
 	pod.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
 		NodeSelectorTerms: []v1.NodeSelectorTerm{
 			{MatchFields: []v1.NodeSelectorRequirement{{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{"a"}}}},

@@ -13,7 +13,7 @@ import (
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/scheduler/extender"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
@@ -51,9 +51,9 @@ func newExtender(t *testing.T, c extender.Config) *extender.Extender {
 
 func threeNodes() []*v1.Node {
 	return []*v1.Node{
-		schedtest.MakeNode().Name("a").Capacity("4", "8Gi", 110).Obj(),
-		schedtest.MakeNode().Name("b").Capacity("4", "8Gi", 110).Obj(),
-		schedtest.MakeNode().Name("c").Capacity("4", "8Gi", 110).Obj(),
+		frameworktest.MakeNode().Name("a").Capacity("4", "8Gi", 110).Obj(),
+		frameworktest.MakeNode().Name("b").Capacity("4", "8Gi", 110).Obj(),
+		frameworktest.MakeNode().Name("c").Capacity("4", "8Gi", 110).Obj(),
 	}
 }
 
@@ -74,7 +74,7 @@ func passOnly(node string) func(extenderv1.ExtenderArgs) (any, int) {
 func failing(args extenderv1.ExtenderArgs) (any, int) { return nil, http.StatusInternalServerError }
 
 func TestExtenderFilterErrors(t *testing.T) {
-	pod := schedtest.MakePod().Namespace("ns").Name("p").SchedulerName("yardmaster").Req("100m", "").Obj()
+	pod := frameworktest.MakePod().Namespace("ns").Name("p").SchedulerName("yardmaster").Req("100m", "").Obj()
 	tests := []struct {
 		name      string
 		extenders func(t *testing.T) []*extender.Extender
@@ -158,7 +158,7 @@ func TestExtenderRejectionIsAFitError(t *testing.T) {
 	url := extenderServer(t, map[string]func(extenderv1.ExtenderArgs) (any, int){"filter": passOnly("none")})
 	s := newTestScheduler(t, 100, threeNodes()...)
 	s.extenders = []*extender.Extender{newExtender(t, extender.Config{URLPrefix: url, FilterVerb: "filter", NodeCacheCapable: true})}
-	pod := schedtest.MakePod().Namespace("ns").Name("p").SchedulerName("yardmaster").Req("100m", "").Obj()
+	pod := frameworktest.MakePod().Namespace("ns").Name("p").SchedulerName("yardmaster").Req("100m", "").Obj()
 	_, err := s.scheduleForTest(pod)
 	var fe *FitError
 	if !errors.As(err, &fe) {
@@ -185,7 +185,7 @@ func TestNoScoringFindsOneNode(t *testing.T) {
 	for _, n := range threeNodes() {
 		s.Cache.AddNode(n)
 	}
-	pod := schedtest.MakePod().Namespace("ns").Name("p").SchedulerName("yardmaster").Req("100m", "").Obj()
+	pod := frameworktest.MakePod().Namespace("ns").Name("p").SchedulerName("yardmaster").Req("100m", "").Obj()
 	s.Cache.UpdateSnapshot(s.snapshot)
 	res, err := s.schedulePod(context.Background(), s.profiles["yardmaster"], framework.NewCycleState(), pod)
 	if err != nil || res.feasible != 1 {
@@ -215,7 +215,7 @@ func TestExplainNamesExtendersWithoutCallingThem(t *testing.T) {
 		newExtender(t, extender.Config{URLPrefix: url + "/gpu", FilterVerb: "filter", ManagedResources: []extender.ManagedResource{{Name: "example.com/gpu"}}}),
 		newExtender(t, extender.Config{URLPrefix: url + "/bind", BindVerb: "bind"}),
 	}
-	pod := schedtest.MakePod().Namespace("ns").Name("p").SchedulerName("yardmaster").Req("100m", "").Obj()
+	pod := frameworktest.MakePod().Namespace("ns").Name("p").SchedulerName("yardmaster").Req("100m", "").Obj()
 	e, err := s.Explain(context.Background(), pod)
 	if err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/binder"
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/predicates"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
@@ -95,7 +95,7 @@ func TestFitErrorFitsAnEventNote(t *testing.T) {
 // A pod refused by 40 nodes with distinct long taints gets a
 // FailedScheduling event and a PodScheduled condition the API accepts.
 func TestFailedSchedulingEventFitsWithManyTaints(t *testing.T) {
-	pod := schedtest.MakePod().Namespace("ns").Name("p").SchedulerName("yardmaster").Req("100m", "").Obj()
+	pod := frameworktest.MakePod().Namespace("ns").Name("p").SchedulerName("yardmaster").Req("100m", "").Obj()
 	client := fake.NewClientset(pod)
 	rec := events.NewFakeRecorder(10)
 	s, err := New(Options{
@@ -109,7 +109,7 @@ func TestFailedSchedulingEventFitsWithManyTaints(t *testing.T) {
 	}
 	for i := range 40 {
 		k, v := longTaint(i)
-		s.Cache.AddNode(schedtest.MakeNode().Name(fmt.Sprintf("n%02d", i)).Capacity("4", "8Gi", 110).Taint(k, v, v1.TaintEffectNoSchedule).Obj())
+		s.Cache.AddNode(frameworktest.MakeNode().Name(fmt.Sprintf("n%02d", i)).Capacity("4", "8Gi", 110).Taint(k, v, v1.TaintEffectNoSchedule).Obj())
 	}
 	s.Queue.Add(pod)
 	s.scheduleOne(context.Background())

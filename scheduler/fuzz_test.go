@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
 // FuzzFiltersAndScorers feeds random, valid pods and nodes through every
@@ -157,7 +157,7 @@ func (g *gen) quantity(units ...string) resource.Quantity {
 }
 
 func (g *gen) node(i int) *v1.Node {
-	w := schedtest.MakeNode().Name(fmt.Sprintf("node-%d", i))
+	w := frameworktest.MakeNode().Name(fmt.Sprintf("node-%d", i))
 	n := w.Obj()
 	n.Labels = g.labels()
 	n.Labels[v1.LabelHostname] = g.pick(n.Name, n.Name, "shared-host")
@@ -248,7 +248,7 @@ func (g *gen) affinityTerm() v1.PodAffinityTerm {
 }
 
 func (g *gen) pod(name string) *v1.Pod {
-	w := schedtest.MakePod().Name(name)
+	w := frameworktest.MakePod().Name(name)
 	p := w.Obj()
 	p.UID = types.UID(name + "-uid")
 	p.Labels = g.labels()

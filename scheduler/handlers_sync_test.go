@@ -10,7 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
@@ -22,9 +22,9 @@ func TestWaitForHandlersSyncFillsTheCache(t *testing.T) {
 	var objs []runtime.Object
 	for i := range nodes {
 		name := fmt.Sprintf("n%04d", i)
-		objs = append(objs, schedtest.MakeNode().Name(name).Capacity("8", "16Gi", 110).Obj())
+		objs = append(objs, frameworktest.MakeNode().Name(name).Capacity("8", "16Gi", 110).Obj())
 		for j := range podsPerNode {
-			objs = append(objs, schedtest.MakePod().Name(fmt.Sprintf("%s-p%d", name, j)).Node(name).Req("100m", "").Obj())
+			objs = append(objs, frameworktest.MakePod().Name(fmt.Sprintf("%s-p%d", name, j)).Node(name).Req("100m", "").Obj())
 		}
 	}
 	client := fake.NewClientset(objs...)

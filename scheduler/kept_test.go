@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/yardmaster-io/yardmaster/explain"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
 func TestKeptCounts(t *testing.T) {
@@ -19,16 +19,16 @@ func TestKeptCounts(t *testing.T) {
 	// 5 nodes short of cpu, 2 cordoned, and 3 with taints that each name
 	// their own value (a status per node).
 	for i := range 5 {
-		nodes = append(nodes, schedtest.MakeNode().Name(fmt.Sprintf("small-%d", i)).Capacity("1", "4Gi", 110).Obj())
+		nodes = append(nodes, frameworktest.MakeNode().Name(fmt.Sprintf("small-%d", i)).Capacity("1", "4Gi", 110).Obj())
 	}
 	for i := range 2 {
-		nodes = append(nodes, schedtest.MakeNode().Name(fmt.Sprintf("cordoned-%d", i)).Capacity("8", "16Gi", 110).Unschedulable().Obj())
+		nodes = append(nodes, frameworktest.MakeNode().Name(fmt.Sprintf("cordoned-%d", i)).Capacity("8", "16Gi", 110).Unschedulable().Obj())
 	}
 	for i := range 3 {
-		nodes = append(nodes, schedtest.MakeNode().Name(fmt.Sprintf("tainted-%d", i)).Capacity("8", "16Gi", 110).Taint("team", fmt.Sprint(i), v1.TaintEffectNoSchedule).Obj())
+		nodes = append(nodes, frameworktest.MakeNode().Name(fmt.Sprintf("tainted-%d", i)).Capacity("8", "16Gi", 110).Taint("team", fmt.Sprint(i), v1.TaintEffectNoSchedule).Obj())
 	}
 	s := newTestScheduler(t, 0, nodes...)
-	pod := schedtest.MakePod().Name("web").Req("2", "1Gi").Obj()
+	pod := frameworktest.MakePod().Name("web").Req("2", "1Gi").Obj()
 	_, err := s.scheduleForTest(pod)
 	var fitErr *FitError
 	if !errors.As(err, &fitErr) {
@@ -85,10 +85,10 @@ func TestKeptCountsOverflow(t *testing.T) {
 				has[r] = "1"
 			}
 		}
-		nodes = append(nodes, schedtest.MakeNode().Name(fmt.Sprintf("t-%02d", i)).Capacity("8", "16Gi", 110).Allocatable(has).Obj())
+		nodes = append(nodes, frameworktest.MakeNode().Name(fmt.Sprintf("t-%02d", i)).Capacity("8", "16Gi", 110).Allocatable(has).Obj())
 	}
 	s := newTestScheduler(t, 0, nodes...)
-	pod := schedtest.MakePod().Name("web").Res(requests).Obj()
+	pod := frameworktest.MakePod().Name("web").Res(requests).Obj()
 	_, err := s.scheduleForTest(pod)
 	var fitErr *FitError
 	if !errors.As(err, &fitErr) || !fitErr.overflowed {
@@ -111,7 +111,7 @@ func TestKeptBounded(t *testing.T) {
 	f := &FitError{NumAllNodes: 1, ReasonCounts: map[string]int{"x": 1}}
 	start := time.Now()
 	for i := range maxKept + 5 {
-		p := schedtest.MakePod().Name(fmt.Sprintf("p%d", i)).Obj()
+		p := frameworktest.MakePod().Name(fmt.Sprintf("p%d", i)).Obj()
 		k.record(p, "yardmaster", 1, f, start.Add(time.Duration(i)*time.Second))
 	}
 	if k.len() != maxKept || k.dropped != 5 {
@@ -125,8 +125,8 @@ func TestKeptBounded(t *testing.T) {
 		t.Error("p5 was dropped")
 	}
 	// A pod tried again is young again: the next oldest goes instead.
-	k.record(schedtest.MakePod().Name("p5").Obj(), "yardmaster", 2, f, start.Add(time.Hour))
-	k.record(schedtest.MakePod().Name("new").Obj(), "yardmaster", 1, f, start.Add(time.Hour))
+	k.record(frameworktest.MakePod().Name("p5").Obj(), "yardmaster", 2, f, start.Add(time.Hour))
+	k.record(frameworktest.MakePod().Name("new").Obj(), "yardmaster", 1, f, start.Add(time.Hour))
 	if _, ok := k.byUID[types.UID("default-p5")]; !ok {
 		t.Error("p5, tried again, was dropped")
 	}
@@ -135,7 +135,7 @@ func TestKeptBounded(t *testing.T) {
 	}
 	// Pods tried over and over leave no trail behind.
 	for i := range 5 * maxKept {
-		k.record(schedtest.MakePod().Name(fmt.Sprintf("p%d", 100+i%50)).Obj(), "yardmaster", i, f, start.Add(2*time.Hour))
+		k.record(frameworktest.MakePod().Name(fmt.Sprintf("p%d", 100+i%50)).Obj(), "yardmaster", i, f, start.Add(2*time.Hour))
 	}
 	if k.len() != maxKept || len(k.order) > 2*maxKept+64 {
 		t.Errorf("%d kept, %d in order", k.len(), len(k.order))

@@ -13,7 +13,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/binder"
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
@@ -49,9 +49,9 @@ func TestLoopHealthy(t *testing.T) {
 	}
 	prof := registry.DefaultProfile("yardmaster")
 	prof.Filter = append(prof.Filter, stuck.Name())
-	node := schedtest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Obj()
+	node := frameworktest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Obj()
 	pod := func(name string) *v1.Pod {
-		return schedtest.MakePod().Namespace("ns").Name(name).UID(name+"-uid").SchedulerName("yardmaster").Req("100m", "128Mi").Obj()
+		return frameworktest.MakePod().Namespace("ns").Name(name).UID(name+"-uid").SchedulerName("yardmaster").Req("100m", "128Mi").Obj()
 	}
 	client := fake.NewClientset(node, pod("a"), pod("b"))
 	s, err := New(Options{
@@ -109,7 +109,7 @@ func TestLoopHealthyPodsNotTaken(t *testing.T) {
 	// The loop started and then stopped taking pods (as a deadlock would
 	// leave it), while a pod arrived.
 	s.loop.started(clock.Now())
-	s.Queue.Add(schedtest.MakePod().Namespace("ns").Name("a").UID("a-uid").SchedulerName("yardmaster").Obj())
+	s.Queue.Add(frameworktest.MakePod().Namespace("ns").Name("a").UID("a-uid").SchedulerName("yardmaster").Obj())
 	if err := s.LoopHealthy(clock.Now().Add(bound), bound); err != nil {
 		t.Errorf("within the bound: %v", err)
 	}

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
 // TestConstraintsHoldAcrossCycles schedules zone-spread and hostname
@@ -21,7 +21,7 @@ import (
 func TestConstraintsHoldAcrossCycles(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	node := func(i int) *v1.Node {
-		return schedtest.MakeNode().Name(fmt.Sprintf("n%02d", i)).Capacity("64", "256Gi", 110).
+		return frameworktest.MakeNode().Name(fmt.Sprintf("n%02d", i)).Capacity("64", "256Gi", 110).
 			Label(v1.LabelTopologyZone, fmt.Sprintf("zone-%d", i%3)).Obj()
 	}
 	var nodes []*v1.Node
@@ -32,7 +32,7 @@ func TestConstraintsHoldAcrossCycles(t *testing.T) {
 	nextNode := len(nodes)
 
 	spread := func(i int) *v1.Pod {
-		p := schedtest.MakePod().Name(fmt.Sprintf("spread-%d", i)).Label("app", "web").Req("10m", "").Obj()
+		p := frameworktest.MakePod().Name(fmt.Sprintf("spread-%d", i)).Label("app", "web").Req("10m", "").Obj()
 		p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{
 			MaxSkew: 1, TopologyKey: v1.LabelTopologyZone, WhenUnsatisfiable: v1.DoNotSchedule,
 			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
@@ -40,7 +40,7 @@ func TestConstraintsHoldAcrossCycles(t *testing.T) {
 		return p
 	}
 	anti := func(i int) *v1.Pod {
-		p := schedtest.MakePod().Name(fmt.Sprintf("anti-%d", i)).Label("app", "db").Req("10m", "").Obj()
+		p := frameworktest.MakePod().Name(fmt.Sprintf("anti-%d", i)).Label("app", "db").Req("10m", "").Obj()
 		p.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{
 			RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{
 				TopologyKey:   v1.LabelHostname,

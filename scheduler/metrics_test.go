@@ -19,7 +19,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/binder"
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/queue"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
@@ -100,7 +100,7 @@ func family(t *testing.T, g prometheus.Gatherer, name string) map[string]*dto.Me
 }
 
 func podWithUID(name, cpu string) *v1.Pod {
-	p := schedtest.MakePod().Namespace("default").Name(name).SchedulerName("yardmaster").Req(cpu, "").Obj()
+	p := frameworktest.MakePod().Namespace("default").Name(name).SchedulerName("yardmaster").Req(cpu, "").Obj()
 	p.UID = types.UID("uid-" + name)
 	return p
 }
@@ -109,8 +109,8 @@ func TestCycleMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	var bindings atomic.Int32
 	s := newRunnableScheduler(t, reg, &bindings,
-		schedtest.MakeNode().Name("a").Capacity("2", "4Gi", 110).Obj(),
-		schedtest.MakeNode().Name("b").Capacity("2", "4Gi", 110).Obj(),
+		frameworktest.MakeNode().Name("a").Capacity("2", "4Gi", 110).Obj(),
+		frameworktest.MakeNode().Name("b").Capacity("2", "4Gi", 110).Obj(),
 	)
 	for _, p := range []*v1.Pod{podWithUID("p1", "1"), podWithUID("p2", "1"), podWithUID("p3", "1"), podWithUID("huge", "3")} {
 		s.Queue.Add(p)
@@ -175,8 +175,8 @@ func TestPluginMetricsSampled(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	var bindings atomic.Int32
 	s := newRunnableScheduler(t, reg, &bindings,
-		schedtest.MakeNode().Name("a").Capacity("64", "64Gi", 1000).Obj(),
-		schedtest.MakeNode().Name("b").Capacity("64", "64Gi", 1000).Obj(),
+		frameworktest.MakeNode().Name("a").Capacity("64", "64Gi", 1000).Obj(),
+		frameworktest.MakeNode().Name("b").Capacity("64", "64Gi", 1000).Obj(),
 	)
 	// Alike pods would get NodeResourcesFit's answers kept from earlier
 	// cycles (signatures.go), which no plugin call makes or times.
@@ -204,7 +204,7 @@ func TestPluginMetricsSampled(t *testing.T) {
 func TestAbortCancelsBindings(t *testing.T) {
 	var bindings atomic.Int32
 	s := newRunnableScheduler(t, prometheus.NewRegistry(), &bindings,
-		schedtest.MakeNode().Name("a").Capacity("2", "4Gi", 110).Obj())
+		frameworktest.MakeNode().Name("a").Capacity("2", "4Gi", 110).Obj())
 	entered, release := make(chan struct{}), make(chan struct{})
 	s.binder.BeforeBind = func(*v1.Pod, string) {
 		close(entered)
@@ -246,7 +246,7 @@ func BenchmarkScheduleCycleMetrics(b *testing.B) {
 func TestBacklogged(t *testing.T) {
 	var bindings atomic.Int32
 	s := newRunnableScheduler(t, prometheus.NewRegistry(), &bindings,
-		schedtest.MakeNode().Name("a").Capacity("64", "64Gi", 1000).Obj())
+		frameworktest.MakeNode().Name("a").Capacity("64", "64Gi", 1000).Obj())
 	if s.Backlogged() {
 		t.Fatal("backlogged with no pod")
 	}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/binder"
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/queue"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
@@ -162,10 +162,10 @@ func TestPluginPanicFailsOnlyItsPod(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i := range 300 {
-				s.Cache.AddNode(schedtest.MakeNode().Name(fmt.Sprintf("n%04d", i)).Capacity("4", "8Gi", 110).Obj())
+				s.Cache.AddNode(frameworktest.MakeNode().Name(fmt.Sprintf("n%04d", i)).Capacity("4", "8Gi", 110).Obj())
 			}
-			bad := schedtest.MakePod().Name("bad").Label("panic", "yes").Req("100m", "").Obj()
-			good := schedtest.MakePod().Name("good").Req("100m", "").Obj()
+			bad := frameworktest.MakePod().Name("bad").Label("panic", "yes").Req("100m", "").Obj()
+			good := frameworktest.MakePod().Name("good").Req("100m", "").Obj()
 			s.Queue.Add(bad)
 			s.Queue.Add(good)
 			stop := runScheduler(t, s)

@@ -19,13 +19,13 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/binder"
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/queue"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
 // placed returns pod p on node, with a UID, as the cache holds it.
-func placed(p *schedtest.PodWrapper, node string) *v1.Pod {
+func placed(p *frameworktest.PodWrapper, node string) *v1.Pod {
 	pod := p.Node(node).Obj()
 	pod.UID = types.UID(pod.Name)
 	return pod
@@ -58,11 +58,11 @@ func tryPreempt(t *testing.T, s *Scheduler, pod *v1.Pod) (string, []string, stri
 
 func TestPreemption(t *testing.T) {
 	old := time.Now().Add(-time.Hour)
-	low := func(name string) *schedtest.PodWrapper {
-		return schedtest.MakePod().Name(name).Priority(10).Label("app", "low")
+	low := func(name string) *frameworktest.PodWrapper {
+		return frameworktest.MakePod().Name(name).Priority(10).Label("app", "low")
 	}
-	high := func() *v1.Pod { return schedtest.MakePod().Name("high").Priority(1000).Req("500m", "").Obj() }
-	node := func(name string) *v1.Node { return schedtest.MakeNode().Name(name).Capacity("1", "4Gi", 110).Obj() }
+	high := func() *v1.Pod { return frameworktest.MakePod().Name("high").Priority(1000).Req("500m", "").Obj() }
+	node := func(name string) *v1.Node { return frameworktest.MakeNode().Name(name).Capacity("1", "4Gi", 110).Obj() }
 	budget := func(allowed int32) *policyv1.PodDisruptionBudget {
 		return &policyv1.PodDisruptionBudget{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "low"},
@@ -105,7 +105,7 @@ func TestPreemption(t *testing.T) {
 		name:  "pods of equal or higher priority are never victims",
 		nodes: []*v1.Node{node("n1")},
 		pods: []*v1.Pod{
-			placed(schedtest.MakePod().Name("peer").Priority(1000).Req("800m", ""), "n1"),
+			placed(frameworktest.MakePod().Name("peer").Priority(1000).Req("800m", ""), "n1"),
 			placed(low("low").Req("200m", ""), "n1"),
 		},
 		pod:     high(),
@@ -113,14 +113,14 @@ func TestPreemption(t *testing.T) {
 	}, {
 		name:    "nothing of lower priority anywhere",
 		nodes:   []*v1.Node{node("n1")},
-		pods:    []*v1.Pod{placed(schedtest.MakePod().Name("peer").Priority(1000).Req("800m", ""), "n1")},
+		pods:    []*v1.Pod{placed(frameworktest.MakePod().Name("peer").Priority(1000).Req("800m", ""), "n1")},
 		pod:     high(),
 		wantMsg: "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
 	}, {
 		name:  "the lowest priority victims",
 		nodes: []*v1.Node{node("n1"), node("n2")},
 		pods: []*v1.Pod{
-			placed(schedtest.MakePod().Name("mid").Priority(500).Req("800m", ""), "n1"),
+			placed(frameworktest.MakePod().Name("mid").Priority(500).Req("800m", ""), "n1"),
 			placed(low("low").Req("800m", ""), "n2"),
 		},
 		pod:         high(),
@@ -144,11 +144,11 @@ func TestPreemption(t *testing.T) {
 		nodes: []*v1.Node{node("n1"), node("n2")},
 		pods: []*v1.Pod{
 			placed(low("protected").Req("800m", ""), "n1"),
-			placed(schedtest.MakePod().Name("free").Priority(10).Label("app", "other").Req("600m", ""), "n2"),
-			placed(schedtest.MakePod().Name("free2").Priority(10).Label("app", "other").Req("300m", ""), "n2"),
+			placed(frameworktest.MakePod().Name("free").Priority(10).Label("app", "other").Req("600m", ""), "n2"),
+			placed(frameworktest.MakePod().Name("free2").Priority(10).Label("app", "other").Req("300m", ""), "n2"),
 		},
 		pdbs:        []*policyv1.PodDisruptionBudget{budget(0)},
-		pod:         schedtest.MakePod().Name("high").Priority(1000).Req("800m", "").Obj(),
+		pod:         frameworktest.MakePod().Name("high").Priority(1000).Req("800m", "").Obj(),
 		wantNode:    "n2",
 		wantVictims: []string{"free", "free2"},
 		wantMsg:     "preemption: found a potential placement for pod on node n2, preempting 2 victims",
@@ -157,11 +157,11 @@ func TestPreemption(t *testing.T) {
 		nodes: []*v1.Node{node("n1"), node("n2")},
 		pods: []*v1.Pod{
 			placed(low("protected").Req("800m", ""), "n1"),
-			placed(schedtest.MakePod().Name("free").Priority(10).Label("app", "other").Req("600m", ""), "n2"),
-			placed(schedtest.MakePod().Name("free2").Priority(10).Label("app", "other").Req("300m", ""), "n2"),
+			placed(frameworktest.MakePod().Name("free").Priority(10).Label("app", "other").Req("600m", ""), "n2"),
+			placed(frameworktest.MakePod().Name("free2").Priority(10).Label("app", "other").Req("300m", ""), "n2"),
 		},
 		pdbs:        []*policyv1.PodDisruptionBudget{budget(1)},
-		pod:         schedtest.MakePod().Name("high").Priority(1000).Req("800m", "").Obj(),
+		pod:         frameworktest.MakePod().Name("high").Priority(1000).Req("800m", "").Obj(),
 		wantNode:    "n1",
 		wantVictims: []string{"protected"},
 		wantMsg:     "preemption: found a potential placement for pod on node n1, preempting 1 victims",
@@ -173,7 +173,7 @@ func TestPreemption(t *testing.T) {
 		wantMsg: "preemption: not eligible due to preemptionPolicy=Never.",
 	}, {
 		name:    "a node the filters rule out for good is no candidate",
-		nodes:   []*v1.Node{schedtest.MakeNode().Name("n1").Capacity("1", "4Gi", 110).Unschedulable().Obj()},
+		nodes:   []*v1.Node{frameworktest.MakeNode().Name("n1").Capacity("1", "4Gi", 110).Unschedulable().Obj()},
 		pods:    []*v1.Pod{placed(low("low").Req("800m", ""), "n1")},
 		pod:     high(),
 		wantMsg: "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
@@ -184,8 +184,8 @@ func TestPreemption(t *testing.T) {
 			placed(low("target").Label("role", "db").Req("100m", ""), "n1"),
 			placed(low("bystander").Req("100m", ""), "n1"),
 		},
-		pod: schedtest.MakePod().Name("high").Priority(1000).Req("100m", "").
-			RequiredPodAntiAffinity(schedtest.MakePodAffinityTerm(v1.LabelHostname).MatchLabel("role", "db").Obj()).Obj(),
+		pod: frameworktest.MakePod().Name("high").Priority(1000).Req("100m", "").
+			RequiredPodAntiAffinity(frameworktest.MakePodAffinityTerm(v1.LabelHostname).MatchLabel("role", "db").Obj()).Obj(),
 		wantNode:    "n1",
 		wantVictims: []string{"target"},
 		wantMsg:     "preemption: found a potential placement for pod on node n1, preempting 1 victims",
@@ -211,10 +211,10 @@ func TestPreemption(t *testing.T) {
 // A pod whose victims are still in the cache does not preempt again; once
 // they are gone it may.
 func TestPreemptionWaitsForItsVictims(t *testing.T) {
-	s := newTestScheduler(t, 0, schedtest.MakeNode().Name("n1").Capacity("1", "4Gi", 110).Obj())
-	victim := placed(schedtest.MakePod().Name("low").Priority(10).Req("800m", ""), "n1")
+	s := newTestScheduler(t, 0, frameworktest.MakeNode().Name("n1").Capacity("1", "4Gi", 110).Obj())
+	victim := placed(frameworktest.MakePod().Name("low").Priority(10).Req("800m", ""), "n1")
 	s.Cache.AddPod(victim)
-	pod := schedtest.MakePod().Name("high").Priority(1000).Req("500m", "").Obj()
+	pod := frameworktest.MakePod().Name("high").Priority(1000).Req("500m", "").Obj()
 	if node, _, msg := tryPreempt(t, s, pod); node != "n1" {
 		t.Fatalf("first preemption: node %q, %s", node, msg)
 	}
@@ -222,7 +222,7 @@ func TestPreemptionWaitsForItsVictims(t *testing.T) {
 		t.Errorf("second attempt while the victim is there: %q, want %q", msg, msgPreemptTerminating)
 	}
 	s.Cache.RemovePod(victim)
-	s.Cache.AddPod(placed(schedtest.MakePod().Name("other").Priority(10).Req("800m", ""), "n1"))
+	s.Cache.AddPod(placed(frameworktest.MakePod().Name("other").Priority(10).Req("800m", ""), "n1"))
 	if node, victims, msg := tryPreempt(t, s, pod); node != "n1" || !slices.Equal(victims, []string{"other"}) {
 		t.Errorf("after the victim left and another took its place: node %q, victims %v, %s", node, victims, msg)
 	}
@@ -234,8 +234,8 @@ func TestPreemptionWaitsForItsVictims(t *testing.T) {
 // "preemption: found a potential placement for pod on node ...", not
 // with the reasons alone.
 func TestPreemptionMessageInFailedScheduling(t *testing.T) {
-	low := placed(schedtest.MakePod().Namespace("ns").Name("low").Priority(10).Req("800m", ""), "n1")
-	pod := schedtest.MakePod().Namespace("ns").Name("high").SchedulerName("yardmaster").Priority(1000).Req("500m", "").Obj()
+	low := placed(frameworktest.MakePod().Namespace("ns").Name("low").Priority(10).Req("800m", ""), "n1")
+	pod := frameworktest.MakePod().Namespace("ns").Name("high").SchedulerName("yardmaster").Priority(1000).Req("500m", "").Obj()
 	pod.UID = "high"
 	client := fake.NewClientset(pod, low)
 	rec := events.NewFakeRecorder(10)
@@ -248,7 +248,7 @@ func TestPreemptionMessageInFailedScheduling(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Cache.AddNode(schedtest.MakeNode().Name("n1").Capacity("1", "4Gi", 110).Obj())
+	s.Cache.AddNode(frameworktest.MakeNode().Name("n1").Capacity("1", "4Gi", 110).Obj())
 	s.Cache.AddPod(low)
 	s.Queue.Add(pod)
 	s.scheduleOne(context.Background())
@@ -296,7 +296,7 @@ func TestSplitByPDB(t *testing.T) {
 		}
 	}
 	pod := func(name string, kv ...string) *framework.PodInfo {
-		w := schedtest.MakePod().Name(name)
+		w := frameworktest.MakePod().Name(name)
 		for i := 0; i+1 < len(kv); i += 2 {
 			w = w.Label(kv[i], kv[i+1])
 		}
@@ -378,21 +378,21 @@ func fakePDBLister(pdbs []*policyv1.PodDisruptionBudget) policylisters.PodDisrup
 // a pod of lower priority does not fit beside it there, one of higher
 // priority ignores it, and the pod itself takes the room.
 func TestPreemptedRoomIsKept(t *testing.T) {
-	s := newTestScheduler(t, 0, schedtest.MakeNode().Name("n1").Capacity("1", "4Gi", 110).Obj())
-	victim := placed(schedtest.MakePod().Name("victim").Priority(10).Req("800m", ""), "n1")
+	s := newTestScheduler(t, 0, frameworktest.MakeNode().Name("n1").Capacity("1", "4Gi", 110).Obj())
+	victim := placed(frameworktest.MakePod().Name("victim").Priority(10).Req("800m", ""), "n1")
 	s.Cache.AddPod(victim)
-	pod := schedtest.MakePod().Name("preemptor").Priority(1000).Req("600m", "").Obj()
+	pod := frameworktest.MakePod().Name("preemptor").Priority(1000).Req("600m", "").Obj()
 	if node, _, msg := tryPreempt(t, s, pod); node != "n1" {
 		t.Fatalf("preemption: node %q, %s", node, msg)
 	}
 	s.Cache.RemovePod(victim)
 
-	lower := schedtest.MakePod().Name("lower").Priority(100).Req("600m", "").Obj()
+	lower := frameworktest.MakePod().Name("lower").Priority(100).Req("600m", "").Obj()
 	lower.UID = "lower"
 	if node, err := s.scheduleForTest(lower); err == nil {
 		t.Errorf("a lower-priority pod took the preempted room on %s", node)
 	}
-	higher := schedtest.MakePod().Name("higher").Priority(2000).Req("100m", "").Obj()
+	higher := frameworktest.MakePod().Name("higher").Priority(2000).Req("100m", "").Obj()
 	higher.UID = "higher"
 	if _, err := s.scheduleForTest(higher); err != nil {
 		t.Errorf("a higher-priority pod must ignore the nomination: %v", err)
@@ -409,15 +409,15 @@ func TestPreemptedRoomIsKept(t *testing.T) {
 // there, not for any pod that happens to be terminating.
 func TestPreemptionWaitsOnlyForPreemptedPods(t *testing.T) {
 	for _, preempted := range []bool{false, true} {
-		s := newTestScheduler(t, 0, schedtest.MakeNode().Name("n1").Capacity("1", "4Gi", 110).Obj())
-		leaving := placed(schedtest.MakePod().Name("leaving").Priority(10).Req("500m", ""), "n1")
+		s := newTestScheduler(t, 0, frameworktest.MakeNode().Name("n1").Capacity("1", "4Gi", 110).Obj())
+		leaving := placed(frameworktest.MakePod().Name("leaving").Priority(10).Req("500m", ""), "n1")
 		leaving.DeletionTimestamp = &metav1.Time{Time: time.Now()}
 		if preempted {
 			leaving.Status.Conditions = []v1.PodCondition{{Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Reason: v1.PodReasonPreemptionByScheduler}}
 		}
 		s.Cache.AddPod(leaving)
-		s.Cache.AddPod(placed(schedtest.MakePod().Name("low").Priority(10).Req("400m", ""), "n1"))
-		pod := schedtest.MakePod().Name("high").Priority(1000).Req("500m", "").Obj()
+		s.Cache.AddPod(placed(frameworktest.MakePod().Name("low").Priority(10).Req("400m", ""), "n1"))
+		pod := frameworktest.MakePod().Name("high").Priority(1000).Req("500m", "").Obj()
 		pod.Status.NominatedNodeName = "n1"
 		node, _, msg := tryPreempt(t, s, pod)
 		if preempted && msg != "preemption: "+msgPreemptTerminating {
@@ -432,20 +432,20 @@ func TestPreemptionWaitsOnlyForPreemptedPods(t *testing.T) {
 // When preemption finds nothing, the room kept for an earlier nomination
 // is given up.
 func TestPreemptionWithoutCandidatesDropsTheNomination(t *testing.T) {
-	s := newTestScheduler(t, 0, schedtest.MakeNode().Name("n1").Capacity("1", "4Gi", 110).Obj())
-	victim := placed(schedtest.MakePod().Name("low").Priority(10).Req("800m", ""), "n1")
+	s := newTestScheduler(t, 0, frameworktest.MakeNode().Name("n1").Capacity("1", "4Gi", 110).Obj())
+	victim := placed(frameworktest.MakePod().Name("low").Priority(10).Req("800m", ""), "n1")
 	s.Cache.AddPod(victim)
-	pod := schedtest.MakePod().Name("high").Priority(1000).Req("500m", "").Obj()
+	pod := frameworktest.MakePod().Name("high").Priority(1000).Req("500m", "").Obj()
 	if node, _, msg := tryPreempt(t, s, pod); node != "n1" {
 		t.Fatalf("preemption: %q, %s", node, msg)
 	}
 	// The victim went, and a pod of equal priority took the room.
 	s.Cache.RemovePod(victim)
-	s.Cache.AddPod(placed(schedtest.MakePod().Name("peer").Priority(1000).Req("800m", ""), "n1"))
+	s.Cache.AddPod(placed(frameworktest.MakePod().Name("peer").Priority(1000).Req("800m", ""), "n1"))
 	if node, _, msg := tryPreempt(t, s, pod); node != "" || !strings.Contains(msg, msgNoVictims) {
 		t.Fatalf("nothing to preempt: got %q, %q", node, msg)
 	}
-	if n := s.nominatedFor(schedtest.MakePod().Name("other").Obj()); n.count() != 0 {
+	if n := s.nominatedFor(frameworktest.MakePod().Name("other").Obj()); n.count() != 0 {
 		t.Errorf("the room is still kept: %v", n)
 	}
 }
@@ -454,13 +454,13 @@ func TestPreemptionWithoutCandidatesDropsTheNomination(t *testing.T) {
 // the leader before this one) keeps the room too, until it is cleared or
 // the pod is placed.
 func TestNominationFromStatus(t *testing.T) {
-	s := newTestScheduler(t, 0, schedtest.MakeNode().Name("n1").Capacity("1", "4Gi", 110).Obj())
-	nominated := schedtest.MakePod().Name("nominated").SchedulerName("yardmaster").Priority(1000).Req("600m", "").Obj()
+	s := newTestScheduler(t, 0, frameworktest.MakeNode().Name("n1").Capacity("1", "4Gi", 110).Obj())
+	nominated := frameworktest.MakePod().Name("nominated").SchedulerName("yardmaster").Priority(1000).Req("600m", "").Obj()
 	nominated.UID = "nominated"
 	nominated.Status.NominatedNodeName = "n1"
 	s.addPod(nominated)
 
-	lower := schedtest.MakePod().Name("lower").Priority(100).Req("600m", "").Obj()
+	lower := frameworktest.MakePod().Name("lower").Priority(100).Req("600m", "").Obj()
 	lower.UID = "lower"
 	if node, err := s.scheduleForTest(lower); err == nil {
 		t.Fatalf("a lower-priority pod took the nominated room on %s", node)
@@ -480,8 +480,8 @@ func TestNominationFromStatus(t *testing.T) {
 // (PriorityQueue.addPod), where v1.36 recorded it only for a pod that
 // entered activeQ.
 func TestGatedNominationKeepsItsRoom(t *testing.T) {
-	s := newTestScheduler(t, 0, schedtest.MakeNode().Name("n1").Capacity("1", "4Gi", 110).Obj())
-	gated := schedtest.MakePod().Name("gated").SchedulerName("yardmaster").Priority(1000).Req("600m", "").SchedulingGate("wait").Obj()
+	s := newTestScheduler(t, 0, frameworktest.MakeNode().Name("n1").Capacity("1", "4Gi", 110).Obj())
+	gated := frameworktest.MakePod().Name("gated").SchedulerName("yardmaster").Priority(1000).Req("600m", "").SchedulingGate("wait").Obj()
 	gated.UID = "gated"
 	gated.Status.NominatedNodeName = "n1"
 	s.addPod(gated)
@@ -490,13 +490,13 @@ func TestGatedNominationKeepsItsRoom(t *testing.T) {
 	}
 
 	// 600m kept for the gated pod + 600m > 1 cpu.
-	lower := schedtest.MakePod().Name("lower").Priority(100).Req("600m", "").Obj()
+	lower := frameworktest.MakePod().Name("lower").Priority(100).Req("600m", "").Obj()
 	lower.UID = "lower"
 	if node, err := s.scheduleForTest(lower); err == nil {
 		t.Fatalf("a lower-priority pod took the gated pod's nominated room on %s", node)
 	}
 	// A pod of higher priority does not count it.
-	higher := schedtest.MakePod().Name("higher").Priority(2000).Req("600m", "").Obj()
+	higher := frameworktest.MakePod().Name("higher").Priority(2000).Req("600m", "").Obj()
 	higher.UID = "higher"
 	if _, err := s.scheduleForTest(higher); err != nil {
 		t.Errorf("a higher-priority pod was kept out by a lower nomination: %v", err)
@@ -507,16 +507,16 @@ func TestGatedNominationKeepsItsRoom(t *testing.T) {
 // takes it without scoring the others, as kube-scheduler does: here an
 // empty node added since would score higher under LeastAllocated.
 func TestNominatedNodeFirst(t *testing.T) {
-	s := newTestScheduler(t, 0, schedtest.MakeNode().Name("n1").Capacity("1", "4Gi", 110).Obj())
-	victim := placed(schedtest.MakePod().Name("victim").Priority(10).Req("800m", ""), "n1")
+	s := newTestScheduler(t, 0, frameworktest.MakeNode().Name("n1").Capacity("1", "4Gi", 110).Obj())
+	victim := placed(frameworktest.MakePod().Name("victim").Priority(10).Req("800m", ""), "n1")
 	s.Cache.AddPod(victim)
-	pod := schedtest.MakePod().Name("preemptor").Priority(1000).Req("600m", "").Obj()
+	pod := frameworktest.MakePod().Name("preemptor").Priority(1000).Req("600m", "").Obj()
 	if node, _, msg := tryPreempt(t, s, pod); node != "n1" {
 		t.Fatalf("preemption: node %q, %s", node, msg)
 	}
 	s.Cache.RemovePod(victim)
-	s.Cache.AddPod(placed(schedtest.MakePod().Name("small").Priority(10).Req("100m", ""), "n1"))
-	s.Cache.AddNode(schedtest.MakeNode().Name("big").Capacity("64", "256Gi", 110).Obj())
+	s.Cache.AddPod(placed(frameworktest.MakePod().Name("small").Priority(10).Req("100m", ""), "n1"))
+	s.Cache.AddNode(frameworktest.MakeNode().Name("big").Capacity("64", "256Gi", 110).Obj())
 	s.Cache.UpdateSnapshot(s.snapshot)
 	for range 5 {
 		res, err := s.schedulePod(context.Background(), s.profiles[pod.Spec.SchedulerName], framework.NewCycleState(), pod)
@@ -526,7 +526,7 @@ func TestNominatedNodeFirst(t *testing.T) {
 	}
 
 	// Nominated by status only (another leader's preemption): the same.
-	other := schedtest.MakePod().Name("by-status").Priority(1000).Req("100m", "").Obj()
+	other := frameworktest.MakePod().Name("by-status").Priority(1000).Req("100m", "").Obj()
 	other.UID = "by-status"
 	other.Status.NominatedNodeName = "n1"
 	if node, err := s.scheduleForTest(other); err != nil || node != "n1" {
@@ -551,17 +551,17 @@ func (v nominatedView) count() int {
 // first): here Insufficient cpu, though without the nominated pod the
 // pod would fail for the anti-affinity alone.
 func TestPreemptionReasonBesideNominatedPods(t *testing.T) {
-	s := newTestScheduler(t, 0, schedtest.MakeNode().Name("n1").Label(v1.LabelHostname, "n1").Capacity("1", "4Gi", 110).Obj())
-	s.Cache.AddPod(placed(schedtest.MakePod().Name("db").Priority(2000).Label("role", "db").Req("100m", ""), "n1"))
-	s.Cache.AddPod(placed(schedtest.MakePod().Name("low").Priority(10).Req("100m", ""), "n1"))
-	nominated := schedtest.MakePod().Name("nominated").SchedulerName("yardmaster").Priority(2000).Req("600m", "").Obj()
+	s := newTestScheduler(t, 0, frameworktest.MakeNode().Name("n1").Label(v1.LabelHostname, "n1").Capacity("1", "4Gi", 110).Obj())
+	s.Cache.AddPod(placed(frameworktest.MakePod().Name("db").Priority(2000).Label("role", "db").Req("100m", ""), "n1"))
+	s.Cache.AddPod(placed(frameworktest.MakePod().Name("low").Priority(10).Req("100m", ""), "n1"))
+	nominated := frameworktest.MakePod().Name("nominated").SchedulerName("yardmaster").Priority(2000).Req("600m", "").Obj()
 	nominated.UID = "nominated"
 	nominated.Status.NominatedNodeName = "n1"
 	s.addPod(nominated)
 
 	// 100m (db) + 600m (nominated) + 500m > 1 cpu once low is gone.
-	pod := schedtest.MakePod().Name("high").Priority(1000).Req("500m", "").
-		RequiredPodAntiAffinity(schedtest.MakePodAffinityTerm(v1.LabelHostname).MatchLabel("role", "db").Obj()).Obj()
+	pod := frameworktest.MakePod().Name("high").Priority(1000).Req("500m", "").
+		RequiredPodAntiAffinity(frameworktest.MakePodAffinityTerm(v1.LabelHostname).MatchLabel("role", "db").Obj()).Obj()
 	node, _, msg := tryPreempt(t, s, pod)
 	if want := "preemption: 0/1 nodes are available: 1 Insufficient cpu."; node != "" || msg != want {
 		t.Errorf("got node %q, %q; want no node, %q", node, msg, want)

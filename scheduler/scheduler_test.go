@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/predicates"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
@@ -90,12 +90,12 @@ func TestFitErrorMessage(t *testing.T) {
 
 func TestScheduleSpreadsAndFills(t *testing.T) {
 	s := newTestScheduler(t, 0,
-		schedtest.MakeNode().Name("a").Capacity("2", "4Gi", 110).Obj(),
-		schedtest.MakeNode().Name("b").Capacity("2", "4Gi", 110).Obj(),
+		frameworktest.MakeNode().Name("a").Capacity("2", "4Gi", 110).Obj(),
+		frameworktest.MakeNode().Name("b").Capacity("2", "4Gi", 110).Obj(),
 	)
 	count := map[string]int{}
 	for i := range 4 {
-		node, err := s.scheduleForTest(schedtest.MakePod().Name(fmt.Sprintf("p%d", i)).Req("1", "1Gi").Obj())
+		node, err := s.scheduleForTest(frameworktest.MakePod().Name(fmt.Sprintf("p%d", i)).Req("1", "1Gi").Obj())
 		if err != nil {
 			t.Fatalf("pod %d: %v", i, err)
 		}
@@ -105,7 +105,7 @@ func TestScheduleSpreadsAndFills(t *testing.T) {
 	if count["a"] != 2 || count["b"] != 2 {
 		t.Errorf("placement %v, want 2 per node", count)
 	}
-	_, err := s.scheduleForTest(schedtest.MakePod().Name("extra").Req("1", "").Obj())
+	_, err := s.scheduleForTest(frameworktest.MakePod().Name("extra").Req("1", "").Obj())
 	var fitErr *FitError
 	if !errors.As(err, &fitErr) {
 		t.Fatalf("got %v, want a FitError", err)
@@ -117,7 +117,7 @@ func TestScheduleSpreadsAndFills(t *testing.T) {
 
 func TestScheduleNoNodes(t *testing.T) {
 	s := newTestScheduler(t, 0)
-	if _, err := s.scheduleForTest(schedtest.MakePod().Name("p").Obj()); !errors.Is(err, ErrNoNodesAvailable) {
+	if _, err := s.scheduleForTest(frameworktest.MakePod().Name("p").Obj()); !errors.Is(err, ErrNoNodesAvailable) {
 		t.Errorf("got %v, want ErrNoNodesAvailable", err)
 	}
 }
@@ -125,10 +125,10 @@ func TestScheduleNoNodes(t *testing.T) {
 func TestScheduleNodeNamePinned(t *testing.T) {
 	var nodes []*v1.Node
 	for i := range 200 {
-		nodes = append(nodes, schedtest.MakeNode().Name(fmt.Sprintf("n%03d", i)).Capacity("4", "8Gi", 110).Obj())
+		nodes = append(nodes, frameworktest.MakeNode().Name(fmt.Sprintf("n%03d", i)).Capacity("4", "8Gi", 110).Obj())
 	}
 	s := newTestScheduler(t, 0, nodes...)
-	got, err := s.scheduleForTest(schedtest.MakePod().Name("p").Node("n150").Obj())
+	got, err := s.scheduleForTest(frameworktest.MakePod().Name("p").Node("n150").Obj())
 	if err != nil || got != "n150" {
 		t.Errorf("got %q, %v; want n150", got, err)
 	}
@@ -139,12 +139,12 @@ func TestScheduleNodeNamePinned(t *testing.T) {
 func TestRotatingStartCoversAllNodes(t *testing.T) {
 	var nodes []*v1.Node
 	for i := range 1000 {
-		nodes = append(nodes, schedtest.MakeNode().Name(fmt.Sprintf("n%04d", i)).Capacity("32", "256Gi", 110).Obj())
+		nodes = append(nodes, frameworktest.MakeNode().Name(fmt.Sprintf("n%04d", i)).Capacity("32", "256Gi", 110).Obj())
 	}
 	s := newTestScheduler(t, 0, nodes...)
 	used := map[string]int{}
 	for i := range 3000 {
-		node, err := s.scheduleForTest(schedtest.MakePod().Name(fmt.Sprintf("p%d", i)).Req("1", "1Gi").Obj())
+		node, err := s.scheduleForTest(frameworktest.MakePod().Name(fmt.Sprintf("p%d", i)).Req("1", "1Gi").Obj())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,7 +184,7 @@ func TestFilterReasonsFollowConfiguredOrder(t *testing.T) {
 		if i%3 == 1 {
 			cpu = "1" // too small: NodeResourcesFit, ahead of InterPodAffinity
 		}
-		w := schedtest.MakeNode().Name(fmt.Sprintf("n%03d", i)).Capacity(cpu, "8Gi", 110)
+		w := frameworktest.MakeNode().Name(fmt.Sprintf("n%03d", i)).Capacity(cpu, "8Gi", 110)
 		if i%5 == 2 {
 			w.Taint("dedicated", "db", v1.TaintEffectNoSchedule) // TaintToleration, ahead of both
 		}
@@ -192,7 +192,7 @@ func TestFilterReasonsFollowConfiguredOrder(t *testing.T) {
 	}
 	s := newTestScheduler(t, 0, nodes...)
 	for _, n := range nodes {
-		s.Cache.AddPod(schedtest.MakePod().Name("web-"+n.Name).Label("app", "web").Node(n.Name).Obj())
+		s.Cache.AddPod(frameworktest.MakePod().Name("web-"+n.Name).Label("app", "web").Node(n.Name).Obj())
 	}
 	want := map[string]int{}
 	for i := range nodes {
@@ -206,8 +206,8 @@ func TestFilterReasonsFollowConfiguredOrder(t *testing.T) {
 		}
 	}
 	for i := range 5 {
-		pod := schedtest.MakePod().Name(fmt.Sprintf("web-%d", i)).Label("app", "web").Req("2", "1Gi").
-			RequiredPodAntiAffinity(schedtest.MakePodAffinityTerm(v1.LabelHostname).MatchLabel("app", "web").Obj()).Obj()
+		pod := frameworktest.MakePod().Name(fmt.Sprintf("web-%d", i)).Label("app", "web").Req("2", "1Gi").
+			RequiredPodAntiAffinity(frameworktest.MakePodAffinityTerm(v1.LabelHostname).MatchLabel("app", "web").Obj()).Obj()
 		_, err := s.scheduleForTest(pod)
 		var fitErr *FitError
 		if !errors.As(err, &fitErr) {
@@ -224,12 +224,12 @@ func TestFilterReasonsFollowConfiguredOrder(t *testing.T) {
 // nodes; a name in the result that no node has counts for nothing.
 func TestPreFilterResultLeavesOutNodes(t *testing.T) {
 	nodes := []*v1.Node{
-		schedtest.MakeNode().Name("a").Capacity("2", "4Gi", 110).Obj(),
-		schedtest.MakeNode().Name("b").Capacity("4", "8Gi", 110).Obj(),
-		schedtest.MakeNode().Name("c").Capacity("8", "16Gi", 110).Label("tier", "silver").Obj(),
+		frameworktest.MakeNode().Name("a").Capacity("2", "4Gi", 110).Obj(),
+		frameworktest.MakeNode().Name("b").Capacity("4", "8Gi", 110).Obj(),
+		frameworktest.MakeNode().Name("c").Capacity("8", "16Gi", 110).Label("tier", "silver").Obj(),
 	}
-	named := func(names ...string) *schedtest.NodeSelectorTermWrapper {
-		return schedtest.MakeNodeSelectorTerm().Field("metadata.name", v1.NodeSelectorOpIn, names...)
+	named := func(names ...string) *frameworktest.NodeSelectorTermWrapper {
+		return frameworktest.MakeNodeSelectorTerm().Field("metadata.name", v1.NodeSelectorOpIn, names...)
 	}
 	const absent = "node(s) didn't satisfy plugin(s) [NodeAffinity]"
 	for _, tc := range []struct {
@@ -248,7 +248,7 @@ func TestPreFilterResultLeavesOutNodes(t *testing.T) {
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newTestScheduler(t, 0, nodes...)
-			_, err := s.scheduleForTest(schedtest.MakePod().Name("p").Req("100m", "64Mi").RequiredNodeAffinity(tc.term).Obj())
+			_, err := s.scheduleForTest(frameworktest.MakePod().Name("p").Req("100m", "64Mi").RequiredNodeAffinity(tc.term).Obj())
 			var fitErr *FitError
 			if !errors.As(err, &fitErr) {
 				t.Fatalf("got %v, want a FitError", err)
@@ -279,10 +279,10 @@ func TestNominatedNodeTriedOutsidePreFilterResult(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, n := range []string{"n1", "n2"} {
-				s.Cache.AddNode(schedtest.MakeNode().Name(n).Capacity("4", "8Gi", 110).Obj())
+				s.Cache.AddNode(frameworktest.MakeNode().Name(n).Capacity("4", "8Gi", 110).Obj())
 			}
-			pod := schedtest.MakePod().Name("p").Req("1", "1Gi").
-				RequiredNodeAffinity(schedtest.MakeNodeSelectorTerm().Field("metadata.name", v1.NodeSelectorOpIn, named).Obj()).Obj()
+			pod := frameworktest.MakePod().Name("p").Req("1", "1Gi").
+				RequiredNodeAffinity(frameworktest.MakeNodeSelectorTerm().Field("metadata.name", v1.NodeSelectorOpIn, named).Obj()).Obj()
 			pod.Status.NominatedNodeName = "n2"
 			if got, err := s.scheduleForTest(pod); err != nil || got != "n2" {
 				t.Errorf("got %q, %v; want n2, the nominated node", got, err)

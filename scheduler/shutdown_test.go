@@ -19,7 +19,7 @@ import (
 	"github.com/yardmaster-io/yardmaster/binder"
 	"github.com/yardmaster-io/yardmaster/config"
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
@@ -66,10 +66,10 @@ func TestShutdownIsBoundedWhenTheAPIHangs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Cache.AddNode(schedtest.MakeNode().Name("n1").Capacity("1000", "1000Gi", 5000).Obj())
+	s.Cache.AddNode(frameworktest.MakeNode().Name("n1").Capacity("1000", "1000Gi", 5000).Obj())
 	pods := bindWorkers + bindQueueSize + 100
 	for i := range pods {
-		s.Queue.Add(schedtest.MakePod().Name(fmt.Sprintf("p%d", i)).Req("10m", "").Obj())
+		s.Queue.Add(frameworktest.MakePod().Name(fmt.Sprintf("p%d", i)).Req("10m", "").Obj())
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -98,7 +98,7 @@ func TestShutdownIsBoundedWhenTheAPIHangs(t *testing.T) {
 // in the scheduler's or the binder's per-pod memory.
 func TestPerPodStateForgotten(t *testing.T) {
 	nominated := func(uid string) *v1.Pod {
-		p := schedtest.MakePod().Name("p-"+uid).UID(uid).Req("100m", "").Obj()
+		p := frameworktest.MakePod().Name("p-"+uid).UID(uid).Req("100m", "").Obj()
 		p.ResourceVersion = "1"
 		p.Status.NominatedNodeName = "n1"
 		return p
@@ -138,7 +138,7 @@ func TestPerPodStateForgotten(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s.Cache.AddNode(schedtest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Obj())
+			s.Cache.AddNode(frameworktest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Obj())
 			p := nominated("a")
 			s.addPod(p)
 			// What a failed attempt leaves: the message written.

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/predicates"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
@@ -73,10 +73,10 @@ func TestSignaturesGiveTheSameAnswers(t *testing.T) {
 	const seeds = 6
 	added := &framework.NodeAffinityArgs{AddedAffinity: &v1.NodeAffinity{
 		RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{
-			schedtest.MakeNodeSelectorTerm().In(v1.LabelTopologyZone, "zone-0", "zone-1").Obj(),
+			frameworktest.MakeNodeSelectorTerm().In(v1.LabelTopologyZone, "zone-0", "zone-1").Obj(),
 		}},
 		PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{
-			{Weight: 20, Preference: schedtest.MakeNodeSelectorTerm().In("disk", "ssd").Obj()},
+			{Weight: 20, Preference: frameworktest.MakeNodeSelectorTerm().In("disk", "ssd").Obj()},
 		},
 	}}
 	for seed := range uint64(seeds) {
@@ -92,7 +92,7 @@ func signaturesDifferential(t *testing.T, seed uint64, nodeAffinity *framework.N
 	rng := rand.New(rand.NewPCG(seed, 42))
 	nodeName := func(i int) string { return fmt.Sprintf("n%03d", i) }
 	makeNode := func(i int) *v1.Node {
-		nw := schedtest.MakeNode().Name(nodeName(i)).
+		nw := frameworktest.MakeNode().Name(nodeName(i)).
 			Capacity(fmt.Sprint(2+rng.IntN(6)), fmt.Sprintf("%dGi", 4+rng.IntN(12)), int64(4+rng.IntN(8))).
 			Label(v1.LabelHostname, nodeName(i)).
 			Label(v1.LabelTopologyZone, fmt.Sprintf("zone-%d", rng.IntN(3))).
@@ -116,47 +116,51 @@ func signaturesDifferential(t *testing.T, seed uint64, nodeAffinity *framework.N
 
 	// Templates: each differs from the first in one thing a signing
 	// plugin reads; the last ones also bring plugins that do not sign.
-	web := func() *schedtest.PodWrapper { return schedtest.MakePod().Label("app", "web").Req("500m", "1Gi") }
-	templates := []func() *schedtest.PodWrapper{
+	web := func() *frameworktest.PodWrapper {
+		return frameworktest.MakePod().Label("app", "web").Req("500m", "1Gi")
+	}
+	templates := []func() *frameworktest.PodWrapper{
 		web,
-		func() *schedtest.PodWrapper { return web().Req("1500m", "1Gi") },
-		func() *schedtest.PodWrapper { return schedtest.MakePod().Label("app", "web").Req("500m", "3Gi") },
-		func() *schedtest.PodWrapper {
+		func() *frameworktest.PodWrapper { return web().Req("1500m", "1Gi") },
+		func() *frameworktest.PodWrapper {
+			return frameworktest.MakePod().Label("app", "web").Req("500m", "3Gi")
+		},
+		func() *frameworktest.PodWrapper {
 			return web().Toleration("dedicated", v1.TolerationOpEqual, "gpu", v1.TaintEffectNoSchedule)
 		},
-		func() *schedtest.PodWrapper {
+		func() *frameworktest.PodWrapper {
 			return web().Toleration("spot", v1.TolerationOpExists, "", v1.TaintEffectPreferNoSchedule)
 		},
-		func() *schedtest.PodWrapper {
+		func() *frameworktest.PodWrapper {
 			return web().Toleration("node.kubernetes.io/unschedulable", v1.TolerationOpExists, "", v1.TaintEffectNoSchedule)
 		},
-		func() *schedtest.PodWrapper { return web().NodeSelector(map[string]string{"disk": "ssd"}) },
-		func() *schedtest.PodWrapper { return web().NodeSelector(map[string]string{"disk": "hdd"}) },
-		func() *schedtest.PodWrapper {
-			return web().PreferredNodeAffinity(10, schedtest.MakeNodeSelectorTerm().In(v1.LabelTopologyZone, "zone-1").Obj())
+		func() *frameworktest.PodWrapper { return web().NodeSelector(map[string]string{"disk": "ssd"}) },
+		func() *frameworktest.PodWrapper { return web().NodeSelector(map[string]string{"disk": "hdd"}) },
+		func() *frameworktest.PodWrapper {
+			return web().PreferredNodeAffinity(10, frameworktest.MakeNodeSelectorTerm().In(v1.LabelTopologyZone, "zone-1").Obj())
 		},
-		func() *schedtest.PodWrapper {
-			return web().PreferredNodeAffinity(30, schedtest.MakeNodeSelectorTerm().In(v1.LabelTopologyZone, "zone-1").Obj())
+		func() *frameworktest.PodWrapper {
+			return web().PreferredNodeAffinity(30, frameworktest.MakeNodeSelectorTerm().In(v1.LabelTopologyZone, "zone-1").Obj())
 		},
-		func() *schedtest.PodWrapper { return web().HostPort(8080, v1.ProtocolTCP, "") },
-		func() *schedtest.PodWrapper { return web().HostPort(8081, v1.ProtocolTCP, "") },
-		func() *schedtest.PodWrapper { return web().InitReq("3", "1Gi") },
-		func() *schedtest.PodWrapper { return web().PodReq(map[v1.ResourceName]string{v1.ResourceCPU: "3"}) },
-		func() *schedtest.PodWrapper {
+		func() *frameworktest.PodWrapper { return web().HostPort(8080, v1.ProtocolTCP, "") },
+		func() *frameworktest.PodWrapper { return web().HostPort(8081, v1.ProtocolTCP, "") },
+		func() *frameworktest.PodWrapper { return web().InitReq("3", "1Gi") },
+		func() *frameworktest.PodWrapper { return web().PodReq(map[v1.ResourceName]string{v1.ResourceCPU: "3"}) },
+		func() *frameworktest.PodWrapper {
 			w := web()
 			w.Spec.Containers[0].RestartPolicyRules = []v1.ContainerRestartRule{{Action: v1.ContainerRestartRuleActionRestartAllContainers}}
 			return w
 		},
-		func() *schedtest.PodWrapper {
+		func() *frameworktest.PodWrapper {
 			w := web()
 			w.Spec.Containers[0].Image = "registry.example/web:1"
 			return w
 		},
-		func() *schedtest.PodWrapper {
-			return web().SpreadConstraint(schedtest.MakeSpreadConstraint(1, v1.LabelTopologyZone, v1.DoNotSchedule).MatchLabels("app", "web").Obj())
+		func() *frameworktest.PodWrapper {
+			return web().SpreadConstraint(frameworktest.MakeSpreadConstraint(1, v1.LabelTopologyZone, v1.DoNotSchedule).MatchLabels("app", "web").Obj())
 		},
-		func() *schedtest.PodWrapper {
-			return web().RequiredPodAntiAffinity(schedtest.MakePodAffinityTerm(v1.LabelHostname).MatchLabel("app", "web").Obj())
+		func() *frameworktest.PodWrapper {
+			return web().RequiredPodAntiAffinity(frameworktest.MakePodAffinityTerm(v1.LabelHostname).MatchLabel("app", "web").Obj())
 		},
 	}
 

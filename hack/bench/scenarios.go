@@ -27,8 +27,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/internal/controlplane"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 )
 
 const (
@@ -106,8 +106,8 @@ func preemptorPod(i int) *v1.Pod {
 // daemonSetPod is daemonset-pod: pinned to node i by metadata.name, as
 // the DaemonSet controller pins its pods; no requests.
 func daemonSetPod(i, _ int) *v1.Pod {
-	p := schedtest.MakePod().Name(podName(i)).Label("app", "daemonset").
-		RequiredNodeAffinity(schedtest.MakeNodeSelectorTerm().Field("metadata.name", v1.NodeSelectorOpIn, nodeName(i)).Obj()).
+	p := frameworktest.MakePod().Name(podName(i)).Label("app", "daemonset").
+		RequiredNodeAffinity(frameworktest.MakeNodeSelectorTerm().Field("metadata.name", v1.NodeSelectorOpIn, nodeName(i)).Obj()).
 		Obj()
 	p.Namespace, p.UID = "", ""
 	for j := range p.Spec.Containers {
@@ -200,7 +200,7 @@ func (ch *churner) create(ctx context.Context, c kubernetes.Interface, ns, sched
 	zero := int64(0)
 	del := metav1.DeleteOptions{GracePeriodSeconds: &zero}
 
-	node := schedtest.MakeNode().Name(fmt.Sprintf("%s%s-%05d", churnPrefix, ns, n)).Capacity(nodeCPU, nodeMemory, 0).Obj()
+	node := frameworktest.MakeNode().Name(fmt.Sprintf("%s%s-%05d", churnPrefix, ns, n)).Capacity(nodeCPU, nodeMemory, 0).Obj()
 	_, err := controlplane.CreateReadyNode(ctx, c, node)
 	ch.record(err)
 	if err == nil {
@@ -259,7 +259,7 @@ const churnTaint = "bench.yardmaster.io/kwok"
 // createKWOKNodes creates n KWOK nodes, tainted NoSchedule.
 func createKWOKNodes(ctx context.Context, c kubernetes.Interface, n int) error {
 	for i := range n {
-		node := schedtest.MakeNode().Name(kwokNodeName(i)).Capacity(nodeCPU, nodeMemory, nodePods).
+		node := frameworktest.MakeNode().Name(kwokNodeName(i)).Capacity(nodeCPU, nodeMemory, nodePods).
 			Taint(churnTaint, "", v1.TaintEffectNoSchedule).Obj()
 		err := retry.OnError(retry.DefaultBackoff, isTransient, func() error {
 			_, err := controlplane.CreateKWOKNode(ctx, c, node)

@@ -6,8 +6,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/internal/controlplane"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 )
 
 // Shape of the simulated cluster: every node alike, spread round-robin over
@@ -26,7 +26,7 @@ func zoneName(i int) string { return fmt.Sprintf("zone-%d", i) }
 
 // benchNode returns the i-th node: 32 cpu, 256Gi, 110 pods, zone i mod 3.
 func benchNode(i int) *v1.Node {
-	return schedtest.MakeNode().Name(nodeName(i)).
+	return frameworktest.MakeNode().Name(nodeName(i)).
 		Capacity(nodeCPU, nodeMemory, nodePods).
 		Label(v1.LabelTopologyZone, zoneName(i%zoneCount)).
 		Label(v1.LabelTopologyRegion, "bench").
@@ -271,7 +271,7 @@ func mixedPod(i, nodes int) *v1.Pod {
 		p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{
 			PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{{
 				Weight:     10,
-				Preference: schedtest.MakeNodeSelectorTerm().In(v1.LabelTopologyZone, zoneName(0)).Obj(),
+				Preference: frameworktest.MakeNodeSelectorTerm().In(v1.LabelTopologyZone, zoneName(0)).Obj(),
 			}},
 		}}
 		return p
@@ -287,7 +287,7 @@ func mixedPod(i, nodes int) *v1.Pod {
 		p := basePod(i, "mixed-zone", "250m", "512Mi")
 		p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{
 			RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{
-				schedtest.MakeNodeSelectorTerm().In(v1.LabelTopologyZone, zoneName(1)).Obj(),
+				frameworktest.MakeNodeSelectorTerm().In(v1.LabelTopologyZone, zoneName(1)).Obj(),
 			}},
 		}}
 		return p
@@ -298,7 +298,7 @@ func mixedPod(i, nodes int) *v1.Pod {
 // basePod is pod i with label app=app and one container's requests; the
 // namespace and schedulerName are set when it is created.
 func basePod(i int, app, cpu, mem string) *v1.Pod {
-	p := schedtest.MakePod().Name(podName(i)).Label("app", app).Req(cpu, mem).Obj()
+	p := frameworktest.MakePod().Name(podName(i)).Label("app", app).Req(cpu, mem).Obj()
 	// The API server assigns namespace and UID; the builder's derived UID
 	// would only be thrown away.
 	p.Namespace, p.UID = "", ""

@@ -28,8 +28,8 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/config"
 	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/internal/promtest"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 	"github.com/yardmaster-io/yardmaster/priorities/networktraffic"
 )
 
@@ -218,7 +218,7 @@ func (b *bandwidth) show(ctx context.Context, client kubernetes.Interface) error
 	fmt.Printf("   Creating %d stream-* pods at once (profile %s, nodeSelector %s=%s, no requests)\n",
 		streamPods, quietProfile, uplinkLabel, uplinkValue)
 	for i := range streamPods {
-		p := schedtest.MakePod().Namespace(namespace).Name(fmt.Sprintf("stream-%d", i)).
+		p := frameworktest.MakePod().Namespace(namespace).Name(fmt.Sprintf("stream-%d", i)).
 			SchedulerName(quietProfile).Label("app", "stream").
 			NodeSelector(map[string]string{uplinkLabel: uplinkValue}).Obj()
 		if _, err := client.CoreV1().Pods(namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {

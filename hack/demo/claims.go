@@ -24,7 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
 const (
@@ -135,7 +135,7 @@ func createDevices(ctx context.Context, client kubernetes.Interface) error {
 // taint and select no node: only their claim, the shared named one or one
 // of their own from the template, takes them to a GPU node.
 func gpuDeployment(name string, replicas int32, claim, template string) *appsv1.Deployment {
-	pod := schedtest.MakePod().Namespace(namespace).Req("500m", "1Gi").
+	pod := frameworktest.MakePod().Namespace(namespace).Req("500m", "1Gi").
 		Toleration("dedicated", v1.TolerationOpEqual, "gpu", v1.TaintEffectNoSchedule)
 	pc := v1.PodResourceClaim{Name: "gpu"}
 	if claim != "" {

@@ -31,8 +31,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/internal/controlplane"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 )
 
 // Priority classes: backfill below every other pod (which get 0 without a
@@ -59,13 +59,13 @@ const (
 // appLabel names the workload a pod belongs to in the summary.
 const appLabel = "app"
 
-// template makes a pod template from a schedtest pod: its labels and spec.
-func template(p *schedtest.PodWrapper) v1.PodTemplateSpec {
+// template makes a pod template from a frameworktest pod: its labels and spec.
+func template(p *frameworktest.PodWrapper) v1.PodTemplateSpec {
 	pod := p.Obj()
 	return v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: pod.Labels}, Spec: pod.Spec}
 }
 
-func deployment(name string, replicas int32, pod *schedtest.PodWrapper) *appsv1.Deployment {
+func deployment(name string, replicas int32, pod *frameworktest.PodWrapper) *appsv1.Deployment {
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
 		Spec: appsv1.DeploymentSpec{
@@ -95,17 +95,17 @@ func createDeployment(d *appsv1.Deployment) func(context.Context, kubernetes.Int
 // workloads are created in this order. finetune comes before infer, so
 // that infer's claims, which take any GPU, do not take the 80Gi one.
 func workloads() []workload {
-	web := schedtest.MakePod().Namespace(namespace).Req("500m", "512Mi")
+	web := frameworktest.MakePod().Namespace(namespace).Req("500m", "512Mi")
 	web.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{
 		MaxSkew:           1,
 		TopologyKey:       v1.LabelTopologyZone,
 		WhenUnsatisfiable: v1.DoNotSchedule,
 		LabelSelector:     &metav1.LabelSelector{MatchLabels: map[string]string{appLabel: "web"}},
 	}}
-	db := schedtest.MakePod().Namespace(namespace).NodeSelector(map[string]string{"disk": "ssd"}).
+	db := frameworktest.MakePod().Namespace(namespace).NodeSelector(map[string]string{"disk": "ssd"}).
 		Req("1", "2Gi").HostPort(5432, v1.ProtocolTCP, "")
-	tooBig := schedtest.MakePod().Namespace(namespace).Req("64", "1Gi")
-	untolerated := schedtest.MakePod().Namespace(namespace).
+	tooBig := frameworktest.MakePod().Namespace(namespace).Req("64", "1Gi")
+	untolerated := frameworktest.MakePod().Namespace(namespace).
 		NodeSelector(map[string]string{"accelerator": "gpu"}).Req("100m", "")
 	return []workload{
 		{fmt.Sprintf("Deployment web: %d × 500m/512Mi, zone spread maxSkew 1 (DoNotSchedule)", webReplicas),
@@ -125,7 +125,7 @@ func workloads() []workload {
 // after it starts (controlplane.KWOKRunDurationAnnotation).
 func createBatch(ctx context.Context, c kubernetes.Interface) error {
 	n := int32(batchPods)
-	pod := schedtest.MakePod().Namespace(namespace).SchedulerName("yardmaster-packer").
+	pod := frameworktest.MakePod().Namespace(namespace).SchedulerName("yardmaster-packer").
 		Label(appLabel, "batch").Req("1", "1Gi")
 	pod.Spec.RestartPolicy = v1.RestartPolicyNever
 	t := template(pod)
@@ -146,7 +146,7 @@ func createBatch(ctx context.Context, c kubernetes.Interface) error {
 func createStatefulSet(name string, replicas int32, size string) func(context.Context, kubernetes.Interface) error {
 	return func(ctx context.Context, c kubernetes.Interface) error {
 		class := localClass
-		pod := schedtest.MakePod().Namespace(namespace).Label(appLabel, name).Req("500m", "1Gi").PVC("data")
+		pod := frameworktest.MakePod().Namespace(namespace).Label(appLabel, name).Req("500m", "1Gi").PVC("data")
 		_, err := c.AppsV1().StatefulSets(namespace).Create(ctx, &appsv1.StatefulSet{
 			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
 			Spec: appsv1.StatefulSetSpec{
@@ -241,7 +241,7 @@ func fillAndPreempt(ctx context.Context, c kubernetes.Interface) error {
 		return err
 	}
 	step(fmt.Sprintf("Filling the cluster: Deployment backfill, %d × 1 cpu at PriorityClass %s (%d, preemptionPolicy Never), one per free CPU", slots, backfillClass, backfillPriority))
-	backfill := schedtest.MakePod().Namespace(namespace).Req("1", "256Mi").PriorityClassName(backfillClass)
+	backfill := frameworktest.MakePod().Namespace(namespace).Req("1", "256Mi").PriorityClassName(backfillClass)
 	if err := createDeployment(deployment("backfill", slots, backfill))(ctx, c); err != nil {
 		return err
 	}
@@ -249,7 +249,7 @@ func fillAndPreempt(ctx context.Context, c kubernetes.Interface) error {
 		return err
 	}
 	step(fmt.Sprintf("Deployment critical: %d × %s cpu at PriorityClass %s (%d); no node has %s cpu free", criticalPods, criticalCPU, criticalClass, criticalPriority, criticalCPU))
-	critical := schedtest.MakePod().Namespace(namespace).Req(criticalCPU, "1Gi").PriorityClassName(criticalClass)
+	critical := frameworktest.MakePod().Namespace(namespace).Req(criticalCPU, "1Gi").PriorityClassName(criticalClass)
 	if err := createDeployment(deployment("critical", criticalPods, critical))(ctx, c); err != nil {
 		return err
 	}
@@ -394,7 +394,7 @@ func drain(ctx context.Context, c kubernetes.Interface) error {
 func addNode(ctx context.Context, c kubernetes.Interface) error {
 	name := nodeName(numNodes)
 	step(fmt.Sprintf("Adding node %s (zone-a, 4 cpu)", name))
-	n := schedtest.MakeNode().Name(name).Capacity("4", "16Gi", 110).
+	n := frameworktest.MakeNode().Name(name).Capacity("4", "16Gi", 110).
 		Label(v1.LabelHostname, name).Label(v1.LabelTopologyZone, "zone-a").Label(v1.LabelTopologyRegion, "demo")
 	if _, err := controlplane.CreateKWOKNode(ctx, c, n.Obj()); err != nil {
 		return err

@@ -26,9 +26,9 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/config"
 	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/internal/controlplane"
 	"github.com/yardmaster-io/yardmaster/internal/promtest"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 	"github.com/yardmaster-io/yardmaster/priorities/loadaware"
 )
 
@@ -121,7 +121,7 @@ func (l *load) show(ctx context.Context, client kubernetes.Interface) error {
 	for _, n := range loadNodes() {
 		fmt.Printf("     %-9s  %s\n", n.node, n.what)
 		names = append(names, n.node)
-		node := schedtest.MakeNode().Name(n.node).Capacity("4", "16Gi", 110).
+		node := frameworktest.MakeNode().Name(n.node).Capacity("4", "16Gi", 110).
 			Label(v1.LabelTopologyZone, "zone-a").Label(v1.LabelTopologyRegion, "demo").
 			Taint(loadTaint, "true", v1.TaintEffectNoSchedule)
 		if _, err := controlplane.CreateKWOKNode(ctx, client, node.Obj()); err != nil {
@@ -164,7 +164,7 @@ func (l *load) show(ctx context.Context, client kubernetes.Interface) error {
 	// limit.
 	fmt.Printf("   Creating %d cpu-* pods at once (profile %s, CPU limit 300m each: 7.5%% of 4 CPUs expected; request 10m)\n", cpuPods, loadProfile)
 	cpuPod := func(name string) *v1.Pod {
-		p := schedtest.MakePod().Namespace(namespace).Name(name).SchedulerName(loadProfile).Label("app", "cpu").Req("10m", "16Mi").
+		p := frameworktest.MakePod().Namespace(namespace).Name(name).SchedulerName(loadProfile).Label("app", "cpu").Req("10m", "16Mi").
 			Toleration(loadTaint, v1.TolerationOpEqual, "true", v1.TaintEffectNoSchedule).Obj()
 		p.Spec.Containers[0].Resources.Limits = v1.ResourceList{v1.ResourceCPU: resource.MustParse("300m")}
 		return p

@@ -38,9 +38,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/yardmaster-io/yardmaster/config"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/internal/controlplane"
 	"github.com/yardmaster-io/yardmaster/internal/promtest"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 )
 
 const namespace = "demo"
@@ -283,7 +283,7 @@ func createNodes(ctx context.Context, client kubernetes.Interface) error {
 	zones := []string{"zone-a", "zone-b", "zone-c"}
 	for i := range numNodes {
 		zone := zones[i%3]
-		n := schedtest.MakeNode().Name(nodeName(i)).
+		n := frameworktest.MakeNode().Name(nodeName(i)).
 			Capacity("4", "16Gi", 110).
 			Label(v1.LabelHostname, nodeName(i)).
 			Label(v1.LabelTopologyZone, zone).

@@ -50,9 +50,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/internal/controlplane"
 	"github.com/yardmaster-io/yardmaster/internal/procgroup"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 )
 
 const (
@@ -258,7 +258,7 @@ func (d *driver) intN(n int) int {
 }
 
 func (d *driver) addNode(ctx context.Context, i int) error {
-	n := schedtest.MakeNode().Name(fmt.Sprintf("soak-%05d", i)).
+	n := frameworktest.MakeNode().Name(fmt.Sprintf("soak-%05d", i)).
 		Capacity(strconv.Itoa(nodeCPU/1000), "16Gi", 110).
 		Label(v1.LabelTopologyZone, fmt.Sprintf("zone-%d", i%3))
 	_, err := controlplane.CreateReadyNode(ctx, d.client, n.Obj())
@@ -266,7 +266,7 @@ func (d *driver) addNode(ctx context.Context, i int) error {
 }
 
 func (d *driver) createPod(ctx context.Context, name, cpu string) error {
-	p := schedtest.MakePod().Namespace(d.ns).Name(name).SchedulerName(schedulerName).Req(cpu, "128Mi").Obj()
+	p := frameworktest.MakePod().Namespace(d.ns).Name(name).SchedulerName(schedulerName).Req(cpu, "128Mi").Obj()
 	p.UID = ""
 	_, err := d.client.CoreV1().Pods(d.ns).Create(ctx, p, metav1.CreateOptions{})
 	return err

@@ -16,8 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/internal/controlplane"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 )
 
 // Names the controllers and kube-apiserver use on the objects they touch.
@@ -46,10 +46,10 @@ func testControllers(t *testing.T, cp *controlplane.ControlPlane) {
 		for _, volumeFirst := range []bool{true, false} {
 			name := fmt.Sprintf("immediate-volume-first-%t", volumeFirst)
 			t.Run(name, func(t *testing.T) {
-				pv := schedtest.MakePV(ns+"-"+name).CSI("csi.example.com", name).Obj()
+				pv := frameworktest.MakePV(ns+"-"+name).CSI("csi.example.com", name).Obj()
 				pv.Spec.Capacity = v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}
 				pv.Status = v1.PersistentVolumeStatus{}
-				pvc := schedtest.MakePVC(ns, name).Class("").Obj()
+				pvc := frameworktest.MakePVC(ns, name).Class("").Obj()
 				pvc.Spec.Resources.Requests = v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}
 				pvc.Status = v1.PersistentVolumeClaimStatus{}
 				if volumeFirst {
@@ -77,9 +77,9 @@ func testControllers(t *testing.T, cp *controlplane.ControlPlane) {
 
 	t.Run("protection of a bound volume and a claim in use", func(t *testing.T) {
 		const name = "in-use"
-		pv := schedtest.MakePV(ns+"-"+name).CSI("csi.example.com", name).Obj()
+		pv := frameworktest.MakePV(ns+"-"+name).CSI("csi.example.com", name).Obj()
 		pv.Status = v1.PersistentVolumeStatus{}
-		pvc := schedtest.MakePVC(ns, name).Class("").Obj()
+		pvc := frameworktest.MakePVC(ns, name).Class("").Obj()
 		pvc.Spec.Resources.Requests = v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}
 		pvc.Status = v1.PersistentVolumeClaimStatus{}
 		createPV(t, client, pv)
@@ -92,7 +92,7 @@ func testControllers(t *testing.T, cp *controlplane.ControlPlane) {
 		waitPVC(t, client, ns, name, func(c *v1.PersistentVolumeClaim) bool { return c.Status.Phase == v1.ClaimBound })
 
 		// A pod bound to a node uses the claim; the node need not exist.
-		pod := schedtest.MakePod().Namespace(ns).Name("user").Node("nowhere").PVC(name).Obj()
+		pod := frameworktest.MakePod().Namespace(ns).Name("user").Node("nowhere").PVC(name).Obj()
 		pod.UID = ""
 		if _, err := client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -131,7 +131,7 @@ func testControllers(t *testing.T, cp *controlplane.ControlPlane) {
 	})
 
 	t.Run("ephemeral volume", func(t *testing.T) {
-		pod := schedtest.MakePod().Namespace(ns).Name("scratch-user").SchedulerName("nobody").Volume(v1.Volume{
+		pod := frameworktest.MakePod().Namespace(ns).Name("scratch-user").SchedulerName("nobody").Volume(v1.Volume{
 			Name: "scratch",
 			VolumeSource: v1.VolumeSource{Ephemeral: &v1.EphemeralVolumeSource{VolumeClaimTemplate: &v1.PersistentVolumeClaimTemplate{
 				Spec: v1.PersistentVolumeClaimSpec{
@@ -183,7 +183,7 @@ func testResourceClaimFromTemplate(t *testing.T, client kubernetes.Interface, ns
 
 	// Unscheduled, for a scheduler that does not exist: the controller
 	// creates claims for every pod, scheduled or not.
-	pod := schedtest.MakePod().Namespace(ns).Name("gpu-user").SchedulerName("nobody").Obj()
+	pod := frameworktest.MakePod().Namespace(ns).Name("gpu-user").SchedulerName("nobody").Obj()
 	pod.UID = ""
 	pod.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimTemplateName: &tmpl.Name}}
 	pod.Spec.Containers[0].Resources.Claims = []v1.ResourceClaim{{Name: "gpu"}}

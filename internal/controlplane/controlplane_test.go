@@ -23,8 +23,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/internal/controlplane"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 )
 
 func TestMain(m *testing.M) {
@@ -112,7 +112,7 @@ func TestControlPlane(t *testing.T) {
 			},
 			{
 				name: "builder node: own taint kept",
-				node: schedtest.MakeNode().Name("tainted").Capacity("2", "4Gi", 10).
+				node: frameworktest.MakeNode().Name("tainted").Capacity("2", "4Gi", 10).
 					Taint("dedicated", "gpu", v1.TaintEffectNoSchedule).Obj(),
 				wantAlloc: v1.ResourceList{
 					v1.ResourceCPU:    resource.MustParse("2"),
@@ -145,7 +145,7 @@ func TestControlPlane(t *testing.T) {
 	})
 
 	t.Run("pod for an unknown scheduler is admitted", func(t *testing.T) {
-		pod := schedtest.MakePod().Name("p").Namespace(ns).SchedulerName("nobody").Req("100m", "128Mi").Obj()
+		pod := frameworktest.MakePod().Name("p").Namespace(ns).SchedulerName("nobody").Req("100m", "128Mi").Obj()
 		pod.UID = "" // The API server assigns UIDs.
 		got, err := client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
 		if err != nil {
@@ -233,10 +233,10 @@ func TestControlPlane(t *testing.T) {
 		}
 		// The binder binds a claim to the volume made for it.
 		const name = "late-binder"
-		pv := schedtest.MakePV(ns+"-"+name).CSI("csi.example.com", name).Obj()
+		pv := frameworktest.MakePV(ns+"-"+name).CSI("csi.example.com", name).Obj()
 		pv.Spec.Capacity = v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}
 		pv.Status = v1.PersistentVolumeStatus{}
-		pvc := schedtest.MakePVC(ns, name).Class("").Obj()
+		pvc := frameworktest.MakePVC(ns, name).Class("").Obj()
 		pvc.Spec.Resources.Requests = v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}
 		pvc.Status = v1.PersistentVolumeClaimStatus{}
 		createPV(t, client, pv)

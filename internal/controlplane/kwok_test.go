@@ -19,8 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/internal/controlplane"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 )
 
 // TestKWOK starts a control plane with KWOK and the workload controllers
@@ -55,7 +55,7 @@ func TestKWOK(t *testing.T) {
 		}
 	})
 
-	node, err := controlplane.CreateKWOKNode(ctx, client, schedtest.MakeNode().Name("kwok-0").Capacity("8", "16Gi", 110).Obj())
+	node, err := controlplane.CreateKWOKNode(ctx, client, frameworktest.MakeNode().Name("kwok-0").Capacity("8", "16Gi", 110).Obj())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestKWOK(t *testing.T) {
 	})
 
 	// A node KWOK does not manage, and a pod bound to it: nothing runs it.
-	plain, err := controlplane.CreateReadyNode(ctx, client, schedtest.MakeNode().Name("plain").Capacity("8", "16Gi", 110).Obj())
+	plain, err := controlplane.CreateReadyNode(ctx, client, frameworktest.MakeNode().Name("plain").Capacity("8", "16Gi", 110).Obj())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,9 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
-	"github.com/yardmaster-io/yardmaster/scheduler/cache"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
 const driver = "gpu.example.com"
@@ -28,7 +26,7 @@ const driver = "gpu.example.com"
 // claims put straight into the informers' stores and the claim cache.
 type draWorld struct {
 	t     *testing.T
-	h     *fakehandle.Handle
+	h     *frameworktest.Handle
 	m     *Manager
 	pl    *DynamicResources
 	nodes []*v1.Node
@@ -38,9 +36,9 @@ func newDRAWorld(t *testing.T, nodes int, objects ...runtime.Object) *draWorld {
 	t.Helper()
 	w := &draWorld{t: t}
 	for i := 1; i <= nodes; i++ {
-		w.nodes = append(w.nodes, schedtest.MakeNode().Name(fmt.Sprintf("n%d", i)).Capacity("8", "16Gi", 110).Obj())
+		w.nodes = append(w.nodes, frameworktest.MakeNode().Name(fmt.Sprintf("n%d", i)).Capacity("8", "16Gi", 110).Obj())
 	}
-	w.h = fakehandle.New(cache.NewSnapshotFromNodes(w.nodes, nil))
+	w.h = frameworktest.NewHandle(frameworktest.NewSnapshot(w.nodes, nil))
 	m, err := NewManager(w.h.Factory, ManagerOptions{}, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +127,7 @@ func claim(name string, count int64, cel string) *resourceapi.ResourceClaim {
 
 // podWith returns a pod that uses the claims.
 func podWith(name string, claims ...string) *v1.Pod {
-	pod := schedtest.MakePod().Namespace("default").Name(name).UID(name + "-uid").Obj()
+	pod := frameworktest.MakePod().Namespace("default").Name(name).UID(name + "-uid").Obj()
 	for _, c := range claims {
 		pod.Spec.ResourceClaims = append(pod.Spec.ResourceClaims, v1.PodResourceClaim{Name: c, ResourceClaimName: ptr.To(c)})
 	}
@@ -258,7 +256,7 @@ func TestExtendedResourceServedByDRA(t *testing.T) {
 	class := deviceClass("gpu")
 	class.Spec.ExtendedResourceName = ptr.To("example.com/gpu")
 	w := newDRAWorld(t, 2, class, slice("n2", "gpu-0", "gpu-1"))
-	pod := schedtest.MakePod().Namespace("default").Name("p").UID("p-uid").
+	pod := frameworktest.MakePod().Namespace("default").Name("p").UID("p-uid").
 		Res(map[v1.ResourceName]string{"example.com/gpu": "2", v1.ResourceCPU: "1"}).Obj()
 	state, pre, got := w.cycle(pod)
 	if pre != nil {
@@ -281,7 +279,7 @@ func TestExtendedResourceServedByDRA(t *testing.T) {
 	}
 	// A node that publishes the resource itself serves it with its device
 	// plugin: NodeResourcesFit decides.
-	node := schedtest.MakeNode().Name("dp").Allocatable(map[v1.ResourceName]string{"example.com/gpu": "4", v1.ResourceCPU: "8", v1.ResourceMemory: "8Gi", v1.ResourcePods: "10"}).Obj()
+	node := frameworktest.MakeNode().Name("dp").Allocatable(map[v1.ResourceName]string{"example.com/gpu": "4", v1.ResourceCPU: "8", v1.ResourceMemory: "8Gi", v1.ResourcePods: "10"}).Obj()
 	ni := framework.NewNodeInfo()
 	ni.SetNode(node)
 	if st := w.pl.Filter(context.Background(), state, pod, ni); st != nil {
@@ -315,7 +313,7 @@ func TestMayRequestExtendedCoversPodRequests(t *testing.T) {
 		{"pod-level cpu", func(p *v1.Pod) { p.Spec.Resources = &v1.ResourceRequirements{Requests: plain} }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := schedtest.MakePod().Name("p").Req("100m", "64Mi").Obj()
+			p := frameworktest.MakePod().Name("p").Req("100m", "64Mi").Obj()
 			tc.pod(p)
 			if got := mayRequestExtended(p); got != tc.want {
 				t.Errorf("mayRequestExtended = %v, want %v", got, tc.want)

@@ -8,7 +8,7 @@ import (
 	testclock "k8s.io/utils/clock/testing"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/priorities/prommetric"
 )
 
@@ -51,7 +51,7 @@ func TestLoadHotSpotHints(t *testing.T) {
 // metric's threshold.
 func TestLoadHotSpotNewMeasurement(t *testing.T) {
 	clk := testclock.NewFakeClock(t0)
-	h := fakehandle.New(nil)
+	h := frameworktest.NewHandle(nil)
 	pl, err := NewLoadHotSpot(&framework.LoadHotSpotArgs{PrometheusSourceArgs: source("http://127.0.0.1:1"),
 		CPUUtilizationAbove: 80, MemoryUtilizationAbove: 60}, h, WithClock(clk))
 	if err != nil {

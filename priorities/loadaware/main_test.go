@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/priorities/prommetric"
 )
 
@@ -32,13 +32,13 @@ func source(address string) framework.PrometheusSourceArgs {
 // node returns a NodeInfo for a node of 4 CPUs and 16Gi holding pods.
 func node(name string, pods ...*v1.Pod) *framework.NodeInfo {
 	ni := framework.NewNodeInfo(pods...)
-	ni.SetNode(schedtest.MakeNode().Name(name).Capacity("4", "16Gi", 110).Obj())
+	ni.SetNode(frameworktest.MakeNode().Name(name).Capacity("4", "16Gi", 110).Obj())
 	return ni
 }
 
 // assumed is a pod the scheduler just placed: no PodScheduled condition.
 func assumed(name, cpu, mem string) *v1.Pod {
-	return schedtest.MakePod().Name(name).UID(name).Req(cpu, mem).Obj()
+	return frameworktest.MakePod().Name(name).UID(name).Req(cpu, mem).Obj()
 }
 
 // boundAt is a pod the API bound at t.

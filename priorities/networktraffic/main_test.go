@@ -20,8 +20,7 @@ import (
 	testclock "k8s.io/utils/clock/testing"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/priorities/prommetric"
 )
 
@@ -148,7 +147,7 @@ func newTestPlugin(t *testing.T, address string, mutate func(*framework.NetworkT
 	core, logs := observer.New(zapcore.DebugLevel)
 	reg := prometheus.NewRegistry()
 	clk := testclock.NewFakeClock(t0)
-	pl, err := New(args, &fakehandle.Handle{Registry: reg, Log: zap.New(core)}, WithClock(clk))
+	pl, err := New(args, &frameworktest.Handle{Registry: reg, Log: zap.New(core)}, WithClock(clk))
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -208,14 +207,14 @@ func metricValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
 // makeNode returns a NodeInfo for node name holding pods.
 func makeNode(name string, pods ...*v1.Pod) *framework.NodeInfo {
 	ni := framework.NewNodeInfo(pods...)
-	ni.SetNode(schedtest.MakeNode().Name(name).Obj())
+	ni.SetNode(frameworktest.MakeNode().Name(name).Obj())
 	return ni
 }
 
 // assumedPod is a pod the scheduler assumed on node: no PodScheduled
 // condition yet.
 func assumedPod(name, node string) *v1.Pod {
-	return schedtest.MakePod().Name(name).UID(name).Node(node).Obj()
+	return frameworktest.MakePod().Name(name).UID(name).Node(node).Obj()
 }
 
 // boundPod is a pod the API server bound to node at t.
@@ -249,7 +248,7 @@ type cycleResult struct {
 func runCycle(t *testing.T, pl *NetworkTraffic, nodes []*framework.NodeInfo, withPre bool) cycleResult {
 	t.Helper()
 	ctx := t.Context()
-	pod := schedtest.MakePod().Name("incoming").Obj()
+	pod := frameworktest.MakePod().Name("incoming").Obj()
 	state := framework.NewCycleState()
 	res := cycleResult{filtered: map[string]string{}}
 

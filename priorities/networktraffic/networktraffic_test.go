@@ -17,7 +17,7 @@ import (
 	testclock "k8s.io/utils/clock/testing"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/priorities/prommetric"
 )
 
@@ -443,7 +443,7 @@ func TestRun(t *testing.T) {
 // Two profiles with NetworkTraffic share one registry.
 func TestTwoInstancesShareMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	h := &fakehandle.Handle{Registry: reg, Log: zap.NewNop()}
+	h := &frameworktest.Handle{Registry: reg, Log: zap.NewNop()}
 	var pls []*NetworkTraffic
 	for range 2 {
 		pl, err := New(&framework.NetworkTrafficArgs{PrometheusAddress: "http://127.0.0.1:1"}, h, WithClock(testclock.NewFakeClock(t0)))

@@ -1,4 +1,4 @@
-package cache
+package cache_test
 
 import (
 	"fmt"
@@ -13,10 +13,11 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
+	"github.com/yardmaster-io/yardmaster/scheduler/cache"
 )
 
-func nodeNames(s *Snapshot) []string {
+func nodeNames(s *cache.Snapshot) []string {
 	var out []string
 	for _, ni := range s.List() {
 		out = append(out, ni.Node().Name)
@@ -25,9 +26,9 @@ func nodeNames(s *Snapshot) []string {
 }
 
 func TestAssumeConfirmForget(t *testing.T) {
-	c := New(clocktesting.NewFakeClock(time.Now()), time.Minute)
-	c.AddNode(schedtest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Obj())
-	pod := schedtest.MakePod().Name("p").Req("1", "1Gi").Node("n1").Obj()
+	c := cache.New(clocktesting.NewFakeClock(time.Now()), time.Minute)
+	c.AddNode(frameworktest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Obj())
+	pod := frameworktest.MakePod().Name("p").Req("1", "1Gi").Node("n1").Obj()
 
 	if err := c.AssumePod(pod); err != nil {
 		t.Fatal(err)
@@ -54,7 +55,7 @@ func TestAssumeConfirmForget(t *testing.T) {
 	}
 
 	// Forgetting an assumed pod gives the capacity back.
-	other := schedtest.MakePod().Name("q").Req("2", "").Node("n1").Obj()
+	other := frameworktest.MakePod().Name("q").Req("2", "").Node("n1").Obj()
 	_ = c.AssumePod(other)
 	if !c.ForgetPod(other) {
 		t.Error("ForgetPod of an assumed pod returned false")
@@ -66,10 +67,10 @@ func TestAssumeConfirmForget(t *testing.T) {
 }
 
 func TestAssumedPodConfirmedOnAnotherNode(t *testing.T) {
-	c := New(nil, 0)
-	c.AddNode(schedtest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Obj())
-	c.AddNode(schedtest.MakeNode().Name("n2").Capacity("4", "8Gi", 110).Obj())
-	pod := schedtest.MakePod().Name("p").Req("1", "").Node("n1").Obj()
+	c := cache.New(nil, 0)
+	c.AddNode(frameworktest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Obj())
+	c.AddNode(frameworktest.MakeNode().Name("n2").Capacity("4", "8Gi", 110).Obj())
+	pod := frameworktest.MakePod().Name("p").Req("1", "").Node("n1").Obj()
 	_ = c.AssumePod(pod)
 	bound := pod.DeepCopy()
 	bound.Spec.NodeName = "n2"
@@ -83,9 +84,9 @@ func TestAssumedPodConfirmedOnAnotherNode(t *testing.T) {
 
 func TestAssumedPodExpiresOnlyAfterBindingFinished(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Now())
-	c := New(clk, time.Minute)
-	c.AddNode(schedtest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Obj())
-	pod := schedtest.MakePod().Name("p").Req("1", "").Node("n1").Obj()
+	c := cache.New(clk, time.Minute)
+	c.AddNode(frameworktest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Obj())
+	pod := frameworktest.MakePod().Name("p").Req("1", "").Node("n1").Obj()
 	_ = c.AssumePod(pod)
 
 	clk.Step(time.Hour)
@@ -107,15 +108,15 @@ func TestAssumedPodExpiresOnlyAfterBindingFinished(t *testing.T) {
 }
 
 func TestPodBeforeNodeAndNodeRemoval(t *testing.T) {
-	c := New(nil, 0)
-	s := NewSnapshot()
+	c := cache.New(nil, 0)
+	s := cache.NewSnapshot()
 	// The pod informer can deliver a pod before its node.
-	c.AddPod(schedtest.MakePod().Name("early").Req("1", "").Node("n1").Obj())
+	c.AddPod(frameworktest.MakePod().Name("early").Req("1", "").Node("n1").Obj())
 	c.UpdateSnapshot(s)
 	if s.NumNodes() != 0 {
 		t.Fatalf("a node without a Node object is in the snapshot: %v", nodeNames(s))
 	}
-	c.AddNode(schedtest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Obj())
+	c.AddNode(frameworktest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Obj())
 	c.UpdateSnapshot(s)
 	ni, err := s.Get("n1")
 	if err != nil {
@@ -132,17 +133,17 @@ func TestPodBeforeNodeAndNodeRemoval(t *testing.T) {
 }
 
 func TestSnapshotCopiesOnlyChangedNodes(t *testing.T) {
-	c := New(nil, 0)
+	c := cache.New(nil, 0)
 	for _, n := range []string{"a", "b", "c"} {
-		c.AddNode(schedtest.MakeNode().Name(n).Capacity("4", "8Gi", 110).Obj())
+		c.AddNode(frameworktest.MakeNode().Name(n).Capacity("4", "8Gi", 110).Obj())
 	}
-	s := NewSnapshot()
+	s := cache.NewSnapshot()
 	c.UpdateSnapshot(s)
 	a, _ := s.Get("a")
 	b, _ := s.Get("b")
 	aGen, bGen := a.Generation, b.Generation
 
-	c.AddPod(schedtest.MakePod().Name("p").Req("1", "").Node("b").Obj())
+	c.AddPod(frameworktest.MakePod().Name("p").Req("1", "").Node("b").Obj())
 	c.UpdateSnapshot(s)
 	if a.Generation != aGen {
 		t.Errorf("unchanged node a was copied (generation %d → %d)", aGen, a.Generation)
@@ -151,16 +152,16 @@ func TestSnapshotCopiesOnlyChangedNodes(t *testing.T) {
 		t.Errorf("changed node b not refreshed in place: generation %d, cpu %d", b.Generation, b.Requested.MilliCPU)
 	}
 	// The snapshot is isolated from later cache changes until the next update.
-	c.AddPod(schedtest.MakePod().Name("q").Req("1", "").Node("b").Obj())
+	c.AddPod(frameworktest.MakePod().Name("q").Req("1", "").Node("b").Obj())
 	if b.Requested.MilliCPU != 1000 {
 		t.Errorf("snapshot changed under the cycle: cpu %d", b.Requested.MilliCPU)
 	}
 }
 
 func TestNodeSlots(t *testing.T) {
-	c := New(nil, 0)
+	c := cache.New(nil, 0)
 	for _, n := range []string{"a", "b", "c"} {
-		c.AddNode(schedtest.MakeNode().Name(n).Obj())
+		c.AddNode(frameworktest.MakeNode().Name(n).Obj())
 	}
 	slot := func(name string) int {
 		ni, ok := c.NodeInfo(name)
@@ -173,19 +174,19 @@ func TestNodeSlots(t *testing.T) {
 		t.Errorf("slots = %v, want [1 2 3]", got)
 	}
 	// A pod that arrives before its node holds a slot too; the node keeps it.
-	c.AddPod(schedtest.MakePod().Name("early").Node("d").Obj())
-	c.AddNode(schedtest.MakeNode().Name("d").Obj())
+	c.AddPod(frameworktest.MakePod().Name("early").Node("d").Obj())
+	c.AddNode(frameworktest.MakeNode().Name("d").Obj())
 	if slot("d") != 4 {
 		t.Errorf("slot of d = %d, want 4", slot("d"))
 	}
 	// A node that is gone gives its slot to the next new one.
-	c.RemoveNode(schedtest.MakeNode().Name("b").Obj())
-	c.AddNode(schedtest.MakeNode().Name("e").Obj())
+	c.RemoveNode(frameworktest.MakeNode().Name("b").Obj())
+	c.AddNode(frameworktest.MakeNode().Name("e").Obj())
 	if slot("e") != 2 {
 		t.Errorf("slot of e = %d, want b's freed 2", slot("e"))
 	}
 	// The snapshot carries the slots.
-	s := NewSnapshot()
+	s := cache.NewSnapshot()
 	c.UpdateSnapshot(s)
 	if ni, _ := s.Get("e"); ni.Slot != 2 {
 		t.Errorf("snapshot slot of e = %d, want 2", ni.Slot)
@@ -193,13 +194,13 @@ func TestNodeSlots(t *testing.T) {
 }
 
 func TestSnapshotInterleavesZones(t *testing.T) {
-	c := New(nil, 0)
+	c := cache.New(nil, 0)
 	for _, n := range []struct{ name, zone string }{
 		{"a1", "a"}, {"a2", "a"}, {"a3", "a"}, {"b1", "b"}, {"b2", "b"}, {"c1", "c"},
 	} {
-		c.AddNode(schedtest.MakeNode().Name(n.name).Label(v1.LabelTopologyZone, n.zone).Obj())
+		c.AddNode(frameworktest.MakeNode().Name(n.name).Label(v1.LabelTopologyZone, n.zone).Obj())
 	}
-	s := NewSnapshot()
+	s := cache.NewSnapshot()
 	c.UpdateSnapshot(s)
 	want := []string{"a1", "b1", "c1", "a2", "b2", "a3"}
 	if diff := cmp.Diff(want, nodeNames(s)); diff != "" {
@@ -208,15 +209,15 @@ func TestSnapshotInterleavesZones(t *testing.T) {
 }
 
 func TestAffinityLists(t *testing.T) {
-	c := New(nil, 0)
-	c.AddNode(schedtest.MakeNode().Name("a").Obj())
-	c.AddNode(schedtest.MakeNode().Name("b").Obj())
-	s := NewSnapshot()
+	c := cache.New(nil, 0)
+	c.AddNode(frameworktest.MakeNode().Name("a").Obj())
+	c.AddNode(frameworktest.MakeNode().Name("b").Obj())
+	s := cache.NewSnapshot()
 	c.UpdateSnapshot(s)
 	if len(s.HavePodsWithAffinityList()) != 0 {
 		t.Fatal("affinity list not empty")
 	}
-	p := schedtest.MakePod().Name("anti").Node("b").Obj()
+	p := frameworktest.MakePod().Name("anti").Node("b").Obj()
 	p.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{
 		RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{TopologyKey: v1.LabelHostname}},
 	}}
@@ -233,10 +234,10 @@ func TestAffinityLists(t *testing.T) {
 }
 
 func TestImageStates(t *testing.T) {
-	c := New(nil, 0)
-	c.AddNode(schedtest.MakeNode().Name("a").Image(100, "img:1").Obj())
-	c.AddNode(schedtest.MakeNode().Name("b").Image(100, "img:1").Obj())
-	s := NewSnapshot()
+	c := cache.New(nil, 0)
+	c.AddNode(frameworktest.MakeNode().Name("a").Image(100, "img:1").Obj())
+	c.AddNode(frameworktest.MakeNode().Name("b").Image(100, "img:1").Obj())
+	s := cache.NewSnapshot()
 	c.UpdateSnapshot(s)
 	// Both copies count both nodes, whichever node was added first.
 	for _, n := range []string{"a", "b"} {
@@ -248,7 +249,7 @@ func TestImageStates(t *testing.T) {
 }
 
 // checkSlots fails unless s's nodes by slot are exactly its listed nodes.
-func checkSlots(t *testing.T, what string, s *Snapshot) {
+func checkSlots(t *testing.T, what string, s *cache.Snapshot) {
 	t.Helper()
 	slots := s.Slots()
 	if !slots.Lists(s.List()) && len(s.List()) > 0 {
@@ -273,10 +274,10 @@ func checkSlots(t *testing.T, what string, s *Snapshot) {
 }
 
 func TestHostnamesUnique(t *testing.T) {
-	c := New(nil, 0)
-	s := NewSnapshot()
+	c := cache.New(nil, 0)
+	s := cache.NewSnapshot()
 	node := func(name, hostname string) *v1.Node {
-		n := schedtest.MakeNode().Name(name).Obj()
+		n := frameworktest.MakeNode().Name(name).Obj()
 		if hostname == "" {
 			delete(n.Labels, v1.LabelHostname)
 		} else {
@@ -303,7 +304,7 @@ func TestHostnamesUnique(t *testing.T) {
 	c.UpdateNode(nil, node("b", "hb"))
 	step("b back, a and c still share", false)
 	// A removed node that still holds a pod leaves the snapshot too.
-	c.AddPod(schedtest.MakePod().Name("p").Node("c").Obj())
+	c.AddPod(frameworktest.MakePod().Name("p").Node("c").Obj())
 	c.RemoveNode(node("c", "ha"))
 	step("c removed", true)
 	c.AddNode(node("c", "hb"))
@@ -323,20 +324,20 @@ func TestHostnamesUnique(t *testing.T) {
 // hold exactly the listed nodes with such pods.
 func TestAffinityListsFollowChanges(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	c := New(nil, 0)
-	s := NewSnapshot()
+	c := cache.New(nil, 0)
+	s := cache.NewSnapshot()
 	names := []string{"a", "b", "c", "d", "e", "f"}
 	up := map[string]bool{}
 	for _, n := range names {
-		c.AddNode(schedtest.MakeNode().Name(n).Obj())
+		c.AddNode(frameworktest.MakeNode().Name(n).Obj())
 		up[n] = true
 	}
 	var pods []*v1.Pod
 	for step := range 3000 {
 		switch r := rng.IntN(10); {
 		case r < 5:
-			w := schedtest.MakePod().Name(fmt.Sprintf("p%d", step)).Node(names[rng.IntN(len(names))])
-			term := schedtest.MakePodAffinityTerm(v1.LabelHostname).MatchLabel("app", "x").Obj()
+			w := frameworktest.MakePod().Name(fmt.Sprintf("p%d", step)).Node(names[rng.IntN(len(names))])
+			term := frameworktest.MakePodAffinityTerm(v1.LabelHostname).MatchLabel("app", "x").Obj()
 			switch rng.IntN(4) {
 			case 0:
 				w.RequiredPodAntiAffinity(term)
@@ -354,9 +355,9 @@ func TestAffinityListsFollowChanges(t *testing.T) {
 		default:
 			n := names[rng.IntN(len(names))]
 			if up[n] {
-				c.RemoveNode(schedtest.MakeNode().Name(n).Obj())
+				c.RemoveNode(frameworktest.MakeNode().Name(n).Obj())
 			} else {
-				c.AddNode(schedtest.MakeNode().Name(n).Obj())
+				c.AddNode(frameworktest.MakeNode().Name(n).Obj())
 			}
 			up[n] = !up[n]
 		}
@@ -387,15 +388,8 @@ func TestAffinityListsFollowChanges(t *testing.T) {
 		if diff := cmp.Diff(wantAnti, sorted(s.HavePodsWithRequiredAntiAffinityList())); diff != "" {
 			t.Fatalf("step %d: nodes with required anti-affinity pods (-want +got):\n%s", step, diff)
 		}
-		for _, ns := range []nodeSet{s.withAffinity, s.withReqAnti} {
-			for i, ni := range ns.list {
-				if ns.index[ni] != i {
-					t.Fatalf("step %d: %s at %d, indexed at %d", step, ni.Node().Name, i, ns.index[ni])
-				}
-			}
-			if len(ns.index) != len(ns.list) {
-				t.Fatalf("step %d: %d indexed, %d listed", step, len(ns.index), len(ns.list))
-			}
+		if err := s.CheckNodeSets(); err != nil {
+			t.Fatalf("step %d: %v", step, err)
 		}
 		checkSlots(t, fmt.Sprintf("step %d", step), s)
 	}

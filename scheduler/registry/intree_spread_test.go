@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/informers"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/fakehandle"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/scheduler/cache"
 )
 
@@ -68,7 +68,7 @@ func pointsOf(parts []framework.Plugin) []string {
 // implement exactly the points it declares, under its own name.
 func TestSpreadRegistrations(t *testing.T) {
 	handles := map[string]framework.Handle{
-		"informers":    fakehandle.New(cache.NewSnapshot()),
+		"informers":    frameworktest.NewHandle(cache.NewSnapshot()),
 		"no informers": noInformers{snapshot: cache.NewSnapshot()},
 	}
 	for _, r := range spreadRegistrations() {
@@ -128,7 +128,7 @@ func TestSpreadArgsValidation(t *testing.T) {
 	if err := pts.ValidateArgs(bad); err == nil {
 		t.Error("PodTopologySpread accepted System defaulting with constraints")
 	}
-	if _, err := pts.New(bad, fakehandle.New(cache.NewSnapshot())); err == nil {
+	if _, err := pts.New(bad, frameworktest.NewHandle(cache.NewSnapshot())); err == nil {
 		t.Error("PodTopologySpread built with System defaulting and constraints")
 	}
 	neg := int64(-1)

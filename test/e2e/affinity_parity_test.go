@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
 // An incoming pod's namespaceSelector that accepts a namespace without
@@ -35,7 +35,7 @@ func TestNamespaceSelectorMatchesKubeScheduler(t *testing.T) {
 			_ = e.client.CoreV1().Pods(prod.Name).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{})
 			_ = e.client.CoreV1().Namespaces().Delete(ctx, prod.Name, metav1.DeleteOptions{})
 		})
-		web := schedtest.MakePod().Namespace(prod.Name).Name("web").Label("app", "web").Req("100m", "").Obj()
+		web := frameworktest.MakePod().Namespace(prod.Name).Name("web").Label("app", "web").Req("100m", "").Obj()
 		web.Spec.NodeName = e.ns + "-a"
 		if _, err := e.client.CoreV1().Pods(prod.Name).Create(e.ctx, web, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -47,7 +47,7 @@ func TestNamespaceSelectorMatchesKubeScheduler(t *testing.T) {
 			e.startScheduler()
 		}
 		e.createPod(e.pod("p").Req("100m", "").
-			RequiredPodAntiAffinity(schedtest.MakePodAffinityTerm(v1.LabelHostname).MatchLabel("app", "web").
+			RequiredPodAntiAffinity(frameworktest.MakePodAffinityTerm(v1.LabelHostname).MatchLabel("app", "web").
 				NamespaceSelector(&metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
 					{Key: "env", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"prod"}},
 				}}).Obj()))
@@ -75,8 +75,8 @@ func TestAntiAffinityHintMatchesKubeScheduler(t *testing.T) {
 			e.startScheduler()
 		}
 		e.createPod(e.pod("p").Req("100m", "").
-			RequiredPodAntiAffinity(schedtest.MakePodAffinityTerm(v1.LabelHostname).MatchLabel("app", "web").Obj()).
-			RequiredPodAntiAffinity(schedtest.MakePodAffinityTerm(v1.LabelHostname).MatchLabel("app", "db").Obj()))
+			RequiredPodAntiAffinity(frameworktest.MakePodAffinityTerm(v1.LabelHostname).MatchLabel("app", "web").Obj()).
+			RequiredPodAntiAffinity(frameworktest.MakePodAffinityTerm(v1.LabelHostname).MatchLabel("app", "db").Obj()))
 		e.waitFailedScheduling("p", "didn't match pod anti-affinity rules")
 		zero := int64(0)
 		if err := e.client.CoreV1().Pods(e.ns).Delete(e.ctx, "web", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {

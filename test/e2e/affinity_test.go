@@ -9,7 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
 // Required anti-affinity by hostname spreads a group one pod per node; the
@@ -22,7 +22,7 @@ func TestAntiAffinityOnePodPerNode(t *testing.T) {
 	}
 	e.startScheduler()
 
-	apart := schedtest.MakePodAffinityTerm(v1.LabelHostname).MatchLabel("app", "web").Obj()
+	apart := frameworktest.MakePodAffinityTerm(v1.LabelHostname).MatchLabel("app", "web").Obj()
 	for i := range 5 {
 		e.createPod(e.pod(fmt.Sprintf("web-%d", i)).Label("app", "web").Req("100m", "64Mi").RequiredPodAntiAffinity(apart))
 	}
@@ -92,7 +92,7 @@ func TestAffinityColocatesInZone(t *testing.T) {
 	e.createPod(e.pod("db").Label("app", "db").Req("100m", "64Mi").NodeSelector(map[string]string{v1.LabelHostname: e.ns + "-c"}))
 	e.waitBound(30*time.Second, "db")
 
-	near := schedtest.MakePodAffinityTerm(v1.LabelTopologyZone).MatchLabel("app", "db").Obj()
+	near := frameworktest.MakePodAffinityTerm(v1.LabelTopologyZone).MatchLabel("app", "db").Obj()
 	var names []string
 	for i := range 4 {
 		name := fmt.Sprintf("web-%d", i)
@@ -100,7 +100,7 @@ func TestAffinityColocatesInZone(t *testing.T) {
 		e.createPod(e.pod(name).Label("app", "web").Req("100m", "64Mi").RequiredPodAffinity(near))
 	}
 	e.createPod(e.pod("lonely").Label("app", "web").Req("100m", "64Mi").
-		RequiredPodAffinity(schedtest.MakePodAffinityTerm(v1.LabelTopologyZone).MatchLabel("app", "nobody").Obj()))
+		RequiredPodAffinity(frameworktest.MakePodAffinityTerm(v1.LabelTopologyZone).MatchLabel("app", "nobody").Obj()))
 
 	got := e.waitBound(30*time.Second, names...)
 	for pod, node := range got {
@@ -123,7 +123,7 @@ func TestAffinitySelfAffineGroupSharesAZone(t *testing.T) {
 	}
 	e.startScheduler()
 
-	together := schedtest.MakePodAffinityTerm(v1.LabelTopologyZone).MatchLabel("app", "cache").Obj()
+	together := frameworktest.MakePodAffinityTerm(v1.LabelTopologyZone).MatchLabel("app", "cache").Obj()
 	for i := range 4 {
 		e.createPod(e.pod(fmt.Sprintf("cache-%d", i)).Label("app", "cache").Req("100m", "64Mi").RequiredPodAffinity(together))
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/yardmaster-io/yardmaster/cmd/yardmaster/app"
 	"github.com/yardmaster-io/yardmaster/config"
 	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/internal/promtest"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 	"github.com/yardmaster-io/yardmaster/priorities/networktraffic"
 )
 
@@ -209,7 +209,7 @@ const trafficLabel = "e2e.yardmaster.io/traffic"
 
 func (tn *trafficEnv) node(name string) string { return tn.e.ns + "-" + name }
 
-func (tn *trafficEnv) pod(name string) *schedtest.PodWrapper {
+func (tn *trafficEnv) pod(name string) *frameworktest.PodWrapper {
 	return tn.e.pod(name).NodeSelector(map[string]string{trafficLabel: tn.e.ns})
 }
 

@@ -30,8 +30,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/internal/controlplane"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 	"github.com/yardmaster-io/yardmaster/queue"
 )
 
@@ -77,7 +77,7 @@ func stopClusterPlane() error {
 }
 
 // addKWOKNode creates a node that KWOK runs.
-func (e *env) addKWOKNode(n *schedtest.NodeWrapper) *v1.Node {
+func (e *env) addKWOKNode(n *frameworktest.NodeWrapper) *v1.Node {
 	e.t.Helper()
 	node, err := controlplane.CreateKWOKNode(e.ctx, e.client, n.Obj())
 	if err != nil {
@@ -88,7 +88,7 @@ func (e *env) addKWOKNode(n *schedtest.NodeWrapper) *v1.Node {
 
 // podTemplate makes a pod template of this test's scheduler from a pod
 // builder: its labels, annotations and spec.
-func (e *env) podTemplate(p *schedtest.PodWrapper) v1.PodTemplateSpec {
+func (e *env) podTemplate(p *frameworktest.PodWrapper) v1.PodTemplateSpec {
 	pod := p.SchedulerName(e.scheduler).Obj()
 	return v1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: pod.Labels, Annotations: pod.Annotations},
@@ -169,7 +169,7 @@ func TestPodFitsOnceJobPodsFinish(t *testing.T) {
 	e.startScheduler()
 
 	// 2 Job pods × 1 cpu fill the node's 2 cpu.
-	job := schedtest.MakePod().Label("app", "batch").Req("1", "256Mi")
+	job := frameworktest.MakePod().Label("app", "batch").Req("1", "256Mi")
 	job.Spec.RestartPolicy = v1.RestartPolicyNever
 	template := e.podTemplate(job)
 	template.Annotations = map[string]string{controlplane.KWOKRunDurationAnnotation: jobPodsRunFor.String()}
@@ -257,7 +257,7 @@ func (e *env) waitPhase(app string, n int, phase v1.PodPhase) time.Time {
 
 // deployment makes a Deployment of this test's scheduler whose pods carry
 // app=name.
-func (e *env) deployment(name string, replicas int32, p *schedtest.PodWrapper) *appsv1.Deployment {
+func (e *env) deployment(name string, replicas int32, p *frameworktest.PodWrapper) *appsv1.Deployment {
 	e.t.Helper()
 	d := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name},
@@ -287,7 +287,7 @@ func TestPreemptionVictimsTerminate(t *testing.T) {
 	e.priorityClass("high", 1000)
 	e.startScheduler()
 
-	e.deployment("low", 2, schedtest.MakePod().PriorityClassName(e.ns+"-low").Req("1", "256Mi"))
+	e.deployment("low", 2, frameworktest.MakePod().PriorityClassName(e.ns+"-low").Req("1", "256Mi"))
 	e.waitPhase("low", 2, v1.PodRunning)
 	var victims []string
 	for _, p := range e.podsWith("low") {
@@ -398,7 +398,7 @@ func TestDeploymentRollout(t *testing.T) {
 	// 2 nodes × 2 cpu = 4 replicas × 1 cpu. The default strategy: 25%
 	// surge (1 pod) and 25% unavailable (1 pod).
 	const replicas = 4
-	d := e.deployment("web", replicas, schedtest.MakePod().Req("1", "256Mi").Label("version", "v1"))
+	d := e.deployment("web", replicas, frameworktest.MakePod().Req("1", "256Mi").Label("version", "v1"))
 	e.waitRolledOut(d.Name, d.Generation, replicas, requeueBound+time.Minute)
 	old := e.checkReplicas("web", "v1", replicas)
 
@@ -502,7 +502,7 @@ func TestStatefulSetWithLocalVolumes(t *testing.T) {
 			Replicas:    &replicas,
 			ServiceName: "store",
 			Selector:    &metav1.LabelSelector{MatchLabels: map[string]string{"app": "store"}},
-			Template:    e.podTemplate(schedtest.MakePod().Label("app", "store").Req("500m", "256Mi").PVC("data")),
+			Template:    e.podTemplate(frameworktest.MakePod().Label("app", "store").Req("500m", "256Mi").PVC("data")),
 			VolumeClaimTemplates: []v1.PersistentVolumeClaim{{
 				ObjectMeta: metav1.ObjectMeta{Name: "data"},
 				Spec: v1.PersistentVolumeClaimSpec{

@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
 // attrIs is a CEL selector on the driver's attribute name being value
@@ -98,8 +98,8 @@ func (r *draRun) noteQuiet(pods ...string) {
 
 // priority makes the pod one of PriorityClass class, gone at once when
 // deleted (no kubelet waits for it).
-func priority(class string) func(r *draRun, w *schedtest.PodWrapper) {
-	return func(r *draRun, w *schedtest.PodWrapper) {
+func priority(class string) func(r *draRun, w *frameworktest.PodWrapper) {
+	return func(r *draRun, w *frameworktest.PodWrapper) {
 		w.PriorityClassName(r.name(class))
 		w.Spec.TerminationGracePeriodSeconds = ptr(int64(0))
 	}
@@ -201,8 +201,8 @@ func composedDRAScenarios(one func(class string, count int64, cel string) func(r
 			"a": {"zone": "z1", "host": "a", "pin": "a"}, "b": {"zone": "z1", "host": "b"}, "c": {"zone": "z1", "host": "c"},
 			"d": {"zone": "z2", "host": "d"}, "e": {"zone": "z1", "host": "e"},
 		},
-		nodeWith: map[string]func(*schedtest.NodeWrapper){
-			"b": func(w *schedtest.NodeWrapper) { w.Taint("dedicated", "infra", v1.TaintEffectNoSchedule) },
+		nodeWith: map[string]func(*frameworktest.NodeWrapper){
+			"b": func(w *frameworktest.NodeWrapper) { w.Taint("dedicated", "infra", v1.TaintEffectNoSchedule) },
 		},
 		setup: func(r *draRun) {
 			r.class("gpu", "")
@@ -214,10 +214,10 @@ func composedDRAScenarios(one func(class string, count int64, cel string) func(r
 			r.claim("g3", one("gpu", 1, "")(r))
 		},
 		steps: func() []draStep {
-			spread := func(r *draRun, w *schedtest.PodWrapper) {
+			spread := func(r *draRun, w *frameworktest.PodWrapper) {
 				w.Label("app", "x")
-				w.RequiredNodeAffinity(schedtest.MakeNodeSelectorTerm().Expr("zone", v1.NodeSelectorOpIn, "z1").Obj())
-				w.SpreadConstraint(schedtest.MakeSpreadConstraint(1, "host", v1.DoNotSchedule).MatchLabels("app", "x").Obj())
+				w.RequiredNodeAffinity(frameworktest.MakeNodeSelectorTerm().Expr("zone", v1.NodeSelectorOpIn, "z1").Obj())
+				w.SpreadConstraint(frameworktest.MakeSpreadConstraint(1, "host", v1.DoNotSchedule).MatchLabels("app", "x").Obj())
 			}
 			return []draStep{
 				{pods: []draPod{{name: "filler", cpu: "7", nodeSelector: map[string]string{"pin": "a"}}}},
@@ -368,8 +368,8 @@ func composedDRAScenarios(one func(class string, count int64, cel string) func(r
 		// allocatable counts, not the devices.
 		name:  "an extended resource in a node's allocatable and in devices",
 		nodes: []string{"a", "b"},
-		nodeWith: map[string]func(*schedtest.NodeWrapper){
-			"a": func(w *schedtest.NodeWrapper) {
+		nodeWith: map[string]func(*frameworktest.NodeWrapper){
+			"a": func(w *frameworktest.NodeWrapper) {
 				w.Allocatable(map[v1.ResourceName]string{"e2e.yardmaster.io/gpu": "1"})
 			},
 		},
@@ -450,7 +450,7 @@ func oddDRAScenarios(one func(class string, count int64, cel string) func(r *dra
 			r.slice("a", gpus(8)...)
 		},
 		steps: []draStep{
-			{pods: []draPod{{name: "p", with: func(r *draRun, w *schedtest.PodWrapper) {
+			{pods: []draPod{{name: "p", with: func(r *draRun, w *frameworktest.PodWrapper) {
 				implicit := v1.ResourceName("deviceclass.resource.kubernetes.io/" + r.name("fpga"))
 				res := func(n map[v1.ResourceName]string) v1.ResourceRequirements {
 					rr := v1.ResourceRequirements{Requests: v1.ResourceList{}, Limits: v1.ResourceList{}}

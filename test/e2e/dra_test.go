@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
 // draDriver is the driver every scenario's devices belong to; pools are
@@ -35,7 +35,7 @@ type draScenario struct {
 	// labels are node labels, by node.
 	labels map[string]map[string]string
 	// nodeWith changes a node before it is made (taints, allocatable).
-	nodeWith map[string]func(*schedtest.NodeWrapper)
+	nodeWith map[string]func(*frameworktest.NodeWrapper)
 	// before runs before the scheduler starts, after setup, with the
 	// nodes made: pods already bound, priority classes.
 	before func(r *draRun)
@@ -69,7 +69,7 @@ type draPod struct {
 	cpu string
 	// with changes the pod before it is made (affinity, spread,
 	// priority).
-	with func(r *draRun, w *schedtest.PodWrapper)
+	with func(r *draRun, w *frameworktest.PodWrapper)
 }
 
 // draRun is one play of a scenario.
@@ -511,7 +511,7 @@ func (sc draScenario) play(t *testing.T, kube bool) draOutcome {
 }
 
 // podOf builds the pod of p.
-func (r *draRun) podOf(p draPod) *schedtest.PodWrapper {
+func (r *draRun) podOf(p draPod) *frameworktest.PodWrapper {
 	cpu := p.cpu
 	if cpu == "" {
 		cpu = "100m"

@@ -19,8 +19,8 @@ import (
 	"github.com/yardmaster-io/yardmaster/cmd/yardmaster/app"
 	"github.com/yardmaster-io/yardmaster/config"
 	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/internal/controlplane"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 )
 
 // testLabel marks the nodes a test created, for cleanup.
@@ -138,12 +138,12 @@ func (e *env) runScheduler(mutate ...func(*app.Options)) (d *app.Daemon, stop fu
 }
 
 // node returns a builder for a Ready node labelled for this test.
-func (e *env) node(name string) *schedtest.NodeWrapper {
-	return schedtest.MakeNode().Name(e.ns+"-"+name).Label(testLabel, e.ns)
+func (e *env) node(name string) *frameworktest.NodeWrapper {
+	return frameworktest.MakeNode().Name(e.ns+"-"+name).Label(testLabel, e.ns)
 }
 
 // addNode creates a Ready node.
-func (e *env) addNode(n *schedtest.NodeWrapper) *v1.Node {
+func (e *env) addNode(n *frameworktest.NodeWrapper) *v1.Node {
 	e.t.Helper()
 	node, err := controlplane.CreateReadyNode(e.ctx, e.client, n.Obj())
 	if err != nil {
@@ -153,12 +153,12 @@ func (e *env) addNode(n *schedtest.NodeWrapper) *v1.Node {
 }
 
 // pod returns a builder for a pod of this test's scheduler.
-func (e *env) pod(name string) *schedtest.PodWrapper {
-	return schedtest.MakePod().Namespace(e.ns).Name(name).SchedulerName(e.scheduler)
+func (e *env) pod(name string) *frameworktest.PodWrapper {
+	return frameworktest.MakePod().Namespace(e.ns).Name(name).SchedulerName(e.scheduler)
 }
 
 // createPod creates a pod.
-func (e *env) createPod(p *schedtest.PodWrapper) *v1.Pod {
+func (e *env) createPod(p *frameworktest.PodWrapper) *v1.Pod {
 	e.t.Helper()
 	obj := p.Obj().DeepCopy()
 	obj.UID = ""

@@ -17,8 +17,8 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/cmd/yardmaster/app"
 	"github.com/yardmaster-io/yardmaster/config"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/internal/promtest"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 	"github.com/yardmaster-io/yardmaster/priorities/loadaware"
 	"github.com/yardmaster-io/yardmaster/priorities/prommetric"
 )
@@ -101,7 +101,7 @@ func (e *env) startLoad(cpu map[string]float64, bare ...string) *loadEnv {
 
 func (le *loadEnv) node(name string) string { return le.e.ns + "-" + name }
 
-func (le *loadEnv) pod(name, cpu string) *schedtest.PodWrapper {
+func (le *loadEnv) pod(name, cpu string) *frameworktest.PodWrapper {
 	return le.e.pod(name).Req(cpu, "64Mi").NodeSelector(map[string]string{loadLabel: le.e.ns})
 }
 

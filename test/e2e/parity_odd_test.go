@@ -12,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/internal/controlplane"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 )
 
 // yardmaster and kube-scheduler v1.37 agree on input the API server
@@ -25,14 +25,14 @@ import (
 // pod has one best node; the pods of a scenario are created one at a time,
 // so each later pod sees the earlier ones where they went.
 func TestPlacementMatchesKubeSchedulerOnOddInput(t *testing.T) {
-	small := func(p *schedtest.PodWrapper) *schedtest.PodWrapper { return p.Req("100m", "128Mi") }
-	extended := func(p *schedtest.PodWrapper, name v1.ResourceName, qty string) *schedtest.PodWrapper {
+	small := func(p *frameworktest.PodWrapper) *frameworktest.PodWrapper { return p.Req("100m", "128Mi") }
+	extended := func(p *frameworktest.PodWrapper, name v1.ResourceName, qty string) *frameworktest.PodWrapper {
 		p.Res(map[v1.ResourceName]string{name: qty})
 		c := &p.Spec.Containers[0]
 		c.Resources.Limits = c.Resources.Requests.DeepCopy()
 		return p
 	}
-	term := schedtest.MakeNodeSelectorTerm
+	term := frameworktest.MakeNodeSelectorTerm
 	const zone = v1.LabelTopologyZone
 	scenarios := []placementScenario{{
 		// a (2 cpu, gold, ram=lots), b (4, silver), c (8, no tier): c wins
@@ -43,9 +43,9 @@ func TestPlacementMatchesKubeSchedulerOnOddInput(t *testing.T) {
 			e.addNode(e.node("b").Capacity("4", "8Gi", 110).Label("cores", "4").Label("tier", "silver"))
 			e.addNode(e.node("c").Capacity("8", "16Gi", 110).Label("cores", "8"))
 		},
-		pods: func(e *env) []*schedtest.PodWrapper {
+		pods: func(e *env) []*frameworktest.PodWrapper {
 			name := func(n string) string { return e.ns + "-" + n }
-			return []*schedtest.PodWrapper{
+			return []*frameworktest.PodWrapper{
 				small(e.pod("selector-nobody")).NodeSelector(map[string]string{"gpu": "yes"}),
 				// PreFilter narrows the nodes to ghost, which does not exist.
 				small(e.pod("name-ghost")).RequiredNodeAffinity(term().Field(metav1.ObjectNameField, v1.NodeSelectorOpIn, name("ghost")).Obj()),
@@ -83,10 +83,10 @@ func TestPlacementMatchesKubeSchedulerOnOddInput(t *testing.T) {
 			e.addNode(e.node("c").Capacity("8", "16Gi", 110))
 			e.runtimeClass("heavy", "3", "64Mi")
 		},
-		pods: func(e *env) []*schedtest.PodWrapper {
+		pods: func(e *env) []*frameworktest.PodWrapper {
 			overhead := e.pod("overhead").Req("2", "64Mi")
 			overhead.Spec.RuntimeClassName = ptr(e.ns + "-heavy")
-			return []*schedtest.PodWrapper{
+			return []*frameworktest.PodWrapper{
 				e.pod("too-big").Req("16", "64Gi"),
 				// Extended resources cannot be overcommitted: limits as requests.
 				extended(small(e.pod("widget")), "example.com/widget", "1"),
@@ -119,11 +119,11 @@ func TestPlacementMatchesKubeSchedulerOnOddInput(t *testing.T) {
 			e.addNode(e.node("d").Capacity("2", "4Gi", 110).Taint("spot", "true", v1.TaintEffectPreferNoSchedule))
 			e.addNode(e.node("e").Capacity("3", "6Gi", 110).Taint("evict", "now", v1.TaintEffectNoExecute))
 		},
-		pods: func(e *env) []*schedtest.PodWrapper {
-			big := func(p *schedtest.PodWrapper) *schedtest.PodWrapper { return p.Req("1", "2Gi") }
+		pods: func(e *env) []*frameworktest.PodWrapper {
+			big := func(p *frameworktest.PodWrapper) *frameworktest.PodWrapper { return p.Req("1", "2Gi") }
 			noExecute := big(e.pod("no-execute-for-60s")).Toleration("", v1.TolerationOpExists, "", v1.TaintEffectNoExecute)
 			noExecute.Spec.Tolerations[0].TolerationSeconds = ptr[int64](60)
-			return []*schedtest.PodWrapper{
+			return []*frameworktest.PodWrapper{
 				// Each node is refused by its first failing filter.
 				big(e.pod("nowhere")).NodeSelector(map[string]string{"none": "x"}),
 				big(e.pod("plain")),
@@ -143,8 +143,8 @@ func TestPlacementMatchesKubeSchedulerOnOddInput(t *testing.T) {
 			e.addNode(e.node("b").Capacity("4", "8Gi", 110))
 			e.addNode(e.node("c").Capacity("8", "16Gi", 110))
 		},
-		pods: func(e *env) []*schedtest.PodWrapper {
-			return []*schedtest.PodWrapper{
+		pods: func(e *env) []*frameworktest.PodWrapper {
+			return []*frameworktest.PodWrapper{
 				small(e.pod("tcp-any")).HostPort(8080, v1.ProtocolTCP, ""),
 				// 127.0.0.1 overlaps 0.0.0.0 on c.
 				small(e.pod("tcp-loopback")).HostPort(8080, v1.ProtocolTCP, "127.0.0.1"),
@@ -168,16 +168,16 @@ func TestPlacementMatchesKubeSchedulerOnOddInput(t *testing.T) {
 			e.addNode(e.node("d").Capacity("6", "12Gi", 110).Label(zone, "z3").Taint("t", "x", v1.TaintEffectNoSchedule))
 			e.addNode(e.node("e").Capacity("128", "256Gi", 110))
 		},
-		pods: func(e *env) []*schedtest.PodWrapper {
-			spread := func(name, app string, c *schedtest.SpreadConstraintWrapper) *schedtest.PodWrapper {
+		pods: func(e *env) []*frameworktest.PodWrapper {
+			spread := func(name, app string, c *frameworktest.SpreadConstraintWrapper) *frameworktest.PodWrapper {
 				return e.pod(name).Req("1", "2Gi").Label("app", app).SpreadConstraint(c.MatchLabels("app", app).Obj())
 			}
-			zonal := func(when v1.UnsatisfiableConstraintAction) *schedtest.SpreadConstraintWrapper {
-				return schedtest.MakeSpreadConstraint(1, zone, when)
+			zonal := func(when v1.UnsatisfiableConstraintAction) *frameworktest.SpreadConstraintWrapper {
+				return frameworktest.MakeSpreadConstraint(1, zone, when)
 			}
-			pods := []*schedtest.PodWrapper{
-				spread("missing-key", "mk", schedtest.MakeSpreadConstraint(1, "example.com/no-such-key", v1.DoNotSchedule)),
-				spread("missing-key-anyway", "mka", schedtest.MakeSpreadConstraint(1, "example.com/no-such-key", v1.ScheduleAnyway)),
+			pods := []*frameworktest.PodWrapper{
+				spread("missing-key", "mk", frameworktest.MakeSpreadConstraint(1, "example.com/no-such-key", v1.DoNotSchedule)),
+				spread("missing-key-anyway", "mka", frameworktest.MakeSpreadConstraint(1, "example.com/no-such-key", v1.ScheduleAnyway)),
 				spread("zone-anyway", "za", zonal(v1.ScheduleAnyway)),
 			}
 			// The third of each group: with d's empty zone counted
@@ -216,25 +216,25 @@ func TestPlacementMatchesKubeSchedulerOnOddInput(t *testing.T) {
 			e.addNode(e.node("b").Capacity("16", "32Gi", 110).Label(zone, "z1"))
 			e.addNode(e.node("c").Capacity("64", "128Gi", 110).Label(zone, "z2"))
 			other := e.otherNamespace()
-			e.boundPod(other, "b", schedtest.MakePod().Name("db").Req("1", "2Gi").Label("app", "db"))
-			e.boundPod(other, "c", schedtest.MakePod().Name("loner").Req("1", "2Gi").
-				RequiredPodAntiAffinity(schedtest.MakePodAffinityTerm(v1.LabelHostname).MatchLabel("app", "intruder").NamespaceSelector(&metav1.LabelSelector{}).Obj()))
+			e.boundPod(other, "b", frameworktest.MakePod().Name("db").Req("1", "2Gi").Label("app", "db"))
+			e.boundPod(other, "c", frameworktest.MakePod().Name("loner").Req("1", "2Gi").
+				RequiredPodAntiAffinity(frameworktest.MakePodAffinityTerm(v1.LabelHostname).MatchLabel("app", "intruder").NamespaceSelector(&metav1.LabelSelector{}).Obj()))
 		},
-		pods: func(e *env) []*schedtest.PodWrapper {
-			big := func(p *schedtest.PodWrapper) *schedtest.PodWrapper { return p.Req("1", "2Gi") }
+		pods: func(e *env) []*frameworktest.PodWrapper {
+			big := func(p *frameworktest.PodWrapper) *frameworktest.PodWrapper { return p.Req("1", "2Gi") }
 			team := &metav1.LabelSelector{MatchLabels: map[string]string{"team": e.ns}}
 			everywhere := &metav1.LabelSelector{}
 			db := func(key string, ns *metav1.LabelSelector) v1.PodAffinityTerm {
-				t := schedtest.MakePodAffinityTerm(key).MatchLabel("app", "db")
+				t := frameworktest.MakePodAffinityTerm(key).MatchLabel("app", "db")
 				if ns != nil {
 					t = t.NamespaceSelector(ns)
 				}
 				return t.Obj()
 			}
-			self := func(name, app, key string) *schedtest.PodWrapper {
-				return big(e.pod(name)).Label("app", app).RequiredPodAffinity(schedtest.MakePodAffinityTerm(key).MatchLabel("app", app).Obj())
+			self := func(name, app, key string) *frameworktest.PodWrapper {
+				return big(e.pod(name)).Label("app", app).RequiredPodAffinity(frameworktest.MakePodAffinityTerm(key).MatchLabel("app", app).Obj())
 			}
-			return []*schedtest.PodWrapper{
+			return []*frameworktest.PodWrapper{
 				big(e.pod("with-db-of-team")).RequiredPodAffinity(db(zone, team)),
 				// Without a namespace selector only its own namespace counts.
 				big(e.pod("with-db-own-namespace")).RequiredPodAffinity(db(zone, nil)),
@@ -259,10 +259,10 @@ func TestPlacementMatchesKubeSchedulerOnOddInput(t *testing.T) {
 			e.addNode(e.node("b").Capacity("8", "16Gi", 110).Allocatable(map[v1.ResourceName]string{v1.ResourceEphemeralStorage: "10Gi"}))
 			e.addNode(e.node("c").Capacity("16", "32Gi", 110))
 		},
-		pods: func(e *env) []*schedtest.PodWrapper {
-			big := func(p *schedtest.PodWrapper) *schedtest.PodWrapper { return p.Req("1", "2Gi") }
+		pods: func(e *env) []*frameworktest.PodWrapper {
+			big := func(p *frameworktest.PodWrapper) *frameworktest.PodWrapper { return p.Req("1", "2Gi") }
 			onA := map[string]string{v1.LabelHostname: e.ns + "-a"}
-			return []*schedtest.PodWrapper{
+			return []*frameworktest.PodWrapper{
 				big(e.pod("scratch")).Res(map[v1.ResourceName]string{v1.ResourceEphemeralStorage: "1Gi"}),
 				big(e.pod("scratch-too-much")).Res(map[v1.ResourceName]string{v1.ResourceEphemeralStorage: "20Gi"}),
 				extended(big(e.pod("hugepages")), "hugepages-2Mi", "2Mi"),
@@ -285,8 +285,8 @@ func TestPlacementMatchesKubeSchedulerOnOddInput(t *testing.T) {
 			e.claim("unbound", "", "")
 			e.deletingClaim("going")
 		},
-		pods: func(e *env) []*schedtest.PodWrapper {
-			return []*schedtest.PodWrapper{
+		pods: func(e *env) []*frameworktest.PodWrapper {
+			return []*frameworktest.PodWrapper{
 				small(e.pod("missing")).PVC("nope"),
 				small(e.pod("deleting")).PVC("going"),
 				small(e.pod("unbound")).PVC("unbound"),
@@ -305,8 +305,8 @@ func TestPlacementMatchesKubeSchedulerOnOddInput(t *testing.T) {
 			e.priorityClass("low", 10)
 			e.neverPreemptingClass("never", 1000)
 		},
-		pods: func(e *env) []*schedtest.PodWrapper {
-			return []*schedtest.PodWrapper{
+		pods: func(e *env) []*frameworktest.PodWrapper {
+			return []*frameworktest.PodWrapper{
 				small(e.pod("on-ghost")).Node(e.ns + "-ghost"),
 				e.pod("filler").Req("1", "64Mi").PriorityClassName(e.ns + "-low"),
 				e.pod("never-preempts").Req("500m", "64Mi").PriorityClassName(e.ns + "-never"),
@@ -328,7 +328,7 @@ func (e *env) runtimeClass(name, cpu, mem string) {
 	rc := &nodev1.RuntimeClass{
 		ObjectMeta: metav1.ObjectMeta{Name: e.ns + "-" + name},
 		Handler:    "runc",
-		Overhead:   &nodev1.Overhead{PodFixed: schedtest.MakePod().Req(cpu, mem).Obj().Spec.Containers[0].Resources.Requests},
+		Overhead:   &nodev1.Overhead{PodFixed: frameworktest.MakePod().Req(cpu, mem).Obj().Spec.Containers[0].Resources.Requests},
 	}
 	if _, err := e.client.NodeV1().RuntimeClasses().Create(e.ctx, rc, metav1.CreateOptions{}); err != nil {
 		e.t.Fatalf("create RuntimeClass: %v", err)
@@ -429,7 +429,7 @@ func (e *env) otherNamespace() string {
 
 // boundPod creates p in namespace ns, already bound to node ns-node of this
 // test (spec.nodeName), as a pod another scheduler placed.
-func (e *env) boundPod(ns, node string, p *schedtest.PodWrapper) {
+func (e *env) boundPod(ns, node string, p *frameworktest.PodWrapper) {
 	e.t.Helper()
 	obj := p.Namespace(ns).Node(e.ns + "-" + node).Obj().DeepCopy()
 	if _, err := e.client.CoreV1().Pods(ns).Create(e.ctx, obj, metav1.CreateOptions{}); err != nil {

@@ -11,7 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/yardmaster-io/yardmaster/cmd/yardmaster/app"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
 // placementScenario is nodes, a profile and pods, played under each
@@ -24,7 +24,7 @@ type placementScenario struct {
 	// nodes makes the cluster: the nodes, and whatever else the pods
 	// refer to (claims, classes, other namespaces and their pods).
 	nodes func(e *env)
-	pods  func(e *env) []*schedtest.PodWrapper
+	pods  func(e *env) []*frameworktest.PodWrapper
 }
 
 func (sc placementScenario) play(t *testing.T, kube bool) map[string]string {
@@ -57,7 +57,7 @@ func (sc placementScenario) play(t *testing.T, kube bool) map[string]string {
 // profile that kube-scheduler's feature gates add or change:
 // NodeDeclaredFeatures (beta, on), and NodeAffinityArgs.addedAffinity.
 func TestPlacementMatchesKubeScheduler(t *testing.T) {
-	restartAll := func(p *schedtest.PodWrapper) *schedtest.PodWrapper {
+	restartAll := func(p *frameworktest.PodWrapper) *frameworktest.PodWrapper {
 		never := v1.ContainerRestartPolicyNever
 		p.Spec.Containers[0].RestartPolicy = &never
 		p.Spec.Containers[0].RestartPolicyRules = []v1.ContainerRestartRule{{
@@ -74,8 +74,8 @@ func TestPlacementMatchesKubeScheduler(t *testing.T) {
 			e.addNode(declares)
 			e.addNode(e.node("plain").Capacity("8", "16Gi", 110))
 		},
-		pods: func(e *env) []*schedtest.PodWrapper {
-			return []*schedtest.PodWrapper{
+		pods: func(e *env) []*frameworktest.PodWrapper {
+			return []*frameworktest.PodWrapper{
 				// The plain node has more room, but lacks the feature.
 				restartAll(e.pod("needs-feature").Req("100m", "64Mi")),
 				restartAll(e.pod("too-big-for-it").Req("2", "64Mi")),
@@ -103,8 +103,8 @@ func TestPlacementMatchesKubeScheduler(t *testing.T) {
 			e.addNode(e.node("batch-ssd").Label("pool", "batch").Label("disk", "ssd").Capacity("8", "16Gi", 110))
 			e.addNode(e.node("web").Label("pool", "web").Capacity("8", "16Gi", 110))
 		},
-		pods: func(e *env) []*schedtest.PodWrapper {
-			return []*schedtest.PodWrapper{
+		pods: func(e *env) []*frameworktest.PodWrapper {
+			return []*frameworktest.PodWrapper{
 				e.pod("prefers-ssd").Req("100m", "64Mi"),
 				e.pod("wants-web").Req("100m", "64Mi").NodeSelector(map[string]string{"pool": "web"}),
 			}

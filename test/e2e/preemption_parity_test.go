@@ -15,9 +15,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/internal/controlplane"
 	"github.com/yardmaster-io/yardmaster/internal/procgroup"
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
 )
 
 // startKubeScheduler runs the upstream kube-scheduler (bin/kube-scheduler,
@@ -77,7 +77,7 @@ type preemptionCase struct {
 	// low are the pods placed first: name → node index, cpu, labels.
 	low  []lowSpec
 	pdb  map[string]string // a budget's selector (it allows no disruption)
-	high func(e *env) *schedtest.PodWrapper
+	high func(e *env) *frameworktest.PodWrapper
 }
 
 type lowSpec struct {
@@ -157,8 +157,8 @@ func runPreemptionCase(t *testing.T, c preemptionCase, kube bool) outcome {
 // same words ("... preemption: found a potential placement for pod on
 // node a, preempting 1 victims").
 func TestPreemptionMatchesKubeScheduler(t *testing.T) {
-	highPod := func(cpu string) func(e *env) *schedtest.PodWrapper {
-		return func(e *env) *schedtest.PodWrapper { return e.pod("high").Req(cpu, "") }
+	highPod := func(cpu string) func(e *env) *frameworktest.PodWrapper {
+		return func(e *env) *frameworktest.PodWrapper { return e.pod("high").Req(cpu, "") }
 	}
 	cases := []preemptionCase{{
 		name:  "only the pods that must go",
@@ -188,9 +188,9 @@ func TestPreemptionMatchesKubeScheduler(t *testing.T) {
 		name:  "the target of the pod's anti-affinity",
 		nodes: []string{"a"},
 		low:   []lowSpec{{"target", 0, "100m", "low", map[string]string{"role": "db"}}, {"bystander", 0, "100m", "low", nil}},
-		high: func(e *env) *schedtest.PodWrapper {
+		high: func(e *env) *frameworktest.PodWrapper {
 			return e.pod("high").Req("100m", "").
-				RequiredPodAntiAffinity(schedtest.MakePodAffinityTerm(v1.LabelHostname).MatchLabel("role", "db").Obj())
+				RequiredPodAntiAffinity(frameworktest.MakePodAffinityTerm(v1.LabelHostname).MatchLabel("role", "db").Obj())
 		},
 	}}
 	for _, c := range cases {

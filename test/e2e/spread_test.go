@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
 // 30 pods spread over 3 zones of 3 nodes with zone maxSkew 1
@@ -37,10 +37,10 @@ func TestSpreadZonesMaxSkewOne(t *testing.T) {
 	}
 	e.startScheduler()
 
-	spread := schedtest.MakeSpreadConstraint(1, v1.LabelTopologyZone, v1.DoNotSchedule).MatchLabels("app", "web").Obj()
+	spread := frameworktest.MakeSpreadConstraint(1, v1.LabelTopologyZone, v1.DoNotSchedule).MatchLabels("app", "web").Obj()
 	for i := range 30 {
 		e.createPod(e.pod(fmt.Sprintf("web-%d", i)).Label("app", "web").Req("100m", "64Mi").SpreadConstraint(spread).
-			PreferredNodeAffinity(100, schedtest.MakeNodeSelectorTerm().In(v1.LabelTopologyZone, e.ns+"-a").Obj()))
+			PreferredNodeAffinity(100, frameworktest.MakeNodeSelectorTerm().In(v1.LabelTopologyZone, e.ns+"-a").Obj()))
 	}
 	placed := e.waitAllBound(60*time.Second, 30)
 
@@ -73,7 +73,7 @@ func TestVolumeNodeAffinityAndZone(t *testing.T) {
 	}
 	pinned := e.persistentVolume("pinned", func(pv *v1.PersistentVolume) {
 		pv.Spec.NodeAffinity = &v1.VolumeNodeAffinity{Required: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{
-			schedtest.MakeNodeSelectorTerm().In(v1.LabelTopologyZone, e.ns+"-b").Obj(),
+			frameworktest.MakeNodeSelectorTerm().In(v1.LabelTopologyZone, e.ns+"-b").Obj(),
 		}}}
 	})
 	labelled := e.persistentVolume("labelled", func(pv *v1.PersistentVolume) {

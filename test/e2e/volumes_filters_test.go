@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
 // immediateClass makes an Immediate class without a provisioner: its
@@ -63,7 +63,7 @@ func claimReadWriteOncePod(pvc *v1.PersistentVolumeClaim) {
 func (r *volumeRun) csiNode(node string, limit int32) {
 	e := r.e
 	e.t.Helper()
-	cn := schedtest.MakeCSINode(e.ns+"-"+node, map[string]int32{r.provisionerName(): limit})
+	cn := frameworktest.MakeCSINode(e.ns+"-"+node, map[string]int32{r.provisionerName(): limit})
 	if _, err := e.client.StorageV1().CSINodes().Create(e.ctx, cn, metav1.CreateOptions{}); err != nil {
 		e.t.Fatalf("create CSINode %s: %v", cn.Name, err)
 	}
@@ -80,7 +80,7 @@ func (r *volumeRun) attached(name, node string) {
 	pv := e.persistentVolume(name, func(pv *v1.PersistentVolume) {
 		pv.Spec.CSI = &v1.CSIPersistentVolumeSource{Driver: r.provisionerName(), VolumeHandle: e.ns + "-" + name}
 	})
-	va := schedtest.MakeVolumeAttachment(pv.Name, r.provisionerName(), pv.Name, e.ns+"-"+node)
+	va := frameworktest.MakeVolumeAttachment(pv.Name, r.provisionerName(), pv.Name, e.ns+"-"+node)
 	if _, err := e.client.StorageV1().VolumeAttachments().Create(e.ctx, va, metav1.CreateOptions{}); err != nil {
 		e.t.Fatalf("create VolumeAttachment %s: %v", va.Name, err)
 	}
@@ -94,7 +94,7 @@ func (r *volumeRun) attached(name, node string) {
 func (r *volumeRun) publishesCapacity() {
 	e := r.e
 	e.t.Helper()
-	d := schedtest.MakeCSIDriver(r.provisionerName(), true)
+	d := frameworktest.MakeCSIDriver(r.provisionerName(), true)
 	if _, err := e.client.StorageV1().CSIDrivers().Create(e.ctx, d, metav1.CreateOptions{}); err != nil {
 		e.t.Fatalf("create CSIDriver %s: %v", d.Name, err)
 	}
@@ -109,7 +109,7 @@ func (r *volumeRun) publishesCapacity() {
 func (r *volumeRun) requiresDriver() {
 	e := r.e
 	e.t.Helper()
-	d := schedtest.MakeCSIDriver(r.provisionerName(), false)
+	d := frameworktest.MakeCSIDriver(r.provisionerName(), false)
 	d.Spec.PreventPodSchedulingIfMissing = new(true)
 	if _, err := e.client.StorageV1().CSIDrivers().Create(e.ctx, d, metav1.CreateOptions{}); err != nil {
 		e.t.Fatalf("create CSIDriver %s: %v", d.Name, err)
@@ -124,7 +124,7 @@ func (r *volumeRun) requiresDriver() {
 func (r *volumeRun) csiNodeOfOtherDriver(node string) {
 	e := r.e
 	e.t.Helper()
-	cn := schedtest.MakeCSINode(e.ns+"-"+node, map[string]int32{"other." + e.ns + ".yardmaster.io": -1})
+	cn := frameworktest.MakeCSINode(e.ns+"-"+node, map[string]int32{"other." + e.ns + ".yardmaster.io": -1})
 	if _, err := e.client.StorageV1().CSINodes().Create(e.ctx, cn, metav1.CreateOptions{}); err != nil {
 		e.t.Fatalf("create CSINode %s: %v", cn.Name, err)
 	}
@@ -138,7 +138,7 @@ func (r *volumeRun) csiNodeOfOtherDriver(node string) {
 func (r *volumeRun) capacity(name, class, zone, capacity, maxVolume string) {
 	e := r.e
 	e.t.Helper()
-	c := schedtest.MakeCSIStorageCapacity(name, e.ns+"-"+class, v1.LabelTopologyZone, zone, capacity, maxVolume)
+	c := frameworktest.MakeCSIStorageCapacity(name, e.ns+"-"+class, v1.LabelTopologyZone, zone, capacity, maxVolume)
 	c.Namespace = e.ns
 	if _, err := e.client.StorageV1().CSIStorageCapacities(e.ns).Create(e.ctx, c, metav1.CreateOptions{}); err != nil {
 		e.t.Fatalf("create CSIStorageCapacity %s: %v", name, err)

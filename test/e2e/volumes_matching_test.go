@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
 // inlineVolume is the inline volume a step writes kind=name: "ebs=ID" an
@@ -51,7 +51,7 @@ func (r *volumeRun) csiNodeLimits(node string, limits map[string]int32) {
 		}
 		named[d] = n
 	}
-	cn := schedtest.MakeCSINode(e.ns+"-"+node, named)
+	cn := frameworktest.MakeCSINode(e.ns+"-"+node, named)
 	if _, err := e.client.StorageV1().CSINodes().Create(e.ctx, cn, metav1.CreateOptions{}); err != nil {
 		e.t.Fatalf("create CSINode %s: %v", cn.Name, err)
 	}
@@ -123,7 +123,7 @@ func (r *volumeRun) lockClaimRefs(locked string) {
 func (r *volumeRun) csiNodeMigrating(node, plugins string) {
 	e := r.e
 	e.t.Helper()
-	cn := schedtest.MakeCSINode(e.ns+"-"+node, nil)
+	cn := frameworktest.MakeCSINode(e.ns+"-"+node, nil)
 	cn.Annotations = map[string]string{v1.MigratedPluginsAnnotationKey: plugins}
 	if _, err := e.client.StorageV1().CSINodes().Create(e.ctx, cn, metav1.CreateOptions{}); err != nil {
 		e.t.Fatalf("create CSINode %s: %v", cn.Name, err)
@@ -388,7 +388,7 @@ func TestInlineVolumeFreedMatchesKubeScheduler(t *testing.T) {
 		} else {
 			e.startScheduler()
 		}
-		ebs := func(name, id string) *schedtest.PodWrapper {
+		ebs := func(name, id string) *frameworktest.PodWrapper {
 			v, _ := r.inlineVolume("ebs=" + id)
 			return e.pod(name).Req("100m", "64Mi").Volume(v)
 		}
@@ -423,7 +423,7 @@ func TestPreemptionForAnAttachSlotMatchesKubeScheduler(t *testing.T) {
 		r.csiNodeLimits("a", map[string]int32{"ebs.csi.aws.com": 1})
 		e.priorityClass("low", 10)
 		e.priorityClass("high", 1000)
-		pinned := func(name, cpu string, vols ...string) *schedtest.PodWrapper {
+		pinned := func(name, cpu string, vols ...string) *frameworktest.PodWrapper {
 			w := e.pod(name).PriorityClassName(e.ns+"-low").Req(cpu, "")
 			for _, v := range vols {
 				vol, _ := r.inlineVolume(v)

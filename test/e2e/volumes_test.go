@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 
-	"github.com/yardmaster-io/yardmaster/internal/schedtest"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
 // volumeScenario is a cluster with storage and pods that use it, played
@@ -293,7 +293,7 @@ const ephemeralGate = "e2e.yardmaster.io/ephemeral-claims"
 
 // createPod creates the pod; when it has ephemeral volumes whose claims
 // the controller can make, it is gated until they exist.
-func (r *volumeRun) createPod(w *schedtest.PodWrapper, ephemeral []string) {
+func (r *volumeRun) createPod(w *frameworktest.PodWrapper, ephemeral []string) {
 	e := r.e
 	e.t.Helper()
 	if len(ephemeral) == 0 || r.claimsBlocked {

@@ -1,10 +1,4 @@
-// Package schedtest builds pods and nodes for tests:
-//
-//	schedtest.MakePod().Name("p").Req("500m", "1Gi").Obj()
-//	schedtest.MakeNode().Name("n1").Capacity("4", "8Gi", 110).Obj()
-//
-// Every builder method returns the builder, and Obj returns the object.
-package schedtest
+package frameworktest
 
 import (
 	"fmt"
@@ -253,7 +247,7 @@ func resourceList(cpu, mem string) v1.ResourceList {
 
 // NodeSelectorTermWrapper builds a node selector term:
 //
-//	schedtest.MakeNodeSelectorTerm().In("zone", "a", "b").Gt("cores", "8").Obj()
+//	frameworktest.MakeNodeSelectorTerm().In("zone", "a", "b").Gt("cores", "8").Obj()
 type NodeSelectorTermWrapper struct{ v1.NodeSelectorTerm }
 
 // MakeNodeSelectorTerm returns a term with no requirement.

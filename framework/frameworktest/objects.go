@@ -1,4 +1,4 @@
-package fakehandle
+package frameworktest
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 // listers read them: claims, volumes, classes, CSINodes,
 // VolumeAttachments, Services, ReplicationControllers, ReplicaSets and
 // StatefulSets. Any other type panics, as a mistake in the test. It
-// returns h, for chaining after New.
+// returns h, for chaining after NewHandle.
 func (h *Handle) AddObjects(objects ...runtime.Object) *Handle {
 	for _, o := range objects {
 		if err := h.indexerFor(o).Add(o); err != nil {
@@ -53,7 +53,7 @@ func (h *Handle) indexerFor(o runtime.Object) toolscache.Indexer {
 	case *v1.Node:
 		inf = f.Core().V1().Nodes().Informer()
 	default:
-		panic(fmt.Sprintf("fakehandle: no informer for %T", o))
+		panic(fmt.Sprintf("frameworktest: no informer for %T", o))
 	}
 	return inf.GetIndexer()
 }

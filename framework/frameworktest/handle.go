@@ -1,10 +1,4 @@
-// Package fakehandle gives plugin tests a framework.Handle:
-//
-//	h := fakehandle.New(cache.NewSnapshotFromNodes(nodes, pods), fakehandle.Namespace("team-a", "env", "prod"))
-//
-// It lives apart from schedtest because framework's own tests use
-// schedtest, and a handle needs framework.
-package fakehandle
+package frameworktest
 
 import (
 	"sync"
@@ -21,16 +15,23 @@ import (
 	"github.com/yardmaster-io/yardmaster/framework"
 )
 
-// Handle is a framework.Handle for plugin tests: a snapshot (pass
-// cache.NewSnapshotFromNodes) and an informer factory over a fake
-// clientset whose namespace lister already holds the given namespaces.
-// Nothing is started: the listers read indexers filled here, so tests need
-// no goroutine and no cache sync.
+// Handle is a framework.Handle for plugin tests: a snapshot (NewSnapshot)
+// and an informer factory over a fake clientset whose namespace lister
+// already holds the given namespaces. Nothing is started: the listers read
+// indexers filled here (NewHandle, AddObjects), so tests need no goroutine
+// and no cache sync. The fields are what the methods return; a test may
+// set them.
 type Handle struct {
-	Lister    framework.NodeInfoLister
-	Factory   informers.SharedInformerFactory
-	Registry  *prometheus.Registry
-	Log       *zap.Logger
+	// Lister is the snapshot SnapshotSharedLister returns.
+	Lister framework.NodeInfoLister
+	// Factory is the informer factory over Clientset.
+	Factory informers.SharedInformerFactory
+	// Registry is the private registry MetricsRegisterer returns.
+	Registry *prometheus.Registry
+	// Log is the logger Logger returns, a no-op one.
+	Log *zap.Logger
+	// Clientset is the fake clientset ClientSet returns; nothing in it
+	// reaches the listers unless a test starts Factory.
 	Clientset *fake.Clientset
 	// DRA is what SharedDRAManager returns; nil unless a test sets it.
 	DRA framework.SharedDRAManager
@@ -45,8 +46,10 @@ type Handle struct {
 
 var _ framework.Handle = &Handle{}
 
-// New returns a handle over lister that knows namespaces.
-func New(lister framework.NodeInfoLister, namespaces ...*v1.Namespace) *Handle {
+// NewHandle returns a handle over lister that knows namespaces:
+//
+//	h := frameworktest.NewHandle(frameworktest.NewSnapshot(nodes, pods), frameworktest.Namespace("team-a", "env", "prod"))
+func NewHandle(lister framework.NodeInfoLister, namespaces ...*v1.Namespace) *Handle {
 	cs := fake.NewClientset()
 	f := informers.NewSharedInformerFactory(cs, 0)
 	idx := f.Core().V1().Namespaces().Informer().GetIndexer()

@@ -1,4 +1,4 @@
-package schedtest
+package frameworktest
 
 import (
 	"strconv"
@@ -9,7 +9,7 @@ import (
 
 // PodAffinityTermWrapper builds a pod affinity term:
 //
-//	schedtest.MakePodAffinityTerm(v1.LabelTopologyZone).MatchLabel("app", "web").Obj()
+//	frameworktest.MakePodAffinityTerm(v1.LabelTopologyZone).MatchLabel("app", "web").Obj()
 //
 // The label selector is nil (selecting nothing) until a requirement is
 // added; EmptySelector makes it select every pod.

@@ -1,4 +1,4 @@
-package schedtest
+package frameworktest
 
 import (
 	v1 "k8s.io/api/core/v1"

@@ -1,4 +1,4 @@
-package schedtest
+package frameworktest
 
 import (
 	v1 "k8s.io/api/core/v1"
@@ -23,7 +23,7 @@ func (p *PodWrapper) ControlledBy(apiVersion, kind, name string) *PodWrapper {
 
 // SpreadConstraintWrapper builds a topology spread constraint:
 //
-//	schedtest.MakeSpreadConstraint(1, "zone", v1.DoNotSchedule).MatchLabels("app", "web").Obj()
+//	frameworktest.MakeSpreadConstraint(1, "zone", v1.DoNotSchedule).MatchLabels("app", "web").Obj()
 type SpreadConstraintWrapper struct{ v1.TopologySpreadConstraint }
 
 // MakeSpreadConstraint returns a constraint without a label selector.

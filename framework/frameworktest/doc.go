@@ -1,0 +1,41 @@
+// Package frameworktest is the test kit of yardmaster's plugin SDK: what
+// the tests of a plugin written on package framework need, whether the
+// plugin lives in this module or in another one. yardmaster's own plugins
+// are tested with it, so their tests (predicates/, priorities/) are
+// examples of its use.
+//
+//   - Builders for the objects plugins read: MakePod and MakeNode, node
+//     selector terms, pod affinity terms, topology spread constraints,
+//     claims, volumes, storage classes, CSI objects. Every builder method
+//     returns the builder, and Obj returns the object.
+//   - NewSnapshot: the snapshot a cycle reads, built by the scheduler's
+//     cache from nodes and the pods on them.
+//   - NewHandle: a framework.Handle over a snapshot, with informers over
+//     a fake clientset; AddObjects fills their listers, with nothing to
+//     start or sync.
+//   - CheckSigning: the contract of a framework.PodSigner, whose answers
+//     the scheduler keeps and gives to pods that sign alike.
+//
+// The test of a filter, NodePool of examples/out-of-tree, which keeps a
+// pod labelled with a pool on the nodes of that pool:
+//
+//	func TestNodePool(t *testing.T) {
+//		nodes := []*v1.Node{
+//			frameworktest.MakeNode().Name("a").Label(nodepool.DefaultPoolLabel, "team-a").Obj(),
+//			frameworktest.MakeNode().Name("b").Label(nodepool.DefaultPoolLabel, "team-b").Obj(),
+//		}
+//		snapshot := frameworktest.NewSnapshot(nodes, nil)
+//		pl := nodepool.New(nodepool.NewArgs())
+//		web := frameworktest.MakePod().Name("web").Label(nodepool.DefaultPoolLabel, "team-a").Obj()
+//
+//		// Filter, after PreFilter as in a cycle.
+//		state := framework.NewCycleState()
+//		pl.PreFilter(context.Background(), state, web, snapshot.List())
+//		for node, want := range map[string][]string{"a": nil, "b": {nodepool.ReasonNotInPool}} {
+//			ni, _ := snapshot.Get(node)
+//			if got := pl.Filter(context.Background(), state, web, ni).Reasons(); !slices.Equal(got, want) {
+//				t.Errorf("node %s: Filter says %q, want %q", node, got, want)
+//			}
+//		}
+//	}
+package frameworktest
