@@ -29,6 +29,10 @@ func TestFiltersSignWhatTheyRead(t *testing.T) {
 		NewNodeName(): {
 			{Name: "replica", A: base().Obj(), B: replica, Same: true},
 			{Name: "nodeName", A: base().Obj(), B: base().Node("n1").Obj()},
+			// PreFilter skips a pod without a nodeName: these are the
+			// ones the scheduler keeps answers for.
+			{Name: "replica with a nodeName", A: base().Node("n1").Obj(), B: base().Name("b").Node("n1").Obj(), Same: true},
+			{Name: "another nodeName", A: base().Node("n1").Obj(), B: base().Node("n2").Obj()},
 		},
 		NewTaintToleration(): {
 			{Name: "replica", A: base().Obj(), B: replica, Same: true},
@@ -81,9 +85,40 @@ func TestFiltersSignWhatTheyRead(t *testing.T) {
 			{Name: "overhead", A: base().Obj(), B: base().Overhead("100m", "").Obj()},
 		},
 	}
+	nodes := keptAnswersSnapshot()
 	for pl, cs := range cases {
 		frameworktest.CheckSigning(t, pl, cs)
+		// What the signatures are for: pods signed alike get the same
+		// answers, on nodes that answer the pods of the cases apart.
+		var pods []*v1.Pod
+		for _, c := range cs {
+			pods = append(pods, c.A, c.B)
+		}
+		frameworktest.CheckKeptAnswers(t, pl, nodes, pods)
 	}
+}
+
+// keptAnswersSnapshot is nodes that tell apart the pods of
+// TestFiltersSignWhatTheyRead: unschedulable, tainted, labelled, small,
+// with host ports taken, declaring features.
+func keptAnswersSnapshot() framework.NodeInfoLister {
+	return frameworktest.NewSnapshot([]*v1.Node{
+		frameworktest.MakeNode().Name("n1").Label("disk", "ssd").Label("zone", "a").Capacity("4", "8Gi", 110).Obj(),
+		frameworktest.MakeNode().Name("n2").Label("disk", "hdd").Label("zone", "b").Capacity("550m", "4Gi", 110).Obj(),
+		frameworktest.MakeNode().Name("unschedulable").Capacity("4", "8Gi", 110).Unschedulable().
+			Taint(v1.TaintNodeUnschedulable, "", v1.TaintEffectNoSchedule).Obj(),
+		frameworktest.MakeNode().Name("dedicated").Capacity("4", "8Gi", 110).Taint("dedicated", "", v1.TaintEffectNoSchedule).Obj(),
+		frameworktest.MakeNode().Name("gpu").Capacity("4", "8Gi", 110).
+			Allocatable(map[v1.ResourceName]string{"example.com/gpu": "1", v1.ResourceEphemeralStorage: "10Gi"}).Obj(),
+		func() *v1.Node {
+			n := frameworktest.MakeNode().Name("featured").Capacity("4", "8Gi", 110).Obj()
+			n.Status.DeclaredFeatures = []string{"RestartAllContainersOnContainerExits", "UserNamespacesHostNetworkSupport"}
+			return n
+		}(),
+	}, []*v1.Pod{
+		frameworktest.MakePod().Name("port-80").Node("n1").HostPort(80, v1.ProtocolTCP, "").Obj(),
+		frameworktest.MakePod().Name("port-81").Node("n2").HostPort(81, v1.ProtocolTCP, "10.0.0.1").Obj(),
+	})
 }
 
 // restartAllRule gives the pod's first container a rule that restarts every

@@ -53,8 +53,16 @@ func TestScorersSignWhatTheyRead(t *testing.T) {
 		// An image volume widens the score's range, wherever its image is.
 		{Name: "image volume", A: images("web:1"), B: base().ContainerImages("web:1").ImageVolume("data:1").Obj()},
 	}
+	nodes := keptAnswersSnapshot()
 	for pl, cs := range cases {
 		frameworktest.CheckSigning(t, pl, cs)
+		// What the signatures are for: pods signed alike get the same
+		// scores, on nodes that score the pods of the cases apart.
+		var pods []*v1.Pod
+		for _, c := range cs {
+			pods = append(pods, c.A, c.B)
+		}
+		frameworktest.CheckKeptAnswers(t, pl, nodes, pods)
 	}
 	// ImageLocality scales by the number of nodes: it signs it.
 	a, _ := frameworktest.SignPod(t, il, images("web:1"))
@@ -62,6 +70,19 @@ func TestScorersSignWhatTheyRead(t *testing.T) {
 	if bytes.Equal(a, b) {
 		t.Error("ImageLocality signs alike on 3 and 4 nodes")
 	}
+}
+
+// keptAnswersSnapshot is nodes that score apart the pods of
+// TestScorersSignWhatTheyRead: of different sizes and use, tainted,
+// labelled, holding images.
+func keptAnswersSnapshot() framework.NodeInfoLister {
+	return frameworktest.NewSnapshot([]*v1.Node{
+		frameworktest.MakeNode().Name("n1").Label("zone", "a").Capacity("4", "8Gi", 110).Image(500<<20, "web:1").Obj(),
+		frameworktest.MakeNode().Name("n2").Label("zone", "b").Capacity("2", "16Gi", 110).Image(300<<20, "web:2", "data:1").Obj(),
+		frameworktest.MakeNode().Name("spot").Capacity("8", "8Gi", 110).Taint("spot", "", v1.TaintEffectPreferNoSchedule).Obj(),
+	}, []*v1.Pod{
+		frameworktest.MakePod().Name("busy").Node("n1").Req("1500m", "2Gi").Obj(),
+	})
 }
 
 func newImageLocality(t *testing.T, nodes int) *ImageLocality {

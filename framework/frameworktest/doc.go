@@ -13,8 +13,9 @@
 //   - NewHandle: a framework.Handle over a snapshot, with informers over
 //     a fake clientset; AddObjects fills their listers, with nothing to
 //     start or sync.
-//   - CheckSigning: the contract of a framework.PodSigner, whose answers
-//     the scheduler keeps and gives to pods that sign alike.
+//   - CheckSigning and CheckKeptAnswers: the contract of a
+//     framework.PodSigner, whose answers the scheduler keeps and gives to
+//     pods that sign alike.
 //
 // The test of a filter, NodePool of examples/out-of-tree, which keeps a
 // pod labelled with a pool on the nodes of that pool:
@@ -37,5 +38,14 @@
 //				t.Errorf("node %s: Filter says %q, want %q", node, got, want)
 //			}
 //		}
+//
+//		// Pods of one pool sign alike, and must get the same answers.
+//		replica := frameworktest.MakePod().Name("web-2").Label(nodepool.DefaultPoolLabel, "team-a").Req("1", "").Obj()
+//		other := frameworktest.MakePod().Name("db").Label(nodepool.DefaultPoolLabel, "team-b").Obj()
+//		frameworktest.CheckKeptAnswers(t, pl, snapshot, []*v1.Pod{web, replica, other})
 //	}
+//
+// A test that runs the whole scheduling cycle over a profile, the
+// plugin's with yardmaster's built-in ones, uses package
+// framework/frameworktest/cycletest.
 package frameworktest
