@@ -418,6 +418,8 @@ func TestPluginResolution(t *testing.T) {
       - name: DefaultBinder`,
 		check: func(t *testing.T, p framework.Profile) {
 			want := framework.Profile{
+				QueueSort: "PrioritySort",
+				Bind:      []string{"DefaultBinder"},
 				PreFilter: []string{fit}, Filter: []string{fit}, PreScore: []string{fit},
 				Score: []framework.WeightedPlugin{{Name: fit, Weight: 4}},
 			}
@@ -514,6 +516,8 @@ func TestPluginResolution(t *testing.T) {
       - name: DefaultBinder`,
 		check: func(t *testing.T, p framework.Profile) {
 			want := framework.Profile{
+				QueueSort:  "PrioritySort",
+				Bind:       []string{"DefaultBinder"},
 				PreEnqueue: []string{registry.DefaultPreemptionName},
 				PreFilter:  []string{"NodeName"},
 				Filter:     []string{"NodeName"},
@@ -961,8 +965,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"kube-scheduler plugin yardmaster lacks", prof("    multiPoint:\n      enabled: [{name: GangScheduling}]\n"), "profiles[0].plugins.multiPoint.enabled[0].name", 7, "does not implement"},
 		{"removed plugin", prof("    score:\n      enabled: [{name: NodeResourcesLeastAllocated, weight: 2}]\n"), "profiles[0].plugins.score.enabled[0].name", 7, "scoringStrategy: {type: LeastAllocated"},
 		{"plugin at a point it does not implement", prof("    score:\n      enabled: [{name: NodeUnschedulable}]\n"), "profiles[0].plugins.score.enabled[0].name", 7, `"NodeUnschedulable" does not implement score (it implements preFilter, filter)`},
-		{"another queueSort", prof("    queueSort:\n      enabled: [{name: NodeResourcesFit}]\n"), "profiles[0].plugins.queueSort.enabled[0].name", 7, "yardmaster runs PrioritySort there"},
-		{"another bind", prof("    bind:\n      enabled: [{name: NodeName}]\n"), "profiles[0].plugins.bind.enabled[0].name", 7, "yardmaster runs DefaultBinder there"},
+		{"another queueSort", prof("    queueSort:\n      enabled: [{name: NodeResourcesFit}]\n"), "profiles[0].plugins.queueSort.enabled[0].name", 7, `plugin "NodeResourcesFit" does not implement queueSort`},
+		{"another bind", prof("    bind:\n      enabled: [{name: NodeName}]\n"), "profiles[0].plugins.bind.enabled[0].name", 7, `plugin "NodeName" does not implement bind`},
 		{"a reserve plugin", prof("    reserve:\n      enabled: [{name: NodeResourcesFit}]\n"), "profiles[0].plugins.reserve.enabled[0].name", 7, "does not implement reserve"},
 		// kube-scheduler's ImageLocality is a scorer only: yardmaster's
 		// step at preScore cannot be named, nor a point no plugin of the
@@ -971,8 +975,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"ImageLocality at preScore, as kube-scheduler refuses it", prof("    multiPoint:\n      enabled: [{name: ImageLocality}]\n    preScore:\n      enabled: [{name: ImageLocality}]\n"), "profiles[0].plugins.preScore.enabled[0].name", 9, `plugin "ImageLocality" does not implement preScore (it implements score)`},
 		{"a filter at preEnqueue", prof("    preEnqueue:\n      enabled: [{name: NodeUnschedulable}]\n"), "profiles[0].plugins.preEnqueue.enabled[0].name", 7, `plugin "NodeUnschedulable" does not implement preEnqueue (it implements preFilter, filter)`},
 		{"a plugin at podGroupPostFilter", prof("    podGroupPostFilter:\n      enabled: [{name: DefaultPreemption}]\n"), "profiles[0].plugins.podGroupPostFilter.enabled[0].name", 7, `plugin "DefaultPreemption" cannot run at podGroupPostFilter: yardmaster does not implement pod-group scheduling`},
-		{"queueSort disabled", prof("    queueSort:\n      disabled: [{name: \"*\"}]\n"), "profiles[0].plugins.queueSort", 6, "PrioritySort is disabled"},
-		{"multiPoint emptied", prof("    multiPoint:\n      disabled: [{name: \"*\"}]\n"), "profiles[0].plugins.bind", 5, "DefaultBinder is disabled"},
+		{"queueSort disabled", prof("    queueSort:\n      disabled: [{name: \"*\"}]\n"), "profiles[0].plugins.queueSort", 6, "no queue-sort plugin is enabled"},
+		{"multiPoint emptied", prof("    multiPoint:\n      disabled: [{name: \"*\"}]\n"), "profiles[0].plugins.bind", 5, "no bind plugin is enabled"},
 		{"enabled twice", prof("    filter:\n      enabled: [{name: NodeName}, {name: NodeName}]\n"), "profiles[0].plugins.filter.enabled[1].name", 7, "enabled twice"},
 		{"wildcard enabled", prof("    filter:\n      enabled: [{name: \"*\"}]\n"), "profiles[0].plugins.filter.enabled[0].name", 7, "only means something under disabled"},
 		{"negative weight", prof("    multiPoint:\n      enabled:\n      - name: TaintToleration\n        weight: -3\n"), "profiles[0].plugins.multiPoint.enabled[0].weight", 9, "must be > 0"},

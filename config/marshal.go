@@ -131,7 +131,7 @@ func profileFile(prof framework.Profile) fileProfile {
 	}
 	plugins := &filePlugins{
 		PreEnqueue: enabled(append([]string{registry.SchedulingGatesName}, prof.PreEnqueue...)...),
-		QueueSort:  enabled(registry.PrioritySortName),
+		QueueSort:  enabled(prof.QueueSort),
 		PreFilter:  enabled(prof.PreFilter...),
 		Filter:     enabled(prof.Filter...),
 		PreScore:   enabled(prof.PreScore...),
@@ -139,7 +139,7 @@ func profileFile(prof framework.Profile) fileProfile {
 		Reserve:    enabled(prof.Reserve...),
 		Permit:     enabled(prof.Permit...),
 		PreBind:    enabled(prof.PreBind...),
-		Bind:       enabled(registry.DefaultBinderName),
+		Bind:       enabled(prof.Bind...),
 		PostBind:   enabled(prof.PostBind...),
 		MultiPoint: pluginSet{Disabled: []filePlugin{{Name: wildcard}}},
 	}

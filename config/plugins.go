@@ -135,13 +135,6 @@ type pointPlugins struct {
 	disabled map[string]bool
 }
 
-// builtinPoints are points where yardmaster runs fixed behaviour, with the
-// one plugin name that stands for it.
-var builtinPoints = map[string]string{
-	framework.PointQueueSort: registry.PrioritySortName,
-	framework.PointBind:      registry.DefaultBinderName,
-}
-
 // resolvePlugins turns a profile's plugin sets into the plugin lists of
 // the points yardmaster runs. path is the profile's path. built lists the
 // plugins kube-scheduler would build for the profile: every plugin an
@@ -222,15 +215,19 @@ func resolvePlugins(cat *catalog, plugins *filePlugins, path string, p *problems
 	}
 
 	pluginsPath := childPath(path, "plugins")
-	for _, point := range []string{framework.PointQueueSort, framework.PointBind} {
-		want := builtinPoints[point]
-		switch got := expand(point); {
-		case len(got) == 0:
-			p.add(childPath(pluginsPath, point), "%s is disabled, but yardmaster always runs it at %s (kube-scheduler, too, needs a %s plugin there): enable %s, e.g. under multiPoint.enabled",
-				want, point, point, want)
-		case !slices.Equal(got, []string{want}):
-			p.add(childPath(pluginsPath, point), "yardmaster runs exactly %s at %s, got %s", want, point, strings.Join(got, ", "))
-		}
+	// As kube-scheduler's framework runtime: exactly one queue-sort
+	// plugin.
+	switch got := expand(framework.PointQueueSort); {
+	case len(got) == 0:
+		p.add(childPath(pluginsPath, framework.PointQueueSort), "no queue-sort plugin is enabled: enable one (%s is the default), e.g. under multiPoint.enabled", registry.PrioritySortName)
+	case len(got) > 1:
+		p.add(childPath(pluginsPath, framework.PointQueueSort), "only one queue-sort plugin can be enabled, got %s", strings.Join(got, ", "))
+	default:
+		prof.QueueSort = got[0]
+	}
+	// And at least one bind plugin.
+	if prof.Bind = expand(framework.PointBind); len(prof.Bind) == 0 {
+		p.add(childPath(pluginsPath, framework.PointBind), "no bind plugin is enabled: enable one (%s is the default), e.g. under multiPoint.enabled", registry.DefaultBinderName)
 	}
 	// preEnqueue: SchedulingGates is built into the queue and always on;
 	// disabling it is accepted and changes nothing (the API server refuses
@@ -372,9 +369,7 @@ func checkSet(cat *catalog, point string, set *pluginSet, path string, p *proble
 			continue
 		}
 		if point != framework.PointMultiPoint && !r.Implements(point) {
-			if builtin, ok := builtinPoints[point]; ok {
-				p.add(np, "%q cannot run at %s: yardmaster runs %s there, built in", pl.Name, point, builtin)
-			} else if podGroupPoints[point] {
+			if podGroupPoints[point] {
 				// kube-scheduler's DefaultPreemption, say, is a
 				// podGroupPostFilter plugin; no plugin is one here.
 				p.add(np, "plugin %q cannot run at %s: yardmaster does not implement pod-group scheduling", pl.Name, point)

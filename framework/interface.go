@@ -201,6 +201,22 @@ type PreBindPlugin interface {
 	PreBind(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status
 }
 
+// BindPlugin binds a pod to its node. The profile's bind plugins run in
+// order after PreBind, on a bind worker, until one does not Skip: a
+// plugin that binds only some pods (to another cluster, through a custom
+// resource) returns Skip for the others. DefaultBinder, the default and
+// usually the last, posts the pods/binding subresource, retrying what the
+// API server may not have committed and checking what it has.
+type BindPlugin interface {
+	Plugin
+	// Bind binds pod to nodeName, or returns Skip to leave it to the next
+	// plugin. An error fails the binding cycle: every reserve plugin's
+	// Unreserve runs and the pod is tried again with backoff, unless the
+	// pod turns out bound to nodeName all the same, which counts as
+	// bound.
+	Bind(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status
+}
+
 // PostBindPlugin is told that a pod was bound, for clean-up. It cannot
 // fail the binding.
 type PostBindPlugin interface {
@@ -298,6 +314,19 @@ type Handle interface {
 	// counts them as taking room there when their priority is at least
 	// its own. The slice is the caller's; the PodInfos are read-only.
 	NominatedPodsForNode(name string) []*PodInfo
+}
+
+// RejectionExplainer is implemented by a FilterPlugin that can say more
+// about a node it rejected than its status tells the pod's events:
+// `yardmaster explain`, which reads the nodes with its caller's rights,
+// asks it for every node it rejected.
+type RejectionExplainer interface {
+	// ExplainRejection returns the reasons to show for nodeInfo in place
+	// of reasons (the Filter's; return them unchanged when there is
+	// nothing to add), and how much of each resource would have to be
+	// freed on the node for the pod to pass, by resource name (nil when
+	// freeing room there cannot help).
+	ExplainRejection(pod *v1.Pod, nodeInfo *NodeInfo, reasons []string) (shown []string, shortfall map[string]string)
 }
 
 // BackgroundPlugin is a plugin with work of its own outside scheduling

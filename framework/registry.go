@@ -108,10 +108,16 @@ type Profile struct {
 	SchedulerName string
 	// PercentageOfNodesToScore overrides the global setting when non-nil.
 	PercentageOfNodesToScore *int32
-	PreFilter                []string
-	Filter                   []string
-	PreScore                 []string
-	Score                    []WeightedPlugin
+	// Bind are the bind plugins, in order; DefaultBinder stands for the
+	// scheduler's own Binding. Empty means DefaultBinder alone.
+	Bind []string
+	// QueueSort is the queue-sort plugin (the same in every profile: they
+	// share one queue); empty orders as PrioritySort.
+	QueueSort string
+	PreFilter []string
+	Filter    []string
+	PreScore  []string
+	Score     []WeightedPlugin
 	// PostFilter runs, in order, when a pod fits nowhere: DefaultPreemption
 	// (built in) and the plugins that make room otherwise.
 	PostFilter []string
@@ -138,6 +144,9 @@ func (p *Profile) Plugins() []string {
 			names = append(names, n)
 		}
 	}
+	if p.QueueSort != "" {
+		add(p.QueueSort)
+	}
 	for _, list := range [][]string{p.PreFilter, p.Filter, p.PreScore} {
 		for _, n := range list {
 			add(n)
@@ -146,7 +155,7 @@ func (p *Profile) Plugins() []string {
 	for _, w := range p.Score {
 		add(w.Name)
 	}
-	for _, list := range [][]string{p.PreEnqueue, p.PostFilter, p.Reserve, p.Permit, p.PreBind, p.PostBind} {
+	for _, list := range [][]string{p.PreEnqueue, p.PostFilter, p.Reserve, p.Permit, p.PreBind, p.Bind, p.PostBind} {
 		for _, n := range list {
 			add(n)
 		}
@@ -176,8 +185,8 @@ func (reg Registry) RunAt(p *Profile, point string) []string {
 }
 
 // profilePoints are the points a Profile lists plugins at: the file's,
-// but queueSort and bind (built in) and multiPoint (expanded).
-var profilePoints = []string{PointPreEnqueue, PointPreFilter, PointFilter, PointPostFilter, PointPreScore, PointScore, PointReserve, PointPermit, PointPreBind, PointPostBind}
+// but queueSort (one plugin, Profile.QueueSort) and multiPoint (expanded).
+var profilePoints = []string{PointPreEnqueue, PointPreFilter, PointFilter, PointPostFilter, PointPreScore, PointScore, PointReserve, PointPermit, PointPreBind, PointBind, PointPostBind}
 
 // at returns the plugins p lists at point, one of profilePoints.
 func (p *Profile) at(point string) []string {
@@ -204,6 +213,8 @@ func (p *Profile) at(point string) []string {
 		return p.Permit
 	case PointPreBind:
 		return p.PreBind
+	case PointBind:
+		return p.Bind
 	case PointPostBind:
 		return p.PostBind
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	corelisters "k8s.io/client-go/listers/core/v1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
@@ -106,9 +107,10 @@ func (f *Fit) UseDeviceClasses(r framework.DeviceClassResolver) *Fit {
 }
 
 var (
-	_ framework.PreFilterPlugin = &Fit{}
-	_ framework.FilterPlugin    = &Fit{}
-	_ framework.PodSigner       = &Fit{}
+	_ framework.PreFilterPlugin    = &Fit{}
+	_ framework.FilterPlugin       = &Fit{}
+	_ framework.PodSigner          = &Fit{}
+	_ framework.RejectionExplainer = &Fit{}
 )
 
 // NewFit returns the filter configured by args; nil args mean the defaults
@@ -294,4 +296,45 @@ func appendIfShort(out []InsufficientResource, name v1.ResourceName, reason stri
 		Requested: requested, Used: used, Capacity: capacity,
 		Unresolvable: requested > capacity,
 	})
+}
+
+// ExplainRejection keeps the reasons and says how much of each resource
+// the pod requests that ni lacks, as NodeResourcesFit counts them; no
+// shortfall when freeing room on ni cannot make the pod fit (it asks for
+// more than the node has at all).
+func (f *Fit) ExplainRejection(pod *v1.Pod, ni *framework.NodeInfo, reasons []string) ([]string, map[string]string) {
+	return reasons, shortfall(pod, ni)
+}
+
+// shortfall is ExplainRejection's shortfall.
+func shortfall(pod *v1.Pod, ni *framework.NodeInfo) map[string]string {
+	req := framework.FitRequests(pod)
+	out := map[string]string{}
+	short := func(name v1.ResourceName, want, allocatable, requested int64, q func(int64) *resource.Quantity) bool {
+		if want <= 0 {
+			return true
+		}
+		if want > allocatable {
+			return false
+		}
+		if d := want - (allocatable - requested); d > 0 {
+			out[string(name)] = q(d).String()
+		}
+		return true
+	}
+	milli := func(v int64) *resource.Quantity { return resource.NewMilliQuantity(v, resource.DecimalSI) }
+	binary := func(v int64) *resource.Quantity { return resource.NewQuantity(v, resource.BinarySI) }
+	decimal := func(v int64) *resource.Quantity { return resource.NewQuantity(v, resource.DecimalSI) }
+	a, r := ni.Allocatable, ni.Requested
+	ok := short(v1.ResourcePods, 1, a.AllowedPodNumber, int64(len(ni.Pods)), decimal) &&
+		short(v1.ResourceCPU, req.MilliCPU, a.MilliCPU, r.MilliCPU, milli) &&
+		short(v1.ResourceMemory, req.Memory, a.Memory, r.Memory, binary) &&
+		short(v1.ResourceEphemeralStorage, req.EphemeralStorage, a.EphemeralStorage, r.EphemeralStorage, binary)
+	for name, want := range req.ScalarResources {
+		ok = ok && short(name, want, a.ScalarResources[name], r.ScalarResources[name], decimal)
+	}
+	if !ok || len(out) == 0 {
+		return nil
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package predicates
 
 import (
 	"context"
+	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -30,9 +31,10 @@ var untoleratedTaint = framework.NewStatus(framework.UnschedulableAndUnresolvabl
 type TaintToleration struct{}
 
 var (
-	_ framework.PreFilterPlugin = &TaintToleration{}
-	_ framework.FilterPlugin    = &TaintToleration{}
-	_ framework.PodSigner       = &TaintToleration{}
+	_ framework.RejectionExplainer = &TaintToleration{}
+	_ framework.PreFilterPlugin    = &TaintToleration{}
+	_ framework.FilterPlugin       = &TaintToleration{}
+	_ framework.PodSigner          = &TaintToleration{}
 )
 
 // NewTaintToleration returns the filter.
@@ -73,4 +75,20 @@ func (*TaintToleration) SignPod(_ *framework.CycleState, pod *v1.Pod, sig []byte
 // node that pod does not tolerate, for callers that explain a rejection.
 func FirstUntoleratedTaint(pod *v1.Pod, node *v1.Node) (*v1.Taint, bool) {
 	return framework.FindUntoleratedTaint(node.Spec.Taints, pod.Spec.Tolerations, framework.IsDoNotScheduleTaint)
+}
+
+// ExplainRejection names the taint: "node(s) had untolerated taint {gpu: true}": "node(s) had untolerated taint {gpu: true}". The scheduler's
+// own reason names none, since events and pod conditions are read by
+// whoever may read the pod; explain reads the nodes with its caller's
+// rights, so it may say which taint.
+func (*TaintToleration) ExplainRejection(pod *v1.Pod, ni *framework.NodeInfo, reasons []string) ([]string, map[string]string) {
+	node := ni.Node()
+	if node == nil {
+		return reasons, nil
+	}
+	taint, ok := framework.FindUntoleratedTaint(node.Spec.Taints, pod.Spec.Tolerations, framework.IsDoNotScheduleTaint)
+	if !ok {
+		return reasons, nil
+	}
+	return []string{fmt.Sprintf("node(s) had untolerated taint {%s: %s}", taint.Key, taint.Value)}, nil
 }

@@ -44,10 +44,10 @@ func TestPodHeapRandomOps(t *testing.T) {
 			for i := range 500 {
 				switch r := rng.IntN(10); {
 				case r < 5 || len(model) == 0:
-					qpi := &QueuedPodInfo{
+					qpi := &QueuedPodInfo{QueuedPodInfo: framework.QueuedPodInfo{
 						PodInfo:   framework.NewPodInfo(makePod(fmt.Sprint("p", i)).Priority(rng.Int32N(4)).Obj()),
 						Timestamp: t0.Add(time.Duration(rng.IntN(3)) * time.Second),
-					}
+					}}
 					h.add(qpi)
 					seq++
 					model[qpi.Pod.UID] = ref{qpi, seq}

@@ -76,7 +76,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/clock"
 
 	"github.com/yardmaster-io/yardmaster/framework"
@@ -117,23 +116,7 @@ var ErrNotInFlight = errors.New("pod is not in flight")
 // reads or writes it after Pop, except to recognise it (by pointer) in
 // AddUnschedulable and Done, and to copy it in AddUnschedulable.
 type QueuedPodInfo struct {
-	*framework.PodInfo
-	// Timestamp is when the pod last entered the queue: when it was added,
-	// or when its last attempt failed. It orders pods of equal priority in
-	// activeQ, and backoff is counted from it.
-	Timestamp time.Time
-	// InitialAttemptTimestamp is when the pod first became ready to schedule
-	// (first entered activeQ); zero while it has never been. The scheduler
-	// measures end-to-end scheduling latency from it.
-	InitialAttemptTimestamp time.Time
-	// Attempts counts how often the pod was popped.
-	Attempts int
-	// UnschedulablePlugins names the plugins that rejected the pod in its
-	// last attempt. The scheduler fills it in; the queue reads it when the
-	// pod comes back, to know which events can wake it (hints.go). It is
-	// read-only: the queue's copy may be shared by every pod that the same
-	// plugins rejected.
-	UnschedulablePlugins sets.Set[string]
+	framework.QueuedPodInfo
 
 	// hints is the pod's profile's table, and rejectors the bits of
 	// UnschedulablePlugins in it (0: wake on every event); set by
@@ -178,6 +161,10 @@ type Options struct {
 	// again. It runs with the queue's lock held: it must be quick and must
 	// not call the queue.
 	PreEnqueue func(pod *v1.Pod) bool
+	// Less orders activeQ: whether a goes before b (the profiles'
+	// QueueSortPlugin). Nil orders as PrioritySort: higher priority first,
+	// then earlier Timestamp.
+	Less func(a, b *framework.QueuedPodInfo) bool
 }
 
 // PriorityQueue is the scheduling queue. All methods are safe for concurrent
@@ -299,14 +286,26 @@ func New(opts Options) *PriorityQueue {
 		q.logger = zap.NewNop()
 	}
 	q.cond = sync.NewCond(&q.mu)
-	q.activeQ = newPodHeap(compareActive)
+	active := compareActive
+	if opts.Less != nil {
+		active = func(a, b *QueuedPodInfo) int {
+			switch {
+			case opts.Less(&a.QueuedPodInfo, &b.QueuedPodInfo):
+				return -1
+			case opts.Less(&b.QueuedPodInfo, &a.QueuedPodInfo):
+				return 1
+			}
+			return 0
+		}
+	}
+	q.activeQ = newPodHeap(active)
 	// Within a window, backoffQ is in activeQ's order, since Pop may take
 	// its head in activeQ's stead; errors wait and come out by end alone.
 	q.backoffQ = newPodHeap(func(a, b *QueuedPodInfo) int {
 		if c := q.backoffEnd(a).Compare(q.backoffEnd(b)); c != 0 {
 			return c
 		}
-		return compareActive(a, b)
+		return active(a, b)
 	})
 	q.errorBackoffQ = newPodHeap(func(a, b *QueuedPodInfo) int {
 		return q.backoffEnd(a).Compare(q.backoffEnd(b))
@@ -355,7 +354,7 @@ func (q *PriorityQueue) addLocked(pod *v1.Pod, event Event) {
 	if q.updateLocked(pod) {
 		return
 	}
-	qpi := &QueuedPodInfo{PodInfo: framework.NewPodInfo(pod), Timestamp: q.clock.Now()}
+	qpi := &QueuedPodInfo{QueuedPodInfo: framework.QueuedPodInfo{PodInfo: framework.NewPodInfo(pod), Timestamp: q.clock.Now()}}
 	q.pushActive(qpi, event, Nowhere)
 }
 

@@ -1015,3 +1015,39 @@ func TestNames(t *testing.T) {
 		t.Errorf("Location(99) = %q", got)
 	}
 }
+
+// A queue-sort plugin's Less orders activeQ; pods it does not order come
+// out in insertion order.
+func TestPopOrderLess(t *testing.T) {
+	byNameDesc := func(a, b *framework.QueuedPodInfo) bool { return a.Pod.Name > b.Pod.Name }
+	q, clk := newTestQueue(Options{Less: byNameDesc})
+	for _, name := range []string{"b", "d", "a", "c"} {
+		clk.Step(time.Second)
+		q.Add(makePod(name).Priority(int32(len(name))).Obj())
+	}
+	var got []string
+	for range 4 {
+		qpi := mustPop(t, q)
+		got = append(got, qpi.Pod.Name)
+		q.Done(qpi)
+	}
+	if diff := cmp.Diff([]string{"d", "c", "b", "a"}, got); diff != "" {
+		t.Errorf("pop order (-want +got):\n%s", diff)
+	}
+	q.checkInvariants(t)
+
+	never := func(a, b *framework.QueuedPodInfo) bool { return false }
+	q, _ = newTestQueue(Options{Less: never})
+	for _, name := range []string{"b", "d", "a"} {
+		q.Add(makePod(name).Obj())
+	}
+	got = nil
+	for range 3 {
+		qpi := mustPop(t, q)
+		got = append(got, qpi.Pod.Name)
+		q.Done(qpi)
+	}
+	if diff := cmp.Diff([]string{"b", "d", "a"}, got); diff != "" {
+		t.Errorf("pop order without any order (-want +got):\n%s", diff)
+	}
+}

@@ -325,7 +325,7 @@ func (s *Scheduler) bindingCycle(j bindJob) {
 	defer cancelBind()
 	s.metrics.BindingStarted()
 	j.bindStart = time.Now()
-	bindBy, err := s.bind(bindCtx, pod, node)
+	bindBy, err := s.bind(bindCtx, j.prof, j.state, pod, node)
 	s.metrics.BindingDone(time.Since(j.bindStart), err)
 	switch {
 	case err == nil:

@@ -34,7 +34,7 @@ type stepPlugin struct {
 	name string
 	log  *callLog
 	// The outcome of each point; nil is Success.
-	reserve, permit, preBind *framework.Status
+	reserve, permit, preBind, bind *framework.Status
 	// permitWait is the timeout when permit is Wait.
 	permitWait time.Duration
 	// preBindSkip makes PreBindPreFlight Skip.
@@ -97,6 +97,11 @@ func (p *stepPlugin) PreBind(ctx context.Context, _ *framework.CycleState, _ *v1
 	return p.preBind
 }
 
+func (p *stepPlugin) Bind(_ context.Context, _ *framework.CycleState, _ *v1.Pod, _ string) *framework.Status {
+	p.log.add(p.name + ".Bind")
+	return p.bind
+}
+
 func (p *stepPlugin) PostBind(_ context.Context, _ *framework.CycleState, _ *v1.Pod, _ string) {
 	p.log.add(p.name + ".PostBind")
 }
@@ -121,6 +126,13 @@ type bindingTest struct {
 }
 
 func newBindingTest(t *testing.T, setup func(a, b *stepPlugin)) *bindingTest {
+	t.Helper()
+	return newBindingTestBinders(t, setup, nil)
+}
+
+// newBindingTestBinders is newBindingTest with the profile's bind
+// plugins; nil keeps the default (DefaultBinder).
+func newBindingTestBinders(t *testing.T, setup func(a, b *stepPlugin), binders []string) *bindingTest {
 	t.Helper()
 	bt := &bindingTest{t: t, log: &callLog{}, clock: testingclock.NewFakeClock(time.Now())}
 	bt.a = &stepPlugin{name: "A", log: bt.log}
@@ -155,7 +167,7 @@ func newBindingTest(t *testing.T, setup func(a, b *stepPlugin)) *bindingTest {
 	for _, p := range []*stepPlugin{bt.a, bt.b} {
 		if err := reg.Register(framework.Registration{
 			Name:   p.name,
-			Points: []string{framework.PointReserve, framework.PointPermit, framework.PointPreBind, framework.PointPostBind},
+			Points: []string{framework.PointReserve, framework.PointPermit, framework.PointPreBind, framework.PointBind, framework.PointPostBind},
 			New:    func(any, framework.Handle) ([]framework.Plugin, error) { return []framework.Plugin{p}, nil },
 		}); err != nil {
 			t.Fatal(err)
@@ -166,6 +178,9 @@ func newBindingTest(t *testing.T, setup func(a, b *stepPlugin)) *bindingTest {
 	prof.Permit = append(prof.Permit, "A", "B")
 	prof.PreBind = append(prof.PreBind, "A", "B")
 	prof.PostBind = append(prof.PostBind, "A", "B")
+	if binders != nil {
+		prof.Bind = binders
+	}
 	bt.events = events.NewFakeRecorder(100)
 	s, err := New(Options{
 		Client:          bt.client,
@@ -438,5 +453,65 @@ func TestSlowPreBindDoesNotHoldUpOthers(t *testing.T) {
 	close(s.bindJobs)
 	if want := []string{"q->n1"}; !slices.Equal(bt.bound, want) {
 		t.Errorf("bindings %v, want %v", bt.bound, want)
+	}
+}
+
+// The profile's bind plugins run in order until one does not Skip;
+// DefaultBinder posts the Binding.
+func TestBindPlugins(t *testing.T) {
+	prefix := []string{"A.Reserve", "B.Reserve", "A.Permit", "B.Permit", "A.PreBind", "B.PreBind"}
+	tests := []struct {
+		name     string
+		setup    func(a, b *stepPlugin)
+		binders  []string
+		calls    []string
+		bindings []string
+		loc      queue.Location // where the pod is after a failure
+	}{{
+		name:     "A skips: DefaultBinder binds",
+		setup:    func(a, b *stepPlugin) { a.bind = framework.NewStatus(framework.Skip) },
+		binders:  []string{"A", "DefaultBinder"},
+		calls:    append(slices.Clone(prefix), "A.Bind", "A.PostBind", "B.PostBind"),
+		bindings: []string{"p->n1"},
+	}, {
+		name:    "A binds: DefaultBinder is not asked",
+		binders: []string{"A", "DefaultBinder"},
+		calls:   append(slices.Clone(prefix), "A.Bind", "A.PostBind", "B.PostBind"),
+	}, {
+		name:     "DefaultBinder first: A is not asked",
+		binders:  []string{"DefaultBinder", "A"},
+		calls:    append(slices.Clone(prefix), "A.PostBind", "B.PostBind"),
+		bindings: []string{"p->n1"},
+	}, {
+		name:    "A fails: the binding cycle fails",
+		setup:   func(a, b *stepPlugin) { a.bind = framework.AsStatus(errors.New("remote cluster down")) },
+		binders: []string{"A", "DefaultBinder"},
+		calls:   append(slices.Clone(prefix), append([]string{"A.Bind"}, unreserveBoth...)...),
+		loc:     queue.BackoffQ,
+	}, {
+		name: "every bind plugin skips: the binding cycle fails",
+		setup: func(a, b *stepPlugin) {
+			a.bind, b.bind = framework.NewStatus(framework.Skip), framework.NewStatus(framework.Skip)
+		},
+		binders: []string{"A", "B"},
+		calls:   append(slices.Clone(prefix), append([]string{"A.Bind", "B.Bind"}, unreserveBoth...)...),
+		loc:     queue.BackoffQ,
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			bt := newBindingTestBinders(t, tc.setup, tc.binders)
+			bt.run(nil)
+			bt.check(tc.calls)
+			if !slices.Equal(bt.bound, tc.bindings) {
+				t.Errorf("bindings %v, want %v", bt.bound, tc.bindings)
+			}
+			if tc.loc != 0 {
+				if got := bt.s.Queue.Locate(bt.pod.UID); got != tc.loc {
+					t.Errorf("pod in %v, want %v", got, tc.loc)
+				}
+			} else if bt.s.Scheduled() != 1 {
+				t.Errorf("scheduled %d, want 1", bt.s.Scheduled())
+			}
+		})
 	}
 }

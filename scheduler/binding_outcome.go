@@ -162,7 +162,7 @@ func (s *Scheduler) awaitBindingOutcome(j bindJob, ch <-chan bindingOutcome, bin
 		case <-s.bindCtx.Done():
 			// Aborted: bindingFailed forgets it without a word.
 			t.Stop()
-			s.bindingFailed(ctx, j, "Bind", framework.AsStatus(bindErr), "DefaultBinder")
+			s.bindingFailed(ctx, j, "Bind", framework.AsStatus(bindErr), defaultBinderName)
 			return
 		}
 		t.Stop()
@@ -177,7 +177,7 @@ func (s *Scheduler) awaitBindingOutcome(j bindJob, ch <-chan bindingOutcome, bin
 		s.bindingDropped(ctx, j, out, "Bind")
 	default:
 		err := fmt.Errorf("%w, but it was not: the pod is still pending", bindErr)
-		s.bindingFailed(ctx, j, "Bind", framework.AsStatus(err), "DefaultBinder")
+		s.bindingFailed(ctx, j, "Bind", framework.AsStatus(err), defaultBinderName)
 	}
 }
 

@@ -25,12 +25,10 @@ import (
 	"sort"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/yardmaster-io/yardmaster/explain"
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
 // ErrNoProfile is returned by Explain for a pod whose spec.schedulerName
@@ -274,11 +272,8 @@ func (s *Scheduler) explainLocked(ctx context.Context, prof *profile, state *fra
 		} else {
 			v.Rejected = &explain.Rejection{Plugin: r.plugin, Reasons: r.status.Reasons(),
 				Unresolvable: r.status.Code() == framework.UnschedulableAndUnresolvable}
-			switch r.plugin {
-			case registry.NodeResourcesFitName:
-				v.Shortfall = shortfall(pod, ni)
-			case registry.TaintTolerationName:
-				v.Rejected.Reasons = namedTaint(pod, ni, v.Rejected.Reasons)
+			if x, ok := prof.filterByName(r.plugin).(framework.RejectionExplainer); ok {
+				v.Rejected.Reasons, v.Shortfall = x.ExplainRejection(pod, ni, v.Rejected.Reasons)
 			}
 		}
 		e.Verdicts = append(e.Verdicts, v)
@@ -361,41 +356,6 @@ func withoutPod(all []*framework.NodeInfo, pod *v1.Pod) []*framework.NodeInfo {
 	return out
 }
 
-// shortfall says how much of each resource pod requests that ni lacks, as
-// NodeResourcesFit counts them; nil when freeing room on ni cannot make
-// the pod fit (it asks for more than the node has at all).
-func shortfall(pod *v1.Pod, ni *framework.NodeInfo) map[string]string {
-	req := framework.FitRequests(pod)
-	out := map[string]string{}
-	short := func(name v1.ResourceName, want, allocatable, requested int64, q func(int64) *resource.Quantity) bool {
-		if want <= 0 {
-			return true
-		}
-		if want > allocatable {
-			return false
-		}
-		if d := want - (allocatable - requested); d > 0 {
-			out[string(name)] = q(d).String()
-		}
-		return true
-	}
-	milli := func(v int64) *resource.Quantity { return resource.NewMilliQuantity(v, resource.DecimalSI) }
-	binary := func(v int64) *resource.Quantity { return resource.NewQuantity(v, resource.BinarySI) }
-	decimal := func(v int64) *resource.Quantity { return resource.NewQuantity(v, resource.DecimalSI) }
-	a, r := ni.Allocatable, ni.Requested
-	ok := short(v1.ResourcePods, 1, a.AllowedPodNumber, int64(len(ni.Pods)), decimal) &&
-		short(v1.ResourceCPU, req.MilliCPU, a.MilliCPU, r.MilliCPU, milli) &&
-		short(v1.ResourceMemory, req.Memory, a.Memory, r.Memory, binary) &&
-		short(v1.ResourceEphemeralStorage, req.EphemeralStorage, a.EphemeralStorage, r.EphemeralStorage, binary)
-	for name, want := range req.ScalarResources {
-		ok = ok && short(name, want, a.ScalarResources[name], r.ScalarResources[name], decimal)
-	}
-	if !ok || len(out) == 0 {
-		return nil
-	}
-	return out
-}
-
 // Drain is simulate's --drain: in the cache only, node is cordoned and
 // the pods a drain evicts (all but DaemonSet pods, which a drain leaves)
 // are taken off it. It returns those pods, to be placed again.
@@ -417,21 +377,4 @@ func (s *Scheduler) Drain(node string) ([]*v1.Pod, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Namespace+"/"+out[i].Name < out[j].Namespace+"/"+out[j].Name })
 	return out, nil
-}
-
-// namedTaint returns TaintToleration's reasons for rejecting ni with the
-// taint named: "node(s) had untolerated taint {gpu: true}". The scheduler's
-// own reason names none, since events and pod conditions are read by
-// whoever may read the pod; explain reads the nodes with its caller's
-// rights, so it may say which taint.
-func namedTaint(pod *v1.Pod, ni *framework.NodeInfo, reasons []string) []string {
-	node := ni.Node()
-	if node == nil {
-		return reasons
-	}
-	taint, ok := framework.FindUntoleratedTaint(node.Spec.Taints, pod.Spec.Tolerations, framework.IsDoNotScheduleTaint)
-	if !ok {
-		return reasons
-	}
-	return []string{fmt.Sprintf("node(s) had untolerated taint {%s: %s}", taint.Key, taint.Value)}
 }

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -19,6 +20,10 @@ import (
 // kube-scheduler: the queue knows no events for it, so a pod an extender
 // rejected is retried on every cluster event.
 const ExtenderName = "Extender"
+
+// defaultBinderName is the plugin name that stands for the scheduler's
+// own Binding (binder.Binder) among the bind plugins.
+const defaultBinderName = "DefaultBinder"
 
 // This file runs kube-scheduler's HTTP extenders (package extender) at the
 // places kube-scheduler does: after the filter plugins, on the nodes they
@@ -166,9 +171,10 @@ func (s *Scheduler) prioritizeByExtenders(ctx context.Context, pod *v1.Pod, feas
 }
 
 // bind binds pod to node and returns who did: the extender that binds
-// pod, if any, in place of the Binding, as in kube-scheduler; the Binding
-// when there is none, or when it is ignorable and failed.
-func (s *Scheduler) bind(ctx context.Context, pod *v1.Pod, node string) (by string, err error) {
+// pod, if any, in place of the bind plugins, as in kube-scheduler; else
+// (or when it is ignorable and failed) the profile's bind plugins in
+// order, the first that does not Skip.
+func (s *Scheduler) bind(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, node string) (by string, err error) {
 	for _, e := range s.extenders {
 		if !e.IsBinder() || !e.IsInterested(pod) {
 			continue
@@ -180,7 +186,23 @@ func (s *Scheduler) bind(ctx context.Context, pod *v1.Pod, node string) (by stri
 		s.logger.Info("skipping an extender's bind that failed: it is ignorable", zap.String("extender", e.Name()),
 			zap.String("pod", pod.Namespace+"/"+pod.Name), zap.Error(err))
 	}
-	return "DefaultBinder", s.binder.Bind(ctx, pod, node)
+	if len(prof.bind) == 0 {
+		return defaultBinderName, s.binder.Bind(ctx, pod, node)
+	}
+	for _, b := range prof.bind {
+		if b == nil {
+			return defaultBinderName, s.binder.Bind(ctx, pod, node)
+		}
+		st := b.Bind(ctx, state, pod, node)
+		switch {
+		case st.IsSkip():
+			continue
+		case st.IsSuccess():
+			return b.Name(), nil
+		}
+		return b.Name(), st.Err()
+	}
+	return "", errors.New("every bind plugin skipped the pod")
 }
 
 // OrderExtenders returns es in the order kube-scheduler calls them: the

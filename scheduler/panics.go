@@ -114,7 +114,7 @@ func (s *Scheduler) bindingPanicked(ctx context.Context, j bindJob, point string
 		return
 	}
 	if plugin == "" && point == "Bind" {
-		plugin = "DefaultBinder"
+		plugin = defaultBinderName
 	}
 	s.bindingFailed(ctx, j, point, framework.AsStatus(pe), plugin)
 }

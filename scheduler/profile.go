@@ -36,6 +36,9 @@ type profile struct {
 	// postFilter are the PostFilter steps in configured order; a nil
 	// plugin is DefaultPreemption, built in.
 	postFilter []framework.PostFilterPlugin
+	// bind are the Bind plugins in configured order; a nil plugin is
+	// DefaultBinder, built in (binder.Binder). None means DefaultBinder.
+	bind []framework.BindPlugin
 	// preEnqueue are the PreEnqueue plugins (SchedulingGates is the
 	// queue's own).
 	preEnqueue []framework.PreEnqueuePlugin
@@ -75,22 +78,13 @@ func newProfile(reg framework.Registry, p framework.Profile, h framework.Handle)
 	}
 	parts := map[string][]framework.Plugin{}
 	for _, name := range p.Plugins() {
-		r, ok := reg[name]
-		if !ok {
-			return nil, fmt.Errorf("profile %q: unknown plugin %q", p.SchedulerName, name)
-		}
-		if r.New == nil {
-			continue // behaviour built into the scheduler
-		}
-		args := p.Args[name]
-		if args == nil && r.NewArgs != nil {
-			args = r.NewArgs()
-		}
-		ps, err := r.New(args, h)
+		ps, err := buildPlugin(reg, &p, name, h)
 		if err != nil {
-			return nil, fmt.Errorf("profile %q: plugin %q: %w", p.SchedulerName, name, err)
+			return nil, err
 		}
-		parts[name] = ps
+		if ps != nil {
+			parts[name] = ps
+		}
 	}
 	hints, err := queue.ProfileHints(context.Background(), parts)
 	if err != nil {
@@ -106,6 +100,17 @@ func newProfile(reg framework.Registry, p framework.Profile, h framework.Handle)
 		}
 	}
 
+	for _, name := range p.Bind {
+		if len(parts[name]) == 0 {
+			prof.bind = append(prof.bind, nil) // DefaultBinder
+			continue
+		}
+		for _, pl := range parts[name] {
+			if x, ok := pl.(framework.BindPlugin); ok {
+				prof.bind = append(prof.bind, x)
+			}
+		}
+	}
 	for _, name := range reg.RunAt(&p, framework.PointPreFilter) {
 		for _, pl := range parts[name] {
 			if x, ok := pl.(framework.PreFilterPlugin); ok {
@@ -172,4 +177,57 @@ func pluginsAt[T framework.Plugin](names []string, parts map[string][]framework.
 		}
 	}
 	return out
+}
+
+// filterByName returns the profile's filter plugin named name, or nil.
+func (p *profile) filterByName(name string) framework.FilterPlugin {
+	for _, f := range p.filter {
+		if f.Name() == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// queueSort builds the queue-sort plugin the profiles name (the first
+// profile's: the configuration makes them all name the same, with the
+// same args) and returns its Less; nil, the queue's own PrioritySort
+// order, when they name none.
+func queueSort(reg framework.Registry, profiles []framework.Profile, h framework.Handle) (func(a, b *framework.QueuedPodInfo) bool, error) {
+	if len(profiles) == 0 || profiles[0].QueueSort == "" {
+		return nil, nil
+	}
+	p := &profiles[0]
+	parts, err := buildPlugin(reg, p, p.QueueSort, h)
+	if err != nil {
+		return nil, err
+	}
+	for _, pl := range parts {
+		if qs, ok := pl.(framework.QueueSortPlugin); ok {
+			return qs.Less, nil
+		}
+	}
+	return nil, fmt.Errorf("profile %q: plugin %q is not a QueueSortPlugin", p.SchedulerName, p.QueueSort)
+}
+
+// buildPlugin builds the parts of the plugin p names name, with p's args
+// for it or its defaults; none for a name whose behaviour is built into
+// the scheduler (New is nil).
+func buildPlugin(reg framework.Registry, p *framework.Profile, name string, h framework.Handle) ([]framework.Plugin, error) {
+	r, ok := reg[name]
+	if !ok {
+		return nil, fmt.Errorf("profile %q: unknown plugin %q", p.SchedulerName, name)
+	}
+	if r.New == nil {
+		return nil, nil
+	}
+	args := p.Args[name]
+	if args == nil && r.NewArgs != nil {
+		args = r.NewArgs()
+	}
+	ps, err := r.New(args, h)
+	if err != nil {
+		return nil, fmt.Errorf("profile %q: plugin %q: %w", p.SchedulerName, name, err)
+	}
+	return ps, nil
 }

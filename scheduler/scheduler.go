@@ -297,7 +297,13 @@ func New(opts Options) (*Scheduler, error) {
 		annotating:               make(chan struct{}, maxAnnotationPatches),
 		rng:                      rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 	}
+	h := handle{s}
+	less, err := queueSort(opts.Registry, opts.Profiles, h)
+	if err != nil {
+		return nil, err
+	}
 	s.Queue = queue.New(queue.Options{
+		Less:                 less,
 		Clock:                opts.Clock,
 		InitialBackoff:       opts.PodInitialBackoff,
 		MaxBackoff:           opts.PodMaxBackoff,
@@ -333,7 +339,6 @@ func New(opts Options) (*Scheduler, error) {
 			return nil, fmt.Errorf("register status patch metrics: %w", err)
 		}
 	}
-	h := handle{s}
 	for _, p := range opts.Profiles {
 		if _, dup := s.profiles[p.SchedulerName]; dup {
 			return nil, fmt.Errorf("duplicate profile %q", p.SchedulerName)

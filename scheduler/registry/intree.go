@@ -7,6 +7,7 @@ import (
 	"github.com/yardmaster-io/yardmaster/predicates"
 	"github.com/yardmaster-io/yardmaster/predicates/dynamicresources"
 	"github.com/yardmaster-io/yardmaster/priorities"
+	"github.com/yardmaster-io/yardmaster/priorities/prioritysort"
 	"github.com/yardmaster-io/yardmaster/priorities/prommetric"
 )
 
@@ -15,7 +16,7 @@ import (
 // write them, and cannot be replaced.
 const (
 	SchedulingGatesName = "SchedulingGates"
-	PrioritySortName    = "PrioritySort"
+	PrioritySortName    = prioritysort.Name
 	DefaultBinderName   = "DefaultBinder"
 	// DefaultPreemptionName switches on preemption (scheduler/preemption.go)
 	// for pods that fit nowhere.
@@ -78,6 +79,9 @@ func ExpandMultiPoint(reg framework.Registry, schedulerName string, plugins []fr
 		if !ok {
 			continue
 		}
+		if r.Implements(framework.PointQueueSort) && p.QueueSort == "" {
+			p.QueueSort = wp.Name
+		}
 		if r.Implements(framework.PointPreFilter) {
 			p.PreFilter = append(p.PreFilter, wp.Name)
 		}
@@ -101,6 +105,9 @@ func ExpandMultiPoint(reg framework.Registry, schedulerName string, plugins []fr
 		}
 		if r.Implements(framework.PointPreBind) {
 			p.PreBind = append(p.PreBind, wp.Name)
+		}
+		if r.Implements(framework.PointBind) {
+			p.Bind = append(p.Bind, wp.Name)
 		}
 		if r.Implements(framework.PointPostBind) {
 			p.PostBind = append(p.PostBind, wp.Name)
@@ -139,7 +146,7 @@ func NewInTree() framework.Registry {
 func coreRegistrations() []framework.Registration {
 	return []framework.Registration{
 		{Name: SchedulingGatesName, Points: []string{framework.PointPreEnqueue}},
-		{Name: PrioritySortName, Points: []string{framework.PointQueueSort}},
+		prioritysort.Registration(),
 		{Name: DefaultBinderName, Points: []string{framework.PointBind}},
 		{
 			Name: DefaultPreemptionName,

@@ -26,6 +26,7 @@ import (
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/internal/version"
 	"github.com/yardmaster-io/yardmaster/scheduler"
+	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
 // explainPath is the secure port's route for explanations:
@@ -248,9 +249,12 @@ func ExplainSnapshot(ctx context.Context, cfg *rest.Config, c *config.Config, ns
 	return e, nil
 }
 
-// loadConfigOrDefault loads the file at path against the plugins of reg,
-// or gives the defaults when path is empty.
+// loadConfigOrDefault loads the file at path against the plugins of reg
+// (nil: the built-in ones), or gives the defaults when path is empty.
 func loadConfigOrDefault(path string, reg framework.Registry) (*config.Config, error) {
+	if reg == nil {
+		reg = registry.NewInTree()
+	}
 	if path == "" {
 		return config.DefaultWith(reg), nil
 	}
