@@ -78,7 +78,7 @@ func (*NodeAffinity) Name() string { return NodeAffinityName }
 // way DaemonSet pods are placed; when those names cannot match at all, it
 // rejects the pod on every node.
 func (pl *NodeAffinity) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
-	required := requiredNodeSelector(pod)
+	required := framework.RequiredNodeSelector(pod)
 	if required == nil && len(pod.Spec.NodeSelector) == 0 && pl.added == nil {
 		return nil, framework.NewStatus(framework.Skip)
 	}
@@ -126,18 +126,10 @@ func (pl *NodeAffinity) Filter(_ context.Context, state *framework.CycleState, p
 // answers are kept apart from other profiles'.
 func (*NodeAffinity) SignPod(_ *framework.CycleState, pod *v1.Pod, sig []byte) ([]byte, bool) {
 	spec := v1.PodSpec{NodeSelector: pod.Spec.NodeSelector}
-	if required := requiredNodeSelector(pod); required != nil {
+	if required := framework.RequiredNodeSelector(pod); required != nil {
 		spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: required}}
 	}
 	return framework.SignSpec(sig, &spec)
-}
-
-// requiredNodeSelector returns the pod's required node affinity, or nil.
-func requiredNodeSelector(pod *v1.Pod) *v1.NodeSelector {
-	if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil {
-		return a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
-	}
-	return nil
 }
 
 // pinnedNodeNames returns the node names the required terms allow, when

@@ -2,7 +2,6 @@ package predicates
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"sync/atomic"
@@ -34,70 +33,6 @@ var (
 	_ framework.EnqueueExtensions = &PodTopologySpread{}
 )
 
-// asObjects converts a hint's old and new object to T; old is nil for an
-// Add, new nil for a Delete. It fails when both are nil or one is another
-// type: the queue then retries the pod.
-func asObjects[T any](oldObj, newObj any) (oldT, newT T, err error) {
-	var zero T
-	if oldObj != nil {
-		o, ok := oldObj.(T)
-		if !ok {
-			return zero, zero, fmt.Errorf("old object is %T, want %T", oldObj, zero)
-		}
-		oldT = o
-	}
-	if newObj != nil {
-		n, ok := newObj.(T)
-		if !ok {
-			return zero, zero, fmt.Errorf("new object is %T, want %T", newObj, zero)
-		}
-		newT = n
-	}
-	if oldObj == nil && newObj == nil {
-		return zero, zero, fmt.Errorf("event without objects, want %T", zero)
-	}
-	return oldT, newT, nil
-}
-
-// assignedOrNominated reports whether a pod counts on a node: bound, or
-// nominated there by a preemption.
-func assignedOrNominated(pod *v1.Pod) bool {
-	return pod.Spec.NodeName != "" || pod.Status.NominatedNodeName != ""
-}
-
-// mayRunOn reports whether pod can be placed on the node named nodeName
-// as far as its spec.nodeName and its required node affinity's
-// matchFields metadata.name pins say (the rest of its affinity needs the
-// node's labels). It allocates nothing.
-func mayRunOn(pod *v1.Pod, nodeName string) bool {
-	if nodeName == "" {
-		return true
-	}
-	if pod.Spec.NodeName != "" {
-		return pod.Spec.NodeName == nodeName
-	}
-	required := requiredNodeSelector(pod)
-	if required == nil || len(required.NodeSelectorTerms) == 0 {
-		return true
-	}
-	for i := range required.NodeSelectorTerms {
-		pinned, allowed := false, true
-		for _, r := range required.NodeSelectorTerms[i].MatchFields {
-			if r.Key != framework.NodeNameField || r.Operator != v1.NodeSelectorOpIn {
-				continue
-			}
-			pinned = true
-			if !slices.Contains(r.Values, nodeName) {
-				allowed = false
-			}
-		}
-		if !pinned || allowed {
-			return true
-		}
-	}
-	return false
-}
-
 // EventsToRegister: a node added or whose allocatable changed, and an
 // assigned pod deleted or scaled down.
 // With DeviceClasses (DRA-served extended resources), a DeviceClass
@@ -117,7 +52,7 @@ func (f *Fit) EventsToRegister(context.Context) ([]framework.ClusterEventWithHin
 // fitHints are NodeResourcesFit's hints, with the pods' requests kept.
 type fitHints struct {
 	*Fit
-	podStates podMemo[*fitPodState]
+	podStates framework.PodMemo[*fitPodState]
 	// lastNode is the node of the last pod event's pod, looked up once
 	// per event rather than once per parked pod.
 	lastNode atomic.Pointer[eventNode]
@@ -241,7 +176,7 @@ type fitPodState struct {
 }
 
 func (f *fitHints) newFitPodState(pod *v1.Pod) *fitPodState {
-	required := requiredNodeSelector(pod)
+	required := framework.RequiredNodeSelector(pod)
 	return &fitPodState{
 		fitState: f.newFitState(pod),
 		names:    f.requestedNames(pod),
@@ -265,11 +200,11 @@ func (f *fitHints) isSchedulableAfterPodEventInfo(_ *zap.Logger, pi *framework.P
 // bigger node is not helped by any pod leaving a node of 32): neither finds
 // more room than before. A node that grows registers its own event.
 func (f *fitHints) isSchedulableAfterPodEvent(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
-	return f.afterPodEvent(pod, f.podStates.get(pod, f.newFitPodState), oldObj, newObj)
+	return f.afterPodEvent(pod, f.podStates.Get(pod, f.newFitPodState), oldObj, newObj)
 }
 
 func (f *fitHints) afterPodEvent(pod *v1.Pod, st *fitPodState, oldObj, newObj any) (framework.QueueingHint, error) {
-	oldPod, newPod, err := asObjects[*v1.Pod](oldObj, newObj)
+	oldPod, newPod, err := framework.AsObjects[*v1.Pod](oldObj, newObj)
 	if err != nil {
 		return framework.Queue, err
 	}
@@ -279,14 +214,14 @@ func (f *fitHints) afterPodEvent(pod *v1.Pod, st *fitPodState, oldObj, newObj an
 	if oldPod == nil {
 		return framework.QueueSkip, nil
 	}
-	if !assignedOrNominated(oldPod) {
+	if !framework.AssignedOrNominated(oldPod) {
 		return framework.QueueSkip, nil
 	}
 	node := oldPod.Spec.NodeName
 	if node == "" {
 		node = oldPod.Status.NominatedNodeName
 	}
-	if st.pinned && !mayRunOn(pod, node) {
+	if st.pinned && !framework.MayRunOn(pod, node) {
 		return framework.QueueSkip, nil
 	}
 	en := f.eventNodeOf(oldPod, node)
@@ -345,14 +280,14 @@ func (f *Fit) requestedNames(pod *v1.Pod) []v1.ResourceName {
 // a resource it requests (or in pods) and now holds them, as
 // kube-scheduler does.
 func (f *fitHints) isSchedulableAfterNodeChange(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
-	oldNode, newNode, err := asObjects[*v1.Node](oldObj, newObj)
+	oldNode, newNode, err := framework.AsObjects[*v1.Node](oldObj, newObj)
 	if err != nil {
 		return framework.Queue, err
 	}
 	if newNode == nil {
 		return framework.QueueSkip, nil
 	}
-	s := f.podStates.get(pod, f.newFitPodState)
+	s := f.podStates.Get(pod, f.newFitPodState)
 	if !s.fitsAllocatable(newNode) {
 		return framework.QueueSkip, nil
 	}
@@ -385,7 +320,7 @@ func (f *fitHints) isSchedulableAfterNodeChange(_ *zap.Logger, pod *v1.Pod, oldO
 // fitsNode is Fit's NodeCheck: the node's whole allocatable holds the
 // pod's requests.
 func (f *fitHints) fitsNode(pod *v1.Pod, node *v1.Node) bool {
-	return f.podStates.get(pod, f.newFitPodState).fitsAllocatable(node)
+	return f.podStates.Get(pod, f.newFitPodState).fitsAllocatable(node)
 }
 
 // anyNode is the NodeCheck of a node-local plugin that cannot tell from
@@ -436,14 +371,14 @@ func (s *fitState) fitsAllocatable(node *v1.Node) bool {
 func (pl *TaintToleration) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
 		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeTaint}, QueueingHintFn: taintsNowTolerated, NodeCheck: toleratesNode},
-		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.UpdatePodToleration}, QueueingHintFn: ownPodChanged},
+		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.UpdatePodToleration}, QueueingHintFn: framework.OwnPodChanged},
 	}, nil
 }
 
 // taintsNowTolerated queues the pod when the node had a NoSchedule or
 // NoExecute taint it did not tolerate (or is new) and now has none.
 func taintsNowTolerated(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
-	oldNode, newNode, err := asObjects[*v1.Node](oldObj, newObj)
+	oldNode, newNode, err := framework.AsObjects[*v1.Node](oldObj, newObj)
 	if err != nil {
 		return framework.Queue, err
 	}
@@ -468,19 +403,6 @@ func toleratesNode(pod *v1.Pod, node *v1.Node) bool {
 	return !untolerated
 }
 
-// ownPodChanged queues the pod when the event is an update of the pod
-// itself (its tolerations grew, say): another pod's change does not help.
-func ownPodChanged(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
-	_, newPod, err := asObjects[*v1.Pod](oldObj, newObj)
-	if err != nil {
-		return framework.Queue, err
-	}
-	if newPod != nil && newPod.UID == pod.UID {
-		return framework.Queue, nil
-	}
-	return framework.QueueSkip, nil
-}
-
 // EventsToRegister: a node added or relabelled.
 func (pl *NodeAffinity) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	h := &nodeAffinityHints{NodeAffinity: pl}
@@ -493,21 +415,21 @@ func (pl *NodeAffinity) EventsToRegister(context.Context) ([]framework.ClusterEv
 // affinity kept.
 type nodeAffinityHints struct {
 	*NodeAffinity
-	required podMemo[*framework.RequiredNodeAffinity]
+	required framework.PodMemo[*framework.RequiredNodeAffinity]
 }
 
 // matchesNode is NodeAffinity's NodeCheck: the node matches the
 // profile's added affinity and the pod's nodeSelector and required
 // affinity.
 func (pl *nodeAffinityHints) matchesNode(pod *v1.Pod, node *v1.Node) bool {
-	return (pl.added == nil || pl.added.Match(node)) && pl.required.get(pod, framework.NewRequiredNodeAffinity).Match(node)
+	return (pl.added == nil || pl.added.Match(node)) && pl.required.Get(pod, framework.NewRequiredNodeAffinity).Match(node)
 }
 
 // isSchedulableAfterNodeChange queues the pod when the node matches the
 // profile's added affinity and the pod's nodeSelector and required
 // affinity now, and did not before (or is new).
 func (pl *nodeAffinityHints) isSchedulableAfterNodeChange(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
-	oldNode, newNode, err := asObjects[*v1.Node](oldObj, newObj)
+	oldNode, newNode, err := framework.AsObjects[*v1.Node](oldObj, newObj)
 	if err != nil {
 		return framework.Queue, err
 	}
@@ -517,7 +439,7 @@ func (pl *nodeAffinityHints) isSchedulableAfterNodeChange(_ *zap.Logger, pod *v1
 	if pl.added != nil && !pl.added.Match(newNode) {
 		return framework.QueueSkip, nil
 	}
-	required := pl.required.get(pod, framework.NewRequiredNodeAffinity)
+	required := pl.required.Get(pod, framework.NewRequiredNodeAffinity)
 	if !required.Match(newNode) {
 		return framework.QueueSkip, nil
 	}
@@ -539,7 +461,7 @@ func (*NodeUnschedulable) EventsToRegister(context.Context) ([]framework.Cluster
 // nodeNowSchedulable queues the pod when a schedulable node is added or a
 // cordoned node is uncordoned.
 func nodeNowSchedulable(_ *zap.Logger, _ *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
-	oldNode, newNode, err := asObjects[*v1.Node](oldObj, newObj)
+	oldNode, newNode, err := framework.AsObjects[*v1.Node](oldObj, newObj)
 	if err != nil {
 		return framework.Queue, err
 	}
@@ -552,7 +474,7 @@ func nodeNowSchedulable(_ *zap.Logger, _ *v1.Pod, oldObj, newObj any) (framework
 // toleratesUnschedulableNow queues the pod when its own update made it
 // tolerate the unschedulable taint.
 func toleratesUnschedulableNow(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
-	_, newPod, err := asObjects[*v1.Pod](oldObj, newObj)
+	_, newPod, err := framework.AsObjects[*v1.Pod](oldObj, newObj)
 	if err != nil {
 		return framework.Queue, err
 	}
@@ -578,7 +500,7 @@ func isNamedNode(pod *v1.Pod, node *v1.Node) bool {
 // kube-scheduler registers no hint (every added node); the name is all
 // that matters to the filter.
 func namedNodeAdded(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
-	_, newNode, err := asObjects[*v1.Node](oldObj, newObj)
+	_, newNode, err := framework.AsObjects[*v1.Node](oldObj, newObj)
 	if err != nil {
 		return framework.Queue, err
 	}
@@ -599,11 +521,11 @@ func (*NodePorts) EventsToRegister(context.Context) ([]framework.ClusterEventWit
 // conflictingPortsFreed queues the pod when the deleted pod held (bound or
 // nominated) a host port the pod wants, on a node the pod may run on.
 func conflictingPortsFreed(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
-	deleted, _, err := asObjects[*v1.Pod](oldObj, newObj)
+	deleted, _, err := framework.AsObjects[*v1.Pod](oldObj, newObj)
 	if err != nil {
 		return framework.Queue, err
 	}
-	if deleted == nil || !assignedOrNominated(deleted) || !mayRunOn(pod, deleted.Spec.NodeName) {
+	if deleted == nil || !framework.AssignedOrNominated(deleted) || !framework.MayRunOn(pod, deleted.Spec.NodeName) {
 		return framework.QueueSkip, nil
 	}
 	freed := framework.PodHostPorts(deleted)
@@ -642,11 +564,11 @@ func (pl *InterPodAffinity) EventsToRegister(context.Context) ([]framework.Clust
 // affinityHints are InterPodAffinity's hints, with the pods' compiled
 // terms kept (an empty set for a pod without terms).
 type affinityHints struct {
-	terms podMemo[*framework.PodAffinityTerms]
+	terms framework.PodMemo[*framework.PodAffinityTerms]
 }
 
 func (h *affinityHints) termsOf(pod *v1.Pod) *framework.PodAffinityTerms {
-	return h.terms.get(pod, func(pod *v1.Pod) *framework.PodAffinityTerms {
+	return h.terms.Get(pod, func(pod *v1.Pod) *framework.PodAffinityTerms {
 		if t := framework.NewPodAffinityTerms(pod); t != nil {
 			return t
 		}
@@ -666,14 +588,14 @@ func (h *affinityHints) termsOf(pod *v1.Pod) *framework.PodAffinityTerms {
 // too, so a pod with two anti-affinity terms stayed parked when the one
 // pod in its way (matching one term) went away.
 func (h *affinityHints) podChange(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
-	oldPod, newPod, err := asObjects[*v1.Pod](oldObj, newObj)
+	oldPod, newPod, err := framework.AsObjects[*v1.Pod](oldObj, newObj)
 	if err != nil {
 		return framework.Queue, err
 	}
 	if oldPod != nil && newPod != nil && newPod.UID == pod.UID {
 		return framework.Queue, nil
 	}
-	if (newPod != nil && !assignedOrNominated(newPod)) || (oldPod != nil && !assignedOrNominated(oldPod)) {
+	if (newPod != nil && !framework.AssignedOrNominated(newPod)) || (oldPod != nil && !framework.AssignedOrNominated(oldPod)) {
 		return framework.QueueSkip, nil
 	}
 	terms := h.termsOf(pod)
@@ -713,7 +635,7 @@ func (h *affinityHints) podChange(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any
 // a node loses or changes the topology key of one of its anti-affinity
 // terms (or is added while it has any), as kube-scheduler does.
 func (h *affinityHints) nodeChange(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
-	oldNode, newNode, err := asObjects[*v1.Node](oldObj, newObj)
+	oldNode, newNode, err := framework.AsObjects[*v1.Node](oldObj, newObj)
 	if err != nil {
 		return framework.Queue, err
 	}
@@ -763,7 +685,7 @@ func (pl *PodTopologySpread) EventsToRegister(context.Context) ([]framework.Clus
 // DoNotSchedule constraints kept.
 type spreadHints struct {
 	*PodTopologySpread
-	constraints podMemo[compiledConstraints]
+	constraints framework.PodMemo[compiledConstraints]
 }
 
 type compiledConstraints struct {
@@ -772,7 +694,7 @@ type compiledConstraints struct {
 }
 
 func (pl *spreadHints) constraintsOf(pod *v1.Pod) ([]framework.SpreadConstraint, error) {
-	cc := pl.constraints.get(pod, func(pod *v1.Pod) compiledConstraints {
+	cc := pl.constraints.Get(pod, func(pod *v1.Pod) compiledConstraints {
 		c, err := pl.spread.Constraints(pod, v1.DoNotSchedule)
 		return compiledConstraints{c, err}
 	})
@@ -785,7 +707,7 @@ func involvedInSpreading(other, pod *v1.Pod) bool {
 	if other.UID == pod.UID {
 		return true
 	}
-	return assignedOrNominated(other) && other.Namespace == pod.Namespace
+	return framework.AssignedOrNominated(other) && other.Namespace == pod.Namespace
 }
 
 // isSchedulableAfterPodChange queues the pod, as kube-scheduler does, when
@@ -794,7 +716,7 @@ func involvedInSpreading(other, pod *v1.Pod) bool {
 // selector; or when its own tolerations changed and a constraint honours
 // node taints.
 func (pl *spreadHints) isSchedulableAfterPodChange(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
-	oldPod, newPod, err := asObjects[*v1.Pod](oldObj, newObj)
+	oldPod, newPod, err := framework.AsObjects[*v1.Pod](oldObj, newObj)
 	if err != nil {
 		return framework.Queue, err
 	}
@@ -849,7 +771,7 @@ func (pl *spreadHints) isSchedulableAfterPodChange(_ *zap.Logger, pod *v1.Pod, o
 // deleted, when a node gains or loses one of those keys, or when a node
 // that has them all changes a key's value or its taints.
 func (pl *spreadHints) isSchedulableAfterNodeChange(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
-	oldNode, newNode, err := asObjects[*v1.Node](oldObj, newObj)
+	oldNode, newNode, err := framework.AsObjects[*v1.Node](oldObj, newObj)
 	if err != nil {
 		return framework.Queue, err
 	}

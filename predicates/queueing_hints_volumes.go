@@ -95,7 +95,7 @@ func usesClaim(pod *v1.Pod, name string) bool {
 // podsClaimChanged queues the pod when the claim created or changed is one
 // of its own.
 func podsClaimChanged(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
-	_, claim, err := asObjects[*v1.PersistentVolumeClaim](oldObj, newObj)
+	_, claim, err := framework.AsObjects[*v1.PersistentVolumeClaim](oldObj, newObj)
 	if err != nil {
 		return framework.Queue, err
 	}
@@ -109,11 +109,11 @@ func podsClaimChanged(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework
 // nominated) and used one of the pod's claims, or a disk volume (GCE PD,
 // AWS EBS, RBD, iSCSI) the pod may conflict with.
 func sharedVolumeFreed(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
-	deleted, _, err := asObjects[*v1.Pod](oldObj, newObj)
+	deleted, _, err := framework.AsObjects[*v1.Pod](oldObj, newObj)
 	if err != nil {
 		return framework.Queue, err
 	}
-	if deleted == nil || !assignedOrNominated(deleted) {
+	if deleted == nil || !framework.AssignedOrNominated(deleted) {
 		return framework.QueueSkip, nil
 	}
 	podDisks := false
@@ -151,7 +151,7 @@ func isDiskVolume(vol *v1.Volume) bool {
 // detached volume's driver, as kube-scheduler's CSILimits does (which
 // leaves out ephemeral volumes, though their claims count the same).
 func detachMayHelp(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
-	detached, _, err := asObjects[*storagev1.VolumeAttachment](oldObj, newObj)
+	detached, _, err := framework.AsObjects[*storagev1.VolumeAttachment](oldObj, newObj)
 	if err != nil {
 		return framework.Queue, err
 	}
@@ -176,11 +176,11 @@ func detachMayHelp(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.Qu
 // inline whose plugin migrates to CSI), as kube-scheduler does without
 // looking up the drivers.
 func attachedVolumeFreed(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {
-	deleted, _, err := asObjects[*v1.Pod](oldObj, newObj)
+	deleted, _, err := framework.AsObjects[*v1.Pod](oldObj, newObj)
 	if err != nil {
 		return framework.Queue, err
 	}
-	if deleted == nil || deleted.Spec.NodeName == "" || !mayRunOn(pod, deleted.Spec.NodeName) {
+	if deleted == nil || deleted.Spec.NodeName == "" || !framework.MayRunOn(pod, deleted.Spec.NodeName) {
 		return framework.QueueSkip, nil
 	}
 	for i := range deleted.Spec.Volumes {

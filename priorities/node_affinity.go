@@ -128,7 +128,7 @@ func (pl *NodeAffinity) ScoreExtensions() framework.ScoreExtensions { return pl 
 // NormalizeScore scales the sums so that the highest becomes MaxNodeScore;
 // when no node matches any term, every score stays 0.
 func (*NodeAffinity) NormalizeScore(_ context.Context, _ *framework.CycleState, _ *v1.Pod, scores framework.NodeScoreList) *framework.Status {
-	DefaultNormalizeScore(framework.MaxNodeScore, false, scores)
+	framework.DefaultNormalizeScore(framework.MaxNodeScore, false, scores)
 	return nil
 }
 

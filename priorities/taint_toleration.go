@@ -93,6 +93,6 @@ func (pl *TaintToleration) ScoreExtensions() framework.ScoreExtensions { return 
 // with the most intolerable taints gets 0, a node with none MaxNodeScore;
 // when no node has any, all get MaxNodeScore.
 func (*TaintToleration) NormalizeScore(_ context.Context, _ *framework.CycleState, _ *v1.Pod, scores framework.NodeScoreList) *framework.Status {
-	DefaultNormalizeScore(framework.MaxNodeScore, true, scores)
+	framework.DefaultNormalizeScore(framework.MaxNodeScore, true, scores)
 	return nil
 }

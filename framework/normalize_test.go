@@ -1,19 +1,16 @@
-package priorities_test
+package framework
 
 import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/priorities"
 )
 
 // nodeScores names raw scores n1, n2, … in order.
-func nodeScores(scores ...int64) framework.NodeScoreList {
-	out := make(framework.NodeScoreList, len(scores))
+func nodeScores(scores ...int64) NodeScoreList {
+	out := make(NodeScoreList, len(scores))
 	for i, s := range scores {
-		out[i] = framework.NodeScore{Name: "n" + string(rune('1'+i)), Score: s}
+		out[i] = NodeScore{Name: "n" + string(rune('1'+i)), Score: s}
 	}
 	return out
 }
@@ -23,8 +20,8 @@ func TestDefaultNormalizeScore(t *testing.T) {
 		name        string
 		maxPriority int64
 		reverse     bool
-		scores      framework.NodeScoreList
-		want        framework.NodeScoreList
+		scores      NodeScoreList
+		want        NodeScoreList
 	}{
 		{name: "no nodes", maxPriority: 100, scores: nodeScores(), want: nodeScores()},
 		{name: "all zero stay zero", maxPriority: 100, scores: nodeScores(0, 0), want: nodeScores(0, 0)},
@@ -39,7 +36,7 @@ func TestDefaultNormalizeScore(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			priorities.DefaultNormalizeScore(tc.maxPriority, tc.reverse, tc.scores)
+			DefaultNormalizeScore(tc.maxPriority, tc.reverse, tc.scores)
 			if diff := cmp.Diff(tc.want, tc.scores); diff != "" {
 				t.Errorf("scores (-want +got):\n%s", diff)
 			}

@@ -1,4 +1,4 @@
-package predicates
+package framework
 
 import (
 	"runtime"
@@ -13,20 +13,20 @@ import (
 // for a new version of the pod, and keeps no pod alive: a pending pod's
 // old versions and the pods bound or deleted since must be collectable.
 func TestPodMemoHoldsNoPod(t *testing.T) {
-	var m podMemo[string]
+	var m PodMemo[string]
 	computed := 0
 	compute := func(p *v1.Pod) string { computed++; return p.ResourceVersion }
 
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", ResourceVersion: "1"}}
-	if got := m.get(pod, compute); got != "1" || computed != 1 {
+	if got := m.Get(pod, compute); got != "1" || computed != 1 {
 		t.Fatalf("first get: %q after %d computations", got, computed)
 	}
-	if got := m.get(pod, compute); got != "1" || computed != 1 {
+	if got := m.Get(pod, compute); got != "1" || computed != 1 {
 		t.Fatalf("same object: %q after %d computations, want the kept answer", got, computed)
 	}
 	updated := pod.DeepCopy()
 	updated.ResourceVersion = "2"
-	if got := m.get(updated, compute); got != "2" || computed != 2 {
+	if got := m.Get(updated, compute); got != "2" || computed != 2 {
 		t.Fatalf("new version: %q after %d computations, want it computed", got, computed)
 	}
 

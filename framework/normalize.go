@@ -1,6 +1,4 @@
-package priorities
-
-import "github.com/yardmaster-io/yardmaster/framework"
+package framework
 
 // DefaultNormalizeScore rescales raw scores, which must be non-negative,
 // from [0, max(scores)] to [0, maxPriority] with integer truncation:
@@ -10,7 +8,7 @@ import "github.com/yardmaster-io/yardmaster/framework"
 // nothing to rank by: the scores stay 0, or all become maxPriority with
 // reverse. This is kube-scheduler's helper.DefaultNormalizeScore, step for
 // step, so that normalized scores (and ties) agree with it.
-func DefaultNormalizeScore(maxPriority int64, reverse bool, scores framework.NodeScoreList) {
+func DefaultNormalizeScore(maxPriority int64, reverse bool, scores NodeScoreList) {
 	var maxScore int64
 	for i := range scores {
 		maxScore = max(maxScore, scores[i].Score)
