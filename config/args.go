@@ -180,18 +180,13 @@ func argsErrors(err error) []*field.Error {
 	return out
 }
 
-// argsDefaulter is implemented by args types that fill in, after decoding,
-// defaults that depend on what the file wrote (a list left empty, a weight
-// left 0). Plugins whose defaults are all in NewArgs need not implement it.
-type argsDefaulter interface{ SetDefaults() }
-
 // defaultArgs applies kube-scheduler's post-decode defaulting to args, so
 // that the effective configuration shows every value in use. The plugins
 // default the same way when built; this is for what `config validate`
 // prints and what Profile.Args holds.
 func defaultArgs(a any) {
 	switch a := a.(type) {
-	case argsDefaulter:
+	case framework.ArgsDefaulter:
 		a.SetDefaults()
 	case *framework.NodeResourcesFitArgs:
 		if a.ScoringStrategy == nil {

@@ -220,3 +220,56 @@ func (p *Profile) at(point string) []string {
 	}
 	return nil
 }
+
+// ArgsDefaulter is implemented by an args type that fills in, after a
+// file's args are decoded over NewArgs' value, defaults that depend on
+// what the file wrote (a list left empty, a weight left 0). Args whose
+// defaults are all in NewArgs' value need not implement it.
+type ArgsDefaulter interface{ SetDefaults() }
+
+// NewRegistration returns the Registration of a plugin whose args are of
+// type *A. NewArgs gives defaults() (a zero A when defaults is nil);
+// ValidateArgs runs validate (when not nil) on a copy defaulted by
+// SetDefaults when *A implements ArgsDefaulter; New passes the args to
+// build. An args value of another type is an error, never a panic.
+func NewRegistration[A any](name string, points []string, defaults func() *A, validate func(*A) error, build func(*A, Handle) ([]Plugin, error)) Registration {
+	typed := func(a any) (*A, error) {
+		args, ok := a.(*A)
+		if !ok {
+			return nil, fmt.Errorf("plugin %s: args of type %T, want %T", name, a, new(A))
+		}
+		return args, nil
+	}
+	r := Registration{
+		Name:   name,
+		Points: points,
+		NewArgs: func() any {
+			if defaults == nil {
+				return new(A)
+			}
+			return defaults()
+		},
+		New: func(a any, h Handle) ([]Plugin, error) {
+			args, err := typed(a)
+			if err != nil {
+				return nil, err
+			}
+			return build(args, h)
+		},
+	}
+	if validate != nil {
+		r.ValidateArgs = func(a any) error {
+			args, err := typed(a)
+			if err != nil {
+				return err
+			}
+			c := new(A)
+			*c = *args
+			if d, ok := any(c).(ArgsDefaulter); ok {
+				d.SetDefaults()
+			}
+			return validate(c)
+		}
+	}
+	return r
+}
