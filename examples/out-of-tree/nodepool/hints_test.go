@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
 func TestEventsToRegister(t *testing.T) {
@@ -38,9 +38,13 @@ func TestEventsToRegister(t *testing.T) {
 	}
 
 	node := func(labels ...string) *v1.Node {
-		return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: pairs(labels)}}
+		n := frameworktest.MakeNode().Name("n")
+		for i := 0; i+1 < len(labels); i += 2 {
+			n = n.Label(labels[i], labels[i+1])
+		}
+		return n.Obj()
 	}
-	teamA := makePod("p", pool, "team-a")
+	teamA := frameworktest.MakePod().Name("web").Label(pool, "team-a").Obj()
 	for _, tc := range []struct {
 		name     string
 		pod      *v1.Pod
@@ -53,7 +57,7 @@ func TestEventsToRegister(t *testing.T) {
 		{"node joins the pod's pool", teamA, node(pool, "team-b"), node(pool, "team-a"), framework.Queue},
 		{"node leaves the pod's pool", teamA, node(pool, "team-a"), node(pool, "team-b"), framework.QueueSkip},
 		{"another label of a node in the pool", teamA, node(pool, "team-a"), node(pool, "team-a", cost, "3"), framework.QueueSkip},
-		{"default pool", makePod("p"), node(), node(pool, "general"), framework.Queue},
+		{"default pool", frameworktest.MakePod().Name("plain").Obj(), node(), node(pool, "general"), framework.Queue},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var oldObj any

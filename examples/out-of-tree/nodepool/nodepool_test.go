@@ -6,9 +6,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
 const (
@@ -16,66 +16,51 @@ const (
 	cost = DefaultCostLabel
 )
 
-// makePod returns a pod with labels given as key, value, ...
-func makePod(name string, labels ...string) *v1.Pod {
-	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, Labels: pairs(labels)}}
-}
-
-// makeNode returns a node's NodeInfo, with labels given as key, value, ...
-func makeNode(name string, labels ...string) *framework.NodeInfo {
-	ni := framework.NewNodeInfo()
-	ni.SetNode(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: pairs(labels)}})
-	return ni
-}
-
-func pairs(kv []string) map[string]string {
-	m := map[string]string{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		m[kv[i]] = kv[i+1]
-	}
-	return m
-}
-
 func TestFilter(t *testing.T) {
-	teamA := makeNode("a", pool, "team-a")
-	general := makeNode("general", pool, "general")
-	none := makeNode("none")
+	snapshot := frameworktest.NewSnapshot([]*v1.Node{
+		frameworktest.MakeNode().Name("team-a").Label(pool, "team-a").Obj(),
+		frameworktest.MakeNode().Name("general").Label(pool, "general").Obj(),
+		frameworktest.MakeNode().Name("none").Obj(),
+	}, nil)
+	teamA := frameworktest.MakePod().Name("web").Label(pool, "team-a").Obj()
+	plain := frameworktest.MakePod().Name("plain").Obj()
 	for _, tc := range []struct {
 		name string
 		args *Args
 		pod  *v1.Pod
-		node *framework.NodeInfo
+		node string
 		want *framework.Status
 	}{
-		{"same pool", NewArgs(), makePod("p", pool, "team-a"), teamA, nil},
-		{"other pool", NewArgs(), makePod("p", pool, "team-a"), general, statusNotInPool},
-		{"node in no pool", NewArgs(), makePod("p", pool, "team-a"), none, statusNotInPool},
-		{"no label: the default pool", NewArgs(), makePod("p"), general, nil},
-		{"no label, another pool", NewArgs(), makePod("p"), teamA, statusNotInPool},
-		{"empty label: the default pool", NewArgs(), makePod("p", pool, ""), general, nil},
-		{"no label, no default pool: any node", &Args{PoolLabel: pool, CostLabel: cost}, makePod("p"), none, nil},
+		{"same pool", NewArgs(), teamA, "team-a", nil},
+		{"other pool", NewArgs(), teamA, "general", statusNotInPool},
+		{"node in no pool", NewArgs(), teamA, "none", statusNotInPool},
+		{"no label: the default pool", NewArgs(), plain, "general", nil},
+		{"no label, another pool", NewArgs(), plain, "team-a", statusNotInPool},
+		{"empty label: the default pool", NewArgs(), frameworktest.MakePod().Label(pool, "").Obj(), "general", nil},
+		{"no label, no default pool: any node", &Args{PoolLabel: pool, CostLabel: cost}, plain, "none", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pl := New(tc.args)
-			state := framework.NewCycleState()
-			_, s := pl.PreFilter(context.Background(), state, tc.pod, nil)
-			if s.IsSkip() {
-				if tc.want != nil {
-					t.Fatalf("PreFilter skipped the pod, want Filter to say %v", tc.want)
-				}
-				return
+			ni, err := snapshot.Get(tc.node)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if !s.IsSuccess() {
+			state := framework.NewCycleState()
+			_, s := pl.PreFilter(context.Background(), state, tc.pod, snapshot.List())
+			var got *framework.Status
+			switch {
+			case s.IsSkip(): // Filter is not called: the pod fits
+			case s.IsSuccess():
+				got = pl.Filter(context.Background(), state, tc.pod, ni)
+			default:
 				t.Fatalf("PreFilter: %v", s)
 			}
-			got := pl.Filter(context.Background(), state, tc.pod, tc.node)
 			if diff := cmp.Diff(tc.want.Reasons(), got.Reasons()); diff != "" || got.Code() != tc.want.Code() {
 				t.Errorf("Filter: %v, want %v (-want +got reasons):\n%s", got, tc.want, diff)
 			}
 			// A profile that lists NodePool at filter only: Filter finds
 			// the pool itself, and answers the same.
-			alone := pl.Filter(context.Background(), framework.NewCycleState(), tc.pod, tc.node)
-			if alone.Code() != got.Code() {
+			if alone := pl.Filter(context.Background(), framework.NewCycleState(), tc.pod, ni); alone.Code() != got.Code() {
 				t.Errorf("Filter without PreFilter: %v, want %v", alone, got)
 			}
 		})
@@ -85,10 +70,12 @@ func TestFilter(t *testing.T) {
 // A pod in no pool, when there is no default pool, is never filtered.
 func TestPreFilterSkips(t *testing.T) {
 	pl := New(&Args{PoolLabel: pool, CostLabel: cost})
-	if _, s := pl.PreFilter(context.Background(), framework.NewCycleState(), makePod("p"), nil); !s.IsSkip() {
+	plain := frameworktest.MakePod().Name("plain").Obj()
+	if _, s := pl.PreFilter(context.Background(), framework.NewCycleState(), plain, nil); !s.IsSkip() {
 		t.Errorf("PreFilter for a pod in no pool: %v, want Skip", s)
 	}
-	if _, s := pl.PreFilter(context.Background(), framework.NewCycleState(), makePod("p", pool, "team-a"), nil); !s.IsSuccess() {
+	teamA := frameworktest.MakePod().Name("web").Label(pool, "team-a").Obj()
+	if _, s := pl.PreFilter(context.Background(), framework.NewCycleState(), teamA, nil); !s.IsSuccess() {
 		t.Errorf("PreFilter for a pod of team-a: %v, want Success", s)
 	}
 }
@@ -97,18 +84,20 @@ func TestScore(t *testing.T) {
 	pl := New(NewArgs())
 	for _, tc := range []struct {
 		name string
-		node *framework.NodeInfo
+		node *v1.Node
 		want int64
 	}{
-		{"cost", makeNode("n", cost, "25"), 25},
-		{"free", makeNode("n", cost, "0"), 0},
-		{"no cost label", makeNode("n"), unknownCost},
-		{"not a number", makeNode("n", cost, "cheap"), unknownCost},
-		{"negative", makeNode("n", cost, "-5"), unknownCost},
-		{"beyond 32 bits", makeNode("n", cost, "2147483648"), unknownCost},
+		{"cost", frameworktest.MakeNode().Label(cost, "25").Obj(), 25},
+		{"free", frameworktest.MakeNode().Label(cost, "0").Obj(), 0},
+		{"no cost label", frameworktest.MakeNode().Obj(), unknownCost},
+		{"not a number", frameworktest.MakeNode().Label(cost, "cheap").Obj(), unknownCost},
+		{"negative", frameworktest.MakeNode().Label(cost, "-5").Obj(), unknownCost},
+		{"beyond 32 bits", frameworktest.MakeNode().Label(cost, "2147483648").Obj(), unknownCost},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, s := pl.Score(context.Background(), framework.NewCycleState(), makePod("p"), tc.node)
+			ni := framework.NewNodeInfo()
+			ni.SetNode(tc.node)
+			got, s := pl.Score(context.Background(), framework.NewCycleState(), frameworktest.MakePod().Obj(), ni)
 			if !s.IsSuccess() || got != tc.want {
 				t.Errorf("Score = %d, %v; want %d", got, s, tc.want)
 			}
@@ -123,11 +112,11 @@ func TestNormalizeScore(t *testing.T) {
 	}{
 		// Costs 10 to 30: 100 × (30 − c) / 20.
 		{"spread", []int64{10, 20, 30, 25}, []int64{100, 50, 0, 25}},
-		// Costs 10 and 40, unknown: 100 × (40 − c) / 30 = 100, 0; unknown 0.
+		// Costs 10 and 40: 100 × (40 − c) / 30 = 100, 0; unknown 0.
 		{"unknown cost", []int64{10, unknownCost, 40}, []int64{100, 0, 0}},
 		{"all alike", []int64{7, 7}, []int64{100, 100}},
 		{"none known", []int64{unknownCost, unknownCost}, []int64{0, 0}},
-		// 100 × (2147483647 − 0) / 2147483647 fits in int64.
+		// 100 × (2147483647 − 0) fits in an int64.
 		{"largest cost", []int64{0, 1<<31 - 1}, []int64{100, 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -147,4 +136,30 @@ func TestNormalizeScore(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Pods sign alike when they are of one pool, whatever else differs; and
+// pods that sign alike get the same answers on every node, which is
+// what the scheduler relies on when it reuses them.
+func TestSignPod(t *testing.T) {
+	pl := New(NewArgs())
+	web := frameworktest.MakePod().Name("web").Label(pool, "team-a").Req("500m", "1Gi").Obj()
+	replica := frameworktest.MakePod().Name("web-2").Label(pool, "team-a").Label("app", "web").Req("2", "").Obj()
+	db := frameworktest.MakePod().Name("db").Label(pool, "team-b").Req("500m", "1Gi").Obj()
+	plain := frameworktest.MakePod().Name("plain").Obj()
+	general := frameworktest.MakePod().Name("general").Label(pool, "general").Obj()
+	frameworktest.CheckSigning(t, pl, []frameworktest.SignCase{
+		{Name: "requests and other labels", A: web, B: replica, Same: true},
+		{Name: "pool", A: web, B: db, Same: false},
+		{Name: "no label is the default pool", A: plain, B: general, Same: true},
+	})
+
+	snapshot := frameworktest.NewSnapshot([]*v1.Node{
+		frameworktest.MakeNode().Name("a-1").Label(pool, "team-a").Label(cost, "10").Obj(),
+		frameworktest.MakeNode().Name("a-2").Label(pool, "team-a").Label(cost, "30").Obj(),
+		frameworktest.MakeNode().Name("b").Label(pool, "team-b").Obj(),
+		frameworktest.MakeNode().Name("general").Label(pool, "general").Label(cost, "5").Obj(),
+		frameworktest.MakeNode().Name("none").Obj(),
+	}, nil)
+	frameworktest.CheckKeptAnswers(t, pl, snapshot, []*v1.Pod{web, replica, db, plain, general})
 }
