@@ -16,6 +16,10 @@
 //   - CheckSigning and CheckKeptAnswers: the contract of a
 //     framework.PodSigner, whose answers the scheduler keeps and gives to
 //     pods that sign alike.
+//   - CheckHints: what the queue decides, through a plugin's
+//     framework.EnqueueExtensions, for a pod the plugin rejected when a
+//     cluster event arrives (NodeUpdate and the other events as the
+//     informer handlers raise them).
 //
 // The test of a filter, NodePool of examples/out-of-tree, which keeps a
 // pod labelled with a pool on the nodes of that pool:
