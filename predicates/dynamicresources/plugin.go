@@ -121,8 +121,8 @@ var (
 
 // New builds the plugin over the scheduler's DRA manager (h's
 // SharedDRAManager), which must be a *Manager.
-func New(args *framework.DynamicResourcesArgs, h framework.Handle) (*DynamicResources, error) {
-	if err := framework.ValidateDynamicResourcesArgs(args); err != nil {
+func New(args *Args, h framework.Handle) (*DynamicResources, error) {
+	if err := ValidateArgs(args); err != nil {
 		return nil, err
 	}
 	var m *Manager

@@ -48,7 +48,7 @@ func newDRAWorld(t *testing.T, nodes int, objects ...runtime.Object) *draWorld {
 	for _, o := range objects {
 		w.add(o)
 	}
-	pl, err := New(framework.DefaultDynamicResourcesArgs(), w.h)
+	pl, err := New(DefaultArgs(), w.h)
 	if err != nil {
 		t.Fatal(err)
 	}

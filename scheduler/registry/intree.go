@@ -130,7 +130,7 @@ func NewInTree() framework.Registry {
 	// profile built from this registry: a query runs once per refresh.
 	pool := prommetric.NewPool()
 	for _, group := range [][]framework.Registration{
-		coreRegistrations(), spreadRegistrations(), affinityRegistrations(), networkRegistrations(pool), loadRegistrations(pool), draRegistrations(),
+		coreRegistrations(), spreadRegistrations(), affinityRegistrations(), networkRegistrations(pool), loadRegistrations(pool), {dynamicresources.Registration()},
 		explainRegistrations(),
 	} {
 		for _, r := range group {
