@@ -1,32 +1,16 @@
 package nodepool
 
-import (
-	"fmt"
-
-	"github.com/yardmaster-io/yardmaster/framework"
-)
+import "github.com/yardmaster-io/yardmaster/framework"
 
 // Registration returns what app.WithPlugin needs to know of NodePool:
 // its name, the extension points a configuration file may place it at,
-// its arguments and how to build it.
+// its arguments and how to build it. framework.NewRegistration fills in
+// the Registration's fields from functions of *Args.
 func Registration() framework.Registration {
-	return framework.Registration{
-		Name:    Name,
-		Points:  []string{framework.PointPreFilter, framework.PointFilter, framework.PointScore},
-		NewArgs: func() any { return NewArgs() },
-		ValidateArgs: func(a any) error {
-			args, ok := a.(*Args)
-			if !ok {
-				return fmt.Errorf("args of type %T, want *nodepool.Args", a)
-			}
-			return ValidateArgs(args)
-		},
-		New: func(a any, _ framework.Handle) ([]framework.Plugin, error) {
-			args, ok := a.(*Args)
-			if !ok {
-				return nil, fmt.Errorf("args of type %T, want *nodepool.Args", a)
-			}
+	return framework.NewRegistration(Name,
+		[]string{framework.PointPreFilter, framework.PointFilter, framework.PointScore},
+		NewArgs, ValidateArgs,
+		func(args *Args, _ framework.Handle) ([]framework.Plugin, error) {
 			return []framework.Plugin{New(args)}, nil
-		},
-	}
+		})
 }
