@@ -41,11 +41,11 @@ func TestConfigLoadAwareBlock(t *testing.T) {
 	if !slices.Contains(p.Filter, loadaware.LoadHotSpotName) {
 		t.Errorf("LoadHotSpot does not filter: %v", p.Filter)
 	}
-	tlp, ok := p.Args[loadaware.TargetLoadPackingName].(*framework.TargetLoadPackingArgs)
+	tlp, ok := p.Args[loadaware.TargetLoadPackingName].(*loadaware.TargetLoadPackingArgs)
 	if !ok || tlp.TargetUtilization != 40 || tlp.RequestsMultiplier() != 1.5 {
 		t.Errorf("TargetLoadPacking args %+v, want Trimaran's defaults as shown", p.Args[loadaware.TargetLoadPackingName])
 	}
-	hot, ok := p.Args[loadaware.LoadHotSpotName].(*framework.LoadHotSpotArgs)
+	hot, ok := p.Args[loadaware.LoadHotSpotName].(*loadaware.LoadHotSpotArgs)
 	if !ok || hot.CPUUtilizationAbove != 90 {
 		t.Errorf("LoadHotSpot args %+v, want cpuUtilizationAbove 90", p.Args[loadaware.LoadHotSpotName])
 	}

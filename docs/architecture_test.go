@@ -25,6 +25,8 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
+	"github.com/yardmaster-io/yardmaster/priorities/loadaware"
+	"github.com/yardmaster-io/yardmaster/priorities/networktraffic"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
@@ -139,15 +141,15 @@ func buildPlugins(t *testing.T) []builtPlugin {
 			}
 			// The metric plugins need an address; nothing is asked of it here.
 			switch a := args.(type) {
-			case *framework.NetworkTrafficArgs:
+			case *networktraffic.Args:
 				a.PrometheusAddress = "http://127.0.0.1:9"
-			case *framework.TargetLoadPackingArgs:
+			case *loadaware.TargetLoadPackingArgs:
 				a.PrometheusAddress = "http://127.0.0.1:9"
-			case *framework.LoadVariationRiskBalancingArgs:
+			case *loadaware.LoadVariationRiskBalancingArgs:
 				a.PrometheusAddress = "http://127.0.0.1:9"
-			case *framework.PrometheusScoreArgs:
+			case *loadaware.PrometheusScoreArgs:
 				a.PrometheusAddress, a.Query = "http://127.0.0.1:9", "up"
-			case *framework.LoadHotSpotArgs:
+			case *loadaware.LoadHotSpotArgs:
 				a.PrometheusAddress = "http://127.0.0.1:9"
 			}
 			b.parts, err = r.New(args, h)

@@ -76,14 +76,14 @@ func loadAwareWorld(b *testing.B, n int, withMetrics bool) *Scheduler {
 	reg := registry.NewInTree()
 	prof := registry.DefaultProfile("yardmaster")
 	if withMetrics {
-		src := framework.PrometheusSourceArgs{PrometheusAddress: "http://127.0.0.1:1"}
+		src := prommetric.SourceArgs{PrometheusAddress: "http://127.0.0.1:1"}
 		prof.PreScore = append(prof.PreScore, loadaware.TargetLoadPackingName, loadaware.LoadVariationRiskBalancingName)
 		prof.Score = append(prof.Score,
 			framework.WeightedPlugin{Name: loadaware.TargetLoadPackingName, Weight: 1},
 			framework.WeightedPlugin{Name: loadaware.LoadVariationRiskBalancingName, Weight: 1})
-		tlp := &framework.TargetLoadPackingArgs{PrometheusSourceArgs: src}
+		tlp := &loadaware.TargetLoadPackingArgs{SourceArgs: src}
 		tlp.SetDefaults()
-		lvrb := &framework.LoadVariationRiskBalancingArgs{PrometheusSourceArgs: src}
+		lvrb := &loadaware.LoadVariationRiskBalancingArgs{SourceArgs: src}
 		lvrb.SetDefaults()
 		prof.Args[loadaware.TargetLoadPackingName] = tlp
 		prof.Args[loadaware.LoadVariationRiskBalancingName] = lvrb

@@ -90,7 +90,7 @@ type bandwidth struct {
 	*scraped
 	// args are the quiet profile's NetworkTraffic arguments as the
 	// configuration file sets them, defaulted; set by loadArgs.
-	args *framework.NetworkTrafficArgs
+	args *networktraffic.Args
 }
 
 // startBandwidth serves an exporter for each of nodes and starts a
@@ -180,7 +180,7 @@ func (b *bandwidth) loadArgs(c *config.Config) error {
 		if p.SchedulerName != quietProfile {
 			continue
 		}
-		if a, ok := p.Args[networktraffic.Name].(*framework.NetworkTrafficArgs); ok {
+		if a, ok := p.Args[networktraffic.Name].(*networktraffic.Args); ok {
 			b.args = a
 			return nil
 		}
@@ -270,7 +270,7 @@ func waitMeasured(ctx context.Context, src *networktraffic.Source) error {
 // the score NetworkTraffic gives it for a pod that can only go to the
 // uplink nodes (the first stream pod), computed by the plugin's own
 // Explain, and the stream pods bound there.
-func printBandwidth(ctx context.Context, client kubernetes.Interface, args *framework.NetworkTrafficArgs, sample *networktraffic.Sample) error {
+func printBandwidth(ctx context.Context, client kubernetes.Interface, args *networktraffic.Args, sample *networktraffic.Sample) error {
 	var feasible []*framework.NodeInfo
 	for _, u := range uplinks() {
 		n, err := client.CoreV1().Nodes().Get(ctx, u.node, metav1.GetOptions{})

@@ -62,7 +62,7 @@ func loadNodes() []loadNode {
 // profile's TargetLoadPacking arguments.
 type load struct {
 	*scraped
-	args *framework.TargetLoadPackingArgs
+	args *loadaware.TargetLoadPackingArgs
 }
 
 // startLoad serves a CPU exporter per load node and starts a Prometheus
@@ -101,7 +101,7 @@ func (l *load) profile() string {
 // loadArgs takes the profile's arguments from the loaded configuration.
 func (l *load) loadArgs(c *config.Config) error {
 	for _, p := range c.Profiles {
-		if a, ok := p.Args[loadaware.TargetLoadPackingName].(*framework.TargetLoadPackingArgs); ok && p.SchedulerName == loadProfile {
+		if a, ok := p.Args[loadaware.TargetLoadPackingName].(*loadaware.TargetLoadPackingArgs); ok && p.SchedulerName == loadProfile {
 			l.args = a
 			return nil
 		}

@@ -14,7 +14,7 @@ import (
 
 func TestLoadHotSpotHints(t *testing.T) {
 	clk := testclock.NewFakeClock(t0)
-	pl, err := NewLoadHotSpot(&framework.LoadHotSpotArgs{PrometheusSourceArgs: source("http://127.0.0.1:1"), CPUUtilizationAbove: 80}, nil, WithClock(clk))
+	pl, err := NewLoadHotSpot(&LoadHotSpotArgs{SourceArgs: source("http://127.0.0.1:1"), CPUUtilizationAbove: 80}, nil, WithClock(clk))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestLoadHotSpotHints(t *testing.T) {
 func TestLoadHotSpotNewMeasurement(t *testing.T) {
 	clk := testclock.NewFakeClock(t0)
 	h := frameworktest.NewHandle(nil)
-	pl, err := NewLoadHotSpot(&framework.LoadHotSpotArgs{PrometheusSourceArgs: source("http://127.0.0.1:1"),
+	pl, err := NewLoadHotSpot(&LoadHotSpotArgs{SourceArgs: source("http://127.0.0.1:1"),
 		CPUUtilizationAbove: 80, MemoryUtilizationAbove: 60}, h, WithClock(clk))
 	if err != nil {
 		t.Fatal(err)

@@ -36,7 +36,7 @@ const (
 // unschedulable pool's periodic flush, by which time a refresh has given
 // the node's new utilization.
 type LoadHotSpot struct {
-	args       framework.LoadHotSpotArgs
+	args       LoadHotSpotArgs
 	cpu        cpuPredictor
 	set        *metricSet
 	rejectCPU  *framework.Status
@@ -61,18 +61,18 @@ var (
 // validates itself. It does not contact Prometheus: Run does. The CPU
 // query is TargetLoadPacking's, so with equal source args the two share
 // it.
-func NewLoadHotSpot(args *framework.LoadHotSpotArgs, h framework.Handle, opts ...Option) (*LoadHotSpot, error) {
+func NewLoadHotSpot(args *LoadHotSpotArgs, h framework.Handle, opts ...Option) (*LoadHotSpot, error) {
 	if args == nil {
-		args = &framework.LoadHotSpotArgs{}
+		args = &LoadHotSpotArgs{}
 	}
 	a := *args
 	a.SetDefaults()
-	if err := framework.ValidateLoadHotSpotArgs(&a); err != nil {
+	if err := ValidateLoadHotSpotArgs(&a); err != nil {
 		return nil, fmt.Errorf("invalid %s args: %w", LoadHotSpotName, err)
 	}
 	pl := &LoadHotSpot{
 		args:       a,
-		cpu:        cpuPredictor{defaultMilli: framework.DefaultRequestsMilliCPU, multiplier: a.RequestsMultiplier()},
+		cpu:        cpuPredictor{defaultMilli: DefaultRequestsMilliCPU, multiplier: a.RequestsMultiplier()},
 		rejectCPU:  framework.NewStatus(framework.Unschedulable, ReasonCPUHotSpot),
 		rejectMem:  framework.NewStatus(framework.Unschedulable, ReasonMemoryHotSpot),
 		cpuOn:      a.CPUUtilizationAbove > 0,
@@ -96,7 +96,7 @@ func NewLoadHotSpot(args *framework.LoadHotSpotArgs, h framework.Handle, opts ..
 	} else {
 		qs = append(qs, query{})
 	}
-	set, err := newMetricSet(LoadHotSpotName, &a.PrometheusSourceArgs, h, opts, false, qs...)
+	set, err := newMetricSet(LoadHotSpotName, &a.SourceArgs, h, opts, false, qs...)
 	if err != nil {
 		return nil, err
 	}

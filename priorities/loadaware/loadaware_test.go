@@ -43,7 +43,7 @@ func TestTargetScore(t *testing.T) {
 
 func TestTargetLoadPacking(t *testing.T) {
 	clk := testclock.NewFakeClock(t0)
-	pl, err := NewTargetLoadPacking(&framework.TargetLoadPackingArgs{PrometheusSourceArgs: source("http://127.0.0.1:1")}, nil, WithClock(clk))
+	pl, err := NewTargetLoadPacking(&TargetLoadPackingArgs{SourceArgs: source("http://127.0.0.1:1")}, nil, WithClock(clk))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestRiskScore(t *testing.T) {
 
 func TestLoadVariationRiskBalancing(t *testing.T) {
 	clk := testclock.NewFakeClock(t0)
-	pl, err := NewLoadVariationRiskBalancing(&framework.LoadVariationRiskBalancingArgs{PrometheusSourceArgs: source("http://127.0.0.1:1")}, nil, WithClock(clk))
+	pl, err := NewLoadVariationRiskBalancing(&LoadVariationRiskBalancingArgs{SourceArgs: source("http://127.0.0.1:1")}, nil, WithClock(clk))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,29 +157,29 @@ func TestPrometheusScoreNormalizations(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	tests := []struct {
 		name   string
-		mutate func(*framework.PrometheusScoreArgs)
+		mutate func(*PrometheusScoreArgs)
 		want   map[string]int64
 	}{
 		{"defaults: lower is better, minMax", nil, map[string]int64{"a": 100, "b": 50, "c": 0, "missing": 50}},
-		{"higher is better", func(a *framework.PrometheusScoreArgs) { a.Direction = framework.HigherIsBetter },
+		{"higher is better", func(a *PrometheusScoreArgs) { a.Direction = HigherIsBetter },
 			map[string]int64{"a": 0, "b": 50, "c": 100, "missing": 50}},
 		// 100 − 100 × v / 0.5.
-		{"ratio", func(a *framework.PrometheusScoreArgs) { a.Normalization = framework.NormalizationRatio },
+		{"ratio", func(a *PrometheusScoreArgs) { a.Normalization = prommetric.NormalizationRatio },
 			map[string]int64{"a": 80, "b": 40, "c": 0, "missing": 50}},
 		// 100 − 100 × v / 1.
-		{"range [0, 1]", func(a *framework.PrometheusScoreArgs) {
-			a.Normalization, a.Min, a.Max = framework.NormalizationRange, f(0), f(1)
+		{"range [0, 1]", func(a *PrometheusScoreArgs) {
+			a.Normalization, a.Min, a.Max = prommetric.NormalizationRange, f(0), f(1)
 		}, map[string]int64{"a": 90, "b": 70, "c": 50, "missing": 50}},
-		{"missing lowest", func(a *framework.PrometheusScoreArgs) { a.MissingMetricsPolicy = framework.MissingMetricsLowest },
+		{"missing lowest", func(a *PrometheusScoreArgs) { a.MissingMetricsPolicy = prommetric.MissingMetricsLowest },
 			map[string]int64{"a": 100, "b": 50, "c": 0, "missing": 0}},
 		// 0.1 per pod placed since: a has two, 0.3 like b, and the range
 		// is now [0.3, 0.5].
-		{"pod estimate", func(a *framework.PrometheusScoreArgs) { a.PodEstimate = 0.1 },
+		{"pod estimate", func(a *PrometheusScoreArgs) { a.PodEstimate = 0.1 },
 			map[string]int64{"a": 100, "b": 100, "c": 0, "missing": 50}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			args := &framework.PrometheusScoreArgs{PrometheusSourceArgs: source("http://127.0.0.1:1"), Query: "load"}
+			args := &PrometheusScoreArgs{SourceArgs: source("http://127.0.0.1:1"), Query: "load"}
 			if tt.mutate != nil {
 				tt.mutate(args)
 			}
@@ -199,7 +199,7 @@ func TestPrometheusScoreNormalizations(t *testing.T) {
 
 func TestLoadHotSpot(t *testing.T) {
 	clk := testclock.NewFakeClock(t0)
-	pl, err := NewLoadHotSpot(&framework.LoadHotSpotArgs{PrometheusSourceArgs: source("http://127.0.0.1:1"),
+	pl, err := NewLoadHotSpot(&LoadHotSpotArgs{SourceArgs: source("http://127.0.0.1:1"),
 		CPUUtilizationAbove: 80, MemoryUtilizationAbove: 90}, nil, WithClock(clk))
 	if err != nil {
 		t.Fatal(err)
@@ -232,7 +232,7 @@ func TestLoadHotSpot(t *testing.T) {
 		t.Errorf("stale data: PreFilter %v, want Skip (nothing filtered)", st)
 	}
 
-	off, err := NewLoadHotSpot(&framework.LoadHotSpotArgs{PrometheusSourceArgs: source("http://127.0.0.1:1")}, nil)
+	off, err := NewLoadHotSpot(&LoadHotSpotArgs{SourceArgs: source("http://127.0.0.1:1")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,11 +247,11 @@ func TestPoolSharesQueries(t *testing.T) {
 	stub := newPromStub(t, func(string) map[string]string { return map[string]string{"a": "10"} })
 	pool := prommetric.NewPool()
 	src := source(stub.URL)
-	tlp, err := NewTargetLoadPacking(&framework.TargetLoadPackingArgs{PrometheusSourceArgs: src}, nil, WithPool(pool))
+	tlp, err := NewTargetLoadPacking(&TargetLoadPackingArgs{SourceArgs: src}, nil, WithPool(pool))
 	if err != nil {
 		t.Fatal(err)
 	}
-	hot, err := NewLoadHotSpot(&framework.LoadHotSpotArgs{PrometheusSourceArgs: src, CPUUtilizationAbove: 90}, nil, WithPool(pool))
+	hot, err := NewLoadHotSpot(&LoadHotSpotArgs{SourceArgs: src, CPUUtilizationAbove: 90}, nil, WithPool(pool))
 	if err != nil {
 		t.Fatal(err)
 	}

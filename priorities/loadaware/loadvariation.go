@@ -31,7 +31,7 @@ const (
 // stddev^(1/sensitivity)) / 2) × 100, so new pods go where both the load
 // and its swings are low.
 type LoadVariationRiskBalancing struct {
-	args    framework.LoadVariationRiskBalancingArgs
+	args    LoadVariationRiskBalancingArgs
 	missing int64
 	set     *metricSet
 }
@@ -45,17 +45,17 @@ var (
 
 // NewLoadVariationRiskBalancing builds the plugin from args, which it
 // defaults and validates itself. It does not contact Prometheus: Run does.
-func NewLoadVariationRiskBalancing(args *framework.LoadVariationRiskBalancingArgs, h framework.Handle, opts ...Option) (*LoadVariationRiskBalancing, error) {
+func NewLoadVariationRiskBalancing(args *LoadVariationRiskBalancingArgs, h framework.Handle, opts ...Option) (*LoadVariationRiskBalancing, error) {
 	if args == nil {
-		args = &framework.LoadVariationRiskBalancingArgs{}
+		args = &LoadVariationRiskBalancingArgs{}
 	}
 	a := *args
 	a.SetDefaults()
-	if err := framework.ValidateLoadVariationRiskBalancingArgs(&a); err != nil {
+	if err := ValidateLoadVariationRiskBalancingArgs(&a); err != nil {
 		return nil, fmt.Errorf("invalid %s args: %w", LoadVariationRiskBalancingName, err)
 	}
 	ca, cs, ma, mstd := VariationQueries(a.NodeNameLabel, model.Duration(a.Window.Duration), model.Duration(a.Resolution.Duration))
-	set, err := newMetricSet(LoadVariationRiskBalancingName, &a.PrometheusSourceArgs, h, opts, false,
+	set, err := newMetricSet(LoadVariationRiskBalancingName, &a.SourceArgs, h, opts, false,
 		query{promql: ca, what: "mean CPU utilization"}, query{promql: cs, what: "CPU utilization deviation"},
 		query{promql: ma, what: "mean memory utilization"}, query{promql: mstd, what: "memory utilization deviation"})
 	if err != nil {

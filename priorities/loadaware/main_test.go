@@ -25,8 +25,8 @@ func TestMain(m *testing.M) {
 var t0 = time.Date(2026, 3, 1, 10, 0, 0, 500_000_000, time.UTC)
 
 // source is the source args of a test plugin on address.
-func source(address string) framework.PrometheusSourceArgs {
-	return framework.PrometheusSourceArgs{PrometheusAddress: address}
+func source(address string) prommetric.SourceArgs {
+	return prommetric.SourceArgs{PrometheusAddress: address}
 }
 
 // node returns a NodeInfo for a node of 4 CPUs and 16Gi holding pods.

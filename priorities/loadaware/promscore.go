@@ -24,7 +24,7 @@ const valueScale = 1000
 // [0, 100] by the configured direction and normalization. NetworkTraffic
 // is this plugin with its traffic query, lower is better and ratio.
 type PrometheusScore struct {
-	args     framework.PrometheusScoreArgs
+	args     PrometheusScoreArgs
 	norm     prommetric.Normalizer
 	estimate float64
 	set      *metricSet
@@ -40,25 +40,25 @@ var (
 
 // NewPrometheusScore builds the plugin from args, which it defaults and
 // validates itself. It does not contact Prometheus: Run does.
-func NewPrometheusScore(args *framework.PrometheusScoreArgs, h framework.Handle, opts ...Option) (*PrometheusScore, error) {
+func NewPrometheusScore(args *PrometheusScoreArgs, h framework.Handle, opts ...Option) (*PrometheusScore, error) {
 	if args == nil {
-		args = &framework.PrometheusScoreArgs{}
+		args = &PrometheusScoreArgs{}
 	}
 	a := *args
 	a.SetDefaults()
-	if err := framework.ValidatePrometheusScoreArgs(&a); err != nil {
+	if err := ValidatePrometheusScoreArgs(&a); err != nil {
 		return nil, fmt.Errorf("invalid %s args: %w", PrometheusScoreName, err)
 	}
-	set, err := newMetricSet(PrometheusScoreName, &a.PrometheusSourceArgs, h, opts, true, query{promql: a.Query, what: "query"})
+	set, err := newMetricSet(PrometheusScoreName, &a.SourceArgs, h, opts, true, query{promql: a.Query, what: "query"})
 	if err != nil {
 		return nil, err
 	}
 	norm := prommetric.Normalizer{
-		HigherIsBetter: a.Direction == framework.HigherIsBetter,
+		HigherIsBetter: a.Direction == HigherIsBetter,
 		Normalization:  a.Normalization,
 		MissingScore:   missingScore(a.MissingMetricsPolicy),
 	}
-	if a.Normalization == framework.NormalizationRange {
+	if a.Normalization == prommetric.NormalizationRange {
 		norm.Min, norm.Max = float64(prommetric.RawScore(*a.Min, valueScale)), float64(prommetric.RawScore(*a.Max, valueScale))
 	}
 	return &PrometheusScore{args: a, norm: norm, estimate: a.PodEstimate, set: set}, nil

@@ -48,7 +48,7 @@ type metricSet struct {
 
 // newMetricSet gets one metric per query from the pool; an empty query
 // leaves its place nil.
-func newMetricSet(name string, a *framework.PrometheusSourceArgs, h framework.Handle, opts []Option, allowNegative bool, queries ...query) (*metricSet, error) {
+func newMetricSet(name string, a *prommetric.SourceArgs, h framework.Handle, opts []Option, allowNegative bool, queries ...query) (*metricSet, error) {
 	var o options
 	for _, f := range opts {
 		f(&o)
@@ -80,7 +80,7 @@ type query struct {
 }
 
 // spec is the shared source's Spec for a query.
-func spec(a *framework.PrometheusSourceArgs, q string, allowNegative bool) prommetric.Spec {
+func spec(a *prommetric.SourceArgs, q string, allowNegative bool) prommetric.Spec {
 	return prommetric.Spec{
 		Connection: prommetric.Connection{
 			Address:            a.PrometheusAddress,
@@ -98,8 +98,8 @@ func spec(a *framework.PrometheusSourceArgs, q string, allowNegative bool) promm
 }
 
 // missingScore is the missingMetricsPolicy's score.
-func missingScore(p framework.MissingMetricsPolicy) int64 {
-	if p == framework.MissingMetricsLowest {
+func missingScore(p prommetric.MissingMetricsPolicy) int64 {
+	if p == prommetric.MissingMetricsLowest {
 		return framework.MinNodeScore
 	}
 	return neutralScore

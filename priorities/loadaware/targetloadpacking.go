@@ -22,7 +22,7 @@ const TargetLoadPackingName = "TargetLoadPacking"
 // to 0 at full utilization, so pods pack onto nodes up to the target and
 // spread once every node is past it.
 type TargetLoadPacking struct {
-	args    framework.TargetLoadPackingArgs
+	args    TargetLoadPackingArgs
 	cpu     cpuPredictor
 	target  float64
 	missing int64
@@ -38,16 +38,16 @@ var (
 
 // NewTargetLoadPacking builds the plugin from args, which it defaults and
 // validates itself. It does not contact Prometheus: Run does.
-func NewTargetLoadPacking(args *framework.TargetLoadPackingArgs, h framework.Handle, opts ...Option) (*TargetLoadPacking, error) {
+func NewTargetLoadPacking(args *TargetLoadPackingArgs, h framework.Handle, opts ...Option) (*TargetLoadPacking, error) {
 	if args == nil {
-		args = &framework.TargetLoadPackingArgs{}
+		args = &TargetLoadPackingArgs{}
 	}
 	a := *args
 	a.SetDefaults()
-	if err := framework.ValidateTargetLoadPackingArgs(&a); err != nil {
+	if err := ValidateTargetLoadPackingArgs(&a); err != nil {
 		return nil, fmt.Errorf("invalid %s args: %w", TargetLoadPackingName, err)
 	}
-	set, err := newMetricSet(TargetLoadPackingName, &a.PrometheusSourceArgs, h, opts, false,
+	set, err := newMetricSet(TargetLoadPackingName, &a.SourceArgs, h, opts, false,
 		query{promql: tlpQuery(&a), what: "CPU utilization"})
 	if err != nil {
 		return nil, err
@@ -64,7 +64,7 @@ func NewTargetLoadPacking(args *framework.TargetLoadPackingArgs, h framework.Han
 }
 
 // tlpQuery is the args' own query, or CPUQuery.
-func tlpQuery(a *framework.TargetLoadPackingArgs) string {
+func tlpQuery(a *TargetLoadPackingArgs) string {
 	if a.Query != "" {
 		return a.Query
 	}

@@ -47,7 +47,7 @@ func (pl *NetworkTraffic) Explain(nodes []*framework.NodeInfo) []NodeBandwidth {
 // and validated) — what `yardmaster explain-bandwidth` prints after one
 // Source.Fetch. nil nodes means every node of s, without pods, so without
 // the pile-on estimate.
-func Explain(args *framework.NetworkTrafficArgs, s *Sample, now time.Time, nodes []*framework.NodeInfo) []NodeBandwidth {
+func Explain(args *Args, s *Sample, now time.Time, nodes []*framework.NodeInfo) []NodeBandwidth {
 	sc := newScorer(args)
 	return sc.explain(tableOf(s), now, nodes)
 }

@@ -15,7 +15,7 @@ func TestEventsToRegister(t *testing.T) {
 	if evs, err := off.EventsToRegister(t.Context()); err != nil || len(evs) != 0 {
 		t.Errorf("without filterAbove: %v, %v; want no events (it rejects nothing)", evs, err)
 	}
-	tp := newTestPlugin(t, "", func(a *framework.NetworkTrafficArgs) { a.FilterAbove = 1 })
+	tp := newTestPlugin(t, "", func(a *Args) { a.FilterAbove = 1 })
 	evs, err := tp.EventsToRegister(t.Context())
 	if err != nil || len(evs) != 3 {
 		t.Fatalf("with filterAbove: %v, %v; want a node event, a pod deletion and a new sample", evs, err)
@@ -41,7 +41,7 @@ func TestEventsToRegister(t *testing.T) {
 // A new sample of the plugin wakes the pods filterAbove refused when a
 // node is at or under it.
 func TestNewSampleHint(t *testing.T) {
-	tp := newTestPlugin(t, "", func(a *framework.NetworkTrafficArgs) { a.FilterAbove = 100 })
+	tp := newTestPlugin(t, "", func(a *Args) { a.FilterAbove = 100 })
 	evs, err := tp.EventsToRegister(t.Context())
 	if err != nil {
 		t.Fatal(err)

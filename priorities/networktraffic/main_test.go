@@ -135,12 +135,12 @@ type testPlugin struct {
 
 // newTestPlugin builds a plugin on address (nothing listens on the
 // default) with args changed by mutate.
-func newTestPlugin(t *testing.T, address string, mutate func(*framework.NetworkTrafficArgs)) *testPlugin {
+func newTestPlugin(t *testing.T, address string, mutate func(*Args)) *testPlugin {
 	t.Helper()
 	if address == "" {
 		address = "http://127.0.0.1:1"
 	}
-	args := &framework.NetworkTrafficArgs{PrometheusAddress: address}
+	args := &Args{PrometheusAddress: address}
 	if mutate != nil {
 		mutate(args)
 	}

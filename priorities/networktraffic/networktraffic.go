@@ -58,7 +58,7 @@ func WithPool(p *prommetric.Pool) Option {
 // reported it: the quietest node scores MaxNodeScore. With filterAbove it
 // also filters out nodes above that traffic.
 type NetworkTraffic struct {
-	args   framework.NetworkTrafficArgs
+	args   Args
 	scorer scorer
 	// metric is the shared source: the query, its refresh loop and its
 	// last answer, which cycles read through an atomic pointer.
@@ -80,13 +80,13 @@ var (
 // It registers its metrics on h.MetricsRegisterer() and logs to
 // h.Logger(); a nil h means neither (for tools such as the CLI). It does
 // not contact Prometheus: Run does.
-func New(args *framework.NetworkTrafficArgs, h framework.Handle, opts ...Option) (*NetworkTraffic, error) {
+func New(args *Args, h framework.Handle, opts ...Option) (*NetworkTraffic, error) {
 	if args == nil {
-		args = &framework.NetworkTrafficArgs{}
+		args = &Args{}
 	}
 	a := *args
 	a.SetDefaults()
-	if err := framework.ValidateNetworkTrafficArgs(&a); err != nil {
+	if err := ValidateArgs(&a); err != nil {
 		return nil, fmt.Errorf("invalid %s args: %w", Name, err)
 	}
 	var o options

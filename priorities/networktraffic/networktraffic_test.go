@@ -29,7 +29,7 @@ func TestScore(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		mutate func(*framework.NetworkTrafficArgs)
+		mutate func(*Args)
 		// sample is nil for no sample at all.
 		sample map[string]float64
 		// age of the sample when the cycle runs.
@@ -68,7 +68,7 @@ func TestScore(t *testing.T) {
 		},
 		{
 			name:   "fixed maxBandwidth, clamped at 0",
-			mutate: func(a *framework.NetworkTrafficArgs) { a.MaxBandwidth = 8 * mb },
+			mutate: func(a *Args) { a.MaxBandwidth = 8 * mb },
 			sample: map[string]float64{"a": 10 * mb, "b": 2 * mb, "c": 0},
 			nodes:  abc(),
 			// 100 − 125 → 0; 100 − 25 = 75; 100
@@ -88,7 +88,7 @@ func TestScore(t *testing.T) {
 		},
 		{
 			name:   "a node without data is lowest",
-			mutate: func(a *framework.NetworkTrafficArgs) { a.MissingMetricsPolicy = framework.MissingMetricsLowest },
+			mutate: func(a *Args) { a.MissingMetricsPolicy = prommetric.MissingMetricsLowest },
 			sample: map[string]float64{"a": 10 * mb, "b": 1 * mb},
 			nodes:  abc(),
 			want:   map[string]int64{"a": 0, "b": 90, "c": 0},
@@ -147,7 +147,7 @@ func TestScore(t *testing.T) {
 // A burst of pods spreads: each pod the scheduler assumes adds the
 // estimate to its node until the next sample.
 func TestPileOn(t *testing.T) {
-	tp := newTestPlugin(t, "", func(a *framework.NetworkTrafficArgs) { a.PodBandwidthEstimate = 6 * mb })
+	tp := newTestPlugin(t, "", func(a *Args) { a.PodBandwidthEstimate = 6 * mb })
 	tp.setSample(map[string]float64{"a": 10 * mb, "b": 1 * mb, "c": 5 * mb})
 	nodes := map[string]*framework.NodeInfo{"a": makeNode("a"), "b": makeNode("b"), "c": makeNode("c")}
 	list := []*framework.NodeInfo{nodes["a"], nodes["b"], nodes["c"]}
@@ -201,7 +201,7 @@ func TestPileOn(t *testing.T) {
 }
 
 func TestRecentPods(t *testing.T) {
-	tp := newTestPlugin(t, "", func(a *framework.NetworkTrafficArgs) { a.PodBandwidthEstimate = 1000 })
+	tp := newTestPlugin(t, "", func(a *Args) { a.PodBandwidthEstimate = 1000 })
 	s := tp.setSample(map[string]float64{"n": 0}) // taken at t0 = 10:00:00.5
 	tests := []struct {
 		name string
@@ -235,7 +235,7 @@ func TestRecentPods(t *testing.T) {
 }
 
 func TestFilter(t *testing.T) {
-	threshold := func(a *framework.NetworkTrafficArgs) {
+	threshold := func(a *Args) {
 		a.FilterAbove = 8 * mb
 		a.PodBandwidthEstimate = 4 * mb
 	}
@@ -288,7 +288,7 @@ func TestFilter(t *testing.T) {
 // A cycle keeps the sample PreFilter pinned even when a refresh swaps in
 // another one halfway.
 func TestCyclePinsSample(t *testing.T) {
-	tp := newTestPlugin(t, "", func(a *framework.NetworkTrafficArgs) { a.FilterAbove = 100 * mb })
+	tp := newTestPlugin(t, "", func(a *Args) { a.FilterAbove = 100 * mb })
 	tp.setSample(map[string]float64{"a": 10 * mb, "b": 1 * mb})
 	state := framework.NewCycleState()
 	nodes := []*framework.NodeInfo{makeNode("a"), makeNode("b")}
@@ -314,7 +314,7 @@ func TestCyclePinsSample(t *testing.T) {
 // metrics count every query.
 func TestRefreshFailureStreak(t *testing.T) {
 	stub := newPromStub(t, nil)
-	tp := newTestPlugin(t, stub.URL, func(a *framework.NetworkTrafficArgs) { a.Timeout.Duration = 300 * time.Millisecond })
+	tp := newTestPlugin(t, stub.URL, func(a *Args) { a.Timeout.Duration = 300 * time.Millisecond })
 	ok := vector(nodeSeries("a", "1000"), nodeSeries("b", "2000"))
 	fail := respond(http.StatusInternalServerError, "down")
 	steps := []struct {
@@ -382,7 +382,7 @@ func TestDataAgeBeforeFirstAnswer(t *testing.T) {
 // Prometheus down from the start: one warning, no stale warning (there was
 // never data), and scheduling sees no data.
 func TestPrometheusDownFromStart(t *testing.T) {
-	tp := newTestPlugin(t, "", func(a *framework.NetworkTrafficArgs) { a.Timeout.Duration = time.Second })
+	tp := newTestPlugin(t, "", func(a *Args) { a.Timeout.Duration = time.Second })
 	for range 3 {
 		tp.refresh(t.Context())
 		tp.clock.Step(time.Minute)
@@ -446,7 +446,7 @@ func TestTwoInstancesShareMetrics(t *testing.T) {
 	h := &frameworktest.Handle{Registry: reg, Log: zap.NewNop()}
 	var pls []*NetworkTraffic
 	for range 2 {
-		pl, err := New(&framework.NetworkTrafficArgs{PrometheusAddress: "http://127.0.0.1:1"}, h, WithClock(testclock.NewFakeClock(t0)))
+		pl, err := New(&Args{PrometheusAddress: "http://127.0.0.1:1"}, h, WithClock(testclock.NewFakeClock(t0)))
 		if err != nil {
 			t.Fatalf("New: %v", err)
 		}
@@ -466,11 +466,11 @@ func TestTwoInstancesShareMetrics(t *testing.T) {
 }
 
 func TestNewRejectsBadArgs(t *testing.T) {
-	for name, args := range map[string]*framework.NetworkTrafficArgs{
+	for name, args := range map[string]*Args{
 		"no address":   {},
 		"bad regexp":   {PrometheusAddress: "http://p:9090", DeviceName: "eth0("},
 		"missing CA":   {PrometheusAddress: "https://p:9090", TLSCAFile: "/nonexistent/ca.pem"},
-		"bad duration": {PrometheusAddress: "http://p:9090", RefreshInterval: framework.Duration{Duration: time.Millisecond}},
+		"bad duration": {PrometheusAddress: "http://p:9090", RefreshInterval: prommetric.Duration{Duration: time.Millisecond}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := New(args, nil); err == nil {
@@ -478,7 +478,7 @@ func TestNewRejectsBadArgs(t *testing.T) {
 			}
 		})
 	}
-	pl, err := New(&framework.NetworkTrafficArgs{IP: "10.0.0.1:9090"}, nil)
+	pl, err := New(&Args{IP: "10.0.0.1:9090"}, nil)
 	if err != nil {
 		t.Fatalf("New with the deprecated ip: %v", err)
 	}
@@ -489,7 +489,7 @@ func TestNewRejectsBadArgs(t *testing.T) {
 }
 
 func TestExplain(t *testing.T) {
-	tp := newTestPlugin(t, "", func(a *framework.NetworkTrafficArgs) {
+	tp := newTestPlugin(t, "", func(a *Args) {
 		a.PodBandwidthEstimate = 2 * mb
 		a.FilterAbove = 9 * mb
 	})
@@ -533,7 +533,7 @@ func TestExplain(t *testing.T) {
 // BenchmarkScore scores 5000 nodes with 30 running pods each, as a cycle
 // does after PreScore.
 func BenchmarkScore(b *testing.B) {
-	pl, err := New(&framework.NetworkTrafficArgs{PrometheusAddress: "http://127.0.0.1:1", PodBandwidthEstimate: mb}, nil)
+	pl, err := New(&Args{PrometheusAddress: "http://127.0.0.1:1", PodBandwidthEstimate: mb}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -22,21 +22,21 @@ type scorer struct {
 	norm        prommetric.Normalizer
 }
 
-func newScorer(a *framework.NetworkTrafficArgs) scorer {
+func newScorer(a *Args) scorer {
 	sc := scorer{
 		filterAbove: a.FilterAbove,
 		podEstimate: a.PodBandwidthEstimate,
 		staleAfter:  a.StaleAfter.Duration,
 		norm: prommetric.Normalizer{
 			HigherIsBetter: false,
-			Normalization:  framework.NormalizationRatio,
+			Normalization:  prommetric.NormalizationRatio,
 			MissingScore:   neutralScore,
 		},
 	}
 	if a.MaxBandwidth > 0 {
-		sc.norm.Normalization, sc.norm.Min, sc.norm.Max = framework.NormalizationRange, 0, a.MaxBandwidth
+		sc.norm.Normalization, sc.norm.Min, sc.norm.Max = prommetric.NormalizationRange, 0, a.MaxBandwidth
 	}
-	if a.MissingMetricsPolicy == framework.MissingMetricsLowest {
+	if a.MissingMetricsPolicy == prommetric.MissingMetricsLowest {
 		sc.norm.MissingScore = framework.MinNodeScore
 	}
 	return sc

@@ -8,7 +8,6 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/priorities/prommetric"
 )
 
@@ -93,7 +92,7 @@ type Source struct {
 }
 
 // spec is the prommetric Spec of args (defaulted and validated).
-func spec(args *framework.NetworkTrafficArgs) prommetric.Spec {
+func spec(args *Args) prommetric.Spec {
 	return prommetric.Spec{
 		Connection: prommetric.Connection{
 			Address:            args.PrometheusAddress,
@@ -112,7 +111,7 @@ func spec(args *framework.NetworkTrafficArgs) prommetric.Spec {
 // NewSource builds the client for args (defaulted and validated): address,
 // TLS and bearer token. It does not contact Prometheus. It fails when the
 // CA file cannot be read: that is configuration, not an outage.
-func NewSource(args *framework.NetworkTrafficArgs) (*Source, error) {
+func NewSource(args *Args) (*Source, error) {
 	c, err := prommetric.NewClient(spec(args).Connection)
 	if err != nil {
 		return nil, err
@@ -142,7 +141,7 @@ func NewSource(args *framework.NetworkTrafficArgs) (*Source, error) {
 // DeviceName goes in as a quoted PromQL string (PromQL strings follow Go's
 // escaping rules, so strconv.Quote cannot be broken out of); the label name
 // and the range are validated syntax.
-func Query(args *framework.NetworkTrafficArgs) string {
+func Query(args *Args) string {
 	if args.Query != "" {
 		return args.Query
 	}
@@ -157,9 +156,9 @@ func Query(args *framework.NetworkTrafficArgs) string {
 	}
 	var traffic string
 	switch args.Direction {
-	case framework.DirectionReceive:
+	case DirectionReceive:
 		traffic = perTarget(receiveBytesMetric)
-	case framework.DirectionTransmit:
+	case DirectionTransmit:
 		traffic = perTarget(transmitBytesMetric)
 	default:
 		traffic = "(" + perTarget(receiveBytesMetric) + " + " + perTarget(transmitBytesMetric) + ")"

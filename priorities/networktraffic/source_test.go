@@ -19,12 +19,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
-
-	"github.com/yardmaster-io/yardmaster/framework"
 )
 
-func defaultedArgs(address string, mutate func(*framework.NetworkTrafficArgs)) *framework.NetworkTrafficArgs {
-	a := &framework.NetworkTrafficArgs{PrometheusAddress: address}
+func defaultedArgs(address string, mutate func(*Args)) *Args {
+	a := &Args{PrometheusAddress: address}
 	if mutate != nil {
 		mutate(a)
 	}
@@ -35,7 +33,7 @@ func defaultedArgs(address string, mutate func(*framework.NetworkTrafficArgs)) *
 func TestQuery(t *testing.T) {
 	tests := []struct {
 		name   string
-		mutate func(*framework.NetworkTrafficArgs)
+		mutate func(*Args)
 		want   string
 	}{
 		{
@@ -47,8 +45,8 @@ func TestQuery(t *testing.T) {
 		},
 		{
 			name: "receive, 90s, own label",
-			mutate: func(a *framework.NetworkTrafficArgs) {
-				a.Direction = framework.DirectionReceive
+			mutate: func(a *Args) {
+				a.Direction = DirectionReceive
 				a.TimeRange.Duration = 90 * time.Second
 				a.NodeNameLabel = "node"
 				a.DeviceName = "bond0"
@@ -57,15 +55,15 @@ func TestQuery(t *testing.T) {
 		},
 		{
 			name: "transmit",
-			mutate: func(a *framework.NetworkTrafficArgs) {
-				a.Direction = framework.DirectionTransmit
+			mutate: func(a *Args) {
+				a.Direction = DirectionTransmit
 				a.TimeRange.Duration = 1500 * time.Millisecond
 			},
 			want: `sum by (nodename) (sum by (instance, job) (rate(node_network_transmit_bytes_total{device=~"eth0|ens.*|eno.*"}[1s500ms])) * on (instance, job) group_left (nodename) node_uname_info)`,
 		},
 		{
 			name:   "instance relabelled to the node name: no join",
-			mutate: func(a *framework.NetworkTrafficArgs) { a.NodeNameLabel = "instance" },
+			mutate: func(a *Args) { a.NodeNameLabel = "instance" },
 			want: `(` +
 				`sum by (instance) (rate(node_network_receive_bytes_total{device=~"eth0|ens.*|eno.*"}[1m])) + ` +
 				`sum by (instance) (rate(node_network_transmit_bytes_total{device=~"eth0|ens.*|eno.*"}[1m]))` +
@@ -73,19 +71,19 @@ func TestQuery(t *testing.T) {
 		},
 		{
 			name: "instance, one direction",
-			mutate: func(a *framework.NetworkTrafficArgs) {
-				a.NodeNameLabel, a.Direction = "instance", framework.DirectionReceive
+			mutate: func(a *Args) {
+				a.NodeNameLabel, a.Direction = "instance", DirectionReceive
 			},
 			want: `sum by (instance) (rate(node_network_receive_bytes_total{device=~"eth0|ens.*|eno.*"}[1m]))`,
 		},
 		{
 			name:   "own query is used as written",
-			mutate: func(a *framework.NetworkTrafficArgs) { a.Query = `sum by (nodename) (my_traffic)` },
+			mutate: func(a *Args) { a.Query = `sum by (nodename) (my_traffic)` },
 			want:   `sum by (nodename) (my_traffic)`,
 		},
 		{
 			name:   "networkInterface is a literal name",
-			mutate: func(a *framework.NetworkTrafficArgs) { a.NetworkInterface = "eth0.100" },
+			mutate: func(a *Args) { a.NetworkInterface = "eth0.100" },
 			want: `sum by (nodename) ((` +
 				`sum by (instance, job) (rate(node_network_receive_bytes_total{device=~"eth0\\.100"}[1m])) + ` +
 				`sum by (instance, job) (rate(node_network_transmit_bytes_total{device=~"eth0\\.100"}[1m]))` +
@@ -114,7 +112,7 @@ func TestQueryEscaping(t *testing.T) {
 		"ünï\x00code",
 	} {
 		t.Run(strconv.Quote(dev), func(t *testing.T) {
-			q := Query(defaultedArgs("http://p:9090", func(a *framework.NetworkTrafficArgs) { a.DeviceName = dev }))
+			q := Query(defaultedArgs("http://p:9090", func(a *Args) { a.DeviceName = dev }))
 			rest, n := q, 0
 			for {
 				i := strings.Index(rest, "device=~")
@@ -280,7 +278,7 @@ func TestFetch(t *testing.T) {
 
 func TestFetchTimeout(t *testing.T) {
 	stub := newPromStub(t, hang)
-	src, err := NewSource(defaultedArgs(stub.URL, func(a *framework.NetworkTrafficArgs) { a.Timeout.Duration = 200 * time.Millisecond }))
+	src, err := NewSource(defaultedArgs(stub.URL, func(a *Args) { a.Timeout.Duration = 200 * time.Millisecond }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +314,7 @@ func TestBearerTokenFile(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte("first-token\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	src, err := NewSource(defaultedArgs(stub.URL, func(a *framework.NetworkTrafficArgs) { a.BearerTokenFile = tokenFile }))
+	src, err := NewSource(defaultedArgs(stub.URL, func(a *Args) { a.BearerTokenFile = tokenFile }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,7 +378,7 @@ func TestTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	fetch := func(mutate func(*framework.NetworkTrafficArgs)) error {
+	fetch := func(mutate func(*Args)) error {
 		src, err := NewSource(defaultedArgs(srv.URL, mutate))
 		if err != nil {
 			return err
@@ -389,19 +387,19 @@ func TestTLS(t *testing.T) {
 		_, err = src.Fetch(t.Context(), t0)
 		return err
 	}
-	if err := fetch(func(a *framework.NetworkTrafficArgs) { a.TLSCAFile = caFile }); err != nil {
+	if err := fetch(func(a *Args) { a.TLSCAFile = caFile }); err != nil {
 		t.Errorf("with tlsCAFile: %v", err)
 	}
 	if err := fetch(nil); err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Errorf("without tlsCAFile: error %v, want a certificate error", err)
 	}
-	if err := fetch(func(a *framework.NetworkTrafficArgs) { a.InsecureSkipVerify = true }); err != nil {
+	if err := fetch(func(a *Args) { a.InsecureSkipVerify = true }); err != nil {
 		t.Errorf("with insecureSkipVerify: %v", err)
 	}
-	if err := fetch(func(a *framework.NetworkTrafficArgs) { a.TLSCAFile = notPEM }); err == nil || !strings.Contains(err.Error(), "no PEM certificate") {
+	if err := fetch(func(a *Args) { a.TLSCAFile = notPEM }); err == nil || !strings.Contains(err.Error(), "no PEM certificate") {
 		t.Errorf("with a CA file without certificates: error %v", err)
 	}
-	if err := fetch(func(a *framework.NetworkTrafficArgs) { a.TLSCAFile = filepath.Join(dir, "missing.pem") }); err == nil || !strings.Contains(err.Error(), "tlsCAFile") {
+	if err := fetch(func(a *Args) { a.TLSCAFile = filepath.Join(dir, "missing.pem") }); err == nil || !strings.Contains(err.Error(), "tlsCAFile") {
 		t.Errorf("with a missing CA file: error %v", err)
 	}
 }
@@ -462,7 +460,7 @@ func TestBearerTokenNotSentAcrossRedirects(t *testing.T) {
 				http.Redirect(w, r, tc.to+r.URL.Path, http.StatusTemporaryRedirect)
 			}))
 			defer origin.Close()
-			src, err := NewSource(defaultedArgs(origin.URL, func(a *framework.NetworkTrafficArgs) {
+			src, err := NewSource(defaultedArgs(origin.URL, func(a *Args) {
 				a.BearerTokenFile, a.InsecureSkipVerify = tokenFile, true
 			}))
 			if err != nil {

@@ -34,7 +34,7 @@ type Normalizer struct {
 	// HigherIsBetter scores the largest value best; else the smallest.
 	HigherIsBetter bool
 	// Normalization is how values map to [0, 1].
-	Normalization framework.PromNormalization
+	Normalization Normalization
 	// Min and Max bound the values for NormalizationRange, as raw scores.
 	Min, Max float64
 	// MissingScore is the score of a node without data.
@@ -46,14 +46,14 @@ type Normalizer struct {
 func (n *Normalizer) Normalize(scores framework.NodeScoreList) {
 	lo, hi := n.Min, n.Max
 	switch n.Normalization {
-	case framework.NormalizationRatio:
+	case NormalizationRatio:
 		lo, hi = 0, 0
 		for i := range scores {
 			if scores[i].Score != MissingRaw {
 				hi = max(hi, float64(scores[i].Score))
 			}
 		}
-	case framework.NormalizationMinMax:
+	case NormalizationMinMax:
 		lo, hi = math.Inf(1), math.Inf(-1)
 		for i := range scores {
 			if s := scores[i].Score; s != MissingRaw {

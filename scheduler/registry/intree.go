@@ -7,6 +7,8 @@ import (
 	"github.com/yardmaster-io/yardmaster/predicates"
 	"github.com/yardmaster-io/yardmaster/predicates/dynamicresources"
 	"github.com/yardmaster-io/yardmaster/priorities"
+	"github.com/yardmaster-io/yardmaster/priorities/loadaware"
+	"github.com/yardmaster-io/yardmaster/priorities/networktraffic"
 	"github.com/yardmaster-io/yardmaster/priorities/prioritysort"
 	"github.com/yardmaster-io/yardmaster/priorities/prommetric"
 )
@@ -130,7 +132,7 @@ func NewInTree() framework.Registry {
 	// profile built from this registry: a query runs once per refresh.
 	pool := prommetric.NewPool()
 	for _, group := range [][]framework.Registration{
-		coreRegistrations(), spreadRegistrations(), affinityRegistrations(), networkRegistrations(pool), loadRegistrations(pool), {dynamicresources.Registration()},
+		coreRegistrations(), spreadRegistrations(), affinityRegistrations(), {networktraffic.Registration(pool)}, loadaware.Registrations(pool), {dynamicresources.Registration()},
 		explainRegistrations(),
 	} {
 		for _, r := range group {

@@ -12,10 +12,10 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/cmd/yardmaster/app"
 	"github.com/yardmaster-io/yardmaster/config"
-	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/internal/promtest"
 	"github.com/yardmaster-io/yardmaster/priorities/networktraffic"
+	"github.com/yardmaster-io/yardmaster/priorities/prommetric"
 )
 
 // These tests run a real Prometheus (Debian's package, installed by
@@ -65,7 +65,7 @@ func TestNetworkTrafficPicksQuietNode(t *testing.T) {
 	// no device.
 	t.Run("escaping", func(t *testing.T) {
 		// As a regular expression: eth0, a backslash, and the rest.
-		args := tn.args(t, func(a *framework.NetworkTrafficArgs) { a.DeviceName = `eth0\\"} or vector(1) or {x=~"` })
+		args := tn.args(t, func(a *networktraffic.Args) { a.DeviceName = `eth0\\"} or vector(1) or {x=~"` })
 		src, err := networktraffic.NewSource(args)
 		if err != nil {
 			t.Fatal(err)
@@ -81,10 +81,10 @@ func TestNetworkTrafficPicksQuietNode(t *testing.T) {
 	// the test's targets are named host:port, which is what relabeling
 	// would replace with node names).
 	t.Run("query variants", func(t *testing.T) {
-		for name, mutate := range map[string]func(*framework.NetworkTrafficArgs){
-			"receive":  func(a *framework.NetworkTrafficArgs) { a.Direction = framework.DirectionReceive },
-			"transmit": func(a *framework.NetworkTrafficArgs) { a.Direction = framework.DirectionTransmit },
-			"instance": func(a *framework.NetworkTrafficArgs) { a.NodeNameLabel = "instance" },
+		for name, mutate := range map[string]func(*networktraffic.Args){
+			"receive":  func(a *networktraffic.Args) { a.Direction = networktraffic.DirectionReceive },
+			"transmit": func(a *networktraffic.Args) { a.Direction = networktraffic.DirectionTransmit },
+			"instance": func(a *networktraffic.Args) { a.NodeNameLabel = "instance" },
 		} {
 			src, err := networktraffic.NewSource(tn.args(t, mutate))
 			if err != nil {
@@ -217,19 +217,19 @@ func (tn *trafficEnv) setRate(name string, rate float64) { tn.exporters[name].Se
 
 // args returns the plugin's arguments as the configuration file sets them,
 // defaulted.
-func (tn *trafficEnv) args(t testing.TB, mutate func(*framework.NetworkTrafficArgs)) *framework.NetworkTrafficArgs {
+func (tn *trafficEnv) args(t testing.TB, mutate func(*networktraffic.Args)) *networktraffic.Args {
 	t.Helper()
-	a := &framework.NetworkTrafficArgs{
+	a := &networktraffic.Args{
 		PrometheusAddress: tn.prom.URL,
 		DeviceName:        "eth0",
-		TimeRange:         framework.Duration{Duration: 5 * time.Second},
-		Timeout:           framework.Duration{Duration: time.Second},
+		TimeRange:         prommetric.Duration{Duration: 5 * time.Second},
+		Timeout:           prommetric.Duration{Duration: time.Second},
 	}
 	if mutate != nil {
 		mutate(a)
 	}
 	a.SetDefaults()
-	if err := framework.ValidateNetworkTrafficArgs(a); err != nil {
+	if err := networktraffic.ValidateArgs(a); err != nil {
 		t.Fatal(err)
 	}
 	return a

@@ -58,10 +58,10 @@ func newExplainBandwidthCommand(reg framework.Registry) *cobra.Command {
 
 // networkTrafficArgs returns the profile's name and NetworkTraffic
 // arguments: the named profile's, or the only profile's that has them.
-func networkTrafficArgs(c *config.Config, profile string) (string, *framework.NetworkTrafficArgs, error) {
+func networkTrafficArgs(c *config.Config, profile string) (string, *networktraffic.Args, error) {
 	var names []string
 	for _, p := range c.Profiles {
-		a, ok := p.Args[networktraffic.Name].(*framework.NetworkTrafficArgs)
+		a, ok := p.Args[networktraffic.Name].(*networktraffic.Args)
 		if profile != "" {
 			if p.SchedulerName != profile {
 				continue
@@ -92,7 +92,7 @@ func networkTrafficArgs(c *config.Config, profile string) (string, *framework.Ne
 }
 
 // printBandwidth writes the header and one line per node.
-func printBandwidth(w io.Writer, profile string, args *framework.NetworkTrafficArgs, src *networktraffic.Source, s *networktraffic.Sample, rows []networktraffic.NodeBandwidth) error {
+func printBandwidth(w io.Writer, profile string, args *networktraffic.Args, src *networktraffic.Source, s *networktraffic.Sample, rows []networktraffic.NodeBandwidth) error {
 	scale := "relative to the busiest node"
 	if args.MaxBandwidth > 0 {
 		scale = "0 at maxBandwidth " + humanBandwidth(args.MaxBandwidth)

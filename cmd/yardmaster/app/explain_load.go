@@ -128,13 +128,13 @@ func loadPlugins(c *config.Config, profile string) (string, []loadaware.Explaine
 // (no metrics, no logs) and without a pool.
 func newLoadPlugin(name string, a any) (loadaware.Explainer, error) {
 	switch a := a.(type) {
-	case *framework.TargetLoadPackingArgs:
+	case *loadaware.TargetLoadPackingArgs:
 		return loadaware.NewTargetLoadPacking(a, nil)
-	case *framework.LoadVariationRiskBalancingArgs:
+	case *loadaware.LoadVariationRiskBalancingArgs:
 		return loadaware.NewLoadVariationRiskBalancing(a, nil)
-	case *framework.PrometheusScoreArgs:
+	case *loadaware.PrometheusScoreArgs:
 		return loadaware.NewPrometheusScore(a, nil)
-	case *framework.LoadHotSpotArgs:
+	case *loadaware.LoadHotSpotArgs:
 		return loadaware.NewLoadHotSpot(a, nil)
 	}
 	return nil, fmt.Errorf("%s: args of type %T", name, a)

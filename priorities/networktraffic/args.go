@@ -1,124 +1,42 @@
-package framework
+package networktraffic
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
-	"net/url"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/priorities/prommetric"
 )
 
-// NetworkTrafficDirection selects the node_exporter counters NetworkTraffic
-// adds up.
-type NetworkTrafficDirection string
+// Direction selects the node_exporter counters NetworkTraffic adds up.
+type Direction string
 
 // The directions NetworkTraffic can measure.
 const (
-	DirectionReceive  NetworkTrafficDirection = "receive"
-	DirectionTransmit NetworkTrafficDirection = "transmit"
-	DirectionBoth     NetworkTrafficDirection = "both"
+	DirectionReceive  Direction = "receive"
+	DirectionTransmit Direction = "transmit"
+	DirectionBoth     Direction = "both"
 )
 
-// MissingMetricsPolicy says how NetworkTraffic scores a node for which
-// Prometheus has no usable value while other nodes have one.
-type MissingMetricsPolicy string
-
-// The missing-metrics policies.
+// Defaults of Args; the source fields' (node name label, refresh
+// interval, staleAfter, timeout, missing-metrics policy) are prommetric's.
 const (
-	// MissingMetricsNeutral scores the node in the middle of the range (50):
-	// neither preferred nor avoided.
-	MissingMetricsNeutral MissingMetricsPolicy = "neutral"
-	// MissingMetricsLowest scores the node 0, as if it were the busiest.
-	MissingMetricsLowest MissingMetricsPolicy = "lowest"
+	// DefaultDeviceName matches the usual physical interfaces and leaves
+	// out loopback, bridges, veths and tunnels, whose traffic is counted
+	// again on the physical interface or never leaves the node.
+	DefaultDeviceName = "eth0|ens.*|eno.*"
+	// DefaultTimeRange is the window of the rate() over the byte counters.
+	DefaultTimeRange = 60 * time.Second
+	// DefaultDirection adds up both directions.
+	DefaultDirection = DirectionBoth
 )
 
-// Defaults of NetworkTrafficArgs.
-const (
-	// DefaultNetworkDeviceName matches the usual physical interfaces and
-	// leaves out loopback, bridges, veths and tunnels, whose traffic is
-	// counted again on the physical interface or never leaves the node.
-	DefaultNetworkDeviceName = "eth0|ens.*|eno.*"
-	DefaultNetworkTimeRange  = 60 * time.Second
-	// DefaultNodeNameLabel is node_exporter's node_uname_info label that
-	// holds the host name, which is the Node name in most clusters.
-	DefaultNodeNameLabel                      = "nodename"
-	DefaultNetworkTrafficRefreshInterval      = 15 * time.Second
-	DefaultNetworkTrafficStaleAfter           = 2 * time.Minute
-	DefaultNetworkTrafficTimeout              = 5 * time.Second
-	DefaultNetworkTrafficDirection            = DirectionBoth
-	DefaultNetworkTrafficMissingMetricsPolicy = MissingMetricsNeutral
-)
-
-// Lower bounds of the NetworkTraffic durations. A refresh faster than a
-// second would hammer Prometheus for no gain (scrape intervals are seconds
-// at best); a rate window under a second holds no two samples.
-const (
-	minNetworkTrafficRefreshInterval = time.Second
-	minNetworkTimeRange              = time.Second
-)
-
-// labelNameRE is Prometheus's classic label name syntax. The node name label
-// is written into the default query as an identifier, so only names that
-// need no quoting are accepted.
-var labelNameRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
-
-// Duration is a time.Duration written as a Go duration string ("60s",
-// "1m30s") or, as older configurations do, a bare integer number of
-// seconds (60, or "60").
-type Duration struct {
-	time.Duration
-}
-
-// UnmarshalJSON reads a duration string or an integer number of seconds.
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		if v, err := time.ParseDuration(s); err == nil {
-			d.Duration = v
-			return nil
-		}
-		if n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err == nil {
-			return d.setSeconds(n)
-		}
-		return fmt.Errorf("invalid duration %q: want a duration such as \"60s\" or a whole number of seconds", s)
-	}
-	n, err := strconv.ParseInt(string(b), 10, 64)
-	if err != nil {
-		return fmt.Errorf("invalid duration %s: want a duration such as \"60s\" or a whole number of seconds", b)
-	}
-	return d.setSeconds(n)
-}
-
-func (d *Duration) setSeconds(n int64) error {
-	const maxSeconds = math.MaxInt64 / int64(time.Second)
-	if n > maxSeconds || n < -maxSeconds {
-		return fmt.Errorf("invalid duration: %d seconds is out of range", n)
-	}
-	d.Duration = time.Duration(n) * time.Second
-	return nil
-}
-
-// MarshalJSON writes whole seconds as "60s" (not "1m0s"), anything else as
-// time.Duration.String, so that the output reads back to the same value.
-func (d Duration) MarshalJSON() ([]byte, error) {
-	if d.Duration%time.Second == 0 {
-		return json.Marshal(fmt.Sprintf("%ds", d.Duration/time.Second))
-	}
-	return json.Marshal(d.Duration.String())
-}
-
-// NetworkTrafficArgs are the arguments of NetworkTraffic, which scores nodes
+// Args are the arguments of NetworkTraffic, which scores nodes
 // by the network traffic Prometheus measured on them.
 //
 // Three fields have a deprecated older name, accepted so that configurations
@@ -126,7 +44,7 @@ func (d Duration) MarshalJSON() ([]byte, error) {
 // (prometheusAddress), networkInterface (deviceName, as a literal device
 // name) and timeRangeInSeconds (timeRange). SetDefaults moves them to the
 // new names.
-type NetworkTrafficArgs struct {
+type Args struct {
 	// PrometheusAddress is the base URL of the Prometheus HTTP API, e.g.
 	// http://prometheus.monitoring:9090.
 	PrometheusAddress string `json:"prometheusAddress,omitempty"`
@@ -140,11 +58,11 @@ type NetworkTrafficArgs struct {
 	// device name, not a regular expression.
 	NetworkInterface string `json:"networkInterface,omitempty"`
 	// TimeRange is the window of the rate() over the byte counters.
-	TimeRange Duration `json:"timeRange"`
+	TimeRange prommetric.Duration `json:"timeRange"`
 	// TimeRangeInSeconds is the deprecated name of TimeRange.
 	TimeRangeInSeconds *int64 `json:"timeRangeInSeconds,omitempty"`
 	// Direction is receive, transmit or both.
-	Direction NetworkTrafficDirection `json:"direction,omitempty"`
+	Direction Direction `json:"direction,omitempty"`
 	// NodeNameLabel is the label whose value is the Node name: the
 	// node_uname_info label the default query joins on, or the label the
 	// series of a custom Query carry.
@@ -154,11 +72,11 @@ type NetworkTrafficArgs struct {
 	// DeviceName, Direction and TimeRange are then unused.
 	Query string `json:"query,omitempty"`
 	// RefreshInterval is how often Prometheus is queried.
-	RefreshInterval Duration `json:"refreshInterval"`
+	RefreshInterval prommetric.Duration `json:"refreshInterval"`
 	// StaleAfter is the age after which a result is no longer used.
-	StaleAfter Duration `json:"staleAfter"`
+	StaleAfter prommetric.Duration `json:"staleAfter"`
 	// Timeout bounds each query.
-	Timeout Duration `json:"timeout"`
+	Timeout prommetric.Duration `json:"timeout"`
 	// MaxBandwidth, in bytes/s, is the traffic that scores 0. Zero means
 	// relative scoring: the busiest feasible node scores 0.
 	MaxBandwidth float64 `json:"maxBandwidth"`
@@ -166,7 +84,7 @@ type NetworkTrafficArgs struct {
 	// traffic exceeds it.
 	FilterAbove float64 `json:"filterAbove"`
 	// MissingMetricsPolicy is neutral (score 50) or lowest (score 0).
-	MissingMetricsPolicy MissingMetricsPolicy `json:"missingMetricsPolicy,omitempty"`
+	MissingMetricsPolicy prommetric.MissingMetricsPolicy `json:"missingMetricsPolicy,omitempty"`
 	// PodBandwidthEstimate, in bytes/s, is added to a node's traffic for
 	// every pod bound to it since the sample was taken, until the next
 	// sample; a pod's yardmaster.io/bandwidth annotation overrides it.
@@ -181,19 +99,19 @@ type NetworkTrafficArgs struct {
 	InsecureSkipVerify bool `json:"insecureSkipVerify"`
 }
 
-// DefaultNetworkTrafficArgs returns the defaults of every field.
+// DefaultArgs returns the defaults of every field.
 // PrometheusAddress has none: it must be configured.
-func DefaultNetworkTrafficArgs() *NetworkTrafficArgs {
-	a := &NetworkTrafficArgs{}
+func DefaultArgs() *Args {
+	a := &Args{}
 	a.SetDefaults()
 	return a
 }
 
 // SetDefaults moves the deprecated fields to their new names and fills the
 // fields left empty or zero with their defaults. A deprecated field is left
-// in place, for ValidateNetworkTrafficArgs to report, when its new name is
+// in place, for ValidateArgs to report, when its new name is
 // set too or when its value is invalid.
-func (a *NetworkTrafficArgs) SetDefaults() {
+func (a *Args) SetDefaults() {
 	if a.IP != "" && a.PrometheusAddress == "" {
 		a.PrometheusAddress = a.IP
 		if !strings.Contains(a.PrometheusAddress, "://") {
@@ -211,34 +129,34 @@ func (a *NetworkTrafficArgs) SetDefaults() {
 		a.TimeRangeInSeconds = nil
 	}
 	if a.DeviceName == "" && a.NetworkInterface == "" {
-		a.DeviceName = DefaultNetworkDeviceName
+		a.DeviceName = DefaultDeviceName
 	}
 	if a.TimeRange.Duration == 0 && a.TimeRangeInSeconds == nil {
-		a.TimeRange.Duration = DefaultNetworkTimeRange
+		a.TimeRange.Duration = DefaultTimeRange
 	}
 	if a.Direction == "" {
-		a.Direction = DefaultNetworkTrafficDirection
+		a.Direction = DefaultDirection
 	}
 	if a.NodeNameLabel == "" {
-		a.NodeNameLabel = DefaultNodeNameLabel
+		a.NodeNameLabel = prommetric.DefaultNodeNameLabel
 	}
 	if a.RefreshInterval.Duration == 0 {
-		a.RefreshInterval.Duration = DefaultNetworkTrafficRefreshInterval
+		a.RefreshInterval.Duration = prommetric.DefaultRefreshInterval
 	}
 	if a.StaleAfter.Duration == 0 {
-		a.StaleAfter.Duration = DefaultNetworkTrafficStaleAfter
+		a.StaleAfter.Duration = prommetric.DefaultStaleAfter
 	}
 	if a.Timeout.Duration == 0 {
-		a.Timeout.Duration = DefaultNetworkTrafficTimeout
+		a.Timeout.Duration = prommetric.DefaultTimeout
 	}
 	if a.MissingMetricsPolicy == "" {
-		a.MissingMetricsPolicy = DefaultNetworkTrafficMissingMetricsPolicy
+		a.MissingMetricsPolicy = prommetric.DefaultMissingMetricsPolicy
 	}
 }
 
-// ValidateNetworkTrafficArgs checks defaulted args. Errors are
+// ValidateArgs checks defaulted args. Errors are
 // field.Errors with paths relative to the args ("timeRange").
-func ValidateNetworkTrafficArgs(a *NetworkTrafficArgs) error {
+func ValidateArgs(a *Args) error {
 	var errs field.ErrorList
 
 	addrPath := field.NewPath("prometheusAddress")
@@ -250,7 +168,7 @@ func ValidateNetworkTrafficArgs(a *NetworkTrafficArgs) error {
 			errs = append(errs, field.Required(addrPath, "the URL of the Prometheus HTTP API, e.g. http://prometheus.monitoring:9090"))
 		}
 	} else {
-		errs = append(errs, validatePrometheusAddress(a.PrometheusAddress, addrPath)...)
+		errs = append(errs, prommetric.ValidatePrometheusAddress(a.PrometheusAddress, addrPath)...)
 	}
 
 	if a.NetworkInterface != "" {
@@ -273,33 +191,26 @@ func ValidateNetworkTrafficArgs(a *NetworkTrafficArgs) error {
 			errs = append(errs, field.Invalid(p, *a.TimeRangeInSeconds, "must be a positive number of seconds (deprecated: use timeRange)"))
 		}
 	}
-	trPath := field.NewPath("timeRange")
-	switch tr := a.TimeRange.Duration; {
-	case a.TimeRangeInSeconds != nil && tr == 0:
-	case tr < minNetworkTimeRange:
-		errs = append(errs, field.Invalid(trPath, tr.String(), fmt.Sprintf("must be at least %s", minNetworkTimeRange)))
-	case tr%time.Millisecond != 0:
-		errs = append(errs, field.Invalid(trPath, tr.String(), "must be a whole number of milliseconds (PromQL's resolution)"))
+	// An invalid timeRangeInSeconds, left in place, is reported above.
+	if a.TimeRangeInSeconds == nil || a.TimeRange.Duration != 0 {
+		errs = append(errs, prommetric.ValidateWindow(a.TimeRange, field.NewPath("timeRange"))...)
 	}
 
 	switch a.Direction {
 	case DirectionReceive, DirectionTransmit, DirectionBoth:
 	default:
 		errs = append(errs, field.NotSupported(field.NewPath("direction"), a.Direction,
-			[]NetworkTrafficDirection{DirectionReceive, DirectionTransmit, DirectionBoth}))
+			[]Direction{DirectionReceive, DirectionTransmit, DirectionBoth}))
 	}
 
-	if !labelNameRE.MatchString(a.NodeNameLabel) || strings.HasPrefix(a.NodeNameLabel, "__") {
-		errs = append(errs, field.Invalid(field.NewPath("nodeNameLabel"), a.NodeNameLabel,
-			"must be a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not starting with __)"))
-	}
+	errs = append(errs, prommetric.ValidateLabelName(a.NodeNameLabel, field.NewPath("nodeNameLabel"))...)
 	if a.Query != "" && strings.TrimSpace(a.Query) == "" {
 		errs = append(errs, field.Invalid(field.NewPath("query"), a.Query, "must be PromQL or empty"))
 	}
 
 	refreshPath := field.NewPath("refreshInterval")
-	if a.RefreshInterval.Duration < minNetworkTrafficRefreshInterval {
-		errs = append(errs, field.Invalid(refreshPath, a.RefreshInterval.String(), fmt.Sprintf("must be at least %s", minNetworkTrafficRefreshInterval)))
+	if a.RefreshInterval.Duration < prommetric.MinRefreshInterval {
+		errs = append(errs, field.Invalid(refreshPath, a.RefreshInterval.String(), fmt.Sprintf("must be at least %s", prommetric.MinRefreshInterval)))
 	}
 	if a.StaleAfter.Duration <= a.RefreshInterval.Duration {
 		errs = append(errs, field.Invalid(field.NewPath("staleAfter"), a.StaleAfter.String(),
@@ -319,10 +230,10 @@ func ValidateNetworkTrafficArgs(a *NetworkTrafficArgs) error {
 	}
 
 	switch a.MissingMetricsPolicy {
-	case MissingMetricsNeutral, MissingMetricsLowest:
+	case prommetric.MissingMetricsNeutral, prommetric.MissingMetricsLowest:
 	default:
 		errs = append(errs, field.NotSupported(field.NewPath("missingMetricsPolicy"), a.MissingMetricsPolicy,
-			[]MissingMetricsPolicy{MissingMetricsNeutral, MissingMetricsLowest}))
+			[]prommetric.MissingMetricsPolicy{prommetric.MissingMetricsNeutral, prommetric.MissingMetricsLowest}))
 	}
 
 	if a.TLSCAFile != "" && strings.HasPrefix(a.PrometheusAddress, "http://") {
@@ -335,25 +246,4 @@ func ValidateNetworkTrafficArgs(a *NetworkTrafficArgs) error {
 	return errs.ToAggregate()
 }
 
-// validatePrometheusAddress accepts an absolute http or https URL. A
-// password in the URL is never echoed back.
-func validatePrometheusAddress(addr string, p *field.Path) field.ErrorList {
-	u, err := url.Parse(addr)
-	if err != nil {
-		// A *url.Error quotes the whole URL, password included.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return field.ErrorList{field.Invalid(p, "<unparsable>", fmt.Sprintf("not a URL: %v", err))}
-	}
-	switch {
-	case u.Scheme != "http" && u.Scheme != "https":
-		return field.ErrorList{field.Invalid(p, u.Redacted(), "must be an http:// or https:// URL")}
-	case u.Host == "":
-		return field.ErrorList{field.Invalid(p, u.Redacted(), "must name a host")}
-	case u.RawQuery != "" || u.Fragment != "":
-		return field.ErrorList{field.Invalid(p, u.Redacted(), "must not have a query or fragment")}
-	}
-	return nil
-}
+var _ framework.ArgsDefaulter = (*Args)(nil)

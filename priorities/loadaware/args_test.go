@@ -1,10 +1,11 @@
-package framework
+package loadaware
 
 import (
 	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/yardmaster-io/yardmaster/priorities/prommetric"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -31,7 +32,7 @@ func fieldsOf(err error) []string {
 }
 
 func TestTargetLoadPackingArgsDefaults(t *testing.T) {
-	a := &TargetLoadPackingArgs{PrometheusSourceArgs: PrometheusSourceArgs{PrometheusAddress: "http://p:9090"}}
+	a := &TargetLoadPackingArgs{SourceArgs: prommetric.SourceArgs{PrometheusAddress: "http://p:9090"}}
 	a.SetDefaults()
 	if a.TargetUtilization != 40 || a.DefaultRequestsMultiplier != "1.5" || a.RequestsMultiplier() != 1.5 {
 		t.Errorf("defaults %d %q, want Trimaran's 40 and \"1.5\"", a.TargetUtilization, a.DefaultRequestsMultiplier)
@@ -52,7 +53,7 @@ func TestTargetLoadPackingArgsDefaults(t *testing.T) {
 }
 
 func TestValidateLoadArgs(t *testing.T) {
-	src := PrometheusSourceArgs{PrometheusAddress: "http://p:9090"}
+	src := prommetric.SourceArgs{PrometheusAddress: "http://p:9090"}
 	f := func(v float64) *float64 { return &v }
 	tests := []struct {
 		name string
@@ -60,7 +61,7 @@ func TestValidateLoadArgs(t *testing.T) {
 		want []string
 	}{
 		{"score: valid", func() error {
-			a := &PrometheusScoreArgs{PrometheusSourceArgs: src, Query: "up"}
+			a := &PrometheusScoreArgs{SourceArgs: src, Query: "up"}
 			a.SetDefaults()
 			return ValidatePrometheusScoreArgs(a)
 		}, nil},
@@ -70,7 +71,7 @@ func TestValidateLoadArgs(t *testing.T) {
 			return ValidatePrometheusScoreArgs(a)
 		}, []string{"prometheusAddress", "query", "direction"}},
 		{"score: range without max, min on minMax", func() error {
-			a := &PrometheusScoreArgs{PrometheusSourceArgs: src, Query: "up", Normalization: NormalizationRange, Min: f(0)}
+			a := &PrometheusScoreArgs{SourceArgs: src, Query: "up", Normalization: prommetric.NormalizationRange, Min: f(0)}
 			a.SetDefaults()
 			if err := ValidatePrometheusScoreArgs(a); err != nil {
 				return err
@@ -78,25 +79,25 @@ func TestValidateLoadArgs(t *testing.T) {
 			return nil
 		}, []string{"max"}},
 		{"score: max not above min", func() error {
-			a := &PrometheusScoreArgs{PrometheusSourceArgs: src, Query: "up", Normalization: NormalizationRange, Min: f(1), Max: f(1)}
+			a := &PrometheusScoreArgs{SourceArgs: src, Query: "up", Normalization: prommetric.NormalizationRange, Min: f(1), Max: f(1)}
 			a.SetDefaults()
 			return ValidatePrometheusScoreArgs(a)
 		}, []string{"max"}},
 		{"packing: target, multiplier, requests, staleAfter", func() error {
-			a := &TargetLoadPackingArgs{PrometheusSourceArgs: src, TargetUtilization: 100, DefaultRequestsMultiplier: "0.5",
+			a := &TargetLoadPackingArgs{SourceArgs: src, TargetUtilization: 100, DefaultRequestsMultiplier: "0.5",
 				DefaultRequests: v1.ResourceList{v1.ResourceMemory: resource.MustParse("1Gi")}}
 			a.StaleAfter.Duration = 1
 			a.SetDefaults()
 			return ValidateTargetLoadPackingArgs(a)
 		}, []string{"staleAfter", "targetUtilization", "defaultRequests[memory]", "defaultRequestsMultiplier"}},
 		{"risk: negative margin, zero-length resolution ok by default, resolution over window", func() error {
-			a := &LoadVariationRiskBalancingArgs{PrometheusSourceArgs: src, SafeVarianceMargin: -1}
+			a := &LoadVariationRiskBalancingArgs{SourceArgs: src, SafeVarianceMargin: -1}
 			a.Resolution.Duration = 2 * DefaultLoadVariationWindow
 			a.SetDefaults()
 			return ValidateLoadVariationRiskBalancingArgs(a)
 		}, []string{"safeVarianceMargin", "resolution"}},
 		{"hot spot: threshold over 100, label", func() error {
-			a := &LoadHotSpotArgs{PrometheusSourceArgs: src, CPUUtilizationAbove: 120}
+			a := &LoadHotSpotArgs{SourceArgs: src, CPUUtilizationAbove: 120}
 			a.NodeNameLabel = "__name__"
 			a.SetDefaults()
 			return ValidateLoadHotSpotArgs(a)
