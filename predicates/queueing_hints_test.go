@@ -6,7 +6,6 @@ import (
 
 	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
-	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -29,13 +28,9 @@ type hintCase struct {
 
 // Events as the informer handlers raise them.
 var (
-	evNodeAdd         = framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}
-	evAssignedAdd     = framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Add}
-	evAssignedDelete  = framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete}
-	evPVCAdd          = framework.ClusterEvent{Resource: framework.PersistentVolumeClaim, ActionType: framework.Add}
-	evPVCUpdate       = framework.ClusterEvent{Resource: framework.PersistentVolumeClaim, ActionType: framework.Update}
-	evCSINodeUpdate   = framework.ClusterEvent{Resource: framework.CSINode, ActionType: framework.Update}
-	evStorageClassAdd = framework.ClusterEvent{Resource: framework.StorageClass, ActionType: framework.Add}
+	evNodeAdd        = framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}
+	evAssignedAdd    = framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Add}
+	evAssignedDelete = framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete}
 )
 
 func nodeUpdate(o, n *v1.Node) framework.ClusterEvent {
@@ -392,75 +387,5 @@ func TestPodTopologySpreadHints(t *testing.T) {
 			old: zoned, new: node("n1").Label("zone", "a").Label("x", "y").Obj(), want: framework.QueueSkip},
 		{name: "taints of a counted node", pod: p, event: nodeUpdate(zoned, node("n1").Label("zone", "a").Taint("k", "", v1.TaintEffectNoSchedule).Obj()),
 			old: zoned, new: node("n1").Label("zone", "a").Taint("k", "", v1.TaintEffectNoSchedule).Obj(), want: framework.Queue},
-	})
-}
-
-func TestVolumeHints(t *testing.T) {
-	p := pod("p").PVC("data").Obj()
-	eph := pod("e").EphemeralVolume("scratch").Obj()
-	mine := frameworktest.MakePVC("default", "data").Obj()
-	other := frameworktest.MakePVC("default", "logs").Obj()
-	elsewhere := frameworktest.MakePVC("other", "data").Obj()
-	generated := frameworktest.MakePVC("default", "e-scratch").Obj()
-	sharer := pod("sharer").PVC("data").Node("n1").Obj()
-	unrelated := pod("u").PVC("logs").Node("n1").Obj()
-	inlineEBS := pod("inline").Obj()
-	inlineEBS.Spec.Volumes = []v1.Volume{{Name: "disk", VolumeSource: v1.VolumeSource{
-		AWSElasticBlockStore: &v1.AWSElasticBlockStoreVolumeSource{VolumeID: "vol-1"}}}}
-	inlineOnNode := inlineEBS.DeepCopy()
-	inlineOnNode.Name, inlineOnNode.Spec.NodeName = "holder", "n1"
-	emptyDirOnNode := pod("scratch").Node("n1").Obj()
-	emptyDirOnNode.Spec.Volumes = []v1.Volume{{Name: "tmp", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}}
-	attachment := func(attacher string) *storagev1.VolumeAttachment {
-		return &storagev1.VolumeAttachment{Spec: storagev1.VolumeAttachmentSpec{Attacher: attacher, NodeName: "n1"}}
-	}
-	ebsAttachment, pdAttachment := attachment("ebs.csi.aws.com"), attachment("pd.csi.storage.gke.io")
-	evDetached := framework.ClusterEvent{Resource: framework.VolumeAttachment, ActionType: framework.Delete}
-	h := frameworktest.NewHandle(frameworktest.NewSnapshot(nil, nil))
-	vb, err := predicates.NewVolumeBinding(framework.DefaultVolumeBindingArgs(), h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	claimCases := []hintCase{
-		{name: "own claim added", pod: p, event: evPVCAdd, new: mine, want: framework.Queue},
-		{name: "other claim added", pod: p, event: evPVCAdd, new: other, want: framework.QueueSkip},
-		{name: "same name in another namespace", pod: p, event: evPVCAdd, new: elsewhere, want: framework.QueueSkip},
-		{name: "generated ephemeral claim added", pod: eph, event: evPVCAdd, new: generated, want: framework.Queue},
-	}
-	t.Run("VolumeBinding", func(t *testing.T) {
-		checkHints(t, vb, append(claimCases,
-			hintCase{name: "own claim bound", pod: p, event: evPVCUpdate, old: mine, new: mine, want: framework.Queue},
-			hintCase{name: "CSINode changed", pod: p, event: evCSINodeUpdate, old: &struct{}{}, new: &struct{}{}, want: framework.Queue},
-			hintCase{name: "assigned pod deleted: not registered", pod: p, event: evAssignedDelete, old: sharer, want: framework.QueueSkip},
-		))
-	})
-	t.Run("VolumeZone", func(t *testing.T) {
-		checkHints(t, predicates.NewVolumeZone(h), append(claimCases,
-			hintCase{name: "StorageClass added", pod: p, event: evStorageClassAdd, new: &struct{}{}, want: framework.Queue},
-		))
-	})
-	t.Run("VolumeRestrictions", func(t *testing.T) {
-		checkHints(t, predicates.NewVolumeRestrictions(h), append(claimCases,
-			hintCase{name: "pod sharing the claim deleted", pod: p, event: evAssignedDelete, old: sharer, want: framework.Queue},
-			hintCase{name: "pod with another claim deleted", pod: p, event: evAssignedDelete, old: unrelated, want: framework.QueueSkip},
-			hintCase{name: "claim updated: not registered", pod: p, event: evPVCUpdate, old: mine, new: mine, want: framework.QueueSkip},
-		))
-	})
-	t.Run("NodeVolumeLimits", func(t *testing.T) {
-		checkHints(t, predicates.NewNodeVolumeLimits(h), append(claimCases,
-			hintCase{name: "pod with a claim deleted", pod: p, event: evAssignedDelete, old: unrelated, want: framework.Queue},
-			hintCase{name: "pod without volumes deleted", pod: p, event: evAssignedDelete, old: pod("x").Node("n1").Obj(), want: framework.QueueSkip},
-			// An in-tree volume written inline (EBS here) counts against
-			// its CSI driver's limit: the pod that held it frees a slot.
-			hintCase{name: "pod with an inline in-tree volume deleted", pod: inlineEBS, event: evAssignedDelete, old: inlineOnNode, want: framework.Queue},
-			hintCase{name: "pod with an inline emptyDir deleted", pod: inlineEBS, event: evAssignedDelete, old: emptyDirOnNode, want: framework.QueueSkip},
-			hintCase{name: "pod on a node the pod cannot use deleted", pod: pod("pinned").PVC("data").Node("n2").Obj(), event: evAssignedDelete, old: unrelated, want: framework.QueueSkip},
-			hintCase{name: "CSINode changed", pod: p, event: evCSINodeUpdate, old: &struct{}{}, new: &struct{}{}, want: framework.Queue},
-			hintCase{name: "volume detached, pod with a claim", pod: p, event: evDetached, old: ebsAttachment, want: framework.Queue},
-			hintCase{name: "volume detached, pod with an ephemeral volume", pod: eph, event: evDetached, old: ebsAttachment, want: framework.Queue},
-			hintCase{name: "volume detached, inline volume of its driver", pod: inlineEBS, event: evDetached, old: ebsAttachment, want: framework.Queue},
-			hintCase{name: "volume detached, inline volume of another driver", pod: inlineEBS, event: evDetached, old: pdAttachment, want: framework.QueueSkip},
-			hintCase{name: "volume detached, pod without volumes", pod: pod("x").Obj(), event: evDetached, old: ebsAttachment, want: framework.QueueSkip},
-		))
 	})
 }

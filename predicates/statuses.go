@@ -19,8 +19,4 @@ var (
 	statusNodeUnschedulable                 = framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonNodeUnschedulable)
 	statusSpreadMissingLabel                = framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonSpreadMissingLabel)
 	statusSpreadConstraintsNotMatch         = framework.NewStatus(framework.Unschedulable, ReasonSpreadConstraintsNotMatch)
-	statusMaxVolumeCountExceeded            = framework.NewStatus(framework.Unschedulable, ReasonMaxVolumeCountExceeded)
-	statusDiskConflict                      = framework.NewStatus(framework.Unschedulable, ReasonDiskConflict)
-	statusReadWriteOncePodConflict          = framework.NewStatus(framework.Unschedulable, ReasonReadWriteOncePodConflict)
-	statusVolumeZoneConflict                = framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonVolumeZoneConflict)
 )

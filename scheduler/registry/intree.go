@@ -6,6 +6,7 @@ import (
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/predicates"
 	"github.com/yardmaster-io/yardmaster/predicates/dynamicresources"
+	"github.com/yardmaster-io/yardmaster/predicates/volumes"
 	"github.com/yardmaster-io/yardmaster/priorities"
 	"github.com/yardmaster-io/yardmaster/priorities/loadaware"
 	"github.com/yardmaster-io/yardmaster/priorities/networktraffic"
@@ -47,10 +48,10 @@ func DefaultPlugins() []framework.WeightedPlugin {
 		{Name: predicates.NodeAffinityName, Weight: 2},
 		{Name: predicates.NodePortsName},
 		{Name: predicates.FitName, Weight: 1},
-		{Name: predicates.VolumeRestrictionsName},
-		{Name: predicates.NodeVolumeLimitsName},
-		{Name: predicates.VolumeBindingName},
-		{Name: predicates.VolumeZoneName},
+		{Name: volumes.RestrictionsName},
+		{Name: volumes.NodeLimitsName},
+		{Name: volumes.BindingName},
+		{Name: volumes.ZoneName},
 		{Name: predicates.PodTopologySpreadName, Weight: 2},
 		{Name: predicates.InterPodAffinityName, Weight: 2},
 		// kube-scheduler puts it before DefaultPreemption: deallocating

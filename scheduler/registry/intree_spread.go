@@ -5,6 +5,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/predicates"
+	"github.com/yardmaster-io/yardmaster/predicates/volumes"
 	"github.com/yardmaster-io/yardmaster/priorities"
 )
 
@@ -39,49 +40,9 @@ func spreadRegistrations() []framework.Registration {
 				}, nil
 			},
 		},
-		{
-			Name:   predicates.VolumeRestrictionsName,
-			Points: []string{framework.PointPreFilter, framework.PointFilter},
-			New: func(_ any, h framework.Handle) ([]framework.Plugin, error) {
-				return []framework.Plugin{predicates.NewVolumeRestrictions(h)}, nil
-			},
-		},
-		{
-			Name:   predicates.NodeVolumeLimitsName,
-			Points: []string{framework.PointPreFilter, framework.PointFilter},
-			New: func(_ any, h framework.Handle) ([]framework.Plugin, error) {
-				return []framework.Plugin{predicates.NewNodeVolumeLimits(h)}, nil
-			},
-		},
-		{
-			Name:    predicates.VolumeBindingName,
-			Points:  []string{framework.PointPreFilter, framework.PointFilter, framework.PointPreScore, framework.PointScore, framework.PointReserve, framework.PointPreBind},
-			NewArgs: func() any { return framework.DefaultVolumeBindingArgs() },
-			ValidateArgs: func(a any) error {
-				args, ok := a.(*framework.VolumeBindingArgs)
-				if !ok {
-					return fmt.Errorf("args of type %T, want VolumeBindingArgs", a)
-				}
-				return framework.ValidateVolumeBindingArgs(args)
-			},
-			New: func(a any, h framework.Handle) ([]framework.Plugin, error) {
-				args, ok := a.(*framework.VolumeBindingArgs)
-				if !ok {
-					return nil, fmt.Errorf("args of type %T, want VolumeBindingArgs", a)
-				}
-				pl, err := predicates.NewVolumeBinding(args, h)
-				if err != nil {
-					return nil, err
-				}
-				return []framework.Plugin{pl}, nil
-			},
-		},
-		{
-			Name:   predicates.VolumeZoneName,
-			Points: []string{framework.PointPreFilter, framework.PointFilter},
-			New: func(_ any, h framework.Handle) ([]framework.Plugin, error) {
-				return []framework.Plugin{predicates.NewVolumeZone(h)}, nil
-			},
-		},
+		volumes.RestrictionsRegistration(),
+		volumes.NodeLimitsRegistration(),
+		volumes.BindingRegistration(),
+		volumes.ZoneRegistration(),
 	}
 }

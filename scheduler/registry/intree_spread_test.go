@@ -12,6 +12,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
+	"github.com/yardmaster-io/yardmaster/predicates/volumes"
 	"github.com/yardmaster-io/yardmaster/scheduler/cache"
 )
 
@@ -132,7 +133,7 @@ func TestSpreadArgsValidation(t *testing.T) {
 		t.Error("PodTopologySpread built with System defaulting and constraints")
 	}
 	neg := int64(-1)
-	if err := reg["VolumeBinding"].ValidateArgs(&framework.VolumeBindingArgs{BindTimeoutSeconds: &neg}); err == nil {
+	if err := reg["VolumeBinding"].ValidateArgs(&volumes.BindingArgs{BindTimeoutSeconds: &neg}); err == nil {
 		t.Error("VolumeBinding accepted a negative bindTimeoutSeconds")
 	}
 }

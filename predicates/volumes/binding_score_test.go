@@ -1,4 +1,4 @@
-package predicates_test
+package volumes_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
-	"github.com/yardmaster-io/yardmaster/predicates"
+	"github.com/yardmaster-io/yardmaster/predicates/volumes"
 )
 
 // threeHostNodes are n1, n2 and n3 with hostnames h1, h2 and h3.
@@ -26,10 +26,10 @@ func threeHostNodes() []*v1.Node {
 // scoreVolumes runs VolumeBinding's PreFilter, Filter, PreScore and Score
 // over nodes, and returns PreScore's status and the score of each node
 // Filter admitted.
-func scoreVolumes(t *testing.T, args *framework.VolumeBindingArgs, nodes []*v1.Node, pod *v1.Pod, objects []runtime.Object) (statusView, map[string]int64) {
+func scoreVolumes(t *testing.T, args *volumes.BindingArgs, nodes []*v1.Node, pod *v1.Pod, objects []runtime.Object) (statusView, map[string]int64) {
 	t.Helper()
 	h := frameworktest.NewHandle(frameworktest.NewSnapshot(nodes, nil)).AddObjects(objects...)
-	pl, err := predicates.NewVolumeBinding(args, h)
+	pl, err := volumes.NewBinding(args, h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestVolumeBindingScore(t *testing.T) {
 
 	tests := []struct {
 		name    string
-		args    *framework.VolumeBindingArgs
+		args    *volumes.BindingArgs
 		pod     *v1.Pod
 		objects []runtime.Object
 		wantPre statusView
@@ -93,7 +93,7 @@ func TestVolumeBindingScore(t *testing.T) {
 			// 50Gi of a 200Gi volume is 25% full: 100 − 25 = 75; of a
 			// 100Gi one 50%: 50. n3 has no volume and is filtered out.
 			name:    "default: the node whose volume stays emptiest",
-			args:    framework.DefaultVolumeBindingArgs(),
+			args:    volumes.DefaultBindingArgs(),
 			pod:     oneClaim,
 			objects: localVolumes,
 			want:    map[string]int64{"n1": 75, "n2": 50},
@@ -102,7 +102,7 @@ func TestVolumeBindingScore(t *testing.T) {
 			// Args built without defaults score with the default shape
 			// too, as a nil timeout means 600.
 			name:    "no shape given is the default",
-			args:    &framework.VolumeBindingArgs{},
+			args:    &volumes.BindingArgs{},
 			pod:     oneClaim,
 			objects: localVolumes,
 			want:    map[string]int64{"n1": 75, "n2": 50},
@@ -110,7 +110,7 @@ func TestVolumeBindingScore(t *testing.T) {
 		{
 			// The reverse shape packs: 25% full scores 25, 50% 50.
 			name:    "a shape that packs",
-			args:    &framework.VolumeBindingArgs{Shape: packing},
+			args:    &volumes.BindingArgs{Shape: packing},
 			pod:     oneClaim,
 			objects: localVolumes,
 			want:    map[string]int64{"n1": 25, "n2": 50},
@@ -120,7 +120,7 @@ func TestVolumeBindingScore(t *testing.T) {
 			// 62.5, rounded to 63; n2: local 50/100 → 50, hdd 100/100 → 0,
 			// 25.
 			name: "two classes are averaged",
-			args: framework.DefaultVolumeBindingArgs(),
+			args: volumes.DefaultBindingArgs(),
 			pod:  volumePod().PVC("data").PVC("logs").Obj(),
 			objects: []runtime.Object{local, hdd, claim("data", "local", "50Gi"), claim("logs", "hdd", "100Gi"),
 				pv("a0", "local", "h1", "200Gi"), pv("a1", "hdd", "h1", "200Gi"),
@@ -131,7 +131,7 @@ func TestVolumeBindingScore(t *testing.T) {
 			// Two claims of one class add up: 60Gi of 200Gi (30% → 70)
 			// on n1, 60Gi of 100Gi (60% → 40) on n2.
 			name: "claims of one class add up",
-			args: framework.DefaultVolumeBindingArgs(),
+			args: volumes.DefaultBindingArgs(),
 			pod:  volumePod().PVC("data").PVC("more").Obj(),
 			objects: []runtime.Object{local, claim("data", "local", "30Gi"), claim("more", "local", "30Gi"),
 				pv("a0", "local", "h1", "100Gi"), pv("a1", "local", "h1", "100Gi"),
@@ -143,7 +143,7 @@ func TestVolumeBindingScore(t *testing.T) {
 			// would come from: 10Gi of 100Gi → 90, of 50Gi → 80, of 10Gi
 			// → 0.
 			name: "provisioning: the capacity with the most room",
-			args: framework.DefaultVolumeBindingArgs(),
+			args: volumes.DefaultBindingArgs(),
 			pod:  oneClaim,
 			objects: []runtime.Object{csi, claim("data", "csi", "10Gi"), frameworktest.MakeCSIDriver("csi.example.com", true),
 				capacity("h1", "100Gi"), capacity("h2", "50Gi"), capacity("h3", "10Gi")},
@@ -153,7 +153,7 @@ func TestVolumeBindingScore(t *testing.T) {
 			// With a volume chosen on the node, only the chosen volumes
 			// count: 50Gi of 100Gi everywhere, whatever the capacities.
 			name: "chosen volumes outweigh capacities",
-			args: framework.DefaultVolumeBindingArgs(),
+			args: volumes.DefaultBindingArgs(),
 			pod:  volumePod().PVC("data").PVC("fresh").Obj(),
 			objects: []runtime.Object{local, csi, claim("data", "local", "50Gi"), claim("fresh", "csi", "10Gi"),
 				frameworktest.MakeCSIDriver("csi.example.com", true),
@@ -165,7 +165,7 @@ func TestVolumeBindingScore(t *testing.T) {
 			// A driver that publishes no capacity gives nothing to score
 			// by: 0 everywhere.
 			name: "provisioning without capacities",
-			args: framework.DefaultVolumeBindingArgs(),
+			args: volumes.DefaultBindingArgs(),
 			pod:  oneClaim,
 			objects: []runtime.Object{csi, claim("data", "csi", "10Gi"), frameworktest.MakeCSIDriver("csi.example.com", false),
 				capacity("h1", "100Gi")},
@@ -175,7 +175,7 @@ func TestVolumeBindingScore(t *testing.T) {
 			// Nothing to bind: nothing to score (kube-scheduler scores 0
 			// everywhere, the same total).
 			name: "bound claims only",
-			args: framework.DefaultVolumeBindingArgs(),
+			args: volumes.DefaultBindingArgs(),
 			pod:  oneClaim,
 			objects: []runtime.Object{frameworktest.MakePVC("default", "data").Bound("pv").Obj(),
 				frameworktest.MakePV("pv").Class("local").Capacity("100Gi").OnNode("h1").Obj()},
@@ -211,7 +211,7 @@ func TestVolumeBindingScoreDoesNotAllocate(t *testing.T) {
 		frameworktest.MakeCSIStorageCapacity("cap-h1", "csi", v1.LabelHostname, "h1", "100Gi", "")}
 	pod := volumePod().PVC("data").PVC("fresh").Obj()
 	h := frameworktest.NewHandle(frameworktest.NewSnapshot(threeHostNodes(), nil)).AddObjects(objects...)
-	pl, err := predicates.NewVolumeBinding(framework.DefaultVolumeBindingArgs(), h)
+	pl, err := volumes.NewBinding(volumes.DefaultBindingArgs(), h)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package predicates
+package volumes
 
 import (
 	"context"
@@ -26,7 +26,7 @@ import (
 type bindWorld struct {
 	t    *testing.T
 	h    *frameworktest.Handle
-	pl   *VolumeBinding
+	pl   *Binding
 	node *v1.Node
 }
 
@@ -40,7 +40,7 @@ func newBindWorld(t *testing.T, timeout int64, objects ...runtime.Object) *bindW
 		}
 	}
 	h.Clientset.PrependReactor("update", "*", optimisticConcurrency(h.Clientset.Tracker()))
-	pl, err := NewVolumeBinding(&framework.VolumeBindingArgs{BindTimeoutSeconds: &timeout}, h)
+	pl, err := NewBinding(&BindingArgs{BindTimeoutSeconds: &timeout}, h)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package predicates_test
+package volumes_test
 
 import (
 	"testing"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
-	"github.com/yardmaster-io/yardmaster/predicates"
+	"github.com/yardmaster-io/yardmaster/predicates/volumes"
 )
 
 // volumeZoneNodes are one node in zone a and one in zone b.
@@ -148,7 +148,7 @@ func migrating(node, plugins string) *storagev1.CSINode {
 
 // newVolumeBinding builds VolumeBinding with the default arguments.
 func newVolumeBinding(h framework.Handle) preFilterFilter {
-	pl, err := predicates.NewVolumeBinding(framework.DefaultVolumeBindingArgs(), h)
+	pl, err := volumes.NewBinding(volumes.DefaultBindingArgs(), h)
 	if err != nil {
 		panic(err)
 	}

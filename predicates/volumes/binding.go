@@ -1,4 +1,4 @@
-package predicates
+package volumes
 
 import (
 	"context"
@@ -20,8 +20,8 @@ import (
 	"github.com/yardmaster-io/yardmaster/framework"
 )
 
-// VolumeBindingName is the name of the VolumeBinding plugin.
-const VolumeBindingName = "VolumeBinding"
+// BindingName is the name of the VolumeBinding plugin.
+const BindingName = "VolumeBinding"
 
 // The reasons VolumeBinding rejects with, kube-scheduler v1.37's.
 const (
@@ -46,10 +46,11 @@ const (
 )
 
 // volumeBindingStateKey is where PreFilter leaves the pod's claims.
-const volumeBindingStateKey framework.StateKey = "PreFilter" + VolumeBindingName
+const volumeBindingStateKey framework.StateKey = "PreFilter" + BindingName
 
-// VolumeBinding places pods with PersistentVolumeClaims and binds their
-// volumes, as kube-scheduler's plugin does:
+// Binding is the VolumeBinding plugin: it places pods with
+// PersistentVolumeClaims and binds their volumes, as kube-scheduler's
+// plugin does:
 //
 //   - PreFilter reads the pod's claims: each must exist (and a generic
 //     ephemeral volume's be the pod's), and an unbound one must be of a
@@ -69,10 +70,10 @@ const volumeBindingStateKey framework.StateKey = "PreFilter" + VolumeBindingName
 //     claim bound, or BindTimeoutSeconds runs out.
 //   - Score rates each node by how full the pod's claims would leave the
 //     volumes it gets there (the chosen volumes, or the CSIStorageCapacity
-//     it would be provisioned from), through VolumeBindingArgs.Shape: by
+//     it would be provisioned from), through BindingArgs.Shape: by
 //     default the emptier the better, as kube-scheduler v1.37 scores with
 //     its StorageCapacityScoring gate (beta, on by default).
-type VolumeBinding struct {
+type Binding struct {
 	listers storageListers
 	cache   *volumeCache
 	nodes   corelisters.NodeLister
@@ -88,27 +89,27 @@ type VolumeBinding struct {
 }
 
 var (
-	_ framework.PreFilterPlugin = &VolumeBinding{}
-	_ framework.FilterPlugin    = &VolumeBinding{}
-	_ framework.PreScorePlugin  = &VolumeBinding{}
-	_ framework.ScorePlugin     = &VolumeBinding{}
-	_ framework.ReservePlugin   = &VolumeBinding{}
-	_ framework.PreBindPlugin   = &VolumeBinding{}
+	_ framework.PreFilterPlugin = &Binding{}
+	_ framework.FilterPlugin    = &Binding{}
+	_ framework.PreScorePlugin  = &Binding{}
+	_ framework.ScorePlugin     = &Binding{}
+	_ framework.ReservePlugin   = &Binding{}
+	_ framework.PreBindPlugin   = &Binding{}
 )
 
-// NewVolumeBinding returns the plugin, reading claims, volumes, classes,
+// NewBinding returns the plugin, reading claims, volumes, classes,
 // CSI drivers and capacities through h's informers (it registers its
 // handlers on the PV and PVC informers, so call it before the factory
 // starts) and writing through h's client.
-func NewVolumeBinding(args *framework.VolumeBindingArgs, h framework.Handle) (*VolumeBinding, error) {
-	if err := framework.ValidateVolumeBindingArgs(args); err != nil {
+func NewBinding(args *BindingArgs, h framework.Handle) (*Binding, error) {
+	if err := ValidateBindingArgs(args); err != nil {
 		return nil, err
 	}
 	timeout := int64(600)
 	if args.BindTimeoutSeconds != nil {
 		timeout = *args.BindTimeoutSeconds
 	}
-	pl := &VolumeBinding{
+	pl := &Binding{
 		listers:     newStorageListers(h),
 		handle:      h,
 		bindTimeout: time.Duration(timeout) * time.Second,
@@ -117,7 +118,7 @@ func NewVolumeBinding(args *framework.VolumeBindingArgs, h framework.Handle) (*V
 	shape := args.Shape
 	if shape == nil {
 		// Unset stands for the default, as a nil timeout does.
-		shape = framework.DefaultVolumeBindingShape()
+		shape = DefaultBindingShape()
 	}
 	pl.shape = framework.NewShape(shape)
 	pl.cache = newVolumeCache(pl.listers)
@@ -136,8 +137,8 @@ func NewVolumeBinding(args *framework.VolumeBindingArgs, h framework.Handle) (*V
 	return pl, nil
 }
 
-// Name returns VolumeBindingName.
-func (*VolumeBinding) Name() string { return VolumeBindingName }
+// Name returns BindingName.
+func (*Binding) Name() string { return BindingName }
 
 // volumeBindingState is what PreFilter found out about the pod's claims,
 // for Filter, Score and the binding cycle. Filter's workers only read it;
@@ -184,7 +185,7 @@ type boundClaim struct {
 // UnschedulableAndUnresolvable, when a claim is missing, lost, being
 // deleted, not owned by the pod (an ephemeral volume's), or an unbound
 // Immediate one: the PVC and PV informer events requeue it.
-func (pl *VolumeBinding) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (pl *Binding) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	claims, st := pl.podClaims(pod)
 	if st != nil {
 		return nil, st
@@ -260,7 +261,7 @@ func (s *volumeBindingState) constrained() bool {
 // kube-scheduler uses, once per pod rather than per node. Only the
 // plugins kube-scheduler translates are (those whose volumes also count
 // against a CSI driver's attach limit).
-func (pl *VolumeBinding) migrate(bc *boundClaim) error {
+func (pl *Binding) migrate(bc *boundClaim) error {
 	pv := bc.pv.pv
 	plugin, err := pl.migratablePlugin(pv)
 	if plugin == "" || err != nil {
@@ -283,7 +284,7 @@ func (pl *VolumeBinding) migrate(bc *boundClaim) error {
 // migratablePlugin returns the in-tree plugin of pv when kube-scheduler
 // translates its volumes to CSI on the nodes that migrated it; "" for
 // other volumes.
-func (pl *VolumeBinding) migratablePlugin(pv *v1.PersistentVolume) (string, error) {
+func (pl *Binding) migratablePlugin(pv *v1.PersistentVolume) (string, error) {
 	if !pl.translator.IsPVMigratable(pv) {
 		return "", nil
 	}
@@ -300,7 +301,7 @@ func (pl *VolumeBinding) migratablePlugin(pv *v1.PersistentVolume) (string, erro
 // onNode returns pv as kube-scheduler reads it on the node of csiNode
 // (nil when it has none): translated to CSI when the node migrated its
 // in-tree plugin.
-func (pl *VolumeBinding) onNode(pv *v1.PersistentVolume, csiNode *storagev1.CSINode) (*v1.PersistentVolume, error) {
+func (pl *Binding) onNode(pv *v1.PersistentVolume, csiNode *storagev1.CSINode) (*v1.PersistentVolume, error) {
 	plugin, err := pl.migratablePlugin(pv)
 	if plugin == "" || err != nil || !migratesPlugin(csiNode, plugin) {
 		return pv, err
@@ -314,7 +315,7 @@ func (pl *VolumeBinding) onNode(pv *v1.PersistentVolume, csiNode *storagev1.CSIN
 
 // migratingNodes returns the nodes whose CSINode lists plugin in its
 // migrated-plugins annotation.
-func (pl *VolumeBinding) migratingNodes(plugin string) (map[string]struct{}, error) {
+func (pl *Binding) migratingNodes(plugin string) (map[string]struct{}, error) {
 	csiNodes, err := pl.listers.csiNodes.List(labels.Everything())
 	if err != nil {
 		return nil, err
@@ -350,7 +351,7 @@ func newBoundEntry(pv *v1.PersistentVolume) *pvEntry {
 // podClaims returns the pod's claims in volume order, as the scheduler
 // sees them, or the status that rejects the pod: kube-scheduler's checks,
 // with its messages.
-func (pl *VolumeBinding) podClaims(pod *v1.Pod) ([]*v1.PersistentVolumeClaim, *framework.Status) {
+func (pl *Binding) podClaims(pod *v1.Pod) ([]*v1.PersistentVolumeClaim, *framework.Status) {
 	var claims []*v1.PersistentVolumeClaim
 	for i := range pod.Spec.Volumes {
 		pc, ok := claimOf(pod, &pod.Spec.Volumes[i])
@@ -385,7 +386,7 @@ func (pl *VolumeBinding) podClaims(pod *v1.Pod) ([]*v1.PersistentVolumeClaim, *f
 
 // Filter admits the node when the pod's claims can all be had there; see
 // findPodVolumes.
-func (pl *VolumeBinding) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+func (pl *Binding) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
 	node := nodeInfo.Node()
 	if node == nil {
 		return framework.NewStatus(framework.Error, "node not found")

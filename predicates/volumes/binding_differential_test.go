@@ -1,4 +1,4 @@
-package predicates
+package volumes
 
 import (
 	"context"
@@ -30,7 +30,7 @@ func TestVolumeIndexAgreesWithFindMatchingVolume(t *testing.T) {
 	for round := range 400 {
 		w := randomVolumeWorld(rng)
 		h := frameworktest.NewHandle(frameworktest.NewSnapshot(w.nodes, nil)).AddObjects(w.objects...)
-		pl, err := NewVolumeBinding(framework.DefaultVolumeBindingArgs(), h)
+		pl, err := NewBinding(DefaultBindingArgs(), h)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package predicates_test
+package volumes_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
-	"github.com/yardmaster-io/yardmaster/predicates"
+	"github.com/yardmaster-io/yardmaster/predicates/volumes"
 )
 
 func restrictionNodes() []*v1.Node {
@@ -48,7 +48,7 @@ func TestVolumeRestrictions(t *testing.T) {
 		return []*v1.Pod{p.Obj()}
 	}
 
-	checkVolumeCases(t, func(h framework.Handle) preFilterFilter { return predicates.NewVolumeRestrictions(h) }, restrictionNodes, []volumeCase{
+	checkVolumeCases(t, func(h framework.Handle) preFilterFilter { return volumes.NewRestrictions(h) }, restrictionNodes, []volumeCase{
 		{name: "no volumes: skip", pod: volumePod().Obj(), wantPre: skip},
 		{name: "missing claim", pod: volumePod().PVC("data").Obj(),
 			wantPre: viewOf(reject(framework.UnschedulableAndUnresolvable, `persistentvolumeclaim "data" not found`))},
@@ -104,7 +104,7 @@ func TestVolumeRestrictionsExtensions(t *testing.T) {
 	holder := frameworktest.MakePod().Name("holder").Node("n2").PVC("data").Obj()
 	other := frameworktest.MakePod().Name("other").Node("n1").Obj()
 	snap := frameworktest.NewSnapshot(restrictionNodes(), []*v1.Pod{holder, other})
-	pl := predicates.NewVolumeRestrictions(frameworktest.NewHandle(snap).AddObjects(claim))
+	pl := volumes.NewRestrictions(frameworktest.NewHandle(snap).AddObjects(claim))
 	pod := volumePod().PVC("data").Obj()
 
 	rejected, free := "n1:Unschedulable n2:Unschedulable ", "n1:Success n2:Success "
@@ -134,7 +134,7 @@ func TestVolumeRestrictionsExtensions(t *testing.T) {
 func TestVolumeRestrictionsNominatedPodTakesTheClaim(t *testing.T) {
 	claim := frameworktest.MakePVC("default", "data").AccessModes(v1.ReadWriteOncePod).Bound("pv").Obj()
 	snap := frameworktest.NewSnapshot(restrictionNodes(), nil)
-	pl := predicates.NewVolumeRestrictions(frameworktest.NewHandle(snap).AddObjects(claim))
+	pl := volumes.NewRestrictions(frameworktest.NewHandle(snap).AddObjects(claim))
 	pod := volumePod().PVC("data").Obj()
 	nominated := framework.NewPodInfo(frameworktest.MakePod().Name("preemptor").UID("preemptor").PVC("data").Obj())
 
@@ -165,7 +165,7 @@ func TestVolumeRestrictionsClaimHeldTwice(t *testing.T) {
 	holder1 := frameworktest.MakePod().Name("holder1").Node("n1").PVC("data").Obj()
 	holder2 := frameworktest.MakePod().Name("holder2").Node("n2").PVC("data").Obj()
 	snap := frameworktest.NewSnapshot(restrictionNodes(), []*v1.Pod{holder1, holder2})
-	pl := predicates.NewVolumeRestrictions(frameworktest.NewHandle(snap).AddObjects(claim))
+	pl := volumes.NewRestrictions(frameworktest.NewHandle(snap).AddObjects(claim))
 	pod := volumePod().PVC("data").Obj()
 
 	rejected := "n1:Unschedulable n2:Unschedulable "
@@ -181,7 +181,7 @@ func TestVolumeRestrictionsClaimMountedTwice(t *testing.T) {
 	claim := frameworktest.MakePVC("default", "data").AccessModes(v1.ReadWriteOncePod).Bound("pv").Obj()
 	holder := frameworktest.MakePod().Name("holder").Node("n2").PVC("data").Obj()
 	snap := frameworktest.NewSnapshot(restrictionNodes(), []*v1.Pod{holder})
-	pl := predicates.NewVolumeRestrictions(frameworktest.NewHandle(snap).AddObjects(claim))
+	pl := volumes.NewRestrictions(frameworktest.NewHandle(snap).AddObjects(claim))
 	pod := volumePod().PVC("data").Volume(v1.Volume{Name: "again", VolumeSource: v1.VolumeSource{
 		PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}).Obj()
 

@@ -1,4 +1,4 @@
-package predicates
+package volumes
 
 import (
 	"context"
@@ -18,16 +18,20 @@ import (
 	"github.com/yardmaster-io/yardmaster/framework"
 )
 
-// NodeVolumeLimitsName is the name of the NodeVolumeLimits plugin.
-const NodeVolumeLimitsName = "NodeVolumeLimits"
+// NodeLimitsName is the name of the NodeVolumeLimits plugin.
+const NodeLimitsName = "NodeVolumeLimits"
 
 // ReasonMaxVolumeCountExceeded is given for a node where the pod's new
 // volumes would take a CSI driver past the number of volumes the node can
 // attach (CSINode spec.drivers[].allocatable.count).
 const ReasonMaxVolumeCountExceeded = "node(s) exceed max volume count"
 
+// statusMaxVolumeCountExceeded is shared by every rejection for it: the
+// scheduler never changes a status a filter returns.
+var statusMaxVolumeCountExceeded = framework.NewStatus(framework.Unschedulable, ReasonMaxVolumeCountExceeded)
+
 // volumeLimitsStateKey is where PreFilter leaves the nodes over a limit.
-const volumeLimitsStateKey framework.StateKey = "PreFilter" + NodeVolumeLimitsName
+const volumeLimitsStateKey framework.StateKey = "PreFilter" + NodeLimitsName
 
 // inTreeCSIDrivers maps the in-tree volume plugins whose volumes
 // kube-scheduler counts against a CSI driver's limit (CSI migration) to that
@@ -112,11 +116,11 @@ func (s *volumeLimitsState) setExceeded(node string, over bool) {
 	s.exceeded = m
 }
 
-// NodeVolumeLimits is the filter for per-node CSI attach limits: for each
-// CSI driver of the pod's volumes, the distinct volumes of that driver
-// already attached to the node (used by its pods, or held by a
-// VolumeAttachment) plus the pod's new ones must not exceed the count in
-// the node's CSINode. A node without a CSINode, or a driver without a
+// NodeLimits is NodeVolumeLimits, the filter for per-node CSI attach
+// limits: for each CSI driver of the pod's volumes, the distinct volumes
+// of that driver already attached to the node (used by its pods, or held
+// by a VolumeAttachment) plus the pod's new ones must not exceed the count
+// in the node's CSINode. A node without a CSINode, or a driver without a
 // count, has no limit.
 //
 // Volumes are identified as kube-scheduler does: a bound claim by its CSI
@@ -130,21 +134,21 @@ func (s *volumeLimitsState) setExceeded(node string, over bool) {
 // with its VolumeLimitScaling gate (beta, on by default; CSILimits.Filter
 // and checkCSIDriverOnNode). A driver without a CSIDriver object, or that
 // does not set it, is not checked.
-type NodeVolumeLimits struct {
+type NodeLimits struct {
 	listers     storageListers
 	attachments storagelisters.VolumeAttachmentLister
 }
 
 var (
-	_ framework.PreFilterPlugin     = &NodeVolumeLimits{}
-	_ framework.FilterPlugin        = &NodeVolumeLimits{}
-	_ framework.PreFilterExtensions = &NodeVolumeLimits{}
+	_ framework.PreFilterPlugin     = &NodeLimits{}
+	_ framework.FilterPlugin        = &NodeLimits{}
+	_ framework.PreFilterExtensions = &NodeLimits{}
 )
 
-// NewNodeVolumeLimits returns the filter, reading claims, volumes, classes,
+// NewNodeLimits returns the filter, reading claims, volumes, classes,
 // CSINodes and VolumeAttachments through h's informers.
-func NewNodeVolumeLimits(h framework.Handle) *NodeVolumeLimits {
-	pl := &NodeVolumeLimits{listers: newStorageListers(h)}
+func NewNodeLimits(h framework.Handle) *NodeLimits {
+	pl := &NodeLimits{listers: newStorageListers(h)}
 	if h != nil && h.SharedInformerFactory() != nil {
 		pl.attachments = h.SharedInformerFactory().Storage().V1().VolumeAttachments().Lister()
 	} else {
@@ -153,8 +157,8 @@ func NewNodeVolumeLimits(h framework.Handle) *NodeVolumeLimits {
 	return pl
 }
 
-// Name returns NodeVolumeLimitsName.
-func (*NodeVolumeLimits) Name() string { return NodeVolumeLimitsName }
+// Name returns NodeLimitsName.
+func (*NodeLimits) Name() string { return NodeLimitsName }
 
 // PreFilter works out which nodes the pod's volumes would take over a
 // limit, and which lack a driver of them that must be installed. It
@@ -171,7 +175,7 @@ func (*NodeVolumeLimits) Name() string { return NodeVolumeLimitsName }
 // only nodes whose CSINode limits one of the pod's drivers are counted.
 // A node of a what-if (a nominated pod added to it, a victim removed) is
 // counted again by AddPod and RemovePod.
-func (pl *NodeVolumeLimits) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (pl *NodeLimits) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	newVolumes, inlineErr, st := pl.newPodVolumes(pod)
 	if st != nil {
 		state.Write(volumeLimitsStateKey, &volumeLimitsState{rejectAll: st})
@@ -243,7 +247,7 @@ func newAttachCounter(drivers int) *attachCounter {
 // exceeds counts the volumes of the pod's drivers attached to the node
 // of ni and reports whether the pod's new ones would take one driver past
 // its limit there.
-func (pl *NodeVolumeLimits) exceeds(s *volumeLimitsState, c *attachCounter, ni *framework.NodeInfo, limit []int32) bool {
+func (pl *NodeLimits) exceeds(s *volumeLimitsState, c *attachCounter, ni *framework.NodeInfo, limit []int32) bool {
 	clear(c.usedByPods)
 	clear(c.attached)
 	clear(c.adding)
@@ -283,19 +287,19 @@ func (pl *NodeVolumeLimits) exceeds(s *volumeLimitsState, c *attachCounter, ni *
 }
 
 // AddPod recounts the node of ni, to which podInfoToAdd was added.
-func (pl *NodeVolumeLimits) AddPod(_ context.Context, state *framework.CycleState, _ *v1.Pod, _ *framework.PodInfo, ni *framework.NodeInfo) *framework.Status {
+func (pl *NodeLimits) AddPod(_ context.Context, state *framework.CycleState, _ *v1.Pod, _ *framework.PodInfo, ni *framework.NodeInfo) *framework.Status {
 	return pl.recount(state, ni)
 }
 
 // RemovePod recounts the node of ni, from which podInfoToRemove was
 // removed.
-func (pl *NodeVolumeLimits) RemovePod(_ context.Context, state *framework.CycleState, _ *v1.Pod, _ *framework.PodInfo, ni *framework.NodeInfo) *framework.Status {
+func (pl *NodeLimits) RemovePod(_ context.Context, state *framework.CycleState, _ *v1.Pod, _ *framework.PodInfo, ni *framework.NodeInfo) *framework.Status {
 	return pl.recount(state, ni)
 }
 
 // recount counts the node of ni again, with fresh buffers: what-ifs of
 // several nodes run at once.
-func (pl *NodeVolumeLimits) recount(state *framework.CycleState, ni *framework.NodeInfo) *framework.Status {
+func (pl *NodeLimits) recount(state *framework.CycleState, ni *framework.NodeInfo) *framework.Status {
 	s, err := framework.ReadAs[*volumeLimitsState](state, volumeLimitsStateKey)
 	if err != nil || s.rejectAll != nil || s.inlineErr != nil || ni.Node() == nil {
 		return nil // skipped, or every node rejected anyway
@@ -312,7 +316,7 @@ func (pl *NodeVolumeLimits) recount(state *framework.CycleState, ni *framework.N
 // need, or over a limit, Unschedulable (a pod leaving the node detaches
 // its volumes), in kube-scheduler's order; or every node, when a claim of
 // the pod could not be had.
-func (pl *NodeVolumeLimits) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+func (pl *NodeLimits) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
 	node := nodeInfo.Node()
 	if node == nil {
 		return framework.NewStatus(framework.Error, "node not found")
@@ -348,7 +352,7 @@ func (pl *NodeVolumeLimits) Filter(_ context.Context, state *framework.CycleStat
 //
 // An in-tree volume is only its CSI driver's on a node with a CSINode, as
 // in kube-scheduler: on a node without one it needs nothing.
-func (pl *NodeVolumeLimits) driversMissing(newVolumes []attachableVolume, drivers []string, nodes []*framework.NodeInfo) (map[string]*framework.Status, error) {
+func (pl *NodeLimits) driversMissing(newVolumes []attachableVolume, drivers []string, nodes []*framework.NodeInfo) (map[string]*framework.Status, error) {
 	// One status per driver, shared by the nodes it rejects.
 	var required map[string]*framework.Status
 	for _, d := range drivers {
@@ -405,7 +409,7 @@ func (pl *NodeVolumeLimits) driversMissing(newVolumes []attachableVolume, driver
 // volume's claim that the pod does not own an Error, as in kube-scheduler.
 // inlineErr is the Error of the first inline in-tree volume that does not
 // translate to CSI.
-func (pl *NodeVolumeLimits) newPodVolumes(pod *v1.Pod) (out []attachableVolume, inlineErr, st *framework.Status) {
+func (pl *NodeLimits) newPodVolumes(pod *v1.Pod) (out []attachableVolume, inlineErr, st *framework.Status) {
 	add := func(v attachableVolume) {
 		for _, o := range out {
 			if o.id == v.id {
@@ -458,7 +462,7 @@ type resolvedClaim struct {
 // on a node. Claims are looked up once per cycle (resolved caches them by
 // "namespace/name"); a claim that is missing, or an ephemeral volume's
 // claim the pod does not own, is not counted.
-func (pl *NodeVolumeLimits) existingPodVolumes(pod *v1.Pod, resolved map[string]resolvedClaim, use func(attachableVolume)) {
+func (pl *NodeLimits) existingPodVolumes(pod *v1.Pod, resolved map[string]resolvedClaim, use func(attachableVolume)) {
 	for i := range pod.Spec.Volumes {
 		vol := &pod.Spec.Volumes[i]
 		pc, ok := claimOf(pod, vol)
@@ -492,7 +496,7 @@ func (pl *NodeVolumeLimits) existingPodVolumes(pod *v1.Pod, resolved map[string]
 // in-tree volume served by a CSI driver) when bound, else the volume its
 // StorageClass's provisioner will create, identified by the claim. ok is
 // false for volumes no CSI driver attaches.
-func (pl *NodeVolumeLimits) claimVolume(claim *v1.PersistentVolumeClaim) (attachableVolume, bool) {
+func (pl *NodeLimits) claimVolume(claim *v1.PersistentVolumeClaim) (attachableVolume, bool) {
 	if claim.Spec.VolumeName != "" {
 		if pv, err := pl.listers.volumes.Get(claim.Spec.VolumeName); err == nil {
 			return persistentAttachableVolume(pv)
@@ -580,7 +584,7 @@ func inlineAttachableVolume(vol *v1.Volume, namespace string) (attachableVolume,
 
 // nodeLimits returns, per node whose CSINode limits one of drivers, the
 // limit of each driver (by index; -1 for none).
-func (pl *NodeVolumeLimits) nodeLimits(drivers []string) (map[string][]int32, error) {
+func (pl *NodeLimits) nodeLimits(drivers []string) (map[string][]int32, error) {
 	csiNodes, err := pl.listers.csiNodes.List(labels.Everything())
 	if err != nil {
 		return nil, err
@@ -611,7 +615,7 @@ func (pl *NodeVolumeLimits) nodeLimits(drivers []string) (map[string][]int32, er
 // nodeAttachments returns, per limited node, the volumes of drivers that
 // VolumeAttachments hold there: attachments of CSI volumes, identified as
 // their pods' volumes are.
-func (pl *NodeVolumeLimits) nodeAttachments(drivers []string, limits map[string][]int32) (map[string][]attachableVolume, error) {
+func (pl *NodeLimits) nodeAttachments(drivers []string, limits map[string][]int32) (map[string][]attachableVolume, error) {
 	vas, err := pl.attachments.List(labels.Everything())
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package predicates
+package volumes
 
 import (
 	"context"
@@ -17,16 +17,16 @@ import (
 // kube-scheduler v1.37's hints where they tell one pod from another.
 
 var (
-	_ framework.EnqueueExtensions = &VolumeBinding{}
-	_ framework.EnqueueExtensions = &VolumeZone{}
-	_ framework.EnqueueExtensions = &VolumeRestrictions{}
-	_ framework.EnqueueExtensions = &NodeVolumeLimits{}
+	_ framework.EnqueueExtensions = &Binding{}
+	_ framework.EnqueueExtensions = &Zone{}
+	_ framework.EnqueueExtensions = &Restrictions{}
+	_ framework.EnqueueExtensions = &NodeLimits{}
 )
 
 // EventsToRegister: a StorageClass, PV, CSINode or CSIStorageCapacity
 // created or changed, a CSIDriver changed, one of the pod's claims created
 // or changed, a node added or relabelled.
-func (*VolumeBinding) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
+func (*Binding) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
 		{Event: framework.ClusterEvent{Resource: framework.StorageClass, ActionType: framework.Add | framework.Update}},
 		{Event: framework.ClusterEvent{Resource: framework.PersistentVolumeClaim, ActionType: framework.Add | framework.Update}, QueueingHintFn: podsClaimChanged},
@@ -40,7 +40,7 @@ func (*VolumeBinding) EventsToRegister(context.Context) ([]framework.ClusterEven
 
 // EventsToRegister: a StorageClass created, a PV created or changed, one of
 // the pod's claims created or changed, a node added or relabelled.
-func (*VolumeZone) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
+func (*Zone) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
 		{Event: framework.ClusterEvent{Resource: framework.StorageClass, ActionType: framework.Add}},
 		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel}},
@@ -51,7 +51,7 @@ func (*VolumeZone) EventsToRegister(context.Context) ([]framework.ClusterEventWi
 
 // EventsToRegister: an assigned pod deleted that used a volume the pod
 // conflicts on, a node added, one of the pod's claims created.
-func (*VolumeRestrictions) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
+func (*Restrictions) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
 		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Delete}, QueueingHintFn: sharedVolumeFreed},
 		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}},
@@ -62,7 +62,7 @@ func (*VolumeRestrictions) EventsToRegister(context.Context) ([]framework.Cluste
 // EventsToRegister: a CSINode created or changed (a driver's limit
 // raised), an assigned pod with volumes deleted, a VolumeAttachment
 // deleted (a volume detached), one of the pod's claims created.
-func (*NodeVolumeLimits) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
+func (*NodeLimits) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
 		{Event: framework.ClusterEvent{Resource: framework.CSINode, ActionType: framework.Add | framework.Update}},
 		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Delete}, QueueingHintFn: attachedVolumeFreed},

@@ -1,4 +1,4 @@
-package predicates_test
+package volumes_test
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package predicates
+package volumes
 
 import (
 	"context"
@@ -12,15 +12,19 @@ import (
 	"github.com/yardmaster-io/yardmaster/framework"
 )
 
-// VolumeZoneName is the name of the VolumeZone plugin.
-const VolumeZoneName = "VolumeZone"
+// ZoneName is the name of the VolumeZone plugin.
+const ZoneName = "VolumeZone"
 
 // ReasonVolumeZoneConflict is given for a node outside the zone or region a
 // bound PersistentVolume is labelled with.
 const ReasonVolumeZoneConflict = "node(s) had no available volume zone"
 
+// statusVolumeZoneConflict is shared by every rejection for it: the
+// scheduler never changes a status a filter returns.
+var statusVolumeZoneConflict = framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonVolumeZoneConflict)
+
 // volumeZoneStateKey is where PreFilter leaves the volumes' topology.
-const volumeZoneStateKey framework.StateKey = "PreFilter" + VolumeZoneName
+const volumeZoneStateKey framework.StateKey = "PreFilter" + ZoneName
 
 // volumeTopologyLabels are the PV labels VolumeZone reads, beta first, as
 // kube-scheduler orders them.
@@ -52,28 +56,28 @@ type volumeZoneState struct {
 // Clone returns s: it is never mutated after PreFilter.
 func (s *volumeZoneState) Clone() framework.StateData { return s }
 
-// VolumeZone is the filter for the zone and region labels of bound
+// Zone is VolumeZone, the filter for the zone and region labels of bound
 // PersistentVolumes (topology.kubernetes.io/zone and /region, or their
 // failure-domain.beta.kubernetes.io forms): a node that carries any of
 // those labels must carry each of the volume's with one of its values.
 // A node without any topology label passes (a single-zone cluster).
-type VolumeZone struct {
+type Zone struct {
 	listers storageListers
 }
 
 var (
-	_ framework.PreFilterPlugin = &VolumeZone{}
-	_ framework.FilterPlugin    = &VolumeZone{}
+	_ framework.PreFilterPlugin = &Zone{}
+	_ framework.FilterPlugin    = &Zone{}
 )
 
-// NewVolumeZone returns the filter, reading claims, volumes and classes
+// NewZone returns the filter, reading claims, volumes and classes
 // through h's informers.
-func NewVolumeZone(h framework.Handle) *VolumeZone {
-	return &VolumeZone{listers: newStorageListers(h)}
+func NewZone(h framework.Handle) *Zone {
+	return &Zone{listers: newStorageListers(h)}
 }
 
-// Name returns VolumeZoneName.
-func (*VolumeZone) Name() string { return VolumeZoneName }
+// Name returns ZoneName.
+func (*Zone) Name() string { return ZoneName }
 
 // PreFilter reads the topology labels of the volumes bound to the pod's
 // claims (spec.volumes[].persistentVolumeClaim; a claim counts as bound
@@ -82,7 +86,7 @@ func (*VolumeZone) Name() string { return VolumeZoneName }
 // missing claim, class or volume, rejects the pod,
 // UnschedulableAndUnresolvable, with kube-scheduler's message. It returns
 // Skip when no volume has a topology label.
-func (pl *VolumeZone) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (pl *Zone) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	s := &volumeZoneState{}
 	for i := range pod.Spec.Volumes {
 		vol := &pod.Spec.Volumes[i]
@@ -168,7 +172,7 @@ func gaTopologyLabel(key string) string {
 // volume label, the same key (or its GA form, for a beta key) with one of
 // the volume's values. UnschedulableAndUnresolvable: evicting pods changes
 // no label.
-func (pl *VolumeZone) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+func (pl *Zone) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
 	node := nodeInfo.Node()
 	if node == nil {
 		return framework.NewStatus(framework.Error, "node not found")

@@ -1,4 +1,4 @@
-package predicates
+package volumes
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"github.com/yardmaster-io/yardmaster/framework"
 )
 
-// VolumeRestrictionsName is the name of the VolumeRestrictions plugin.
-const VolumeRestrictionsName = "VolumeRestrictions"
+// RestrictionsName is the name of the VolumeRestrictions plugin.
+const RestrictionsName = "VolumeRestrictions"
 
 // The reasons VolumeRestrictions rejects with (kube-scheduler v1.37's).
 const (
@@ -24,8 +24,15 @@ const (
 	ReasonReadWriteOncePodConflict = "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod"
 )
 
+// The statuses of those reasons, shared by every rejection: the scheduler
+// never changes a status a filter returns.
+var (
+	statusDiskConflict             = framework.NewStatus(framework.Unschedulable, ReasonDiskConflict)
+	statusReadWriteOncePodConflict = framework.NewStatus(framework.Unschedulable, ReasonReadWriteOncePodConflict)
+)
+
 // volumeRestrictionsStateKey is where PreFilter leaves its verdict.
-const volumeRestrictionsStateKey framework.StateKey = "PreFilter" + VolumeRestrictionsName
+const volumeRestrictionsStateKey framework.StateKey = "PreFilter" + RestrictionsName
 
 // volumeRestrictionsState says what Filter checks.
 type volumeRestrictionsState struct {
@@ -56,35 +63,35 @@ func (s *volumeRestrictionsState) uses(pod *v1.Pod) int {
 	return n
 }
 
-// VolumeRestrictions is the filter for volumes that only one pod may use:
-// a ReadWriteOncePod claim that another pod uses rejects every node, and an
+// Restrictions is VolumeRestrictions, the filter for volumes that only
+// one pod may use: a ReadWriteOncePod claim that another pod uses rejects every node, and an
 // inline GCE PD, AWS EBS, iSCSI or RBD volume rejects the nodes where
 // another pod mounts it in a conflicting way.
-type VolumeRestrictions struct {
+type Restrictions struct {
 	listers storageListers
 }
 
 var (
-	_ framework.PreFilterPlugin     = &VolumeRestrictions{}
-	_ framework.PreFilterExtensions = &VolumeRestrictions{}
-	_ framework.FilterPlugin        = &VolumeRestrictions{}
+	_ framework.PreFilterPlugin     = &Restrictions{}
+	_ framework.PreFilterExtensions = &Restrictions{}
+	_ framework.FilterPlugin        = &Restrictions{}
 )
 
-// NewVolumeRestrictions returns the filter, reading claims through h's
+// NewRestrictions returns the filter, reading claims through h's
 // informers.
-func NewVolumeRestrictions(h framework.Handle) *VolumeRestrictions {
-	return &VolumeRestrictions{listers: newStorageListers(h)}
+func NewRestrictions(h framework.Handle) *Restrictions {
+	return &Restrictions{listers: newStorageListers(h)}
 }
 
-// Name returns VolumeRestrictionsName.
-func (*VolumeRestrictions) Name() string { return VolumeRestrictionsName }
+// Name returns RestrictionsName.
+func (*Restrictions) Name() string { return RestrictionsName }
 
 // PreFilter looks up the pod's claims (spec.volumes[].persistentVolumeClaim;
 // a missing one rejects the pod, UnschedulableAndUnresolvable) and checks
 // whether any ReadWriteOncePod claim among them is in use, cluster-wide,
 // from the snapshot's per-node claim reference counts. It returns Skip when
 // the pod has neither an inline disk nor a ReadWriteOncePod claim.
-func (pl *VolumeRestrictions) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (pl *Restrictions) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	s := &volumeRestrictionsState{}
 	for i := range pod.Spec.Volumes {
 		vol := &pod.Spec.Volumes[i]
@@ -132,16 +139,16 @@ func claimUses(nodes []*framework.NodeInfo, key string) int {
 // AddPod counts the uses of the pod's ReadWriteOncePod claims by
 // podInfoToAdd in, in a state cloned for a what-if (preemption): evicting
 // the pod that holds such a claim frees it.
-func (pl *VolumeRestrictions) AddPod(_ context.Context, state *framework.CycleState, _ *v1.Pod, podInfoToAdd *framework.PodInfo, _ *framework.NodeInfo) *framework.Status {
+func (pl *Restrictions) AddPod(_ context.Context, state *framework.CycleState, _ *v1.Pod, podInfoToAdd *framework.PodInfo, _ *framework.NodeInfo) *framework.Status {
 	return pl.update(state, podInfoToAdd, 1)
 }
 
 // RemovePod counts podInfoToRemove's uses out, as AddPod counts them in.
-func (pl *VolumeRestrictions) RemovePod(_ context.Context, state *framework.CycleState, _ *v1.Pod, podInfoToRemove *framework.PodInfo, _ *framework.NodeInfo) *framework.Status {
+func (pl *Restrictions) RemovePod(_ context.Context, state *framework.CycleState, _ *v1.Pod, podInfoToRemove *framework.PodInfo, _ *framework.NodeInfo) *framework.Status {
 	return pl.update(state, podInfoToRemove, -1)
 }
 
-func (pl *VolumeRestrictions) update(state *framework.CycleState, pi *framework.PodInfo, sign int) *framework.Status {
+func (pl *Restrictions) update(state *framework.CycleState, pi *framework.PodInfo, sign int) *framework.Status {
 	s, err := framework.ReadAs[*volumeRestrictionsState](state, volumeRestrictionsStateKey)
 	if err != nil {
 		return nil // PreFilter skipped: no claim of the pod is in use
@@ -153,7 +160,7 @@ func (pl *VolumeRestrictions) update(state *framework.CycleState, pi *framework.
 // Filter rejects a node where another pod mounts one of the pod's inline
 // disks in a conflicting way, then every node when a ReadWriteOncePod
 // claim is taken. Both are Unschedulable: the other pod may go away.
-func (pl *VolumeRestrictions) Filter(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+func (pl *Restrictions) Filter(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
 	s, err := framework.ReadAs[*volumeRestrictionsState](state, volumeRestrictionsStateKey)
 	if err != nil {
 		return framework.AsStatus(err)

@@ -1,4 +1,4 @@
-package predicates
+package volumes
 
 // VolumeBinding's binding cycle: Reserve assumes what Filter found on the
 // chosen node, PreBind writes it and waits for the PV controller, and the
@@ -27,7 +27,7 @@ const bindingRecheck = 2 * time.Second
 // Reserve assumes, in the volume cache, the volumes chosen on nodeName
 // bound to their claims and the claims to provision there annotated with
 // it, so that the next cycles see them taken.
-func (pl *VolumeBinding) Reserve(_ context.Context, cs *framework.CycleState, pod *v1.Pod, nodeName string) *framework.Status {
+func (pl *Binding) Reserve(_ context.Context, cs *framework.CycleState, pod *v1.Pod, nodeName string) *framework.Status {
 	s, err := framework.ReadAs[*volumeBindingState](cs, volumeBindingStateKey)
 	if err != nil {
 		return nil // no claims: nothing to reserve
@@ -92,7 +92,7 @@ func (pl *VolumeBinding) Reserve(_ context.Context, cs *framework.CycleState, po
 
 // delayedClaimsBound reports whether every claim PreFilter found unbound
 // is bound by now (kube-scheduler's arePodVolumesBound, at Reserve).
-func (pl *VolumeBinding) delayedClaimsBound(s *volumeBindingState) bool {
+func (pl *Binding) delayedClaimsBound(s *volumeBindingState) bool {
 	for _, dc := range s.delayed {
 		claim, err := pl.cache.getPVC(dc.claim.Namespace, dc.claim.Name)
 		if err != nil || !isClaimFullyBound(claim) {
@@ -104,7 +104,7 @@ func (pl *VolumeBinding) delayedClaimsBound(s *volumeBindingState) bool {
 
 // Unreserve takes back what Reserve assumed. A volume or claim whose write
 // PreBind already made is the informer's to refresh.
-func (pl *VolumeBinding) Unreserve(_ context.Context, cs *framework.CycleState, _ *v1.Pod, _ string) {
+func (pl *Binding) Unreserve(_ context.Context, cs *framework.CycleState, _ *v1.Pod, _ string) {
 	s, err := framework.ReadAs[*volumeBindingState](cs, volumeBindingStateKey)
 	if err != nil || s.reserved == nil {
 		return
@@ -118,7 +118,7 @@ func (pl *VolumeBinding) Unreserve(_ context.Context, cs *framework.CycleState, 
 }
 
 // PreBindPreFlight says whether PreBind has claims to bind.
-func (pl *VolumeBinding) PreBindPreFlight(_ context.Context, cs *framework.CycleState, _ *v1.Pod, nodeName string) *framework.Status {
+func (pl *Binding) PreBindPreFlight(_ context.Context, cs *framework.CycleState, _ *v1.Pod, nodeName string) *framework.Status {
 	s, err := framework.ReadAs[*volumeBindingState](cs, volumeBindingStateKey)
 	if err != nil || s.allBound {
 		return framework.NewStatus(framework.Skip)
@@ -132,7 +132,7 @@ func (pl *VolumeBinding) PreBindPreFlight(_ context.Context, cs *framework.Cycle
 // PreBind writes what Reserve assumed (each volume's claimRef, each claim
 // to provision's selected node) and waits until the PV controller reports
 // every claim bound to a volume on the node.
-func (pl *VolumeBinding) PreBind(ctx context.Context, cs *framework.CycleState, pod *v1.Pod, nodeName string) *framework.Status {
+func (pl *Binding) PreBind(ctx context.Context, cs *framework.CycleState, pod *v1.Pod, nodeName string) *framework.Status {
 	s, err := framework.ReadAs[*volumeBindingState](cs, volumeBindingStateKey)
 	if err != nil {
 		return framework.AsStatus(err)
@@ -165,7 +165,7 @@ func (pl *VolumeBinding) PreBind(ctx context.Context, cs *framework.CycleState, 
 // FailedScheduling event carries it so ("running PreBind plugin
 // "VolumeBinding": Operation cannot be fulfilled on persistentvolumes
 // ..."), which yardmaster's must match.
-func (pl *VolumeBinding) writeBindings(ctx context.Context, pvs *podVolumes) error {
+func (pl *Binding) writeBindings(ctx context.Context, pvs *podVolumes) error {
 	for i := range pvs.static {
 		b := &pvs.static[i]
 		pv, err := pl.client.CoreV1().PersistentVolumes().Update(ctx, b.pv, metav1.UpdateOptions{})
@@ -188,7 +188,7 @@ func (pl *VolumeBinding) writeBindings(ctx context.Context, pvs *podVolumes) err
 // waitForBindings waits, woken by the informers' events on the claims and
 // volumes concerned (and every bindingRecheck), until checkBindings says
 // every claim is bound, or it fails, or bindTimeout runs out.
-func (pl *VolumeBinding) waitForBindings(ctx context.Context, nodeName string, pvs *podVolumes) error {
+func (pl *Binding) waitForBindings(ctx context.Context, nodeName string, pvs *podVolumes) error {
 	ctx, cancel := context.WithTimeout(ctx, pl.bindTimeout)
 	defer cancel()
 	var keys []string
@@ -229,7 +229,7 @@ func (pl *VolumeBinding) waitForBindings(ctx context.Context, nodeName string, p
 // claim's selected node was reset (the PV controller or the provisioner
 // gave up) or a volume is gone. pending says what is still awaited, and
 // watched lists the keys of the objects to wait on.
-func (pl *VolumeBinding) checkBindings(nodeName string, pvs *podVolumes) (done bool, pending string, watched []string, err error) {
+func (pl *Binding) checkBindings(nodeName string, pvs *podVolumes) (done bool, pending string, watched []string, err error) {
 	if pl.nodes == nil {
 		return false, "", nil, errors.New("no node lister")
 	}
@@ -347,7 +347,7 @@ func (pl *VolumeBinding) checkBindings(nodeName string, pvs *podVolumes) (done b
 
 // claimedVolume is the volume claim is bound to, as the informer shows
 // it; nil when the informer has not shown it yet.
-func (pl *VolumeBinding) claimedVolume(claim *v1.PersistentVolumeClaim) (*v1.PersistentVolume, error) {
+func (pl *Binding) claimedVolume(claim *v1.PersistentVolumeClaim) (*v1.PersistentVolume, error) {
 	pv, err := pl.cache.informerPV(claim.Spec.VolumeName)
 	if isNotFound(err) {
 		return nil, nil
@@ -361,7 +361,7 @@ func (pl *VolumeBinding) claimedVolume(claim *v1.PersistentVolumeClaim) (*v1.Per
 // PreScore skips scoring unless the pod has claims to bind: a pod whose
 // claims are all bound scores 0 everywhere (kube-scheduler v1.37 scores
 // it 0 on every node, which adds the same nothing).
-func (pl *VolumeBinding) PreScore(_ context.Context, cs *framework.CycleState, _ *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
+func (pl *Binding) PreScore(_ context.Context, cs *framework.CycleState, _ *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
 	if pl.shape == nil {
 		return framework.NewStatus(framework.Skip)
 	}
@@ -380,7 +380,7 @@ func (pl *VolumeBinding) PreScore(_ context.Context, cs *framework.CycleState, _
 // from, counted once per class; claims whose driver publishes no capacity
 // are left out). A class whose requests exceed its capacity, or with no
 // capacity, counts as full.
-func (pl *VolumeBinding) Score(_ context.Context, cs *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
+func (pl *Binding) Score(_ context.Context, cs *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
 	s, err := framework.ReadAs[*volumeBindingState](cs, volumeBindingStateKey)
 	if err != nil {
 		return 0, framework.AsStatus(err)
@@ -478,4 +478,4 @@ func (c *classUsages) at(i int) *classUsage {
 }
 
 // ScoreExtensions returns nil: scores are already in [0, 100].
-func (*VolumeBinding) ScoreExtensions() framework.ScoreExtensions { return nil }
+func (*Binding) ScoreExtensions() framework.ScoreExtensions { return nil }

@@ -1,4 +1,4 @@
-package predicates
+package volumes
 
 // What the volume filters (VolumeBinding, VolumeRestrictions,
 // NodeVolumeLimits, VolumeZone) share: the listers they read

@@ -1,4 +1,4 @@
-package predicates
+package volumes
 
 // How VolumeBinding decides, for one node, what an unbound claim of a
 // WaitForFirstConsumer class gets there: an available volume
@@ -50,7 +50,7 @@ type delayedClaim struct {
 }
 
 // newDelayedClaim prepares claim for findPodVolumes.
-func (pl *VolumeBinding) newDelayedClaim(claim *v1.PersistentVolumeClaim) (*delayedClaim, error) {
+func (pl *Binding) newDelayedClaim(claim *v1.PersistentVolumeClaim) (*delayedClaim, error) {
 	dc := &delayedClaim{
 		claim:       claim,
 		key:         claim.Namespace + "/" + claim.Name,
@@ -181,7 +181,7 @@ type storageCapacity struct {
 }
 
 // newProvisioning works out what provisioning claim of class needs.
-func (pl *VolumeBinding) newProvisioning(claim *v1.PersistentVolumeClaim, className string) provisioning {
+func (pl *Binding) newProvisioning(claim *v1.PersistentVolumeClaim, className string) provisioning {
 	if className == "" {
 		return provisioning{err: fmt.Errorf("no class for claim %q", claim.Namespace+"/"+claim.Name)}
 	}
@@ -232,7 +232,7 @@ func compileTopology(terms []v1.TopologySelectorTerm) [][]labels.Requirement {
 // CSIStorageCapacity, and the capacities with room for it: only when the
 // claim asks for a size and the class's CSI driver says it publishes
 // capacity (CSIDriver.spec.storageCapacity), as in kube-scheduler.
-func (pl *VolumeBinding) capacitiesFor(claim *v1.PersistentVolumeClaim, class *storagev1.StorageClass) (bool, []storageCapacity, error) {
+func (pl *Binding) capacitiesFor(claim *v1.PersistentVolumeClaim, class *storagev1.StorageClass) (bool, []storageCapacity, error) {
 	size, ok := claim.Spec.Resources.Requests[v1.ResourceStorage]
 	if !ok || pl.listers.csiDrivers == nil {
 		return false, nil, nil

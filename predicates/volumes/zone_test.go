@@ -1,4 +1,4 @@
-package predicates_test
+package volumes_test
 
 import (
 	"testing"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
-	"github.com/yardmaster-io/yardmaster/predicates"
+	"github.com/yardmaster-io/yardmaster/predicates/volumes"
 )
 
 // zoneNodes: two zones of region r1, a node with the beta zone label only,
@@ -42,7 +42,7 @@ func TestVolumeZone(t *testing.T) {
 		return c.Obj()
 	}
 
-	checkVolumeCases(t, func(h framework.Handle) preFilterFilter { return predicates.NewVolumeZone(h) }, zoneNodes, []volumeCase{
+	checkVolumeCases(t, func(h framework.Handle) preFilterFilter { return volumes.NewZone(h) }, zoneNodes, []volumeCase{
 		{name: "no claims: skip", pod: volumePod().Obj(), wantPre: skip},
 		{name: "volume without topology labels: skip", pod: pod, objects: bound(pv()), wantPre: skip},
 		{

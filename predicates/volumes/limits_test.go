@@ -1,7 +1,10 @@
-package predicates_test
+package volumes_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -11,7 +14,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
-	"github.com/yardmaster-io/yardmaster/predicates"
+	"github.com/yardmaster-io/yardmaster/predicates/volumes"
 )
 
 const testDriver = "csi.example.com"
@@ -57,7 +60,7 @@ func TestNodeVolumeLimits(t *testing.T) {
 	cluster := objs(limits, boundCSI("c1", "h1"), boundCSI("c2", "h2"))
 	wffc := frameworktest.MakeStorageClass("wffc", testDriver, storagev1.VolumeBindingWaitForFirstConsumer)
 
-	checkVolumeCases(t, func(h framework.Handle) preFilterFilter { return predicates.NewNodeVolumeLimits(h) }, limitNodes, []volumeCase{
+	checkVolumeCases(t, func(h framework.Handle) preFilterFilter { return volumes.NewNodeLimits(h) }, limitNodes, []volumeCase{
 		{name: "no volumes: skip", pod: volumePod().Obj(), wantPre: skip},
 		// A claim the pod cannot have rejects every node in Filter, as
 		// kube-scheduler's CSILimits does, not in PreFilter, which would
@@ -247,7 +250,7 @@ func TestNodeVolumeLimitsDriverMissing(t *testing.T) {
 	ebsPV := &v1.PersistentVolume{ObjectMeta: metaName("pv-ebs"), Spec: v1.PersistentVolumeSpec{PersistentVolumeSource: v1.PersistentVolumeSource{
 		AWSElasticBlockStore: &v1.AWSElasticBlockStoreVolumeSource{VolumeID: "vol-1"}}}}
 
-	checkVolumeCases(t, func(h framework.Handle) preFilterFilter { return predicates.NewNodeVolumeLimits(h) }, limitNodes, []volumeCase{
+	checkVolumeCases(t, func(h framework.Handle) preFilterFilter { return volumes.NewNodeLimits(h) }, limitNodes, []volumeCase{
 		{
 			name: "a driver that must be installed: only where its CSINode lists it", pod: volumePod().PVC("new").Obj(),
 			objects: objs(csiNodes, boundCSI("new", "hnew"), []runtime.Object{requiringDriver(testDriver, true)}),
@@ -360,7 +363,7 @@ func TestNodeVolumeLimitsWhatIf(t *testing.T) {
 	pod := volumePod().PVC("c3").Obj()
 	build := func(pods []*v1.Pod) (extendedFilter, []*framework.NodeInfo) {
 		h := frameworktest.NewHandle(frameworktest.NewSnapshot(limitNodes(), pods)).AddObjects(objects...)
-		return predicates.NewNodeVolumeLimits(h), h.Lister.List()
+		return volumes.NewNodeLimits(h), h.Lister.List()
 	}
 	withPl, withNodes := build(existing)
 	withoutPl, withoutNodes := build(existing[:1])
@@ -391,4 +394,76 @@ func TestNodeVolumeLimitsWhatIf(t *testing.T) {
 	if st := withPl.Filter(ctx, state, pod, withNodes[1]); st.IsSuccess() {
 		t.Error("a what-if on a clone let the pod onto n2 in the cycle's state")
 	}
+}
+
+// extendedFilter is a filter whose PreFilter state preemption can ask
+// "what if" through AddPod and RemovePod.
+type extendedFilter interface {
+	framework.PreFilterPlugin
+	framework.PreFilterExtensions
+	framework.FilterPlugin
+}
+
+// whatIf runs pl's PreFilter over nodes, then, on a clone of the state,
+// removes p from its node and, when readd, adds it back (as preemption
+// reprieves a victim), and renders Filter's decision on every node, p's
+// node being a copy that lacks (or has again) p.
+func whatIf(t *testing.T, pl extendedFilter, pod *v1.Pod, nodes []*framework.NodeInfo, p *v1.Pod, readd bool) string {
+	t.Helper()
+	ctx, state := context.Background(), framework.NewCycleState()
+	_, pre := pl.PreFilter(ctx, state, pod, nodes)
+	if !pre.IsSuccess() && !pre.IsSkip() {
+		return fmt.Sprintf("PreFilter %v %q", pre.Code(), pre.Message())
+	}
+	what := state.Clone()
+	pi := framework.NewPodInfo(p)
+	nodes = slices.Clone(nodes)
+	for i, ni := range nodes {
+		if ni.Node().Name != p.Spec.NodeName {
+			continue
+		}
+		ni = ni.Clone()
+		ni.Generation, ni.Slot = 0, 0
+		nodes[i] = ni
+		if err := ni.RemovePod(p); err != nil {
+			t.Fatal(err)
+		}
+		if st := pl.RemovePod(ctx, what, pod, pi, ni); !st.IsSuccess() {
+			t.Fatalf("RemovePod: %v", st.Message())
+		}
+		if readd {
+			ni.AddPodInfo(pi)
+			if st := pl.AddPod(ctx, what, pod, pi, ni); !st.IsSuccess() {
+				t.Fatalf("AddPod: %v", st.Message())
+			}
+		}
+	}
+	var b strings.Builder
+	for _, ni := range nodes {
+		code := framework.Success
+		if pre.IsSuccess() {
+			code = pl.Filter(ctx, what, pod, ni).Code()
+		}
+		fmt.Fprintf(&b, "%s:%v ", ni.Node().Name, code)
+	}
+	return b.String()
+}
+
+// decideOn is decide with a skipped PreFilter rendered as every node
+// passing, as the scheduler runs no Filter of a skipped plugin.
+func decideOn(pl extendedFilter, pod *v1.Pod, nodes []*framework.NodeInfo) string {
+	ctx, state := context.Background(), framework.NewCycleState()
+	_, st := pl.PreFilter(ctx, state, pod, nodes)
+	if !st.IsSuccess() && !st.IsSkip() {
+		return fmt.Sprintf("PreFilter %v %q", st.Code(), st.Message())
+	}
+	var b strings.Builder
+	for _, ni := range nodes {
+		code := framework.Success
+		if st.IsSuccess() {
+			code = pl.Filter(ctx, state, pod, ni).Code()
+		}
+		fmt.Fprintf(&b, "%s:%v ", ni.Node().Name, code)
+	}
+	return b.String()
 }

@@ -1,4 +1,4 @@
-package predicates
+package volumes
 
 // VolumeBinding's view of PersistentVolumes and claims.
 //

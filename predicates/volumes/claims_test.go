@@ -1,4 +1,4 @@
-package predicates_test
+package volumes_test
 
 import (
 	"context"
@@ -11,6 +11,21 @@ import (
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
+
+// statusView is the part of a framework.Status the tests compare.
+type statusView struct {
+	Code    string
+	Reasons []string
+}
+
+func viewOf(s *framework.Status) statusView {
+	return statusView{Code: s.Code().String(), Reasons: s.Reasons()}
+}
+
+// reject is the status a filter returns when it rejects with reason.
+func reject(code framework.Code, reason string) *framework.Status {
+	return framework.NewStatus(code, reason)
+}
 
 // preFilterFilter is what every volume filter is.
 type preFilterFilter interface {
