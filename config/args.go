@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
 // decodePluginConfig checks a profile's pluginConfig and returns the
@@ -79,7 +80,7 @@ func decodePluginConfig(d *decoder, cat *catalog, pcs []filePluginConfig, path s
 			}
 		}
 		defaultArgs(a)
-		if _, fit := a.(*framework.NodeResourcesFitArgs); fit && !slices.Contains(built, pc.Name) {
+		if pc.Name == registry.NodeResourcesFitName && !slices.Contains(built, pc.Name) {
 			if r.ValidateArgs != nil && r.ValidateArgs(a) != nil {
 				p.warn(ap, "not checked, and not used: plugin %q is not enabled in this profile (kube-scheduler checks these args only when it is)", pc.Name)
 			}
@@ -188,13 +189,6 @@ func defaultArgs(a any) {
 	switch a := a.(type) {
 	case framework.ArgsDefaulter:
 		a.SetDefaults()
-	case *framework.NodeResourcesFitArgs:
-		if a.ScoringStrategy == nil {
-			a.ScoringStrategy = &framework.ScoringStrategy{Type: framework.LeastAllocated}
-		}
-		a.ScoringStrategy.Resources = defaultResources(a.ScoringStrategy.Resources)
-	case *framework.NodeResourcesBalancedAllocationArgs:
-		a.Resources = defaultResources(a.Resources)
 	case *framework.DefaultPreemptionArgs:
 		if a.MinCandidateNodesPercentage == nil {
 			a.MinCandidateNodesPercentage = new(int32(10))
@@ -203,18 +197,4 @@ func defaultArgs(a any) {
 			a.MinCandidateNodesAbsolute = new(int32(100))
 		}
 	}
-}
-
-// defaultResources is kube-scheduler's resource-list defaulting: cpu and
-// memory when empty, weight 1 where 0.
-func defaultResources(specs []framework.ResourceSpec) []framework.ResourceSpec {
-	if len(specs) == 0 {
-		return framework.DefaultResourceSpecs()
-	}
-	for i := range specs {
-		if specs[i].Weight == 0 {
-			specs[i].Weight = 1
-		}
-	}
-	return specs
 }

@@ -18,7 +18,9 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
-	"github.com/yardmaster-io/yardmaster/priorities"
+	"github.com/yardmaster-io/yardmaster/predicates/interpodaffinity"
+	"github.com/yardmaster-io/yardmaster/predicates/nodeaffinity"
+	"github.com/yardmaster-io/yardmaster/predicates/noderesources"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
@@ -136,10 +138,10 @@ func TestExamples(t *testing.T) {
 		if diff := cmp.Diff(want, c.LeaderElection); diff != "" {
 			t.Errorf("leader election (-want +got):\n%s", diff)
 		}
-		wantArgs := &framework.NodeResourcesFitArgs{ScoringStrategy: &framework.ScoringStrategy{
+		wantArgs := &noderesources.FitArgs{ScoringStrategy: &framework.ScoringStrategy{
 			Type: framework.MostAllocated, Resources: []framework.ResourceSpec{{Name: "cpu", Weight: 1}, {Name: "memory", Weight: 1}},
 		}}
-		if diff := cmp.Diff(wantArgs, c.Profiles[0].Args[priorities.FitName]); diff != "" {
+		if diff := cmp.Diff(wantArgs, c.Profiles[0].Args[noderesources.FitName]); diff != "" {
 			t.Errorf("NodeResourcesFit args (-want +got):\n%s", diff)
 		}
 		if diff := cmp.Diff(defaultProfile().Score, c.Profiles[0].Score); diff != "" {
@@ -196,8 +198,8 @@ func TestExamples(t *testing.T) {
 // on a 4 cpu, 8Gi node that already runs 2 cpu, 4Gi and on an empty one.
 func fitScores(t *testing.T, prof framework.Profile) (halfFull, empty int64) {
 	t.Helper()
-	r := registry.NewInTree()[priorities.FitName]
-	parts, err := r.New(prof.Args[priorities.FitName], nil)
+	r := registry.NewInTree()[noderesources.FitName]
+	parts, err := r.New(prof.Args[noderesources.FitName], nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +208,7 @@ func fitScores(t *testing.T, prof framework.Profile) (halfFull, empty int64) {
 		framework.ScorePlugin
 	}
 	for _, p := range parts {
-		if s, ok := p.(*priorities.Fit); ok {
+		if s, ok := p.(*noderesources.FitScorer); ok {
 			scorer = s
 		}
 	}
@@ -311,7 +313,7 @@ func checkProblem(t *testing.T, err error, path string, line int, msg string) {
 // defaults, multiPoint expansion, order, and weights.
 func TestPluginResolution(t *testing.T) {
 	dp := defaultProfile()
-	na, tt, fit, ba := "NodeAffinity", "TaintToleration", priorities.FitName, priorities.BalancedAllocationName
+	na, tt, fit, ba := "NodeAffinity", "TaintToleration", noderesources.FitName, noderesources.BalancedAllocationName
 	tests := []struct {
 		name    string
 		plugins string // YAML under profiles[0].plugins, indented 4
@@ -635,7 +637,7 @@ leaderElection:
 			if w := scoreWeightOf(c.Profiles[0], "ImageLocality"); w != 2 {
 				t.Errorf("ImageLocality weight = %d, want 2", w)
 			}
-			if a := c.Profiles[0].Args["InterPodAffinity"].(*framework.InterPodAffinityArgs); a.HardPodAffinityWeight == nil || *a.HardPodAffinityWeight != 5 {
+			if a := c.Profiles[0].Args["InterPodAffinity"].(*interpodaffinity.Args); a.HardPodAffinityWeight == nil || *a.HardPodAffinityWeight != 5 {
 				t.Errorf("hardPodAffinityWeight = %v, want 5", a.HardPodAffinityWeight)
 			}
 		},
@@ -709,7 +711,7 @@ profiles:
 `,
 		check: func(t *testing.T, c *Config) {
 			args := c.Profiles[0].Args
-			wantFit := &framework.NodeResourcesFitArgs{
+			wantFit := &noderesources.FitArgs{
 				IgnoredResources: []string{"example.com/foo"},
 				ScoringStrategy: &framework.ScoringStrategy{
 					Type:      framework.RequestedToCapacityRatio,
@@ -719,13 +721,13 @@ profiles:
 					},
 				},
 			}
-			if diff := cmp.Diff(wantFit, args[priorities.FitName]); diff != "" {
+			if diff := cmp.Diff(wantFit, args[noderesources.FitName]); diff != "" {
 				t.Errorf("NodeResourcesFit args (-want +got):\n%s", diff)
 			}
-			wantBA := &framework.NodeResourcesBalancedAllocationArgs{
+			wantBA := &noderesources.BalancedAllocationArgs{
 				Resources: []framework.ResourceSpec{{Name: "cpu", Weight: 1}, {Name: "nvidia.com/gpu", Weight: 1}},
 			}
-			if diff := cmp.Diff(wantBA, args[priorities.BalancedAllocationName]); diff != "" {
+			if diff := cmp.Diff(wantBA, args[noderesources.BalancedAllocationName]); diff != "" {
 				t.Errorf("BalancedAllocation args (-want +got):\n%s", diff)
 			}
 			wantDP := &framework.DefaultPreemptionArgs{MinCandidateNodesPercentage: new(int32(0)), MinCandidateNodesAbsolute: new(int32(10))}
@@ -751,7 +753,7 @@ profiles:
             matchExpressions: [{key: zone, operator: In, values: [a]}]
 `,
 		check: func(t *testing.T, c *Config) {
-			want := &framework.NodeAffinityArgs{AddedAffinity: &v1.NodeAffinity{
+			want := &nodeaffinity.Args{AddedAffinity: &v1.NodeAffinity{
 				RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
 					MatchExpressions: []v1.NodeSelectorRequirement{{Key: "pool", Operator: v1.NodeSelectorOpIn, Values: []string{"batch"}}},
 				}}},
@@ -767,10 +769,10 @@ profiles:
 		name: "scoringStrategy given without resources: cpu and memory, as kube-scheduler defaults",
 		file: header + "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args: {scoringStrategy: {type: MostAllocated}}\n",
 		check: func(t *testing.T, c *Config) {
-			want := &framework.NodeResourcesFitArgs{ScoringStrategy: &framework.ScoringStrategy{
+			want := &noderesources.FitArgs{ScoringStrategy: &framework.ScoringStrategy{
 				Type: framework.MostAllocated, Resources: framework.DefaultResourceSpecs(),
 			}}
-			if diff := cmp.Diff(want, c.Profiles[0].Args[priorities.FitName]); diff != "" {
+			if diff := cmp.Diff(want, c.Profiles[0].Args[noderesources.FitName]); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 			if c.Profiles[0].SchedulerName != DefaultSchedulerName {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/predicates/noderesources"
 	"github.com/yardmaster-io/yardmaster/scheduler/extender"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
@@ -194,9 +195,9 @@ func ignoreExtendersResources(profiles []framework.Profile, exts []extender.Conf
 	}
 	for i := range profiles {
 		p := &profiles[i]
-		args, _ := p.Args[registry.NodeResourcesFitName].(*framework.NodeResourcesFitArgs)
+		args, _ := p.Args[registry.NodeResourcesFitName].(*noderesources.FitArgs)
 		if args == nil {
-			args = framework.DefaultNodeResourcesFitArgs()
+			args = noderesources.DefaultFitArgs()
 		} else {
 			c := *args
 			args = &c

@@ -2,10 +2,12 @@ package framework
 
 import "k8s.io/apimachinery/pkg/util/validation/field"
 
-// The typed arguments of the built-in plugins, as written under
-// pluginConfig[].args in a KubeSchedulerConfiguration file. They live here,
-// in the leaf package, because one plugin name can span a filter in
-// predicates/ and a scorer in priorities/ that share one set of arguments.
+// Argument types shared by more than one plugin, as written under
+// pluginConfig[].args in a KubeSchedulerConfiguration file: the scoring
+// strategy of NodeResourcesFit (predicates/noderesources), whose
+// utilization shape VolumeBinding's args use too, and
+// DefaultPreemption's, whose preemption is built into the scheduler. A
+// plugin's own args type lives in its folder.
 
 // ScoringStrategyType names how NodeResourcesFit scores a node.
 type ScoringStrategyType string
@@ -43,39 +45,9 @@ type ScoringStrategy struct {
 	RequestedToCapacityRatio *RequestedToCapacityRatioParam `json:"requestedToCapacityRatio,omitempty"`
 }
 
-// NodeResourcesFitArgs are the arguments of NodeResourcesFit.
-type NodeResourcesFitArgs struct {
-	// IgnoredResources are resources the filter does not check.
-	IgnoredResources []string `json:"ignoredResources,omitempty"`
-	// IgnoredResourceGroups are prefixes ("example.com" for
-	// "example.com/foo") of resources the filter does not check.
-	IgnoredResourceGroups []string         `json:"ignoredResourceGroups,omitempty"`
-	ScoringStrategy       *ScoringStrategy `json:"scoringStrategy,omitempty"`
-}
-
 // DefaultResourceSpecs are the resources scored when none are configured.
 func DefaultResourceSpecs() []ResourceSpec {
 	return []ResourceSpec{{Name: "cpu", Weight: 1}, {Name: "memory", Weight: 1}}
-}
-
-// DefaultNodeResourcesFitArgs returns kube-scheduler's defaults:
-// LeastAllocated over cpu and memory, weight 1 each.
-func DefaultNodeResourcesFitArgs() *NodeResourcesFitArgs {
-	return &NodeResourcesFitArgs{
-		ScoringStrategy: &ScoringStrategy{Type: LeastAllocated, Resources: DefaultResourceSpecs()},
-	}
-}
-
-// NodeResourcesBalancedAllocationArgs are the arguments of
-// NodeResourcesBalancedAllocation.
-type NodeResourcesBalancedAllocationArgs struct {
-	Resources []ResourceSpec `json:"resources,omitempty"`
-}
-
-// DefaultNodeResourcesBalancedAllocationArgs returns kube-scheduler's
-// defaults: cpu and memory, weight 1 each.
-func DefaultNodeResourcesBalancedAllocationArgs() *NodeResourcesBalancedAllocationArgs {
-	return &NodeResourcesBalancedAllocationArgs{Resources: DefaultResourceSpecs()}
 }
 
 // DefaultPreemptionArgs are the arguments of DefaultPreemption: how many

@@ -102,8 +102,8 @@ func NodeHasSpreadKeys(node *v1.Node, constraints []SpreadConstraint) bool {
 }
 
 // TopologySpread gives each pod its spread constraints: its own, or the
-// cluster defaults. It is built once per plugin from PodTopologySpreadArgs
-// and shared read-only by the filter and the scorer.
+// cluster defaults. It is built once per plugin from PodTopologySpread's
+// args and shared read-only by the filter and the scorer.
 type TopologySpread struct {
 	// snapshot is the cycle's snapshot, nil in tests without one.
 	snapshot        NodeInfoLister
@@ -120,21 +120,14 @@ type TopologySpread struct {
 	counts *NodeMemo[int32]
 }
 
-// NewTopologySpread validates args and, when there are default
-// constraints, takes the listers of the objects that select pods from h's
-// informer factory (which registers those informers: call it before the
-// factory starts).
-func NewTopologySpread(args *PodTopologySpreadArgs, h Handle) (*TopologySpread, error) {
-	a := *args
-	a.SetDefaults()
-	if err := ValidatePodTopologySpreadArgs(&a); err != nil {
-		return nil, err
-	}
-	ts := &TopologySpread{defaults: a.DefaultConstraints, counts: NewNodeMemo[int32](NewParallelizer(DefaultParallelism))}
-	if a.DefaultingType == SystemDefaulting {
-		ts.defaults = SystemDefaultSpreadConstraints()
-		ts.systemDefaulted = true
-	}
+// NewTopologySpread returns the constraints' source with the given
+// default constraints (systemDefaulted when they are kube-scheduler's
+// System ones: see SystemDefaulted) and, when there are defaults, takes
+// the listers of the objects that select pods from h's informer factory
+// (which registers those informers: call it before the factory starts).
+// The caller has validated the defaults (PodTopologySpread's args).
+func NewTopologySpread(defaults []v1.TopologySpreadConstraint, systemDefaulted bool, h Handle) *TopologySpread {
+	ts := &TopologySpread{defaults: defaults, systemDefaulted: systemDefaulted, counts: NewNodeMemo[int32](NewParallelizer(DefaultParallelism))}
 	if h != nil {
 		ts.snapshot = h.SnapshotSharedLister()
 	}
@@ -146,7 +139,7 @@ func NewTopologySpread(args *PodTopologySpreadArgs, h Handle) (*TopologySpread, 
 			ts.statefulSets = f.Apps().V1().StatefulSets().Lister()
 		}
 	}
-	return ts, nil
+	return ts
 }
 
 // Slots returns the snapshot's nodes by slot (see SyncTotal), or none

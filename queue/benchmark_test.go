@@ -13,7 +13,11 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
-	"github.com/yardmaster-io/yardmaster/predicates"
+	"github.com/yardmaster-io/yardmaster/predicates/interpodaffinity"
+	"github.com/yardmaster-io/yardmaster/predicates/nodeaffinity"
+	"github.com/yardmaster-io/yardmaster/predicates/noderesources"
+	"github.com/yardmaster-io/yardmaster/predicates/nodeunschedulable"
+	"github.com/yardmaster-io/yardmaster/predicates/tainttoleration"
 	"github.com/yardmaster-io/yardmaster/scheduler/cache"
 )
 
@@ -128,16 +132,16 @@ func unschedulablePool(b *testing.B, n int, mixed bool) *PriorityQueue {
 	b.Helper()
 	q := New(Options{Clock: testingclock.NewFakeClock(t0)})
 	snap := cache.NewSnapshotFromNodes(nil, nil)
-	ipa, err := predicates.NewInterPodAffinity(frameworktest.NewHandle(snap))
+	ipa, err := interpodaffinity.NewFilter(frameworktest.NewHandle(snap))
 	if err != nil {
 		b.Fatal(err)
 	}
 	plugins := map[string][]framework.Plugin{
-		predicates.FitName:               {predicates.NewFit(nil)},
-		predicates.TaintTolerationName:   {predicates.NewTaintToleration()},
-		predicates.NodeAffinityName:      {predicates.NewNodeAffinity(nil)},
-		predicates.InterPodAffinityName:  {ipa},
-		predicates.NodeUnschedulableName: {predicates.NewNodeUnschedulable()},
+		noderesources.FitName:  {noderesources.NewFitFilter(nil)},
+		tainttoleration.Name:   {tainttoleration.NewFilter()},
+		nodeaffinity.Name:      {nodeaffinity.NewFilter(nil)},
+		interpodaffinity.Name:  {ipa},
+		nodeunschedulable.Name: {nodeunschedulable.NewFilter()},
 	}
 	hints, err := ProfileHints(context.Background(), plugins)
 	if err != nil {
@@ -147,16 +151,16 @@ func unschedulablePool(b *testing.B, n int, mixed bool) *PriorityQueue {
 	ctx := context.Background()
 	for i := range n {
 		p := makePod(fmt.Sprintf("p%d", i)).Req("8", "1Gi")
-		rejector := predicates.FitName
+		rejector := noderesources.FitName
 		switch i % 10 * btoi(mixed) {
 		case 7:
-			rejector = predicates.TaintTolerationName
+			rejector = tainttoleration.Name
 		case 8:
 			p = p.NodeSelector(map[string]string{"pool": "gpu"})
-			rejector = predicates.NodeAffinityName
+			rejector = nodeaffinity.Name
 		case 9:
 			p = p.RequiredPodAffinity(frameworktest.MakePodAffinityTerm("zone").MatchLabel("app", "db").Obj())
-			rejector = predicates.InterPodAffinityName
+			rejector = interpodaffinity.Name
 		}
 		q.Add(p.Obj())
 		qpi, err := q.Pop(ctx)

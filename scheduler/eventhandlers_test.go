@@ -17,7 +17,10 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
-	"github.com/yardmaster-io/yardmaster/predicates"
+	"github.com/yardmaster-io/yardmaster/predicates/interpodaffinity"
+	"github.com/yardmaster-io/yardmaster/predicates/nodeaffinity"
+	"github.com/yardmaster-io/yardmaster/predicates/noderesources"
+	"github.com/yardmaster-io/yardmaster/predicates/tainttoleration"
 	"github.com/yardmaster-io/yardmaster/queue"
 )
 
@@ -148,9 +151,9 @@ func TestEventsWakeOnlyThePodsTheyCanHelp(t *testing.T) {
 			RequiredPodAffinity(frameworktest.MakePodAffinityTerm("zone").MatchLabel("app", "db").Obj()).Obj(),
 	}
 	wantPlugins := map[string][]string{
-		"big":    {predicates.FitName, predicates.TaintTolerationName},
-		"picky":  {predicates.NodeAffinityName, predicates.TaintTolerationName},
-		"friend": {predicates.InterPodAffinityName, predicates.TaintTolerationName},
+		"big":    {noderesources.FitName, tainttoleration.Name},
+		"picky":  {nodeaffinity.Name, tainttoleration.Name},
+		"friend": {interpodaffinity.Name, tainttoleration.Name},
 	}
 	for _, name := range []string{"big", "picky", "friend"} {
 		fitErr := failAndPark(t, s, pods[name])

@@ -4,10 +4,18 @@ import (
 	"fmt"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/predicates"
 	"github.com/yardmaster-io/yardmaster/predicates/dynamicresources"
+	"github.com/yardmaster-io/yardmaster/predicates/interpodaffinity"
+	"github.com/yardmaster-io/yardmaster/predicates/nodeaffinity"
+	"github.com/yardmaster-io/yardmaster/predicates/nodedeclaredfeatures"
+	"github.com/yardmaster-io/yardmaster/predicates/nodename"
+	"github.com/yardmaster-io/yardmaster/predicates/nodeports"
+	"github.com/yardmaster-io/yardmaster/predicates/noderesources"
+	"github.com/yardmaster-io/yardmaster/predicates/nodeunschedulable"
+	"github.com/yardmaster-io/yardmaster/predicates/podtopologyspread"
+	"github.com/yardmaster-io/yardmaster/predicates/tainttoleration"
 	"github.com/yardmaster-io/yardmaster/predicates/volumes"
-	"github.com/yardmaster-io/yardmaster/priorities"
+	"github.com/yardmaster-io/yardmaster/priorities/imagelocality"
 	"github.com/yardmaster-io/yardmaster/priorities/loadaware"
 	"github.com/yardmaster-io/yardmaster/priorities/networktraffic"
 	"github.com/yardmaster-io/yardmaster/priorities/prioritysort"
@@ -26,10 +34,10 @@ const (
 	DefaultPreemptionName = "DefaultPreemption"
 	// NodeResourcesFitName is NodeResourcesFit's, for the scheduler,
 	// which reaches the plugins only through the registry.
-	NodeResourcesFitName = predicates.FitName
+	NodeResourcesFitName = noderesources.FitName
 	// TaintTolerationName is TaintToleration's, whose rejections explain
 	// completes with the taint.
-	TaintTolerationName = predicates.TaintTolerationName
+	TaintTolerationName = tainttoleration.Name
 )
 
 // DefaultPlugins is kube-scheduler v1.37's default multiPoint plugin list,
@@ -42,29 +50,29 @@ func DefaultPlugins() []framework.WeightedPlugin {
 	return []framework.WeightedPlugin{
 		{Name: SchedulingGatesName},
 		{Name: PrioritySortName},
-		{Name: predicates.NodeNameName},
-		{Name: predicates.NodeUnschedulableName},
-		{Name: predicates.TaintTolerationName, Weight: 3},
-		{Name: predicates.NodeAffinityName, Weight: 2},
-		{Name: predicates.NodePortsName},
-		{Name: predicates.FitName, Weight: 1},
+		{Name: nodename.Name},
+		{Name: nodeunschedulable.Name},
+		{Name: tainttoleration.Name, Weight: 3},
+		{Name: nodeaffinity.Name, Weight: 2},
+		{Name: nodeports.Name},
+		{Name: noderesources.FitName, Weight: 1},
 		{Name: volumes.RestrictionsName},
 		{Name: volumes.NodeLimitsName},
 		{Name: volumes.BindingName},
 		{Name: volumes.ZoneName},
-		{Name: predicates.PodTopologySpreadName, Weight: 2},
-		{Name: predicates.InterPodAffinityName, Weight: 2},
+		{Name: podtopologyspread.Name, Weight: 2},
+		{Name: interpodaffinity.Name, Weight: 2},
 		// kube-scheduler puts it before DefaultPreemption: deallocating
 		// an idle claim beats evicting a pod.
 		{Name: dynamicresources.Name, Weight: 2},
 		{Name: DefaultPreemptionName},
-		{Name: priorities.BalancedAllocationName, Weight: 1},
-		{Name: priorities.ImageLocalityName, Weight: 1},
+		{Name: noderesources.BalancedAllocationName, Weight: 1},
+		{Name: imagelocality.Name, Weight: 1},
 		{Name: DefaultBinderName},
 		// Appended by kube-scheduler while its feature gate
 		// NodeDeclaredFeatures (GA and locked on in v1.37) is on: its
 		// filter runs last.
-		{Name: predicates.NodeDeclaredFeaturesName},
+		{Name: nodedeclaredfeatures.Name},
 	}
 }
 
@@ -168,113 +176,13 @@ func coreRegistrations() []framework.Registration {
 				return framework.ValidateDefaultPreemptionArgs(args)
 			},
 		},
-		{
-			// kube-scheduler v1.37's NodeUnschedulable, NodeName and
-			// TaintToleration are PreFilter plugins too.
-			Name:   predicates.NodeUnschedulableName,
-			Points: []string{framework.PointPreFilter, framework.PointFilter},
-			New:    noArgs(func() framework.Plugin { return predicates.NewNodeUnschedulable() }),
-		},
-		{
-			Name:   predicates.NodeNameName,
-			Points: []string{framework.PointPreFilter, framework.PointFilter},
-			New:    noArgs(func() framework.Plugin { return predicates.NewNodeName() }),
-		},
-		{
-			Name:   predicates.TaintTolerationName,
-			Points: []string{framework.PointPreFilter, framework.PointFilter, framework.PointPreScore, framework.PointScore},
-			New: func(any, framework.Handle) ([]framework.Plugin, error) {
-				return []framework.Plugin{predicates.NewTaintToleration(), priorities.NewTaintToleration()}, nil
-			},
-		},
-		{
-			Name:    predicates.NodeAffinityName,
-			Points:  []string{framework.PointPreFilter, framework.PointFilter, framework.PointPreScore, framework.PointScore},
-			NewArgs: func() any { return &framework.NodeAffinityArgs{} },
-			ValidateArgs: func(a any) error {
-				args, ok := a.(*framework.NodeAffinityArgs)
-				if !ok {
-					return fmt.Errorf("args of type %T, want NodeAffinityArgs", a)
-				}
-				return framework.ValidateNodeAffinityArgs(args)
-			},
-			New: func(a any, _ framework.Handle) ([]framework.Plugin, error) {
-				args, ok := a.(*framework.NodeAffinityArgs)
-				if !ok {
-					return nil, fmt.Errorf("args of type %T, want NodeAffinityArgs", a)
-				}
-				if err := framework.ValidateNodeAffinityArgs(args); err != nil {
-					return nil, err
-				}
-				scorer, err := priorities.NewNodeAffinity(args)
-				if err != nil {
-					return nil, err
-				}
-				return []framework.Plugin{predicates.NewNodeAffinity(args), scorer}, nil
-			},
-		},
-		{
-			Name:   predicates.NodeDeclaredFeaturesName,
-			Points: []string{framework.PointPreFilter, framework.PointFilter},
-			New:    noArgs(func() framework.Plugin { return predicates.NewNodeDeclaredFeatures() }),
-		},
-		{
-			Name:   predicates.NodePortsName,
-			Points: []string{framework.PointPreFilter, framework.PointFilter},
-			New:    noArgs(func() framework.Plugin { return predicates.NewNodePorts() }),
-		},
-		{
-			Name:         predicates.FitName,
-			Points:       []string{framework.PointPreFilter, framework.PointFilter, framework.PointPreScore, framework.PointScore},
-			NewArgs:      func() any { return framework.DefaultNodeResourcesFitArgs() },
-			ValidateArgs: func(a any) error { _, err := priorities.NewFit(a.(*framework.NodeResourcesFitArgs)); return err },
-			New: func(a any, h framework.Handle) ([]framework.Plugin, error) {
-				args, ok := a.(*framework.NodeResourcesFitArgs)
-				if !ok {
-					return nil, fmt.Errorf("args of type %T, want NodeResourcesFitArgs", a)
-				}
-				scorer, err := priorities.NewFit(args)
-				if err != nil {
-					return nil, err
-				}
-				fit := predicates.NewFit(args)
-				if h != nil && h.SharedDRAManager() != nil {
-					fit.UseDeviceClasses(h.SharedDRAManager())
-				}
-				if h != nil && h.SharedInformerFactory() != nil {
-					fit.UseNodeLister(h.SharedInformerFactory().Core().V1().Nodes().Lister())
-				}
-				if h != nil {
-					fit.UseNodeInfoReader(h.ReadNodeInfo, h.NominatedPodsForNode)
-				}
-				return []framework.Plugin{fit, scorer}, nil
-			},
-		},
-		{
-			Name:    priorities.BalancedAllocationName,
-			Points:  []string{framework.PointPreScore, framework.PointScore},
-			NewArgs: func() any { return framework.DefaultNodeResourcesBalancedAllocationArgs() },
-			ValidateArgs: func(a any) error {
-				_, err := priorities.NewBalancedAllocation(a.(*framework.NodeResourcesBalancedAllocationArgs))
-				return err
-			},
-			New: func(a any, _ framework.Handle) ([]framework.Plugin, error) {
-				args, ok := a.(*framework.NodeResourcesBalancedAllocationArgs)
-				if !ok {
-					return nil, fmt.Errorf("args of type %T, want NodeResourcesBalancedAllocationArgs", a)
-				}
-				p, err := priorities.NewBalancedAllocation(args)
-				if err != nil {
-					return nil, err
-				}
-				return []framework.Plugin{p}, nil
-			},
-		},
-	}
-}
-
-func noArgs(build func() framework.Plugin) framework.Factory {
-	return func(any, framework.Handle) ([]framework.Plugin, error) {
-		return []framework.Plugin{build()}, nil
+		nodeunschedulable.Registration(),
+		nodename.Registration(),
+		tainttoleration.Registration(),
+		nodeaffinity.Registration(),
+		nodedeclaredfeatures.Registration(),
+		nodeports.Registration(),
+		noderesources.FitRegistration(),
+		noderesources.BalancedAllocationRegistration(),
 	}
 }

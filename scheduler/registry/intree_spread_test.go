@@ -12,6 +12,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
+	"github.com/yardmaster-io/yardmaster/predicates/podtopologyspread"
 	"github.com/yardmaster-io/yardmaster/predicates/volumes"
 	"github.com/yardmaster-io/yardmaster/scheduler/cache"
 )
@@ -124,7 +125,7 @@ func TestDefaultPluginsSpreadOrder(t *testing.T) {
 func TestSpreadArgsValidation(t *testing.T) {
 	reg := NewInTree()
 	pts := reg["PodTopologySpread"]
-	bad := &framework.PodTopologySpreadArgs{DefaultingType: framework.SystemDefaulting,
+	bad := &podtopologyspread.Args{DefaultingType: podtopologyspread.SystemDefaulting,
 		DefaultConstraints: []v1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "zone", WhenUnsatisfiable: v1.DoNotSchedule}}}
 	if err := pts.ValidateArgs(bad); err == nil {
 		t.Error("PodTopologySpread accepted System defaulting with constraints")

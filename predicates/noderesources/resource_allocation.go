@@ -1,15 +1,10 @@
-package priorities
+package noderesources
 
 import (
 	"context"
-	"fmt"
 	"math"
-	"strings"
 
 	v1 "k8s.io/api/core/v1"
-	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
-	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/yardmaster-io/yardmaster/framework"
 )
@@ -20,15 +15,9 @@ import (
 // v1.37's, integer truncations and all, so that both schedulers rank nodes
 // the same way.
 
-// FitName is the name of the NodeResourcesFit plugin.
-const FitName = "NodeResourcesFit"
-
-// fitStateKey is where PreScore leaves the pod's request vector for Score.
-const fitStateKey framework.StateKey = "PreScore" + FitName
-
-// maxResourceWeight is the largest weight NodeResourcesFit accepts for a
-// resource.
-const maxResourceWeight = 100
+// fitScoreStateKey is where PreScore leaves the pod's request vector for
+// Score.
+const fitScoreStateKey framework.StateKey = "PreScore" + FitName
 
 // scorer rates one node for one pod in [0, MaxNodeScore]. Scorers are pure:
 // they read only the usage vector.
@@ -44,7 +33,7 @@ var strategyScorers = map[framework.ScoringStrategyType]func(*framework.ScoringS
 	},
 }
 
-// Fit is the NodeResourcesFit scorer: it rates a node by how much of the
+// FitScorer is the NodeResourcesFit scorer: it rates a node by how much of the
 // configured resources would be requested on it with the pod, following the
 // configured strategy (LeastAllocated spreads, MostAllocated and
 // RequestedToCapacityRatio pack). Scores already lie in [0, MaxNodeScore].
@@ -54,63 +43,55 @@ var strategyScorers = map[framework.ScoringStrategyType]func(*framework.ScoringS
 // pod-level requests (spec.resources) are not used for the pod's side,
 // only its containers' (framework.FitScoreRequests); the node's side counts
 // its pods as the node accounts them, pod-level requests included.
-type Fit struct {
+type FitScorer struct {
 	vec   resourceVector
 	score scorer
 }
 
 var (
-	_ framework.PreScorePlugin = &Fit{}
-	_ framework.ScorePlugin    = &Fit{}
-	_ framework.PodSigner      = &Fit{}
+	_ framework.PreScorePlugin = &FitScorer{}
+	_ framework.ScorePlugin    = &FitScorer{}
+	_ framework.PodSigner      = &FitScorer{}
 )
 
-// NewFit returns the scorer configured by args. nil args, a nil strategy,
-// empty resources and zero weights get kube-scheduler's defaults
+// NewFitScorer returns the scorer configured by args. nil args, a nil
+// strategy, empty resources and zero weights get kube-scheduler's defaults
 // (LeastAllocated over cpu and memory, weight 1). It validates the whole of
-// args as kube-scheduler validates NodeResourcesFitArgs, ignored resources
-// included, and names every invalid field in the error.
-func NewFit(args *framework.NodeResourcesFitArgs) (*Fit, error) {
-	if args == nil {
-		args = framework.DefaultNodeResourcesFitArgs()
+// args as ValidateFitArgs does.
+func NewFitScorer(args *FitArgs) (*FitScorer, error) {
+	strategy, err := fitStrategy(args)
+	if err != nil {
+		return nil, err
 	}
-	strategy := framework.ScoringStrategy{Type: framework.LeastAllocated}
-	if args.ScoringStrategy != nil {
-		strategy = *args.ScoringStrategy
-	}
-	strategy.Resources = defaultedResources(strategy.Resources)
-	if err := validateFitArgs(args, &strategy); err != nil {
-		return nil, fmt.Errorf("invalid %s args: %w", FitName, err)
-	}
-	return &Fit{
+	return &FitScorer{
 		vec:   newResourceVector(strategy.Resources, true, framework.FitScoreRequests),
 		score: strategyScorers[strategy.Type](&strategy),
 	}, nil
 }
 
 // Name returns FitName.
-func (f *Fit) Name() string { return FitName }
+func (f *FitScorer) Name() string { return FitName }
 
 // PreScore computes the pod's request for every scored resource, counting
 // request-less containers at the defaults for cpu and memory.
-func (f *Fit) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
-	state.Write(fitStateKey, &podRequestsState{requests: f.vec.podRequests(pod)})
+func (f *FitScorer) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
+	state.Write(fitScoreStateKey, &podRequestsState{requests: f.vec.podRequests(pod)})
 	return nil
 }
 
 // Score rates nodeInfo with the configured strategy.
-func (f *Fit) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
-	reqs := f.vec.readPodRequests(state, fitStateKey, pod)
+func (f *FitScorer) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
+	reqs := f.vec.readPodRequests(state, fitScoreStateKey, pod)
 	return f.score(nodeUsage{vec: &f.vec, podRequests: reqs, node: nodeInfo}), nil
 }
 
 // SignPod signs the pod's request vector, all that Score reads of it.
-func (f *Fit) SignPod(state *framework.CycleState, pod *v1.Pod, sig []byte) ([]byte, bool) {
-	return framework.SignInts(sig, f.vec.readPodRequests(state, fitStateKey, pod)...), true
+func (f *FitScorer) SignPod(state *framework.CycleState, pod *v1.Pod, sig []byte) ([]byte, bool) {
+	return framework.SignInts(sig, f.vec.readPodRequests(state, fitScoreStateKey, pod)...), true
 }
 
 // ScoreExtensions returns nil: scores need no normalization.
-func (f *Fit) ScoreExtensions() framework.ScoreExtensions { return nil }
+func (f *FitScorer) ScoreExtensions() framework.ScoreExtensions { return nil }
 
 // leastAllocated favours nodes with the most unrequested allocatable: per
 // resource (allocatable-requested)*MaxNodeScore/allocatable, 0 when
@@ -336,82 +317,3 @@ type podRequestsState struct {
 
 // Clone returns s: it is never mutated after PreScore.
 func (s *podRequestsState) Clone() framework.StateData { return s }
-
-// defaultedResources applies kube-scheduler's defaulting to a resource list
-// without touching the caller's: cpu and memory when empty, weight 1 where
-// unset.
-func defaultedResources(specs []framework.ResourceSpec) []framework.ResourceSpec {
-	if len(specs) == 0 {
-		return framework.DefaultResourceSpecs()
-	}
-	out := make([]framework.ResourceSpec, len(specs))
-	for i, s := range specs {
-		if s.Weight == 0 {
-			s.Weight = 1
-		}
-		out[i] = s
-	}
-	return out
-}
-
-// validateFitArgs checks args as kube-scheduler does; strategy is the
-// defaulted args.ScoringStrategy.
-func validateFitArgs(args *framework.NodeResourcesFitArgs, strategy *framework.ScoringStrategy) error {
-	var errs field.ErrorList
-	for i, r := range args.IgnoredResources {
-		errs = append(errs, metav1validation.ValidateLabelName(r, field.NewPath("ignoredResources").Index(i))...)
-	}
-	for i, g := range args.IgnoredResourceGroups {
-		p := field.NewPath("ignoredResourceGroups").Index(i)
-		if strings.Contains(g, "/") {
-			errs = append(errs, field.Invalid(p, g, "resource group name can't contain '/'"))
-		}
-		errs = append(errs, metav1validation.ValidateLabelName(g, p)...)
-	}
-
-	p := field.NewPath("scoringStrategy")
-	if _, ok := strategyScorers[strategy.Type]; !ok {
-		errs = append(errs, field.NotSupported(p.Child("type"), strategy.Type, []framework.ScoringStrategyType{
-			framework.LeastAllocated, framework.MostAllocated, framework.RequestedToCapacityRatio,
-		}))
-	}
-	errs = append(errs, validateWeights(strategy.Resources, p.Child("resources"), 1, maxResourceWeight)...)
-	switch {
-	case strategy.Type == framework.RequestedToCapacityRatio && strategy.RequestedToCapacityRatio == nil:
-		errs = append(errs, field.Required(p.Child("requestedToCapacityRatio"), "must be specified when type is RequestedToCapacityRatio"))
-	case strategy.Type == framework.RequestedToCapacityRatio:
-		errs = append(errs, framework.ValidateShape(strategy.RequestedToCapacityRatio.Shape, p.Child("requestedToCapacityRatio", "shape"))...)
-	case strategy.RequestedToCapacityRatio != nil:
-		errs = append(errs, field.Forbidden(p.Child("requestedToCapacityRatio"), "must be nil when type is not RequestedToCapacityRatio"))
-	}
-	return errs.ToAggregate()
-}
-
-// validateWeights checks every weight lies in [lo, hi].
-func validateWeights(specs []framework.ResourceSpec, p *field.Path, lo, hi int64) field.ErrorList {
-	var errs field.ErrorList
-	for i, s := range specs {
-		if s.Weight >= lo && s.Weight <= hi {
-			continue
-		}
-		msg := fmt.Sprintf("weight of resource %q not in range [%d, %d]", s.Name, lo, hi)
-		if lo == hi {
-			msg = fmt.Sprintf("weight of resource %q must be %d", s.Name, lo)
-		}
-		errs = append(errs, field.Invalid(p.Index(i).Child("weight"), s.Weight, msg))
-	}
-	return errs
-}
-
-// validateUniqueNames reports resources named twice.
-func validateUniqueNames(specs []framework.ResourceSpec, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	seen := sets.New[string]()
-	for i, s := range specs {
-		if seen.Has(s.Name) {
-			errs = append(errs, field.Duplicate(p.Index(i).Child("name"), s.Name))
-		}
-		seen.Insert(s.Name)
-	}
-	return errs
-}

@@ -1,4 +1,4 @@
-package priorities_test
+package interpodaffinity_test
 
 import (
 	"context"
@@ -11,14 +11,8 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
-	"github.com/yardmaster-io/yardmaster/priorities"
+	"github.com/yardmaster-io/yardmaster/predicates/interpodaffinity"
 )
-
-const ipaZone = v1.LabelTopologyZone
-
-func ipaTerm(key string) *frameworktest.PodAffinityTermWrapper {
-	return frameworktest.MakePodAffinityTerm(key)
-}
 
 // ipaScores builds n1..n4's scores.
 func ipaScores(n1, n2, n3, n4 int64) framework.NodeScoreList {
@@ -27,11 +21,11 @@ func ipaScores(n1, n2, n3, n4 int64) framework.NodeScoreList {
 
 // runInterPodAffinityScorer runs PreScore, Score on every node (in name
 // order) and NormalizeScore. skipped reports a Skip from PreScore.
-func runInterPodAffinityScorer(t testing.TB, args *framework.InterPodAffinityArgs, pod *v1.Pod, pods []*v1.Pod, nss ...*v1.Namespace) (raw, normalized framework.NodeScoreList, skipped bool) {
+func runInterPodAffinityScorer(t testing.TB, args *interpodaffinity.Args, pod *v1.Pod, pods []*v1.Pod, nss ...*v1.Namespace) (raw, normalized framework.NodeScoreList, skipped bool) {
 	t.Helper()
 	nodes := frameworktest.AffinityCluster()
 	snap := frameworktest.NewSnapshot(nodes, pods)
-	pl, err := priorities.NewInterPodAffinity(args, frameworktest.NewHandle(snap, nss...))
+	pl, err := interpodaffinity.NewScorer(args, frameworktest.NewHandle(snap, nss...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,8 +57,8 @@ func runInterPodAffinityScorer(t testing.TB, args *framework.InterPodAffinityArg
 	return raw, normalized, false
 }
 
-func ipaWeight(w int32) *framework.InterPodAffinityArgs {
-	return &framework.InterPodAffinityArgs{HardPodAffinityWeight: &w}
+func ipaWeight(w int32) *interpodaffinity.Args {
+	return &interpodaffinity.Args{HardPodAffinityWeight: &w}
 }
 
 func TestInterPodAffinityScore(t *testing.T) {
@@ -76,7 +70,7 @@ func TestInterPodAffinityScore(t *testing.T) {
 	}
 	tests := []struct {
 		name           string
-		args           *framework.InterPodAffinityArgs
+		args           *interpodaffinity.Args
 		pod            *v1.Pod
 		pods           []*v1.Pod
 		wantSkip       bool
@@ -255,7 +249,7 @@ func TestInterPodAffinityScore(t *testing.T) {
 		},
 		{
 			name: "IgnorePreferredTermsOfExistingPods: a pod without preferred terms is not scored",
-			args: &framework.InterPodAffinityArgs{IgnorePreferredTermsOfExistingPods: true},
+			args: &interpodaffinity.Args{IgnorePreferredTermsOfExistingPods: true},
 			pod:  frameworktest.IncomingPod("default", "app", "web").Obj(),
 			pods: []*v1.Pod{
 				frameworktest.PodOn("n3", "default", "db", "app", "db").PreferredPodAffinity(4, ipaTerm(ipaZone).MatchLabel("app", "web").Obj()).Obj(),
@@ -265,7 +259,7 @@ func TestInterPodAffinityScore(t *testing.T) {
 		{
 			// z1 +3 from the pod's own term, z2 +4 from the existing pod's.
 			name: "IgnorePreferredTermsOfExistingPods: a pod with preferred terms weighs both",
-			args: &framework.InterPodAffinityArgs{IgnorePreferredTermsOfExistingPods: true},
+			args: &interpodaffinity.Args{IgnorePreferredTermsOfExistingPods: true},
 			pod:  frameworktest.IncomingPod("default", "app", "web").PreferredPodAffinity(3, ipaTerm(ipaZone).MatchLabel("app", "cache").Obj()).Obj(),
 			pods: []*v1.Pod{
 				frameworktest.PodOn("n1", "default", "cache", "app", "cache").Obj(),
@@ -279,7 +273,7 @@ func TestInterPodAffinityScore(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			args := tc.args
 			if args == nil {
-				args = framework.DefaultInterPodAffinityArgs()
+				args = interpodaffinity.DefaultArgs()
 			}
 			raw, normalized, skipped := runInterPodAffinityScorer(t, args, tc.pod, tc.pods, namespaces...)
 			if skipped != tc.wantSkip {
@@ -297,7 +291,7 @@ func TestInterPodAffinityScore(t *testing.T) {
 
 func TestInterPodAffinityScoreInvalidTermIsAnError(t *testing.T) {
 	snap := frameworktest.NewSnapshot(frameworktest.AffinityCluster(), nil)
-	pl, err := priorities.NewInterPodAffinity(nil, frameworktest.NewHandle(snap))
+	pl, err := interpodaffinity.NewScorer(nil, frameworktest.NewHandle(snap))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,38 +302,38 @@ func TestInterPodAffinityScoreInvalidTermIsAnError(t *testing.T) {
 	}
 }
 
-func TestValidateInterPodAffinityArgs(t *testing.T) {
+func TestValidateArgs(t *testing.T) {
 	for _, tc := range []struct {
-		args    *framework.InterPodAffinityArgs
+		args    *interpodaffinity.Args
 		wantErr string
 	}{
 		{args: nil},
-		{args: &framework.InterPodAffinityArgs{}},
+		{args: &interpodaffinity.Args{}},
 		{args: ipaWeight(0)},
 		{args: ipaWeight(100)},
 		{args: ipaWeight(-1), wantErr: "hardPodAffinityWeight: Invalid value: -1: not in valid range [0, 100]"},
 		{args: ipaWeight(101), wantErr: "hardPodAffinityWeight: Invalid value: 101: not in valid range [0, 100]"},
 	} {
-		err := framework.ValidateInterPodAffinityArgs(tc.args)
+		err := interpodaffinity.ValidateArgs(tc.args)
 		got := ""
 		if err != nil {
 			got = err.Error()
 		}
 		if got != tc.wantErr {
-			t.Errorf("ValidateInterPodAffinityArgs(%v) = %q, want %q", tc.args, got, tc.wantErr)
+			t.Errorf("ValidateArgs(%v) = %q, want %q", tc.args, got, tc.wantErr)
 		}
-		_, err = priorities.NewInterPodAffinity(tc.args, frameworktest.NewHandle(frameworktest.NewSnapshot(nil, nil)))
+		_, err = interpodaffinity.NewScorer(tc.args, frameworktest.NewHandle(frameworktest.NewSnapshot(nil, nil)))
 		if (err != nil) != (tc.wantErr != "") {
-			t.Errorf("NewInterPodAffinity(%v) error = %v, want error %v", tc.args, err, tc.wantErr != "")
+			t.Errorf("NewScorer(%v) error = %v, want error %v", tc.args, err, tc.wantErr != "")
 		}
 	}
 }
 
-func TestInterPodAffinityArgsDefaults(t *testing.T) {
-	if got := *framework.DefaultInterPodAffinityArgs().HardPodAffinityWeight; got != 1 {
+func TestArgsDefaults(t *testing.T) {
+	if got := *interpodaffinity.DefaultArgs().HardPodAffinityWeight; got != 1 {
 		t.Errorf("default weight = %d, want 1", got)
 	}
-	a := &framework.InterPodAffinityArgs{}
+	a := &interpodaffinity.Args{}
 	a.SetDefaults()
 	if a.HardPodAffinityWeight == nil || *a.HardPodAffinityWeight != 1 {
 		t.Errorf("SetDefaults left weight %v, want 1", a.HardPodAffinityWeight)
@@ -357,7 +351,7 @@ func TestInterPodAffinityScoreDoesNotAllocate(t *testing.T) {
 		PreferredPodAffinity(8, ipaTerm(ipaZone).MatchLabel("app", "db").Obj()).
 		PreferredPodAntiAffinity(3, ipaTerm(v1.LabelHostname).MatchLabel("app", "db").Obj()).Obj()
 	snap := frameworktest.NewSnapshot(frameworktest.AffinityCluster(), []*v1.Pod{frameworktest.PodOn("n1", "default", "db", "app", "db").Obj()})
-	pl, err := priorities.NewInterPodAffinity(nil, frameworktest.NewHandle(snap))
+	pl, err := interpodaffinity.NewScorer(nil, frameworktest.NewHandle(snap))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +382,7 @@ func BenchmarkInterPodAffinityPreScore(b *testing.B) {
 		pods[i] = p.Obj()
 	}
 	snap := frameworktest.NewSnapshot(nodes, pods)
-	pl, err := priorities.NewInterPodAffinity(nil, frameworktest.NewHandle(snap))
+	pl, err := interpodaffinity.NewScorer(nil, frameworktest.NewHandle(snap))
 	if err != nil {
 		b.Fatal(err)
 	}

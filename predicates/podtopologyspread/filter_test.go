@@ -1,4 +1,4 @@
-package predicates_test
+package podtopologyspread_test
 
 import (
 	"context"
@@ -13,13 +13,28 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
-	"github.com/yardmaster-io/yardmaster/predicates"
+	"github.com/yardmaster-io/yardmaster/predicates/podtopologyspread"
 )
 
 const tsZone = v1.LabelTopologyZone
 
 func tsSpread(maxSkew int32, key string) *frameworktest.SpreadConstraintWrapper {
 	return frameworktest.MakeSpreadConstraint(maxSkew, key, v1.DoNotSchedule)
+}
+
+// statusView is the part of a framework.Status the tests compare.
+type statusView struct {
+	Code    string
+	Reasons []string
+}
+
+func viewOf(s *framework.Status) statusView {
+	return statusView{Code: s.Code().String(), Reasons: s.Reasons()}
+}
+
+// reject is the status a filter returns when it rejects with reason.
+func reject(code framework.Code, reason string) *framework.Status {
+	return framework.NewStatus(code, reason)
 }
 
 // tsCluster has zone a (a1, a2), zone b (b1), zone c (c1) and x1
@@ -47,14 +62,14 @@ func tsWebPod() *frameworktest.PodWrapper {
 
 // runSpreadFilter runs PreFilter and then Filter on every node, and returns
 // the PreFilter status and the rejections by node.
-func runSpreadFilter(t testing.TB, args *framework.PodTopologySpreadArgs, pod *v1.Pod, nodes []*v1.Node, pods []*v1.Pod, objects ...runtime.Object) (statusView, map[string]statusView) {
+func runSpreadFilter(t testing.TB, args *podtopologyspread.Args, pod *v1.Pod, nodes []*v1.Node, pods []*v1.Pod, objects ...runtime.Object) (statusView, map[string]statusView) {
 	t.Helper()
 	h := frameworktest.NewHandle(frameworktest.NewSnapshot(nodes, pods)).AddObjects(objects...)
-	ts, err := framework.NewTopologySpread(args, h)
+	ts, err := podtopologyspread.NewSpread(args, h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl := predicates.NewPodTopologySpread(ts)
+	pl := podtopologyspread.NewFilter(ts)
 	state := framework.NewCycleState()
 	_, st := pl.PreFilter(context.Background(), state, pod, h.Lister.List())
 	if !st.IsSuccess() {
@@ -73,8 +88,8 @@ func TestPodTopologySpreadFilter(t *testing.T) {
 	skewed := viewOf(reject(framework.Unschedulable, "node(s) didn't match pod topology spread constraints"))
 	noLabel := viewOf(reject(framework.UnschedulableAndUnresolvable, "node(s) didn't match pod topology spread constraints (missing required label)"))
 	skip := viewOf(framework.NewStatus(framework.Skip))
-	list := func(cs ...v1.TopologySpreadConstraint) *framework.PodTopologySpreadArgs {
-		return &framework.PodTopologySpreadArgs{DefaultingType: framework.ListDefaulting, DefaultConstraints: cs}
+	list := func(cs ...v1.TopologySpreadConstraint) *podtopologyspread.Args {
+		return &podtopologyspread.Args{DefaultingType: podtopologyspread.ListDefaulting, DefaultConstraints: cs}
 	}
 	withTaint := func(nodes []*v1.Node) []*v1.Node {
 		nodes[3].Spec.Taints = []v1.Taint{{Key: "dedicated", Value: "x", Effect: v1.TaintEffectNoSchedule}}
@@ -82,7 +97,7 @@ func TestPodTopologySpreadFilter(t *testing.T) {
 	}
 	tests := []struct {
 		name      string
-		args      *framework.PodTopologySpreadArgs // nil: System defaults
+		args      *podtopologyspread.Args // nil: System defaults
 		pod       *v1.Pod
 		nodes     func([]*v1.Node) []*v1.Node
 		extraPods []*v1.Pod
@@ -309,7 +324,7 @@ func TestPodTopologySpreadFilter(t *testing.T) {
 			pods = append(pods, tc.extraPods...)
 			args := tc.args
 			if args == nil {
-				args = framework.DefaultPodTopologySpreadArgs()
+				args = podtopologyspread.DefaultArgs()
 			}
 			pre, got := runSpreadFilter(t, args, tc.pod, nodes, pods, tc.objects...)
 			wantPre := tc.wantPre
@@ -338,7 +353,7 @@ func TestPodTopologySpreadInvalidSelector(t *testing.T) {
 		MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Bogus"}},
 	}).Obj()).Obj()
 	nodes, pods := tsCluster()
-	pre, _ := runSpreadFilter(t, framework.DefaultPodTopologySpreadArgs(), pod, nodes, pods)
+	pre, _ := runSpreadFilter(t, podtopologyspread.DefaultArgs(), pod, nodes, pods)
 	if pre.Code != "Error" {
 		t.Errorf("PreFilter = %+v, want an Error", pre)
 	}
@@ -369,11 +384,11 @@ func zoneSpreadPod(maxSkew int32) *v1.Pod {
 func TestPodTopologySpreadFilterDoesNotAllocate(t *testing.T) {
 	nodes, pods := zoneSpreadCluster(300)
 	h := frameworktest.NewHandle(frameworktest.NewSnapshot(nodes, pods))
-	ts, err := framework.NewTopologySpread(framework.DefaultPodTopologySpreadArgs(), h)
+	ts, err := podtopologyspread.NewSpread(podtopologyspread.DefaultArgs(), h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, state, pod := predicates.NewPodTopologySpread(ts), framework.NewCycleState(), zoneSpreadPod(1)
+	pl, state, pod := podtopologyspread.NewFilter(ts), framework.NewCycleState(), zoneSpreadPod(1)
 	if _, st := pl.PreFilter(context.Background(), state, pod, h.Lister.List()); !st.IsSuccess() {
 		t.Fatalf("PreFilter: %v", st.Message())
 	}
@@ -397,11 +412,11 @@ func TestPodTopologySpreadFilterDoesNotAllocate(t *testing.T) {
 func BenchmarkPodTopologySpreadFilter(b *testing.B) {
 	nodes, pods := zoneSpreadCluster(5000)
 	h := frameworktest.NewHandle(frameworktest.NewSnapshot(nodes, pods))
-	ts, err := framework.NewTopologySpread(framework.DefaultPodTopologySpreadArgs(), h)
+	ts, err := podtopologyspread.NewSpread(podtopologyspread.DefaultArgs(), h)
 	if err != nil {
 		b.Fatal(err)
 	}
-	pl, pod, ctx := predicates.NewPodTopologySpread(ts), zoneSpreadPod(2), context.Background()
+	pl, pod, ctx := podtopologyspread.NewFilter(ts), zoneSpreadPod(2), context.Background()
 	infos := h.Lister.List()
 	b.Run("PreFilter+Filter", func(b *testing.B) {
 		b.ReportAllocs()
@@ -480,11 +495,11 @@ func TestPodTopologySpreadWhatIfCountsAsPreFilter(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			h := frameworktest.NewHandle(frameworktest.NewSnapshot(nodes, pods))
-			ts, err := framework.NewTopologySpread(framework.DefaultPodTopologySpreadArgs(), h)
+			ts, err := podtopologyspread.NewSpread(podtopologyspread.DefaultArgs(), h)
 			if err != nil {
 				t.Fatal(err)
 			}
-			pl, ctx := predicates.NewPodTopologySpread(ts), context.Background()
+			pl, ctx := podtopologyspread.NewFilter(ts), context.Background()
 			state := framework.NewCycleState()
 			if _, st := pl.PreFilter(ctx, state, tc.pod, h.Lister.List()); !st.IsSuccess() {
 				t.Fatalf("PreFilter: %v", st.Message())

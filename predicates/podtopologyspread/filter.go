@@ -1,4 +1,4 @@
-package predicates
+package podtopologyspread
 
 import (
 	"context"
@@ -12,10 +12,6 @@ import (
 	"github.com/yardmaster-io/yardmaster/framework"
 )
 
-// PodTopologySpreadName is the name of the PodTopologySpread plugin (this
-// filter and the scorer in priorities/).
-const PodTopologySpreadName = "PodTopologySpread"
-
 // The reasons PodTopologySpread rejects with.
 const (
 	// ReasonSpreadConstraintsNotMatch is given for a node where placing the
@@ -26,8 +22,17 @@ const (
 	ReasonSpreadMissingLabel = ReasonSpreadConstraintsNotMatch + " (missing required label)"
 )
 
+// The statuses Filter rejects with, made once and shared by every call: the
+// scheduler never changes a status a filter returns, and a rejection then
+// costs the per-node loop no allocation (a spread pod is rejected by most
+// nodes in a big cluster).
+var (
+	statusSpreadMissingLabel        = framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonSpreadMissingLabel)
+	statusSpreadConstraintsNotMatch = framework.NewStatus(framework.Unschedulable, ReasonSpreadConstraintsNotMatch)
+)
+
 // spreadFilterStateKey is where PreFilter leaves the per-domain counts.
-const spreadFilterStateKey framework.StateKey = "PreFilter" + PodTopologySpreadName
+const spreadFilterStateKey framework.StateKey = "PreFilter" + Name
 
 // spreadDomainCounts is one DoNotSchedule constraint, reduced to what
 // Filter needs.
@@ -102,14 +107,14 @@ func (s *spreadFilterState) updateWithPod(pod *v1.Pod, pi *framework.PodInfo, no
 	}
 }
 
-// PodTopologySpread is the filter for DoNotSchedule topology spread
+// Filter is PodTopologySpread's filter, for DoNotSchedule topology spread
 // constraints: a node passes when, for every constraint, the matching pods
 // in the node's domain plus the pod itself (when it matches) exceed the
 // smallest domain by at most maxSkew.
 //
 // PreFilter counts the matching pods per domain once, over every node; the
 // per-node check is then a map lookup per constraint.
-type PodTopologySpread struct {
+type Filter struct {
 	spread *framework.TopologySpread
 	// totals keeps, per constraint that counts every node with its keys,
 	// the matching pods per domain as a running total over the nodes.
@@ -117,22 +122,23 @@ type PodTopologySpread struct {
 }
 
 var (
-	_ framework.PreFilterPlugin     = &PodTopologySpread{}
-	_ framework.PreFilterExtensions = &PodTopologySpread{}
-	_ framework.FilterPlugin        = &PodTopologySpread{}
-	_ framework.SlotFilter          = &PodTopologySpread{}
+	_ framework.PreFilterPlugin     = &Filter{}
+	_ framework.PreFilterExtensions = &Filter{}
+	_ framework.FilterPlugin        = &Filter{}
+	_ framework.SlotFilter          = &Filter{}
 )
 
-// NewPodTopologySpread returns the filter. spread is shared with the scorer.
-func NewPodTopologySpread(spread *framework.TopologySpread) *PodTopologySpread {
-	return &PodTopologySpread{
+// NewFilter returns the filter. spread (NewSpread) is shared with the
+// scorer.
+func NewFilter(spread *framework.TopologySpread) *Filter {
+	return &Filter{
 		spread: spread,
 		totals: framework.NewNodeMemo[framework.SpreadShare](framework.NewParallelizer(framework.DefaultParallelism)),
 	}
 }
 
-// Name returns PodTopologySpreadName.
-func (*PodTopologySpread) Name() string { return PodTopologySpreadName }
+// Name returns Name.
+func (*Filter) Name() string { return Name }
 
 // PreFilter compiles the pod's DoNotSchedule constraints (its own, or the
 // defaults) and counts the matching pods in each domain; it returns Skip
@@ -143,7 +149,7 @@ func (*PodTopologySpread) Name() string { return PodTopologySpreadName }
 // for nodes that changed since an earlier cycle counted them (see
 // TopologySpread.ForEachNodeCount). That is far cheaper than handing nodes to
 // goroutines (see BenchmarkPodTopologySpreadFilter).
-func (pl *PodTopologySpread) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (pl *Filter) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	constraints, err := pl.spread.Constraints(pod, v1.DoNotSchedule)
 	if err != nil {
 		return nil, framework.AsStatus(err)
@@ -208,7 +214,7 @@ func (pl *PodTopologySpread) PreFilter(_ context.Context, state *framework.Cycle
 // FilterSlot is Filter for a node whose every constraint has its domain
 // in the running totals' shares (constraints that count every node): the
 // node's NodeInfo is not read. Otherwise it leaves the node to Filter.
-func (pl *PodTopologySpread) FilterSlot(_ context.Context, state *framework.CycleState, _ *v1.Pod, slot int, gen int64) (*framework.Status, bool) {
+func (pl *Filter) FilterSlot(_ context.Context, state *framework.CycleState, _ *v1.Pod, slot int, gen int64) (*framework.Status, bool) {
 	s, err := framework.ReadAs[*spreadFilterState](state, spreadFilterStateKey)
 	if err != nil {
 		return nil, false
@@ -228,16 +234,16 @@ func (pl *PodTopologySpread) FilterSlot(_ context.Context, state *framework.Cycl
 
 // AddPod counts podInfoToAdd in, on nodeInfo's domains, in a state cloned
 // for a what-if (preemption).
-func (pl *PodTopologySpread) AddPod(_ context.Context, state *framework.CycleState, pod *v1.Pod, podInfoToAdd *framework.PodInfo, nodeInfo *framework.NodeInfo) *framework.Status {
+func (pl *Filter) AddPod(_ context.Context, state *framework.CycleState, pod *v1.Pod, podInfoToAdd *framework.PodInfo, nodeInfo *framework.NodeInfo) *framework.Status {
 	return pl.update(state, pod, podInfoToAdd, nodeInfo, 1)
 }
 
 // RemovePod counts podInfoToRemove out, as AddPod counts a pod in.
-func (pl *PodTopologySpread) RemovePod(_ context.Context, state *framework.CycleState, pod *v1.Pod, podInfoToRemove *framework.PodInfo, nodeInfo *framework.NodeInfo) *framework.Status {
+func (pl *Filter) RemovePod(_ context.Context, state *framework.CycleState, pod *v1.Pod, podInfoToRemove *framework.PodInfo, nodeInfo *framework.NodeInfo) *framework.Status {
 	return pl.update(state, pod, podInfoToRemove, nodeInfo, -1)
 }
 
-func (pl *PodTopologySpread) update(state *framework.CycleState, pod *v1.Pod, pi *framework.PodInfo, ni *framework.NodeInfo, sign int) *framework.Status {
+func (pl *Filter) update(state *framework.CycleState, pod *v1.Pod, pi *framework.PodInfo, ni *framework.NodeInfo, sign int) *framework.Status {
 	s, err := framework.ReadAs[*spreadFilterState](state, spreadFilterStateKey)
 	if err != nil {
 		return nil // PreFilter skipped: no constraint to count for
@@ -250,7 +256,7 @@ func (pl *PodTopologySpread) update(state *framework.CycleState, pod *v1.Pod, pi
 // (UnschedulableAndUnresolvable: no pod leaving changes a label) or where
 // the pod would push a constraint's skew past maxSkew (Unschedulable: pods
 // leaving other domains can fix it).
-func (pl *PodTopologySpread) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+func (pl *Filter) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
 	node := nodeInfo.Node()
 	if node == nil {
 		return framework.NewStatus(framework.Error, "node not found")

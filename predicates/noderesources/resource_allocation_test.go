@@ -1,4 +1,4 @@
-package priorities
+package noderesources
 
 import (
 	"context"
@@ -65,11 +65,11 @@ func scores(t *testing.T, pl scorePlugin, pod *v1.Pod, nodes []*framework.NodeIn
 	return out
 }
 
-func fitArgs(typ framework.ScoringStrategyType, resources ...framework.ResourceSpec) *framework.NodeResourcesFitArgs {
-	return &framework.NodeResourcesFitArgs{ScoringStrategy: &framework.ScoringStrategy{Type: typ, Resources: resources}}
+func fitArgs(typ framework.ScoringStrategyType, resources ...framework.ResourceSpec) *FitArgs {
+	return &FitArgs{ScoringStrategy: &framework.ScoringStrategy{Type: typ, Resources: resources}}
 }
 
-func rtcrArgs(shape []framework.UtilizationShapePoint, resources ...framework.ResourceSpec) *framework.NodeResourcesFitArgs {
+func rtcrArgs(shape []framework.UtilizationShapePoint, resources ...framework.ResourceSpec) *FitArgs {
 	a := fitArgs(framework.RequestedToCapacityRatio, resources...)
 	a.ScoringStrategy.RequestedToCapacityRatio = &framework.RequestedToCapacityRatioParam{Shape: shape}
 	return a
@@ -83,7 +83,7 @@ func TestFitScore(t *testing.T) {
 	linear := []framework.UtilizationShapePoint{{Utilization: 0, Score: 0}, {Utilization: 100, Score: 10}}
 	tests := []struct {
 		name  string
-		args  *framework.NodeResourcesFitArgs
+		args  *FitArgs
 		pod   *v1.Pod
 		nodes []*framework.NodeInfo
 		want  []int64
@@ -340,7 +340,7 @@ func TestFitScore(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pl, err := NewFit(tt.args)
+			pl, err := NewFitScorer(tt.args)
 			if err != nil {
 				t.Fatalf("NewFit: %v", err)
 			}
@@ -354,7 +354,7 @@ func TestFitScore(t *testing.T) {
 func TestFitScoreWithoutPreScore(t *testing.T) {
 	// Like kube-scheduler, Score computes the requests itself when PreScore
 	// did not run: (4000-1000)*100/4000 = 75 and (8-2)*100/8 = 75.
-	pl, err := NewFit(nil)
+	pl, err := NewFitScorer(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,17 +373,17 @@ func TestNewFit(t *testing.T) {
 		}
 		return p
 	}
-	withShape := func(a *framework.NodeResourcesFitArgs, p *framework.RequestedToCapacityRatioParam) *framework.NodeResourcesFitArgs {
+	withShape := func(a *FitArgs, p *framework.RequestedToCapacityRatioParam) *FitArgs {
 		a.ScoringStrategy.RequestedToCapacityRatio = p
 		return a
 	}
 	tests := []struct {
 		name    string
-		args    *framework.NodeResourcesFitArgs
+		args    *FitArgs
 		wantErr []string // substrings of the error; none for no error
 	}{
 		{name: "nil args", args: nil},
-		{name: "nil strategy", args: &framework.NodeResourcesFitArgs{}},
+		{name: "nil strategy", args: &FitArgs{}},
 		{name: "zero weight defaults to 1", args: fitArgs(framework.MostAllocated, res(v1.ResourceCPU, 0))},
 		{name: "weight 100", args: fitArgs(framework.LeastAllocated, res(v1.ResourceCPU, 100))},
 		{name: "valid shape", args: withShape(fitArgs(framework.RequestedToCapacityRatio), shape(0, 0, 50, 10, 100, 0))},
@@ -444,12 +444,12 @@ func TestNewFit(t *testing.T) {
 		},
 		{
 			name:    "ignored resource group with a slash",
-			args:    &framework.NodeResourcesFitArgs{IgnoredResourceGroups: []string{"example.com/foo"}},
+			args:    &FitArgs{IgnoredResourceGroups: []string{"example.com/foo"}},
 			wantErr: []string{"ignoredResourceGroups[0]: Invalid value: \"example.com/foo\": resource group name can't contain '/'"},
 		},
 		{
 			name:    "invalid ignored resource",
-			args:    &framework.NodeResourcesFitArgs{IgnoredResources: []string{"-foo"}},
+			args:    &FitArgs{IgnoredResources: []string{"-foo"}},
 			wantErr: []string{`ignoredResources[0]: Invalid value: "-foo"`},
 		},
 		{
@@ -465,7 +465,7 @@ func TestNewFit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := NewFit(tt.args)
+			_, err := NewFitScorer(tt.args)
 			if len(tt.wantErr) == 0 {
 				if err != nil {
 					t.Errorf("NewFit: unexpected error %v", err)
@@ -486,7 +486,7 @@ func TestNewFit(t *testing.T) {
 
 func TestNewFitLeavesArgsAlone(t *testing.T) {
 	args := fitArgs(framework.LeastAllocated, res(v1.ResourceCPU, 0))
-	if _, err := NewFit(args); err != nil {
+	if _, err := NewFitScorer(args); err != nil {
 		t.Fatal(err)
 	}
 	want := []framework.ResourceSpec{{Name: "cpu", Weight: 0}}
@@ -531,7 +531,7 @@ func benchmarkScore(b *testing.B, pl scorePlugin) {
 }
 
 func BenchmarkLeastAllocatedScore(b *testing.B) {
-	pl, err := NewFit(fitArgs(framework.LeastAllocated,
+	pl, err := NewFitScorer(fitArgs(framework.LeastAllocated,
 		res(v1.ResourceCPU, 1), res(v1.ResourceMemory, 1), res("example.com/gpu", 3)))
 	if err != nil {
 		b.Fatal(err)
@@ -540,7 +540,7 @@ func BenchmarkLeastAllocatedScore(b *testing.B) {
 }
 
 func BenchmarkRequestedToCapacityRatioScore(b *testing.B) {
-	pl, err := NewFit(rtcrArgs([]framework.UtilizationShapePoint{{Utilization: 0, Score: 0}, {Utilization: 100, Score: 10}}))
+	pl, err := NewFitScorer(rtcrArgs([]framework.UtilizationShapePoint{{Utilization: 0, Score: 0}, {Utilization: 100, Score: 10}}))
 	if err != nil {
 		b.Fatal(err)
 	}

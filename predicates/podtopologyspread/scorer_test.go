@@ -1,4 +1,4 @@
-package priorities_test
+package podtopologyspread_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
-	"github.com/yardmaster-io/yardmaster/priorities"
+	"github.com/yardmaster-io/yardmaster/predicates/podtopologyspread"
 )
 
 const ptsZone = v1.LabelTopologyZone
@@ -49,14 +49,14 @@ type ptsScores map[string]int64
 
 // runSpreadScorer runs PreScore over the feasible nodes (all when nil),
 // Score on each and NormalizeScore; skipped is set when PreScore skips.
-func runSpreadScorer(t *testing.T, args *framework.PodTopologySpreadArgs, pod *v1.Pod, nodes []*v1.Node, pods []*v1.Pod, feasibleNames []string, objects ...runtime.Object) (raw, normalized ptsScores, skipped bool) {
+func runSpreadScorer(t *testing.T, args *podtopologyspread.Args, pod *v1.Pod, nodes []*v1.Node, pods []*v1.Pod, feasibleNames []string, objects ...runtime.Object) (raw, normalized ptsScores, skipped bool) {
 	t.Helper()
 	h := frameworktest.NewHandle(frameworktest.NewSnapshot(nodes, pods)).AddObjects(objects...)
-	ts, err := framework.NewTopologySpread(args, h)
+	ts, err := podtopologyspread.NewSpread(args, h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl := priorities.NewPodTopologySpread(ts, h)
+	pl := podtopologyspread.NewScorer(ts, h)
 	var feasible []*framework.NodeInfo
 	for _, ni := range h.Lister.List() {
 		if feasibleNames == nil || slices.Contains(feasibleNames, ni.Node().Name) {
@@ -98,7 +98,7 @@ func TestPodTopologySpreadScore(t *testing.T) {
 	}
 	tests := []struct {
 		name           string
-		args           *framework.PodTopologySpreadArgs // nil: System defaults
+		args           *podtopologyspread.Args // nil: System defaults
 		pod            *v1.Pod
 		nodes          func([]*v1.Node) []*v1.Node
 		feasible       []string // nil: every node
@@ -150,7 +150,7 @@ func TestPodTopologySpreadScore(t *testing.T) {
 			// List defaults require every key: x1 is ignored. As "zone
 			// maxSkew 1".
 			name: "List defaults with a Service",
-			args: &framework.PodTopologySpreadArgs{DefaultingType: framework.ListDefaulting, DefaultConstraints: []v1.TopologySpreadConstraint{
+			args: &podtopologyspread.Args{DefaultingType: podtopologyspread.ListDefaulting, DefaultConstraints: []v1.TopologySpreadConstraint{
 				ptsSoft(1, ptsZone).Obj(),
 			}},
 			pod:            ptsWebPod().Obj(),
@@ -214,7 +214,7 @@ func TestPodTopologySpreadScore(t *testing.T) {
 			}
 			args := tc.args
 			if args == nil {
-				args = framework.DefaultPodTopologySpreadArgs()
+				args = podtopologyspread.DefaultArgs()
 			}
 			raw, normalized, skipped := runSpreadScorer(t, args, tc.pod, nodes, pods, tc.feasible, tc.objects...)
 			if skipped != tc.wantSkip {
@@ -254,11 +254,11 @@ func ptsBenchCluster(n int) ([]*v1.Node, []*v1.Pod) {
 func TestPodTopologySpreadScoreDoesNotAllocate(t *testing.T) {
 	nodes, pods := ptsBenchCluster(300)
 	h := frameworktest.NewHandle(frameworktest.NewSnapshot(nodes, pods))
-	ts, err := framework.NewTopologySpread(framework.DefaultPodTopologySpreadArgs(), h)
+	ts, err := podtopologyspread.NewSpread(podtopologyspread.DefaultArgs(), h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl := priorities.NewPodTopologySpread(ts, h)
+	pl := podtopologyspread.NewScorer(ts, h)
 	pod := ptsWebPod().SpreadConstraint(ptsSoft(1, ptsZone).MatchLabels("app", "web").Obj()).
 		SpreadConstraint(ptsSoft(1, v1.LabelHostname).MatchLabels("app", "web").Obj()).Obj()
 	state := framework.NewCycleState()
@@ -282,11 +282,11 @@ func TestPodTopologySpreadScoreDoesNotAllocate(t *testing.T) {
 func BenchmarkPodTopologySpreadScore(b *testing.B) {
 	nodes, pods := ptsBenchCluster(5000)
 	h := frameworktest.NewHandle(frameworktest.NewSnapshot(nodes, pods))
-	ts, err := framework.NewTopologySpread(framework.DefaultPodTopologySpreadArgs(), h)
+	ts, err := podtopologyspread.NewSpread(podtopologyspread.DefaultArgs(), h)
 	if err != nil {
 		b.Fatal(err)
 	}
-	pl := priorities.NewPodTopologySpread(ts, h)
+	pl := podtopologyspread.NewScorer(ts, h)
 	pod := ptsWebPod().SpreadConstraint(ptsSoft(1, ptsZone).MatchLabels("app", "web").Obj()).
 		SpreadConstraint(ptsSoft(1, v1.LabelHostname).MatchLabels("app", "web").Obj()).Obj()
 	ctx, infos := context.Background(), h.Lister.List()

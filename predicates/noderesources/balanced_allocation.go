@@ -1,19 +1,13 @@
-package priorities
+package noderesources
 
 import (
 	"context"
-	"fmt"
 	"math"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/yardmaster-io/yardmaster/framework"
 )
-
-// BalancedAllocationName is the name of the NodeResourcesBalancedAllocation
-// plugin.
-const BalancedAllocationName = "NodeResourcesBalancedAllocation"
 
 // balancedStateKey is where PreScore leaves the pod's request vector.
 const balancedStateKey framework.StateKey = "PreScore" + BalancedAllocationName
@@ -44,19 +38,12 @@ var (
 )
 
 // NewBalancedAllocation returns the scorer configured by args. nil args and
-// empty resources mean cpu and memory; a zero weight means 1. As in
-// kube-scheduler, every weight must then be 1 and no resource may be listed
-// twice.
-func NewBalancedAllocation(args *framework.NodeResourcesBalancedAllocationArgs) (*BalancedAllocation, error) {
-	if args == nil {
-		args = framework.DefaultNodeResourcesBalancedAllocationArgs()
-	}
-	resources := defaultedResources(args.Resources)
-	p := field.NewPath("resources")
-	errs := validateUniqueNames(resources, p)
-	errs = append(errs, validateWeights(resources, p, 1, 1)...)
-	if err := errs.ToAggregate(); err != nil {
-		return nil, fmt.Errorf("invalid %s args: %w", BalancedAllocationName, err)
+// empty resources mean cpu and memory; a zero weight means 1. It validates
+// args as ValidateBalancedAllocationArgs does.
+func NewBalancedAllocation(args *BalancedAllocationArgs) (*BalancedAllocation, error) {
+	resources, err := balancedResources(args)
+	if err != nil {
+		return nil, err
 	}
 	return &BalancedAllocation{vec: newResourceVector(resources, false, framework.BalancedAllocationRequests)}, nil
 }

@@ -1,4 +1,4 @@
-package priorities_test
+package interpodaffinity_test
 
 import (
 	"context"
@@ -12,8 +12,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
-	"github.com/yardmaster-io/yardmaster/internal/churn"
-	"github.com/yardmaster-io/yardmaster/priorities"
+	"github.com/yardmaster-io/yardmaster/predicates/interpodaffinity"
 )
 
 // The scorer keeps running totals per domain across cycles
@@ -56,20 +55,20 @@ func TestInterPodAffinityScoreRunningTotalsMatchFresh(t *testing.T) {
 	node := func(i int) *v1.Node {
 		return frameworktest.MakeNode().Name(fmt.Sprintf("n%02d", i)).Label(ipaZone, fmt.Sprintf("z%d", rng.IntN(3))).Obj()
 	}
-	args := &framework.InterPodAffinityArgs{HardPodAffinityWeight: new(int32(3))}
+	args := &interpodaffinity.Args{HardPodAffinityWeight: new(int32(3))}
 	skipped := 0
 	// Rounds of 100 cycles on a new cluster, so that pods do not pile up
 	// and cycles where nothing matches (PreScore skips) come and go.
 	for round := range 15 {
-		cluster := churn.New(rng, 12, node, randomPod)
-		kept, err := priorities.NewInterPodAffinity(args, frameworktest.NewHandle(cluster.Snapshot))
+		cluster := frameworktest.NewChurningCluster(rng, 12, node, randomPod)
+		kept, err := interpodaffinity.NewScorer(args, frameworktest.NewHandle(cluster.Snapshot))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for step := range 100 {
 			cluster.Step()
 			pod := randomPod()
-			fresh, err := priorities.NewInterPodAffinity(args, frameworktest.NewHandle(cluster.Snapshot))
+			fresh, err := interpodaffinity.NewScorer(args, frameworktest.NewHandle(cluster.Snapshot))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,7 +89,7 @@ func TestInterPodAffinityScoreRunningTotalsMatchFresh(t *testing.T) {
 
 // rawScores runs pl's PreScore and then Score on every node, and renders
 // the outcome, to compare two scorers.
-func rawScores(pl *priorities.InterPodAffinity, pod *v1.Pod, nodes []*framework.NodeInfo) string {
+func rawScores(pl *interpodaffinity.Scorer, pod *v1.Pod, nodes []*framework.NodeInfo) string {
 	ctx, state := context.Background(), framework.NewCycleState()
 	if st := pl.PreScore(ctx, state, pod, nodes); !st.IsSuccess() {
 		return fmt.Sprintf("%v %q", st.Code(), st.Message())

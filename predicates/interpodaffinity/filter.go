@@ -1,4 +1,4 @@
-package predicates
+package interpodaffinity
 
 import (
 	"context"
@@ -14,10 +14,6 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/framework"
 )
-
-// InterPodAffinityName is the name of the InterPodAffinity plugin (this
-// filter and the scorer in priorities/).
-const InterPodAffinityName = "InterPodAffinity"
 
 // The reasons InterPodAffinity rejects with, kube-scheduler v1.37's.
 const (
@@ -35,8 +31,18 @@ const (
 	ReasonExistingAntiAffinityRulesNotMatch = "node(s) didn't satisfy existing pods anti-affinity rules"
 )
 
-// interPodAffinityStateKey is where PreFilter leaves the counts.
-const interPodAffinityStateKey framework.StateKey = "PreFilter" + InterPodAffinityName
+// The statuses Filter rejects with, made once and shared by every call: the
+// scheduler never changes a status a filter returns, and a rejection then
+// costs the per-node loop no allocation (an anti-affinity pod is rejected
+// by most nodes in a big cluster).
+var (
+	statusPodAffinityRulesNotMatch          = framework.NewStatus(framework.UnschedulableAndUnresolvable, ReasonPodAffinityRulesNotMatch)
+	statusPodAntiAffinityRulesNotMatch      = framework.NewStatus(framework.Unschedulable, ReasonPodAntiAffinityRulesNotMatch)
+	statusExistingAntiAffinityRulesNotMatch = framework.NewStatus(framework.Unschedulable, ReasonExistingAntiAffinityRulesNotMatch)
+)
+
+// filterStateKey is where PreFilter leaves the counts.
+const filterStateKey framework.StateKey = "PreFilter" + Name
 
 // domainCounts counts matches per topology domain, by topology key and
 // then label value, so that Filter hashes only the node's label value.
@@ -133,9 +139,9 @@ func (kc *keyCounts) inDomainSlot(slot int, gen int64) (in, ok bool) {
 	return false, true
 }
 
-// interPodAffinityState is what Filter needs, computed once per cycle so
+// filterState is what Filter needs, computed once per cycle so
 // that Filter is a few map lookups per node, whatever the number of pods.
-type interPodAffinityState struct {
+type filterState struct {
 	// affinityTerms and antiAffinityTerms are the incoming pod's required
 	// terms, their namespaceSelectors resolved.
 	affinityTerms     []framework.AffinityTerm
@@ -162,7 +168,7 @@ type interPodAffinityState struct {
 // Clone returns a copy whose counts AddPod and RemovePod may change; the
 // counts of a cycle's state are the memos' running totals, never changed.
 // The copy reads every node's domains from its labels.
-func (s *interPodAffinityState) Clone() framework.StateData {
+func (s *filterState) Clone() framework.StateData {
 	c := *s
 	// Terms with one topology key share one map of counts, to which
 	// PreFilter added once per term: the copy shares it too, so that
@@ -205,7 +211,7 @@ func addCount(m map[string]int64, v string, n int64) {
 // updateWithPod counts pod pi on node in (sign 1) or out (sign -1): the
 // existing pods' anti-affinity terms that match the incoming pod (whose
 // namespace has nsLabels), and the pods the incoming pod's terms match.
-func (s *interPodAffinityState) updateWithPod(pod *v1.Pod, nsLabels labels.Set, pi *framework.PodInfo, node *v1.Node, sign int64) {
+func (s *filterState) updateWithPod(pod *v1.Pod, nsLabels labels.Set, pi *framework.PodInfo, node *v1.Node, sign int64) {
 	if node == nil {
 		return
 	}
@@ -249,7 +255,7 @@ func (s *interPodAffinityState) updateWithPod(pod *v1.Pod, nsLabels labels.Set, 
 	}
 }
 
-// InterPodAffinity is the filter for spec.affinity.podAffinity and
+// Filter is InterPodAffinity's filter, for spec.affinity.podAffinity and
 // podAntiAffinity requiredDuringSchedulingIgnoredDuringExecution:
 //
 //   - affinity: the node must be in a topology domain (say a zone) that
@@ -259,7 +265,7 @@ func (s *interPodAffinityState) updateWithPod(pod *v1.Pod, nsLabels labels.Set, 
 //     pod's anti-affinity terms matches;
 //   - symmetry: the node's domain must hold no pod whose own required
 //     anti-affinity matches the incoming pod.
-type InterPodAffinity struct {
+type Filter struct {
 	snapshot   framework.NodeInfoLister
 	namespaces listersv1.NamespaceLister
 	// incomingMatches keeps, per term, how many pods it matches per
@@ -271,31 +277,31 @@ type InterPodAffinity struct {
 }
 
 var (
-	_ framework.PreFilterPlugin     = &InterPodAffinity{}
-	_ framework.PreFilterExtensions = &InterPodAffinity{}
-	_ framework.FilterPlugin        = &InterPodAffinity{}
-	_ framework.SlotFilter          = &InterPodAffinity{}
+	_ framework.PreFilterPlugin     = &Filter{}
+	_ framework.PreFilterExtensions = &Filter{}
+	_ framework.FilterPlugin        = &Filter{}
+	_ framework.SlotFilter          = &Filter{}
 )
 
-// NewInterPodAffinity returns the filter. It reads the cycle's snapshot and
+// NewFilter returns the filter. It reads the cycle's snapshot and
 // namespace labels through h; asking for the namespace lister here is what
 // makes the daemon start the namespace informer (see
 // framework.NamespaceLister).
-func NewInterPodAffinity(h framework.Handle) (*InterPodAffinity, error) {
+func NewFilter(h framework.Handle) (*Filter, error) {
 	if h == nil || h.SnapshotSharedLister() == nil {
 		return nil, errors.New("InterPodAffinity needs the snapshot lister")
 	}
 	p := framework.NewParallelizer(framework.DefaultParallelism)
-	return &InterPodAffinity{
+	return &Filter{
 		snapshot:        h.SnapshotSharedLister(),
-		namespaces:      framework.NamespaceLister(h, InterPodAffinityName),
+		namespaces:      framework.NamespaceLister(h, Name),
 		incomingMatches: framework.NewNodeMemo[[]framework.DomainCount](p),
 		existingMatches: framework.NewNodeMemo[[]framework.DomainCount](p),
 	}, nil
 }
 
-// Name returns InterPodAffinityName.
-func (*InterPodAffinity) Name() string { return InterPodAffinityName }
+// Name returns Name.
+func (*Filter) Name() string { return Name }
 
 // PreFilter counts, per topology domain, the existing pods that the pod's
 // required affinity and anti-affinity terms match, and the existing pods'
@@ -306,7 +312,7 @@ func (*InterPodAffinity) Name() string { return InterPodAffinityName }
 //
 // Existing pods' anti-affinity is looked for only on the nodes the snapshot
 // lists as holding such pods; the pod's own terms need every pod.
-func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+func (pl *Filter) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	terms := framework.NewPodAffinityTerms(pod)
 	var affinity, anti []framework.AffinityTerm
 	if terms != nil {
@@ -327,7 +333,7 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 	if anti, err = framework.ResolveNamespaceSelectors(anti, pl.namespaces); err != nil {
 		return nil, framework.AsStatus(err)
 	}
-	s := &interPodAffinityState{affinityTerms: affinity, antiAffinityTerms: anti}
+	s := &filterState{affinityTerms: affinity, antiAffinityTerms: anti}
 	hostnamesUnique := pl.snapshot.HostnamesUnique()
 	if len(withAnti) > 0 {
 		nsLabels := framework.NamespaceLabels(pl.namespaces, pod.Namespace)
@@ -361,7 +367,7 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 		return nil, framework.NewStatus(framework.Skip)
 	}
 	s.firstOfGroup = !anyAffinity && framework.PodMatchesAllTerms(affinity, pod)
-	state.Write(interPodAffinityStateKey, s)
+	state.Write(filterStateKey, s)
 	return nil, nil
 }
 
@@ -369,7 +375,7 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 // terms of pods on nodes that match pod (whose namespace has nsLabels): a
 // running total for pods of the same namespace, labels and namespace
 // labels, brought up to date by the nodes that changed.
-func (pl *InterPodAffinity) countExistingAntiAffinity(pod *v1.Pod, nsLabels labels.Set, nodes []*framework.NodeInfo) (domainCounts, framework.NodeValues[[]framework.DomainCount]) {
+func (pl *Filter) countExistingAntiAffinity(pod *v1.Pod, nsLabels labels.Set, nodes []*framework.NodeInfo) (domainCounts, framework.NodeValues[[]framework.DomainCount]) {
 	match := func(ni *framework.NodeInfo) []framework.DomainCount {
 		var out []framework.DomainCount
 		nodeLabels := ni.Labels()
@@ -391,7 +397,7 @@ func (pl *InterPodAffinity) countExistingAntiAffinity(pod *v1.Pod, nsLabels labe
 // the existing pods it matches per domain. Each is a running total, kept
 // per set of terms (affinity) or term (anti) and topology keys. A hostname
 // term's counts come with the nodes' own shares when hostnamesUnique.
-func (pl *InterPodAffinity) countIncoming(affinity, anti []framework.AffinityTerm, nodes []*framework.NodeInfo, hostnamesUnique bool) (domainCounts, []keyCounts) {
+func (pl *Filter) countIncoming(affinity, anti []framework.AffinityTerm, nodes []*framework.NodeInfo, hostnamesUnique bool) (domainCounts, []keyCounts) {
 	var affinityCounts domainCounts
 	if len(affinity) > 0 {
 		topologyKeys := make([]string, len(affinity))
@@ -435,17 +441,17 @@ func (pl *InterPodAffinity) countIncoming(affinity, anti []framework.AffinityTer
 
 // AddPod counts podInfoToAdd in, on nodeInfo's domains, in a state cloned
 // for a what-if (preemption).
-func (pl *InterPodAffinity) AddPod(_ context.Context, state *framework.CycleState, pod *v1.Pod, podInfoToAdd *framework.PodInfo, nodeInfo *framework.NodeInfo) *framework.Status {
+func (pl *Filter) AddPod(_ context.Context, state *framework.CycleState, pod *v1.Pod, podInfoToAdd *framework.PodInfo, nodeInfo *framework.NodeInfo) *framework.Status {
 	return pl.update(state, pod, podInfoToAdd, nodeInfo, 1)
 }
 
 // RemovePod counts podInfoToRemove out, as AddPod counts a pod in.
-func (pl *InterPodAffinity) RemovePod(_ context.Context, state *framework.CycleState, pod *v1.Pod, podInfoToRemove *framework.PodInfo, nodeInfo *framework.NodeInfo) *framework.Status {
+func (pl *Filter) RemovePod(_ context.Context, state *framework.CycleState, pod *v1.Pod, podInfoToRemove *framework.PodInfo, nodeInfo *framework.NodeInfo) *framework.Status {
 	return pl.update(state, pod, podInfoToRemove, nodeInfo, -1)
 }
 
-func (pl *InterPodAffinity) update(state *framework.CycleState, pod *v1.Pod, pi *framework.PodInfo, ni *framework.NodeInfo, sign int64) *framework.Status {
-	s, err := framework.ReadAs[*interPodAffinityState](state, interPodAffinityStateKey)
+func (pl *Filter) update(state *framework.CycleState, pod *v1.Pod, pi *framework.PodInfo, ni *framework.NodeInfo, sign int64) *framework.Status {
+	s, err := framework.ReadAs[*filterState](state, filterStateKey)
 	if err != nil {
 		// PreFilter skipped: the pod has no terms and no existing pod's
 		// anti-affinity matched it. A pod added back was there then, and
@@ -460,8 +466,8 @@ func (pl *InterPodAffinity) update(state *framework.CycleState, pod *v1.Pod, pi 
 // (UnschedulableAndUnresolvable: evicting pods adds no matching pod), the
 // pod's anti-affinity, or an existing pod's anti-affinity (Unschedulable:
 // evicting the offending pods would help), checked in that order.
-func (pl *InterPodAffinity) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
-	s, err := framework.ReadAs[*interPodAffinityState](state, interPodAffinityStateKey)
+func (pl *Filter) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+	s, err := framework.ReadAs[*filterState](state, filterStateKey)
 	if err != nil {
 		return framework.AsStatus(err)
 	}
@@ -485,8 +491,8 @@ func (pl *InterPodAffinity) Filter(_ context.Context, state *framework.CycleStat
 // anti-affinity terms, and the existing pods' ones, are by hostname (each
 // node its own domain): the node's own shares, by slot, decide without
 // reading its NodeInfo. Otherwise it leaves the node to Filter.
-func (pl *InterPodAffinity) FilterSlot(_ context.Context, state *framework.CycleState, _ *v1.Pod, slot int, gen int64) (*framework.Status, bool) {
-	s, err := framework.ReadAs[*interPodAffinityState](state, interPodAffinityStateKey)
+func (pl *Filter) FilterSlot(_ context.Context, state *framework.CycleState, _ *v1.Pod, slot int, gen int64) (*framework.Status, bool) {
+	s, err := framework.ReadAs[*filterState](state, filterStateKey)
 	if err != nil || len(s.affinityTerms) > 0 {
 		return nil, false
 	}
@@ -525,7 +531,7 @@ func anyInDomainSlot(counts []keyCounts, slot int, gen int64) (in, ok bool) {
 // satisfiesAffinity reports whether a node with nodeLabels carries every
 // affinity term's topology key and each of its domains holds a matching
 // pod, or the pod is the first of its group.
-func (s *interPodAffinityState) satisfiesAffinity(nodeLabels map[string]string) bool {
+func (s *filterState) satisfiesAffinity(nodeLabels map[string]string) bool {
 	podsExist := true
 	for i := range s.affinityTerms {
 		v, ok := nodeLabels[s.affinityTerms[i].TopologyKey]
@@ -542,7 +548,7 @@ func (s *interPodAffinityState) satisfiesAffinity(nodeLabels map[string]string) 
 // satisfiesAntiAffinity reports whether no domain of the node holds a pod
 // that an anti-affinity term matches. A node without a term's topology key
 // is in no domain of it.
-func (s *interPodAffinityState) satisfiesAntiAffinity(ni *framework.NodeInfo, nodeLabels map[string]string) bool {
+func (s *filterState) satisfiesAntiAffinity(ni *framework.NodeInfo, nodeLabels map[string]string) bool {
 	for i := range s.antiAffinityCounts {
 		if s.antiAffinityCounts[i].inDomain(ni, nodeLabels) {
 			return false
@@ -553,7 +559,7 @@ func (s *interPodAffinityState) satisfiesAntiAffinity(ni *framework.NodeInfo, no
 
 // satisfiesExistingAntiAffinity reports whether no domain of the node holds
 // an existing pod whose required anti-affinity matches the incoming pod.
-func (s *interPodAffinityState) satisfiesExistingAntiAffinity(ni *framework.NodeInfo, nodeLabels map[string]string) bool {
+func (s *filterState) satisfiesExistingAntiAffinity(ni *framework.NodeInfo, nodeLabels map[string]string) bool {
 	for i := range s.existingAntiAffinity {
 		if s.existingAntiAffinity[i].inDomain(ni, nodeLabels) {
 			return false

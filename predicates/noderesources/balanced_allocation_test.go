@@ -1,4 +1,4 @@
-package priorities
+package noderesources
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // requested/allocatable fractions, and
 // score = 50 + (50 + balanceWithPod - balanceWithoutPod)/2.
 func TestBalancedAllocationScore(t *testing.T) {
-	withFoo := &framework.NodeResourcesBalancedAllocationArgs{Resources: []framework.ResourceSpec{
+	withFoo := &BalancedAllocationArgs{Resources: []framework.ResourceSpec{
 		res(v1.ResourceCPU, 1), res(v1.ResourceMemory, 1), res("example.com/foo", 1),
 	}}
 	fooNode := func(foo string) *v1.Node {
@@ -24,7 +24,7 @@ func TestBalancedAllocationScore(t *testing.T) {
 	}
 	tests := []struct {
 		name  string
-		args  *framework.NodeResourcesBalancedAllocationArgs
+		args  *BalancedAllocationArgs
 		pod   *v1.Pod
 		nodes []*framework.NodeInfo
 		want  []int64
@@ -136,7 +136,7 @@ func TestBalancedAllocationScore(t *testing.T) {
 			// hugepages-2Mi and memory. Without: 0.5, 0.25 -> 87. With:
 			// 0.75, 0.5 -> 87. 50 + (50+87-87)/2 = 75.
 			name: "hugepages",
-			args: &framework.NodeResourcesBalancedAllocationArgs{Resources: []framework.ResourceSpec{
+			args: &BalancedAllocationArgs{Resources: []framework.ResourceSpec{
 				res(v1.ResourceMemory, 1), res("hugepages-2Mi", 1),
 			}},
 			pod: frameworktest.MakePod().Req("", "2Gi").Res(map[v1.ResourceName]string{"hugepages-2Mi": "1Gi"}).Obj(),
@@ -182,23 +182,23 @@ func TestBalancedAllocationSkipsBestEffortPods(t *testing.T) {
 func TestNewBalancedAllocation(t *testing.T) {
 	tests := []struct {
 		name    string
-		args    *framework.NodeResourcesBalancedAllocationArgs
+		args    *BalancedAllocationArgs
 		wantErr string // a substring of the error; "" for none
 	}{
 		{name: "nil args"},
-		{name: "empty resources", args: &framework.NodeResourcesBalancedAllocationArgs{}},
+		{name: "empty resources", args: &BalancedAllocationArgs{}},
 		{
 			name: "zero weight defaults to 1",
-			args: &framework.NodeResourcesBalancedAllocationArgs{Resources: []framework.ResourceSpec{res(v1.ResourceCPU, 0)}},
+			args: &BalancedAllocationArgs{Resources: []framework.ResourceSpec{res(v1.ResourceCPU, 0)}},
 		},
 		{
 			name:    "weight other than 1",
-			args:    &framework.NodeResourcesBalancedAllocationArgs{Resources: []framework.ResourceSpec{res(v1.ResourceCPU, 2)}},
+			args:    &BalancedAllocationArgs{Resources: []framework.ResourceSpec{res(v1.ResourceCPU, 2)}},
 			wantErr: `resources[0].weight: Invalid value: 2: weight of resource "cpu" must be 1`,
 		},
 		{
 			name: "duplicate resource",
-			args: &framework.NodeResourcesBalancedAllocationArgs{Resources: []framework.ResourceSpec{
+			args: &BalancedAllocationArgs{Resources: []framework.ResourceSpec{
 				res(v1.ResourceCPU, 1), res(v1.ResourceMemory, 1), res(v1.ResourceCPU, 1),
 			}},
 			wantErr: `resources[2].name: Duplicate value: "cpu"`,
@@ -221,9 +221,9 @@ func TestNewBalancedAllocation(t *testing.T) {
 
 // newResourceScorers returns NodeResourcesFit and
 // NodeResourcesBalancedAllocation with their default arguments.
-func newResourceScorers(t *testing.T) (*Fit, *BalancedAllocation) {
+func newResourceScorers(t *testing.T) (*FitScorer, *BalancedAllocation) {
 	t.Helper()
-	fit, err := NewFit(nil)
+	fit, err := NewFitScorer(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestResourcePluginNames(t *testing.T) {
 }
 
 func BenchmarkBalancedAllocationScore(b *testing.B) {
-	pl, err := NewBalancedAllocation(&framework.NodeResourcesBalancedAllocationArgs{Resources: []framework.ResourceSpec{
+	pl, err := NewBalancedAllocation(&BalancedAllocationArgs{Resources: []framework.ResourceSpec{
 		res(v1.ResourceCPU, 1), res(v1.ResourceMemory, 1), res("example.com/gpu", 1),
 	}})
 	if err != nil {

@@ -1,4 +1,4 @@
-package predicates_test
+package interpodaffinity_test
 
 import (
 	"context"
@@ -12,9 +12,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
-	"github.com/yardmaster-io/yardmaster/internal/churn"
-	"github.com/yardmaster-io/yardmaster/predicates"
-	"github.com/yardmaster-io/yardmaster/scheduler/cache"
+	"github.com/yardmaster-io/yardmaster/predicates/interpodaffinity"
 )
 
 // The filter keeps running totals across cycles (framework.SyncTotal). Over
@@ -44,8 +42,8 @@ func TestInterPodAffinityRunningTotalsMatchFresh(t *testing.T) {
 	node := func(i int) *v1.Node {
 		return frameworktest.MakeNode().Name(fmt.Sprintf("n%02d", i)).Label(ipaZone, fmt.Sprintf("z%d", rng.IntN(3))).Obj()
 	}
-	cluster := churn.New(rng, 12, node, randomPod)
-	kept, err := predicates.NewInterPodAffinity(frameworktest.NewHandle(cluster.Snapshot))
+	cluster := frameworktest.NewChurningCluster(rng, 12, node, randomPod)
+	kept, err := interpodaffinity.NewFilter(frameworktest.NewHandle(cluster.Snapshot))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +56,7 @@ func TestInterPodAffinityRunningTotalsMatchFresh(t *testing.T) {
 		}
 		// The fresh filter never reads a node's own share by slot: it
 		// looks every hostname up, as it must when two nodes share one.
-		fresh, err := predicates.NewInterPodAffinity(frameworktest.NewHandle(sharedHostnames{cluster.Snapshot}))
+		fresh, err := interpodaffinity.NewFilter(frameworktest.NewHandle(sharedHostnames{cluster.Snapshot}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +72,7 @@ func TestInterPodAffinityRunningTotalsMatchFresh(t *testing.T) {
 }
 
 // sharedHostnames is a snapshot that says two nodes may share a hostname.
-type sharedHostnames struct{ *cache.Snapshot }
+type sharedHostnames struct{ framework.NodeInfoLister }
 
 func (sharedHostnames) HostnamesUnique() bool { return false }
 

@@ -1,4 +1,4 @@
-package predicates
+package noderesources
 
 import (
 	"context"
@@ -58,7 +58,7 @@ func TestFitFilter(t *testing.T) {
 	}
 	tests := []struct {
 		name     string
-		args     *framework.NodeResourcesFitArgs
+		args     *FitArgs
 		pod      *v1.Pod
 		node     *framework.NodeInfo
 		want     fitView
@@ -244,7 +244,7 @@ func TestFitFilter(t *testing.T) {
 		},
 		{
 			name: "ignored resource",
-			args: &framework.NodeResourcesFitArgs{IgnoredResources: []string{"example.com/foo"}},
+			args: &FitArgs{IgnoredResources: []string{"example.com/foo"}},
 			pod:  frameworktest.MakePod().Res(map[v1.ResourceName]string{"example.com/foo": "1", "example.com/bar": "1"}).Obj(),
 			node: fitNode(node().Obj()),
 			want: fitUnresolvable("Insufficient example.com/bar"),
@@ -252,7 +252,7 @@ func TestFitFilter(t *testing.T) {
 		{
 			// The group is the part before "/": example.com is ignored, other.io is not.
 			name: "ignored resource group",
-			args: &framework.NodeResourcesFitArgs{IgnoredResourceGroups: []string{"example.com"}},
+			args: &FitArgs{IgnoredResourceGroups: []string{"example.com"}},
 			pod: frameworktest.MakePod().Res(map[v1.ResourceName]string{
 				"example.com/foo": "1", "example.com/bar": "1", "other.io/gpu": "1",
 			}).Obj(),
@@ -263,7 +263,7 @@ func TestFitFilter(t *testing.T) {
 			// hugepages-2Mi 512Mi+1Gi > 1Gi, and hugepages are not extended
 			// resources, so listing them as ignored changes nothing.
 			name: "hugepages are checked and cannot be ignored",
-			args: &framework.NodeResourcesFitArgs{IgnoredResources: []string{"hugepages-2Mi"}},
+			args: &FitArgs{IgnoredResources: []string{"hugepages-2Mi"}},
 			pod:  frameworktest.MakePod().Res(map[v1.ResourceName]string{"hugepages-2Mi": "1Gi"}).Obj(),
 			node: fitNode(node().Allocatable(map[v1.ResourceName]string{"hugepages-2Mi": "1Gi"}).Obj(),
 				frameworktest.MakePod().Name("huge").Node("n").Res(map[v1.ResourceName]string{"hugepages-2Mi": "512Mi"}).Obj()),
@@ -273,7 +273,7 @@ func TestFitFilter(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			f := NewFit(tt.args)
+			f := NewFitFilter(tt.args)
 			state := framework.NewCycleState()
 			if _, s := f.PreFilter(ctx, state, tt.pod, nil); !s.IsSuccess() {
 				t.Fatalf("PreFilter: %v", s.Message())
@@ -293,14 +293,14 @@ func TestFitFilter(t *testing.T) {
 func TestFitFilterWithoutPreFilter(t *testing.T) {
 	pod := frameworktest.MakePod().Req("1", "1Gi").Obj()
 	ni := fitNode(frameworktest.MakeNode().Name("n").Capacity("4", "8Gi", 110).Obj())
-	got := NewFit(nil).Filter(context.Background(), framework.NewCycleState(), pod, ni)
+	got := NewFitFilter(nil).Filter(context.Background(), framework.NewCycleState(), pod, ni)
 	if got.Code() != framework.Error {
 		t.Errorf("Filter without PreFilter state: code %v, want %v", got.Code(), framework.Error)
 	}
 }
 
 func TestFitName(t *testing.T) {
-	if got := NewFit(nil).Name(); got != "NodeResourcesFit" {
+	if got := NewFitFilter(nil).Name(); got != "NodeResourcesFit" {
 		t.Errorf("Name() = %q, want %q", got, "NodeResourcesFit")
 	}
 }
@@ -322,7 +322,7 @@ func BenchmarkFitFilter(b *testing.B) {
 	}
 	pod := frameworktest.MakePod().Name("p").Req("2", "4Gi").InitReq("1", "1Gi").
 		Res(map[v1.ResourceName]string{"example.com/gpu": "1", "hugepages-2Mi": "1Gi"}).Obj()
-	f := NewFit(nil)
+	f := NewFitFilter(nil)
 	state := framework.NewCycleState()
 	f.PreFilter(ctx, state, pod, nodes)
 

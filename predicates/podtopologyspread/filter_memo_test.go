@@ -1,8 +1,10 @@
-package predicates_test
+package podtopologyspread_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -10,8 +12,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
-	"github.com/yardmaster-io/yardmaster/internal/churn"
-	"github.com/yardmaster-io/yardmaster/predicates"
+	"github.com/yardmaster-io/yardmaster/predicates/podtopologyspread"
 )
 
 // The filter keeps running per-domain totals across cycles for constraints
@@ -21,11 +22,11 @@ import (
 func TestPodTopologySpreadRunningTotalsMatchFresh(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	apps := []string{"a", "b"}
-	keys := []string{v1.LabelHostname, ipaZone}
+	keys := []string{v1.LabelHostname, v1.LabelTopologyZone}
 	node := func(i int) *v1.Node {
 		w := frameworktest.MakeNode().Name(fmt.Sprintf("n%02d", i)).Label("disk", []string{"ssd", "hdd"}[rng.IntN(2)])
 		if rng.IntN(8) > 0 {
-			w.Label(ipaZone, fmt.Sprintf("z%d", rng.IntN(3)))
+			w.Label(v1.LabelTopologyZone, fmt.Sprintf("z%d", rng.IntN(3)))
 		}
 		if rng.IntN(6) == 0 {
 			w.Taint("dedicated", "x", v1.TaintEffectNoSchedule)
@@ -59,13 +60,13 @@ func TestPodTopologySpreadRunningTotalsMatchFresh(t *testing.T) {
 		return p
 	}
 
-	cluster := churn.New(rng, 12, node, randomPod)
-	newFilter := func() *predicates.PodTopologySpread {
-		ts, err := framework.NewTopologySpread(framework.DefaultPodTopologySpreadArgs(), frameworktest.NewHandle(cluster.Snapshot))
+	cluster := frameworktest.NewChurningCluster(rng, 12, node, randomPod)
+	newFilter := func() *podtopologyspread.Filter {
+		ts, err := podtopologyspread.NewSpread(podtopologyspread.DefaultArgs(), frameworktest.NewHandle(cluster.Snapshot))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return predicates.NewPodTopologySpread(ts)
+		return podtopologyspread.NewFilter(ts)
 	}
 	kept := newFilter()
 	for step := range 1500 {
@@ -76,4 +77,22 @@ func TestPodTopologySpreadRunningTotalsMatchFresh(t *testing.T) {
 			t.Fatalf("step %d, pod %v %v:\n kept: %s\nfresh: %s", step, pod.Spec.TopologySpreadConstraints, pod.Spec.NodeSelector, got, want)
 		}
 	}
+}
+
+// decide runs pl's PreFilter and then Filter on every node, and renders
+// the outcome, to compare two filters' decisions.
+func decide(pl interface {
+	framework.PreFilterPlugin
+	framework.FilterPlugin
+}, pod *v1.Pod, nodes []*framework.NodeInfo) string {
+	ctx, state := context.Background(), framework.NewCycleState()
+	_, st := pl.PreFilter(ctx, state, pod, nodes)
+	if !st.IsSuccess() {
+		return fmt.Sprintf("PreFilter %v %q", st.Code(), st.Message())
+	}
+	var b strings.Builder
+	for _, ni := range nodes {
+		fmt.Fprintf(&b, "%s:%v ", ni.Node().Name, pl.Filter(ctx, state, pod, ni).Code())
+	}
+	return b.String()
 }

@@ -1,4 +1,4 @@
-package framework
+package podtopologyspread
 
 import (
 	"fmt"
@@ -6,20 +6,22 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/yardmaster-io/yardmaster/framework"
 )
 
 // The ways PodTopologySpread picks the constraints of a pod that has none
-// of its own (PodTopologySpreadArgs.DefaultingType).
+// of its own (Args.DefaultingType).
 const (
 	// SystemDefaulting applies SystemDefaultSpreadConstraints.
 	SystemDefaulting = "System"
-	// ListDefaulting applies PodTopologySpreadArgs.DefaultConstraints, which
+	// ListDefaulting applies Args.DefaultConstraints, which
 	// may be empty: no default spreading at all.
 	ListDefaulting = "List"
 )
 
-// PodTopologySpreadArgs are the arguments of PodTopologySpread.
-type PodTopologySpreadArgs struct {
+// Args are the arguments of PodTopologySpread.
+type Args struct {
 	// DefaultConstraints apply to pods without topologySpreadConstraints
 	// of their own that belong to a Service, ReplicaSet, StatefulSet or
 	// ReplicationController, with the owners' selectors as label selector.
@@ -29,17 +31,16 @@ type PodTopologySpreadArgs struct {
 	DefaultingType string `json:"defaultingType,omitempty"`
 }
 
-// DefaultPodTopologySpreadArgs returns kube-scheduler's defaults: System
-// defaulting.
-func DefaultPodTopologySpreadArgs() *PodTopologySpreadArgs {
-	return &PodTopologySpreadArgs{DefaultingType: SystemDefaulting}
+// DefaultArgs returns kube-scheduler's defaults: System defaulting.
+func DefaultArgs() *Args {
+	return &Args{DefaultingType: SystemDefaulting}
 }
 
 // SetDefaults fills an empty DefaultingType with System, as kube-scheduler
 // v1 defaulting does, whatever DefaultConstraints holds (so a file that
 // lists constraints without `defaultingType: List` fails validation, as it
 // does in kube-scheduler).
-func (a *PodTopologySpreadArgs) SetDefaults() {
+func (a *Args) SetDefaults() {
 	if a.DefaultingType == "" {
 		a.DefaultingType = SystemDefaulting
 	}
@@ -55,14 +56,14 @@ func SystemDefaultSpreadConstraints() []v1.TopologySpreadConstraint {
 	}
 }
 
-// ValidatePodTopologySpreadArgs checks args as kube-scheduler's
+// ValidateArgs checks args as kube-scheduler's
 // ValidatePodTopologySpreadArgs does: a known defaulting type, no
 // constraints with System, and each default constraint valid as in a pod
 // spec (maxSkew > 0, a valid topologyKey, a known whenUnsatisfiable, no
 // repeated {topologyKey, whenUnsatisfiable}) but without a labelSelector,
 // which is deduced for each pod. Errors are field.Errors with paths
 // relative to the args ("defaultConstraints[0].maxSkew").
-func ValidatePodTopologySpreadArgs(args *PodTopologySpreadArgs) error {
+func ValidateArgs(args *Args) error {
 	var errs field.ErrorList
 	typePath := field.NewPath("defaultingType")
 	switch args.DefaultingType {
@@ -108,4 +109,22 @@ func ValidatePodTopologySpreadArgs(args *PodTopologySpreadArgs) error {
 		}
 	}
 	return errs.ToAggregate()
+}
+
+// NewSpread validates args and returns the constraints' source the filter
+// and the scorer share (framework.TopologySpread): the default
+// constraints args give a pod without its own, taking, when there are
+// any, the listers of the objects that select pods from h's informer
+// factory (which registers those informers: call it before the factory
+// starts).
+func NewSpread(args *Args, h framework.Handle) (*framework.TopologySpread, error) {
+	a := *args
+	a.SetDefaults()
+	if err := ValidateArgs(&a); err != nil {
+		return nil, err
+	}
+	if a.DefaultingType == SystemDefaulting {
+		return framework.NewTopologySpread(SystemDefaultSpreadConstraints(), true, h), nil
+	}
+	return framework.NewTopologySpread(a.DefaultConstraints, false, h), nil
 }

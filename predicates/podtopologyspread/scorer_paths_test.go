@@ -1,4 +1,4 @@
-package priorities
+package podtopologyspread
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
-	"github.com/yardmaster-io/yardmaster/internal/churn"
 )
 
 // The scorer counts a constraint that counts every node from running
@@ -69,14 +68,14 @@ func TestPodTopologySpreadScoreRunningTotals(t *testing.T) {
 		{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "a"}, Spec: v1.ServiceSpec{Selector: map[string]string{"app": "a"}}},
 		{ObjectMeta: metav1.ObjectMeta{Namespace: "other", Name: "b"}, Spec: v1.ServiceSpec{Selector: map[string]string{"app": "b"}}},
 	}
-	cluster := churn.New(rng, 15, node, randomPod)
-	newScorer := func(recount bool) *PodTopologySpread {
+	cluster := frameworktest.NewChurningCluster(rng, 15, node, randomPod)
+	newScorer := func(recount bool) *Scorer {
 		h := frameworktest.NewHandle(cluster.Snapshot).AddObjects(services[0], services[1])
-		ts, err := framework.NewTopologySpread(framework.DefaultPodTopologySpreadArgs(), h)
+		ts, err := NewSpread(DefaultArgs(), h)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pl := NewPodTopologySpread(ts, h)
+		pl := NewScorer(ts, h)
 		pl.recount = recount
 		return pl
 	}
@@ -92,7 +91,7 @@ func TestPodTopologySpreadScoreRunningTotals(t *testing.T) {
 			}
 		}
 		want := spreadScores(recount, pod, feasible)
-		for name, pl := range map[string]*PodTopologySpread{"kept": kept, "fresh": newScorer(false)} {
+		for name, pl := range map[string]*Scorer{"kept": kept, "fresh": newScorer(false)} {
 			if got := spreadScores(pl, pod, feasible); got != want {
 				t.Fatalf("step %d, pod %v %v:\n%7s: %s\nrecount: %s", step, pod.Spec.TopologySpreadConstraints, pod.Spec.NodeSelector, name, got, want)
 			}
@@ -112,7 +111,7 @@ func TestPodTopologySpreadScoreRunningTotals(t *testing.T) {
 // spreadScores runs pl's PreScore over feasible, Score on each and
 // NormalizeScore, and renders raw and normalized scores, to compare
 // scorers.
-func spreadScores(pl *PodTopologySpread, pod *v1.Pod, feasible []*framework.NodeInfo) string {
+func spreadScores(pl *Scorer, pod *v1.Pod, feasible []*framework.NodeInfo) string {
 	ctx, state := context.Background(), framework.NewCycleState()
 	if st := pl.PreScore(ctx, state, pod, feasible); !st.IsSuccess() {
 		return fmt.Sprintf("%v %q", st.Code(), st.Message())

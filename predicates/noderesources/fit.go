@@ -1,4 +1,4 @@
-package predicates
+package noderesources
 
 import (
 	"cmp"
@@ -14,11 +14,9 @@ import (
 	"github.com/yardmaster-io/yardmaster/framework"
 )
 
-// FitName is the name of the NodeResourcesFit plugin.
-const FitName = "NodeResourcesFit"
-
-// fitStateKey is where PreFilter leaves the pod's requests for Filter.
-const fitStateKey framework.StateKey = "PreFilter" + FitName
+// fitFilterStateKey is where PreFilter leaves the pod's requests for
+// Filter.
+const fitFilterStateKey framework.StateKey = "PreFilter" + FitName
 
 // The reasons NodeResourcesFit gives, one per resource the node lacks. Any
 // other resource fails with InsufficientReason(name).
@@ -50,7 +48,7 @@ type InsufficientResource struct {
 	Unresolvable bool
 }
 
-// Fit is the NodeResourcesFit filter: the node must have room for one more
+// FitFilter is the NodeResourcesFit filter: the node must have room for one more
 // pod and enough unrequested allocatable cpu, memory, ephemeral storage and
 // every other resource (hugepages, extended resources) the pod requests.
 //
@@ -61,7 +59,7 @@ type InsufficientResource struct {
 // the status is UnschedulableAndUnresolvable when the pod alone exceeds the
 // node's allocatable of some resource (no preemption can help), Unschedulable
 // otherwise.
-type Fit struct {
+type FitFilter struct {
 	// ignoredResources and ignoredGroups name extended resources the filter
 	// leaves to someone else (a device plugin admission, a DRA driver);
 	// ignoredGroups holds the part before "/".
@@ -84,7 +82,7 @@ type Fit struct {
 // UseNodeInfoReader lets the queueing hints read the room left on a node
 // (framework.Handle.ReadNodeInfo): a pod deleted from a node that still
 // cannot hold a pending pod then wakes that pod no more.
-func (f *Fit) UseNodeInfoReader(read func(name string, f func(*framework.NodeInfo)) bool, nominated func(name string) []*framework.PodInfo) *Fit {
+func (f *FitFilter) UseNodeInfoReader(read func(name string, f func(*framework.NodeInfo)) bool, nominated func(name string) []*framework.PodInfo) *FitFilter {
 	f.readNode, f.nominated = read, nominated
 	return f
 }
@@ -92,7 +90,7 @@ func (f *Fit) UseNodeInfoReader(read func(name string, f func(*framework.NodeInf
 // UseNodeLister lets the queueing hints read nodes: a pod deleted from a
 // node whose whole allocatable could never hold a pending pod's requests
 // then wakes that pod no more (see fitHints.isSchedulableAfterPodEvent).
-func (f *Fit) UseNodeLister(l corelisters.NodeLister) *Fit {
+func (f *FitFilter) UseNodeLister(l corelisters.NodeLister) *FitFilter {
 	f.nodes = l
 	return f
 }
@@ -101,23 +99,23 @@ func (f *Fit) UseNodeLister(l corelisters.NodeLister) *Fit {
 // resources that a DeviceClass serves, on the nodes that do not publish
 // them in their allocatable (a device plugin would), as kube-scheduler v1.37
 // does with its DRAExtendedResource gate on (beta, on by default).
-func (f *Fit) UseDeviceClasses(r framework.DeviceClassResolver) *Fit {
+func (f *FitFilter) UseDeviceClasses(r framework.DeviceClassResolver) *FitFilter {
 	f.deviceClasses = r
 	return f
 }
 
 var (
-	_ framework.PreFilterPlugin    = &Fit{}
-	_ framework.FilterPlugin       = &Fit{}
-	_ framework.PodSigner          = &Fit{}
-	_ framework.RejectionExplainer = &Fit{}
+	_ framework.PreFilterPlugin    = &FitFilter{}
+	_ framework.FilterPlugin       = &FitFilter{}
+	_ framework.PodSigner          = &FitFilter{}
+	_ framework.RejectionExplainer = &FitFilter{}
 )
 
-// NewFit returns the filter configured by args; nil args mean the defaults
-// (no ignored resources). The filter only reads IgnoredResources and
-// IgnoredResourceGroups; priorities.NewFit validates the whole of args.
-func NewFit(args *framework.NodeResourcesFitArgs) *Fit {
-	f := &Fit{}
+// NewFitFilter returns the filter configured by args; nil args mean the
+// defaults (no ignored resources). The filter only reads IgnoredResources
+// and IgnoredResourceGroups; ValidateFitArgs checks the whole of args.
+func NewFitFilter(args *FitArgs) *FitFilter {
+	f := &FitFilter{}
 	if args == nil {
 		return f
 	}
@@ -137,7 +135,7 @@ func NewFit(args *framework.NodeResourcesFitArgs) *Fit {
 }
 
 // Name returns FitName.
-func (f *Fit) Name() string { return FitName }
+func (f *FitFilter) Name() string { return FitName }
 
 // fitState is the pod's side of the check, computed once per cycle.
 type fitState struct {
@@ -163,12 +161,12 @@ type scalarRequest struct {
 func (s *fitState) Clone() framework.StateData { return s }
 
 // PreFilter computes the pod's requests and keeps them in state for Filter.
-func (f *Fit) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
-	state.Write(fitStateKey, f.newFitState(pod))
+func (f *FitFilter) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	state.Write(fitFilterStateKey, f.newFitState(pod))
 	return nil, nil
 }
 
-func (f *Fit) newFitState(pod *v1.Pod) *fitState {
+func (f *FitFilter) newFitState(pod *v1.Pod) *fitState {
 	reqs := framework.FitRequests(pod)
 	s := &fitState{
 		milliCPU:         reqs.MilliCPU,
@@ -189,7 +187,7 @@ func (f *Fit) newFitState(pod *v1.Pod) *fitState {
 // ignores reports whether name is an extended resource the configuration
 // ignores, by name or by group. Hugepages and kubernetes.io resources are
 // never ignored.
-func (f *Fit) ignores(name v1.ResourceName) bool {
+func (f *FitFilter) ignores(name v1.ResourceName) bool {
 	if !framework.IsExtendedResourceName(name) {
 		return false
 	}
@@ -206,8 +204,8 @@ func (f *Fit) ignores(name v1.ResourceName) bool {
 
 // Filter checks nodeInfo against the requests PreFilter stored. It allocates
 // only when the pod does not fit.
-func (f *Fit) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
-	s, err := framework.ReadAs[*fitState](state, fitStateKey)
+func (f *FitFilter) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+	s, err := framework.ReadAs[*fitState](state, fitFilterStateKey)
 	if err != nil {
 		return framework.AsStatus(fmt.Errorf("%s: %w", FitName, err))
 	}
@@ -227,8 +225,8 @@ func (f *Fit) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, 
 }
 
 // SignPod signs the requests PreFilter computed, all that Filter reads.
-func (f *Fit) SignPod(state *framework.CycleState, _ *v1.Pod, sig []byte) ([]byte, bool) {
-	s, err := framework.ReadAs[*fitState](state, fitStateKey)
+func (f *FitFilter) SignPod(state *framework.CycleState, _ *v1.Pod, sig []byte) ([]byte, bool) {
+	s, err := framework.ReadAs[*fitState](state, fitFilterStateKey)
 	if err != nil {
 		return sig, false
 	}
@@ -250,7 +248,7 @@ func (f *Fit) SignPod(state *framework.CycleState, _ *v1.Pod, sig []byte) ([]byt
 // Filter reports it and honouring f's ignored resources; nil when the pod
 // fits. It computes the pod's requests on every call: it is meant for code
 // outside the per-node loop (preemption what-ifs, explanations).
-func (f *Fit) InsufficientResources(pod *v1.Pod, nodeInfo *framework.NodeInfo) []InsufficientResource {
+func (f *FitFilter) InsufficientResources(pod *v1.Pod, nodeInfo *framework.NodeInfo) []InsufficientResource {
 	return f.newFitState(pod).insufficient(nodeInfo)
 }
 
@@ -302,7 +300,7 @@ func appendIfShort(out []InsufficientResource, name v1.ResourceName, reason stri
 // the pod requests that ni lacks, as NodeResourcesFit counts them; no
 // shortfall when freeing room on ni cannot make the pod fit (it asks for
 // more than the node has at all).
-func (f *Fit) ExplainRejection(pod *v1.Pod, ni *framework.NodeInfo, reasons []string) ([]string, map[string]string) {
+func (f *FitFilter) ExplainRejection(pod *v1.Pod, ni *framework.NodeInfo, reasons []string) ([]string, map[string]string) {
 	return reasons, shortfall(pod, ni)
 }
 

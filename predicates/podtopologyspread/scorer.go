@@ -1,4 +1,4 @@
-package priorities
+package podtopologyspread
 
 import (
 	"context"
@@ -10,12 +10,8 @@ import (
 	"github.com/yardmaster-io/yardmaster/framework"
 )
 
-// PodTopologySpreadName is the name of the PodTopologySpread plugin (this
-// scorer and the filter in predicates/).
-const PodTopologySpreadName = "PodTopologySpread"
-
 // spreadScoreStateKey is where PreScore leaves the per-domain counts.
-const spreadScoreStateKey framework.StateKey = "PreScore" + PodTopologySpreadName
+const spreadScoreStateKey framework.StateKey = "PreScore" + Name
 
 // spreadScoreState is what Score needs for the pod's ScheduleAnyway
 // constraints.
@@ -73,13 +69,13 @@ func (sc *slotCounts) get(ni *framework.NodeInfo) (int, bool) {
 // Clone returns s: it is never mutated after PreScore.
 func (s *spreadScoreState) Clone() framework.StateData { return s }
 
-// PodTopologySpread is the scorer for ScheduleAnyway topology spread
+// Scorer is PodTopologySpread's scorer, for ScheduleAnyway topology spread
 // constraints (and the cluster's default constraints): a node's raw score
 // is, summed over constraints, the matching pods in its domain times the
 // topology's weight plus maxSkew-1; NormalizeScore reverses it so that the
 // emptiest domain gets MaxNodeScore. This is kube-scheduler's arithmetic,
 // float rounding included.
-type PodTopologySpread struct {
+type Scorer struct {
 	spread *framework.TopologySpread
 	nodes  framework.NodeInfoLister
 	// hostScratch backs spreadScoreState.hostCounts. It is reused cycle
@@ -102,24 +98,24 @@ type PodTopologySpread struct {
 }
 
 var (
-	_ framework.PreScorePlugin  = &PodTopologySpread{}
-	_ framework.ScorePlugin     = &PodTopologySpread{}
-	_ framework.ScoreExtensions = &PodTopologySpread{}
+	_ framework.PreScorePlugin  = &Scorer{}
+	_ framework.ScorePlugin     = &Scorer{}
+	_ framework.ScoreExtensions = &Scorer{}
 )
 
-// NewPodTopologySpread returns the scorer. spread is shared with the
+// NewScorer returns the scorer. spread (NewSpread) is shared with the
 // filter; h gives the snapshot's full node list, since pods on nodes that
 // failed the filters still count towards their domains.
-func NewPodTopologySpread(spread *framework.TopologySpread, h framework.Handle) *PodTopologySpread {
-	return &PodTopologySpread{
+func NewScorer(spread *framework.TopologySpread, h framework.Handle) *Scorer {
+	return &Scorer{
 		spread: spread,
 		nodes:  h.SnapshotSharedLister(),
 		totals: framework.NewNodeMemo[framework.SpreadShare](framework.NewParallelizer(framework.DefaultParallelism)),
 	}
 }
 
-// Name returns PodTopologySpreadName.
-func (*PodTopologySpread) Name() string { return PodTopologySpreadName }
+// Name returns Name.
+func (*Scorer) Name() string { return Name }
 
 // PreScore compiles the pod's ScheduleAnyway constraints and counts the
 // matching pods in each domain the feasible nodes belong to; it returns
@@ -133,7 +129,7 @@ func (*PodTopologySpread) Name() string { return PodTopologySpreadName }
 // counts from running totals over the snapshot, which only the nodes that
 // changed since the last cycle update; the others are counted over every
 // node, as kube-scheduler does each cycle.
-func (pl *PodTopologySpread) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, feasible []*framework.NodeInfo) *framework.Status {
+func (pl *Scorer) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, feasible []*framework.NodeInfo) *framework.Status {
 	all := pl.nodes.List()
 	if len(all) == 0 {
 		return framework.NewStatus(framework.Skip)
@@ -279,7 +275,7 @@ func (pl *PodTopologySpread) PreScore(_ context.Context, state *framework.CycleS
 // counted says, per node of all, whether it counts towards the
 // constraints at all: it exists and, when requireAllKeys, carries every
 // topology key. The slice is the plugin's, reused cycle after cycle.
-func (pl *PodTopologySpread) counted(all []*framework.NodeInfo, constraints []framework.SpreadConstraint, requireAllKeys bool) []bool {
+func (pl *Scorer) counted(all []*framework.NodeInfo, constraints []framework.SpreadConstraint, requireAllKeys bool) []bool {
 	if cap(pl.countedScratch) < len(all) {
 		pl.countedScratch = make([]bool, len(all))
 	}
@@ -299,7 +295,7 @@ func hasKey(m map[string]int, k string) bool {
 // Score returns the weighted count of matching pods in the node's domains,
 // rounded: Σ (matching × weight + maxSkew - 1) over the constraints whose
 // topology key the node has.
-func (pl *PodTopologySpread) Score(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
+func (pl *Scorer) Score(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
 	node := nodeInfo.Node()
 	if node == nil {
 		return 0, framework.NewStatus(framework.Error, "node not found")
@@ -334,13 +330,13 @@ func (pl *PodTopologySpread) Score(_ context.Context, state *framework.CycleStat
 }
 
 // ScoreExtensions returns the scorer itself: raw scores need normalizing.
-func (pl *PodTopologySpread) ScoreExtensions() framework.ScoreExtensions { return pl }
+func (pl *Scorer) ScoreExtensions() framework.ScoreExtensions { return pl }
 
 // NormalizeScore maps raw scores to [0, MaxNodeScore], reversed and offset
 // by the minimum: score = MaxNodeScore × (max + min - raw) / max, so that
 // the node with the fewest matching pods gets MaxNodeScore. Ignored nodes
 // get 0; when every raw score is 0 all others get MaxNodeScore.
-func (pl *PodTopologySpread) NormalizeScore(_ context.Context, state *framework.CycleState, _ *v1.Pod, scores framework.NodeScoreList) *framework.Status {
+func (pl *Scorer) NormalizeScore(_ context.Context, state *framework.CycleState, _ *v1.Pod, scores framework.NodeScoreList) *framework.Status {
 	s, err := framework.ReadAs[*spreadScoreState](state, spreadScoreStateKey)
 	if err != nil {
 		return framework.AsStatus(err)

@@ -1,4 +1,4 @@
-package predicates_test
+package interpodaffinity_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
-	"github.com/yardmaster-io/yardmaster/predicates"
+	"github.com/yardmaster-io/yardmaster/predicates/interpodaffinity"
 )
 
 const ipaZone = v1.LabelTopologyZone
@@ -20,13 +20,28 @@ func ipaTerm(key string) *frameworktest.PodAffinityTermWrapper {
 	return frameworktest.MakePodAffinityTerm(key)
 }
 
+// statusView is the part of a framework.Status the tests compare.
+type statusView struct {
+	Code    string
+	Reasons []string
+}
+
+func viewOf(s *framework.Status) statusView {
+	return statusView{Code: s.Code().String(), Reasons: s.Reasons()}
+}
+
+// reject is the status a filter returns when it rejects with reason.
+func reject(code framework.Code, reason string) *framework.Status {
+	return framework.NewStatus(code, reason)
+}
+
 // runInterPodAffinityFilter runs PreFilter and then Filter on every node, and
 // returns the PreFilter status and each node's Filter status (nil when
 // PreFilter did not succeed).
 func runInterPodAffinityFilter(t testing.TB, pod *v1.Pod, nodes []*v1.Node, pods []*v1.Pod, nss ...*v1.Namespace) (statusView, map[string]statusView) {
 	t.Helper()
 	snap := frameworktest.NewSnapshot(nodes, pods)
-	pl, err := predicates.NewInterPodAffinity(frameworktest.NewHandle(snap, nss...))
+	pl, err := interpodaffinity.NewFilter(frameworktest.NewHandle(snap, nss...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +386,7 @@ func TestInterPodAffinityFilter(t *testing.T) {
 // only calls it after PreFilter succeeded.
 func TestInterPodAffinityFilterWithoutPreFilter(t *testing.T) {
 	snap := frameworktest.NewSnapshot(frameworktest.AffinityCluster(), nil)
-	pl, err := predicates.NewInterPodAffinity(frameworktest.NewHandle(snap))
+	pl, err := interpodaffinity.NewFilter(frameworktest.NewHandle(snap))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +408,7 @@ func TestInterPodAffinityFilterDoesNotAllocate(t *testing.T) {
 		frameworktest.PodOn("n2", "default", "other", "app", "other").Obj(),
 	}
 	snap := frameworktest.NewSnapshot(frameworktest.AffinityCluster(), pods)
-	pl, err := predicates.NewInterPodAffinity(frameworktest.NewHandle(snap))
+	pl, err := interpodaffinity.NewFilter(frameworktest.NewHandle(snap))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -450,7 +465,7 @@ func ipaBenchPod() *v1.Pod {
 func BenchmarkInterPodAffinity(b *testing.B) {
 	nodes, pods := ipaBenchCluster()
 	snap := frameworktest.NewSnapshot(nodes, pods)
-	pl, err := predicates.NewInterPodAffinity(frameworktest.NewHandle(snap))
+	pl, err := interpodaffinity.NewFilter(frameworktest.NewHandle(snap))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -500,7 +515,7 @@ func TestInterPodAffinityWithoutInformers(t *testing.T) {
 	snap := frameworktest.NewSnapshot(frameworktest.AffinityCluster(), pods)
 	h := frameworktest.NewHandle(snap)
 	h.Factory = nil
-	pl, err := predicates.NewInterPodAffinity(h)
+	pl, err := interpodaffinity.NewFilter(h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -511,7 +526,7 @@ func TestInterPodAffinityWithoutInformers(t *testing.T) {
 		t.Fatalf("PreFilter: %v", st.Message())
 	}
 	n3, _ := snap.Get("n3")
-	want := viewOf(reject(framework.UnschedulableAndUnresolvable, predicates.ReasonPodAffinityRulesNotMatch))
+	want := viewOf(reject(framework.UnschedulableAndUnresolvable, interpodaffinity.ReasonPodAffinityRulesNotMatch))
 	if diff := cmp.Diff(want, viewOf(pl.Filter(ctx, state, pod, n3))); diff != "" {
 		t.Errorf("Filter(n3) (-want +got):\n%s", diff)
 	}

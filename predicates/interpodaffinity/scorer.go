@@ -1,4 +1,4 @@
-package priorities
+package interpodaffinity
 
 import (
 	"context"
@@ -13,12 +13,8 @@ import (
 	"github.com/yardmaster-io/yardmaster/framework"
 )
 
-// InterPodAffinityName is the name of the InterPodAffinity plugin (this
-// scorer and the filter in predicates/).
-const InterPodAffinityName = "InterPodAffinity"
-
-// interPodAffinityStateKey is where PreScore leaves the domain scores.
-const interPodAffinityStateKey framework.StateKey = "PreScore" + InterPodAffinityName
+// scoreStateKey is where PreScore leaves the domain scores.
+const scoreStateKey framework.StateKey = "PreScore" + Name
 
 // affinityDomainScores accumulates, per topology key and value, the weights of the
 // terms that relate the incoming pod to the pods in that domain.
@@ -45,17 +41,17 @@ type affinityTopologyScore struct {
 	byValue map[string]int64
 }
 
-// interPodAffinityState holds the domain scores as a slice: Score walks it
+// scoreState holds the domain scores as a slice: Score walks it
 // for every feasible node.
-type interPodAffinityState struct {
+type scoreState struct {
 	scores []affinityTopologyScore
 }
 
 // Clone returns s: it is never mutated after PreScore.
-func (s *interPodAffinityState) Clone() framework.StateData { return s }
+func (s *scoreState) Clone() framework.StateData { return s }
 
-// InterPodAffinity is the scorer for inter-pod affinity. For every existing
-// pod, the topology domain of its node (the zone, say, for a term with
+// Scorer is InterPodAffinity's scorer. For every existing pod, the
+// topology domain of its node (the zone, say, for a term with
 // topologyKey topology.kubernetes.io/zone) gains:
 //
 //   - the weight of each preferred affinity term of the incoming pod the
@@ -69,7 +65,7 @@ func (s *interPodAffinityState) Clone() framework.StateData { return s }
 //
 // A node's raw score is the sum over the domains it is in; NormalizeScore
 // scales the raw scores, which may be negative, from [min, max] to [0, 100].
-type InterPodAffinity struct {
+type Scorer struct {
 	hardPodAffinityWeight              int64
 	ignorePreferredTermsOfExistingPods bool
 	snapshot                           framework.NodeInfoLister
@@ -81,25 +77,25 @@ type InterPodAffinity struct {
 }
 
 var (
-	_ framework.PreScorePlugin  = &InterPodAffinity{}
-	_ framework.ScorePlugin     = &InterPodAffinity{}
-	_ framework.ScoreExtensions = &InterPodAffinity{}
+	_ framework.PreScorePlugin  = &Scorer{}
+	_ framework.ScorePlugin     = &Scorer{}
+	_ framework.ScoreExtensions = &Scorer{}
 )
 
-// NewInterPodAffinity returns the scorer, or an error for invalid args
-// (see framework.ValidateInterPodAffinityArgs). Nil args mean the defaults.
-func NewInterPodAffinity(args *framework.InterPodAffinityArgs, h framework.Handle) (*InterPodAffinity, error) {
-	if err := framework.ValidateInterPodAffinityArgs(args); err != nil {
+// NewScorer returns the scorer, or an error for invalid args (see
+// ValidateArgs). Nil args mean the defaults.
+func NewScorer(args *Args, h framework.Handle) (*Scorer, error) {
+	if err := ValidateArgs(args); err != nil {
 		return nil, err
 	}
 	if h == nil || h.SnapshotSharedLister() == nil {
 		return nil, errors.New("InterPodAffinity needs the snapshot lister")
 	}
 	p := framework.NewParallelizer(framework.DefaultParallelism)
-	pl := &InterPodAffinity{
+	pl := &Scorer{
 		hardPodAffinityWeight: int64(args.Weight()),
 		snapshot:              h.SnapshotSharedLister(),
-		namespaces:            framework.NamespaceLister(h, InterPodAffinityName),
+		namespaces:            framework.NamespaceLister(h, Name),
 		matches:               framework.NewNodeMemo[[]framework.DomainCount](p),
 	}
 	if args != nil {
@@ -108,8 +104,8 @@ func NewInterPodAffinity(args *framework.InterPodAffinityArgs, h framework.Handl
 	return pl, nil
 }
 
-// Name returns InterPodAffinityName.
-func (*InterPodAffinity) Name() string { return InterPodAffinityName }
+// Name returns Name.
+func (*Scorer) Name() string { return Name }
 
 // PreScore sums the term weights per topology domain over the existing
 // pods: every pod of every node when the incoming pod has preferred terms
@@ -117,7 +113,7 @@ func (*InterPodAffinity) Name() string { return InterPodAffinityName }
 // that can add anything). It returns Skip when no term matched in any
 // domain, or, with IgnorePreferredTermsOfExistingPods, when the pod has no
 // preferred terms.
-func (pl *InterPodAffinity) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
+func (pl *Scorer) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
 	a := pod.Spec.Affinity
 	hasPreferred := a != nil && ((a.PodAffinity != nil && len(a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution) > 0) ||
 		(a.PodAntiAffinity != nil && len(a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution) > 0))
@@ -149,11 +145,11 @@ func (pl *InterPodAffinity) PreScore(_ context.Context, state *framework.CycleSt
 	if len(total) == 0 {
 		return framework.NewStatus(framework.Skip)
 	}
-	s := &interPodAffinityState{scores: make([]affinityTopologyScore, 0, len(total))}
+	s := &scoreState{scores: make([]affinityTopologyScore, 0, len(total))}
 	for key, byValue := range total {
 		s.scores = append(s.scores, affinityTopologyScore{key: key, byValue: byValue})
 	}
-	state.Write(interPodAffinityStateKey, s)
+	state.Write(scoreStateKey, s)
 	return nil
 }
 
@@ -195,7 +191,7 @@ func (t domainSums) addTo(scores *affinityDomainScores, scale int64) {
 // weight to the domain of each node per pod there that the term matches.
 // The matches per domain are a running total per term, over nodes (the
 // snapshot's list, so that the total follows it by slot).
-func (pl *InterPodAffinity) addIncomingTerms(scores *affinityDomainScores, terms []framework.WeightedAffinityTerm, sign int64, nodes []*framework.NodeInfo) {
+func (pl *Scorer) addIncomingTerms(scores *affinityDomainScores, terms []framework.WeightedAffinityTerm, sign int64, nodes []*framework.NodeInfo) {
 	for i := range terms {
 		term := &terms[i]
 		key := "in:" + term.TopologyKey + "#" + term.MatchKey()
@@ -210,7 +206,7 @@ func (pl *InterPodAffinity) addIncomingTerms(scores *affinityDomainScores, terms
 // preferred term. Only pods with affinity terms have any. The deltas per
 // domain are a running total over the snapshot's nodes, kept for pods of
 // the same namespace, labels and namespace labels.
-func (pl *InterPodAffinity) addExistingTerms(scores *affinityDomainScores, pod *v1.Pod, nsLabels labels.Set) {
+func (pl *Scorer) addExistingTerms(scores *affinityDomainScores, pod *v1.Pod, nsLabels labels.Set) {
 	if len(pl.snapshot.HavePodsWithAffinityList()) == 0 {
 		return
 	}
@@ -253,12 +249,12 @@ func (pl *InterPodAffinity) addExistingTerms(scores *affinityDomainScores, pod *
 
 // Score returns the sum of the scores of the domains nodeInfo's node is in.
 // It may be negative.
-func (*InterPodAffinity) Score(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
+func (*Scorer) Score(_ context.Context, state *framework.CycleState, _ *v1.Pod, nodeInfo *framework.NodeInfo) (int64, *framework.Status) {
 	node := nodeInfo.Node()
 	if node == nil {
 		return 0, framework.NewStatus(framework.Error, "node not found")
 	}
-	s, err := framework.ReadAs[*interPodAffinityState](state, interPodAffinityStateKey)
+	s, err := framework.ReadAs[*scoreState](state, scoreStateKey)
 	if err != nil {
 		return 0, framework.AsStatus(err)
 	}
@@ -272,13 +268,13 @@ func (*InterPodAffinity) Score(_ context.Context, state *framework.CycleState, _
 }
 
 // ScoreExtensions returns the scorer itself: raw sums need normalizing.
-func (pl *InterPodAffinity) ScoreExtensions() framework.ScoreExtensions { return pl }
+func (pl *Scorer) ScoreExtensions() framework.ScoreExtensions { return pl }
 
 // NormalizeScore maps raw scores from [min, max] to [0, MaxNodeScore],
 // truncating: MaxNodeScore × (score − min) / (max − min), in floating point
 // as kube-scheduler computes it. When every node scored the same, all get 0.
-func (*InterPodAffinity) NormalizeScore(_ context.Context, state *framework.CycleState, _ *v1.Pod, scores framework.NodeScoreList) *framework.Status {
-	s, err := framework.ReadAs[*interPodAffinityState](state, interPodAffinityStateKey)
+func (*Scorer) NormalizeScore(_ context.Context, state *framework.CycleState, _ *v1.Pod, scores framework.NodeScoreList) *framework.Status {
+	s, err := framework.ReadAs[*scoreState](state, scoreStateKey)
 	if err != nil {
 		return framework.AsStatus(err)
 	}
