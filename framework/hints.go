@@ -89,6 +89,11 @@ func OwnPodChanged(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (QueueingHint
 	return QueueSkip, nil
 }
 
+// AnyNode is the NodeCheck (ClusterEventWithHint.NodeCheck) of a
+// node-local plugin that cannot tell from the node alone: it never rules
+// a node out (NodePorts, whose verdict depends on the pods there).
+func AnyNode(*v1.Pod, *v1.Node) bool { return true }
+
 // RequiredNodeSelector returns the pod's required node affinity, or nil.
 func RequiredNodeSelector(pod *v1.Pod) *v1.NodeSelector {
 	if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil {

@@ -1,5 +1,9 @@
-// Package predicates holds the Filter plugins: the checks that decide whether
-// a pod can run on a node at all.
+// Package predicates is the home of the Filter plugins: the checks that
+// decide whether a pod can run on a node at all. Each plugin that can reject
+// a pod is a package of its own below this one (predicates/nodename,
+// predicates/tainttoleration, ...), holding its filter, its scorer when it
+// has one, its args, signing, queueing hints and tests, written on package
+// framework alone as an outside module's plugin is.
 //
 // The model: a filter is pure over the cycle's snapshot. Whatever depends
 // only on the pod (its requests, its compiled selectors, its tolerations) is

@@ -1,5 +1,8 @@
-// Package priorities holds the Score plugins: the preferences that rank the
-// nodes a pod passed every filter on.
+// Package priorities is the home of the Score plugins that only score: the
+// preferences that rank the nodes a pod passed every filter on. Each is a
+// package of its own below this one (priorities/imagelocality,
+// priorities/loadaware, ...); a plugin that also filters keeps its scorer in
+// its folder under predicates/.
 //
 // The model: every scorer rates each feasible node on its own scale, mapped
 // to [framework.MinNodeScore, framework.MaxNodeScore] = [0, 100] — either

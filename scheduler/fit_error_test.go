@@ -15,7 +15,7 @@ import (
 	"github.com/yardmaster-io/yardmaster/binder"
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
-	"github.com/yardmaster-io/yardmaster/predicates"
+	"github.com/yardmaster-io/yardmaster/predicates/tainttoleration"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
@@ -30,7 +30,7 @@ func longTaint(i int) (key, value string) {
 // refuses a longer one and the pod gets no event at all.
 func TestFitErrorFitsAnEventNote(t *testing.T) {
 	taints := func(n int) map[string]int {
-		return map[string]int{predicates.ReasonUntoleratedTaint: n}
+		return map[string]int{tainttoleration.ReasonUntoleratedTaint: n}
 	}
 	withCounts := func(m map[string]int, kv ...any) map[string]int {
 		for i := 0; i < len(kv); i += 2 {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
-	"github.com/yardmaster-io/yardmaster/predicates"
+	"github.com/yardmaster-io/yardmaster/predicates/nodeaffinity"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
@@ -271,7 +271,7 @@ func TestPreFilterResultLeavesOutNodes(t *testing.T) {
 // where every filter that runs passes, so it goes there.
 func TestNominatedNodeTriedOutsidePreFilterResult(t *testing.T) {
 	prof := registry.DefaultProfile("yardmaster")
-	prof.Filter = slices.DeleteFunc(slices.Clone(prof.Filter), func(n string) bool { return n == predicates.NodeAffinityName })
+	prof.Filter = slices.DeleteFunc(slices.Clone(prof.Filter), func(n string) bool { return n == nodeaffinity.Name })
 	for _, named := range []string{"n1", "ghost"} {
 		t.Run(named, func(t *testing.T) {
 			s, err := New(Options{Registry: registry.NewInTree(), Profiles: []framework.Profile{prof}})

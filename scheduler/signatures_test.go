@@ -13,7 +13,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
-	"github.com/yardmaster-io/yardmaster/predicates"
+	"github.com/yardmaster-io/yardmaster/predicates/nodeaffinity"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
@@ -71,7 +71,7 @@ func (s *Scheduler) cycleForTest(t *testing.T, pod *v1.Pod) cycleOutcome {
 // plugin's configuration and so in no signature.
 func TestSignaturesGiveTheSameAnswers(t *testing.T) {
 	const seeds = 6
-	added := &framework.NodeAffinityArgs{AddedAffinity: &v1.NodeAffinity{
+	added := &nodeaffinity.Args{AddedAffinity: &v1.NodeAffinity{
 		RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{
 			frameworktest.MakeNodeSelectorTerm().In(v1.LabelTopologyZone, "zone-0", "zone-1").Obj(),
 		}},
@@ -80,7 +80,7 @@ func TestSignaturesGiveTheSameAnswers(t *testing.T) {
 		},
 	}}
 	for seed := range uint64(seeds) {
-		var args *framework.NodeAffinityArgs
+		var args *nodeaffinity.Args
 		if seed >= seeds-2 {
 			args = added
 		}
@@ -88,7 +88,7 @@ func TestSignaturesGiveTheSameAnswers(t *testing.T) {
 	}
 }
 
-func signaturesDifferential(t *testing.T, seed uint64, nodeAffinity *framework.NodeAffinityArgs) {
+func signaturesDifferential(t *testing.T, seed uint64, nodeAffinity *nodeaffinity.Args) {
 	rng := rand.New(rand.NewPCG(seed, 42))
 	nodeName := func(i int) string { return fmt.Sprintf("n%03d", i) }
 	makeNode := func(i int) *v1.Node {
@@ -171,7 +171,7 @@ func signaturesDifferential(t *testing.T, seed uint64, nodeAffinity *framework.N
 	}
 	profile := registry.DefaultProfile("yardmaster")
 	if nodeAffinity != nil {
-		profile.Args[predicates.NodeAffinityName] = nodeAffinity
+		profile.Args[nodeaffinity.Name] = nodeAffinity
 	}
 	newSched := func(signatures bool) *Scheduler {
 		t.Helper()

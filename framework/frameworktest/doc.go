@@ -20,6 +20,9 @@
 //     framework.EnqueueExtensions, for a pod the plugin rejected when a
 //     cluster event arrives (NodeUpdate and the other events as the
 //     informer handlers raise them).
+//   - RunScorer: a scorer's PreScore, Score on every node and
+//     NormalizeScore, as a cycle runs them, with the raw and normalized
+//     scores.
 //
 // The test of a filter, NodePool of examples/out-of-tree, which keeps a
 // pod labelled with a pool on the nodes of that pool:
