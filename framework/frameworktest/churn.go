@@ -1,7 +1,4 @@
-// Package churn is a cluster that changes at random between scheduling
-// cycles, for tests that compare plugins keeping state across cycles with
-// plugins made fresh for each.
-package churn
+package frameworktest
 
 import (
 	"fmt"
@@ -15,12 +12,14 @@ import (
 	"github.com/yardmaster-io/yardmaster/scheduler/cache"
 )
 
-// Cluster is a cluster that changes at random between cycles, kept in the
+// ChurningCluster is a cluster that changes at random between scheduling
+// cycles, for tests that compare plugins keeping state across cycles (memos
+// by node slot, kept answers) with plugins made fresh for each, kept in the
 // scheduler's real cache so that NodeInfos carry the slots and generations
 // the plugins' memos rely on: pods come, go and start terminating; nodes
 // change zone or lose it, take another node's hostname label or lose their
 // own, and go (a new node may take the slot).
-type Cluster struct {
+type ChurningCluster struct {
 	// Snapshot is brought up to date after every Step.
 	Snapshot *cache.Snapshot
 
@@ -33,10 +32,10 @@ type Cluster struct {
 	next    int
 }
 
-// New returns a cluster of nodes made by newNode; Step places pods made by
+// NewChurningCluster returns a cluster of nodes made by newNode; Step places pods made by
 // newPod. All randomness comes from rng.
-func New(rng *rand.Rand, nodes int, newNode func(i int) *v1.Node, newPod func() *v1.Pod) *Cluster {
-	c := &Cluster{rng: rng, cache: cache.New(clock.RealClock{}, time.Minute), Snapshot: cache.NewSnapshot(), newNode: newNode, newPod: newPod}
+func NewChurningCluster(rng *rand.Rand, nodes int, newNode func(i int) *v1.Node, newPod func() *v1.Pod) *ChurningCluster {
+	c := &ChurningCluster{rng: rng, cache: cache.New(clock.RealClock{}, time.Minute), Snapshot: cache.NewSnapshot(), newNode: newNode, newPod: newPod}
 	for range nodes {
 		c.nodes = append(c.nodes, c.addNode())
 	}
@@ -44,7 +43,7 @@ func New(rng *rand.Rand, nodes int, newNode func(i int) *v1.Node, newPod func() 
 	return c
 }
 
-func (c *Cluster) addNode() *v1.Node {
+func (c *ChurningCluster) addNode() *v1.Node {
 	n := c.newNode(c.next)
 	c.next++
 	c.cache.AddNode(n)
@@ -52,7 +51,7 @@ func (c *Cluster) addNode() *v1.Node {
 }
 
 // Step makes one random change and brings the snapshot up to date.
-func (c *Cluster) Step() {
+func (c *ChurningCluster) Step() {
 	switch r := c.rng.IntN(10); {
 	case r < 5:
 		p := c.newPod()
