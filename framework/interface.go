@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 )
 
@@ -282,6 +283,15 @@ type Handle interface {
 	// work may call it: the scheduling cycle never waits on the API.
 	// Nil when the scheduler runs without one (some tests).
 	ClientSet() kubernetes.Interface
+	// KubeConfig is the configuration the scheduler's client was built
+	// from (a copy: change it freely), for a plugin's own clients, a
+	// dynamic client or a clientset of its custom resources, say. Nil when
+	// the scheduler runs without one (tests, simulate from a file). Under
+	// explain and simulate it can only read.
+	KubeConfig() *rest.Config
+	// Parallelizer runs a plugin's work over many nodes with the
+	// scheduler's parallelism (the configuration's parallelism).
+	Parallelizer() Parallelizer
 	// IterateOverWaitingPods calls f for each pod waiting on Permit.
 	IterateOverWaitingPods(f func(WaitingPod))
 	// GetWaitingPod returns the waiting pod with uid, or nil.

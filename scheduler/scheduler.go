@@ -32,6 +32,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	policylisters "k8s.io/client-go/listers/policy/v1"
+	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -76,7 +77,10 @@ const TerminationGracePeriod = 35 * time.Second
 
 // Options configure a Scheduler.
 type Options struct {
-	Client          kubernetes.Interface
+	Client kubernetes.Interface
+	// RESTConfig is what Client was built from; plugins get a copy
+	// (Handle.KubeConfig). Nil is allowed.
+	RESTConfig      *rest.Config
 	InformerFactory informers.SharedInformerFactory
 	Binder          *binder.Binder
 	Logger          *zap.Logger
@@ -108,13 +112,14 @@ type Options struct {
 
 // Scheduler places pods whose spec.schedulerName names one of its profiles.
 type Scheduler struct {
-	client   kubernetes.Interface
-	logger   *zap.Logger
-	clock    clock.WithTicker
-	binder   *binder.Binder
-	Cache    *cache.Cache
-	Queue    *queue.PriorityQueue
-	profiles map[string]*profile
+	restConfig *rest.Config
+	client     kubernetes.Interface
+	logger     *zap.Logger
+	clock      clock.WithTicker
+	binder     *binder.Binder
+	Cache      *cache.Cache
+	Queue      *queue.PriorityQueue
+	profiles   map[string]*profile
 	// extenders are called after the plugins (extenders.go).
 	extenders []*extender.Extender
 	// handlers are the informer event handlers, for WaitForHandlersSync.
@@ -228,6 +233,13 @@ func (h handle) RaiseEvent(ev framework.ClusterEvent, oldObj, newObj any) {
 	}
 }
 func (h handle) ClientSet() kubernetes.Interface { return h.s.client }
+func (h handle) KubeConfig() *rest.Config {
+	if h.s.restConfig == nil {
+		return nil
+	}
+	return rest.CopyConfig(h.s.restConfig)
+}
+func (h handle) Parallelizer() framework.Parallelizer { return h.s.parallelizer }
 func (h handle) SharedDRAManager() framework.SharedDRAManager {
 	if h.s.dra == nil {
 		return nil
@@ -280,6 +292,7 @@ func New(opts Options) (*Scheduler, error) {
 		Cache:                    cache.New(opts.Clock, 0),
 		snapshot:                 cache.NewSnapshot(),
 		parallelizer:             framework.NewParallelizer(opts.Parallelism),
+		restConfig:               opts.RESTConfig,
 		percentageOfNodesToScore: opts.PercentageOfNodesToScore,
 		bindGracePeriod:          opts.BindGracePeriod,
 		informerFactory:          opts.InformerFactory,

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 
 	"github.com/yardmaster-io/yardmaster/framework"
@@ -33,6 +34,8 @@ type Handle struct {
 	// Clientset is the fake clientset ClientSet returns; nothing in it
 	// reaches the listers unless a test starts Factory.
 	Clientset *fake.Clientset
+	// Config is what KubeConfig returns; nil unless a test sets it.
+	Config *rest.Config
 	// DRA is what SharedDRAManager returns; nil unless a test sets it.
 	DRA framework.SharedDRAManager
 	// Recorder is what EventRecorder returns; nil unless a test sets it.
@@ -69,6 +72,13 @@ func (h *Handle) SharedInformerFactory() informers.SharedInformerFactory { retur
 
 // ClientSet returns the fake clientset.
 func (h *Handle) ClientSet() kubernetes.Interface { return h.Clientset }
+
+// KubeConfig returns Config.
+func (h *Handle) KubeConfig() *rest.Config { return h.Config }
+
+// Parallelizer returns a parallelizer of 16 workers, kube-scheduler's
+// default parallelism.
+func (h *Handle) Parallelizer() framework.Parallelizer { return framework.NewParallelizer(16) }
 
 // IterateOverWaitingPods calls nothing: no pod waits in a plugin test.
 func (h *Handle) IterateOverWaitingPods(func(framework.WaitingPod)) {}

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 
 	"github.com/yardmaster-io/yardmaster/framework"
@@ -27,6 +28,8 @@ func (noBindingCycle) ReadNodeInfo(string, func(*framework.NodeInfo)) bool {
 	return false
 }
 func (noBindingCycle) NominatedPodsForNode(string) []*framework.PodInfo { return nil }
+func (noBindingCycle) KubeConfig() *rest.Config                         { return nil }
+func (noBindingCycle) Parallelizer() framework.Parallelizer             { return framework.NewParallelizer(1) }
 
 // TestMetricPluginsNotDefault: the plugins that read Prometheus need its
 // address, so no default profile enables them.

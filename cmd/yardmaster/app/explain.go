@@ -280,12 +280,13 @@ func startSnapshotScheduler(ctx context.Context, c *config.Config, cfg *rest.Con
 	if err != nil {
 		return nil, nil, fmt.Errorf("build client: %w", err)
 	}
-	return startScheduler(ctx, c, client)
+	return startScheduler(ctx, c, client, ro)
 }
 
 // startScheduler builds a Scheduler of c's profiles over informers of
-// client and waits for their caches; its loop never runs.
-func startScheduler(ctx context.Context, c *config.Config, client kubernetes.Interface) (*scheduler.Scheduler, func(), error) {
+// client (built from rc, nil for a fake) and waits for their caches; its
+// loop never runs.
+func startScheduler(ctx context.Context, c *config.Config, client kubernetes.Interface, rc *rest.Config) (*scheduler.Scheduler, func(), error) {
 	// Explanations and simulations never call the extenders; they are
 	// there to be named as not consulted.
 	extenders, err := newExtenders(c)
@@ -296,6 +297,7 @@ func startScheduler(ctx context.Context, c *config.Config, client kubernetes.Int
 	factory := scheduler.NewInformerFactory(client, apis)
 	s, err := scheduler.New(scheduler.Options{
 		Client:                   client,
+		RESTConfig:               rc,
 		InformerFactory:          factory,
 		Registry:                 c.Registry,
 		Profiles:                 c.Profiles,

@@ -382,6 +382,7 @@ func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
 	b := binder.New(client, broadcaster.NewRecorder(scheme.Scheme, reportingController), logger)
 	sched, err := scheduler.New(scheduler.Options{
 		Client:                   client,
+		RESTConfig:               restConfig,
 		InformerFactory:          factory,
 		Binder:                   b,
 		Logger:                   logger,

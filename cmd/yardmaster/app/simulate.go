@@ -105,7 +105,7 @@ func runSimulate(ctx context.Context, w io.Writer, f simulateFlags) error {
 		if err != nil {
 			return err
 		}
-		s, stop, err = startScheduler(ctx, c, fake.NewClientset(clusterObjects(objs)...))
+		s, stop, err = startScheduler(ctx, c, fake.NewClientset(clusterObjects(objs)...), nil)
 		if err != nil {
 			return err
 		}
