@@ -24,8 +24,9 @@ import (
 // its node's attach limit is free). Other deletions are not handled: no
 // volume plugin passes a node it rejected before because one went away.
 //
-// Registering the handlers also registers the informers, so the factory
-// must be started afterwards.
+// Only the resources some profile's plugins registered events for get a
+// handler (Scheduler.watches). Registering the handlers also registers the
+// informers, so the factory must be started afterwards.
 func (s *Scheduler) addStorageEventHandlers(f informers.SharedInformerFactory) error {
 	handlers := []struct {
 		name     string
@@ -50,6 +51,9 @@ func (s *Scheduler) addStorageEventHandlers(f informers.SharedInformerFactory) e
 			framework.CSIStorageCapacity, true, capacityGrew},
 	}
 	for _, h := range handlers {
+		if !s.watches(h.resource) {
+			continue
+		}
 		add := framework.ClusterEvent{Resource: h.resource, ActionType: framework.Add}
 		update := framework.ClusterEvent{Resource: h.resource, ActionType: framework.Update}
 		reg, err := h.informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
@@ -68,6 +72,9 @@ func (s *Scheduler) addStorageEventHandlers(f informers.SharedInformerFactory) e
 			return fmt.Errorf("add %s handler: %w", h.name, err)
 		}
 		s.handlers = append(s.handlers, reg)
+	}
+	if !s.watches(framework.VolumeAttachment) {
+		return nil
 	}
 	detached := framework.ClusterEvent{Resource: framework.VolumeAttachment, ActionType: framework.Delete}
 	reg, err := f.Storage().V1().VolumeAttachments().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
@@ -139,4 +146,19 @@ func capacityGrew(oldObj, newObj any) bool {
 	}
 	ol, nl := limit(o), limit(n)
 	return nl != nil && (ol == nil || nl.Cmp(*ol) > 0)
+}
+
+// watches reports whether an event of resource can make a pod of some
+// profile schedulable: a plugin that can reject pods registered it, or
+// every event; or an extender may reject pods, which registers nothing.
+func (s *Scheduler) watches(resource framework.EventResource) bool {
+	if len(s.extenders) > 0 {
+		return true
+	}
+	for _, prof := range s.profiles {
+		if prof.watched[framework.WildCard] || prof.watched[resource] {
+			return true
+		}
+	}
+	return false
 }

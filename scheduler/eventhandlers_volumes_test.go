@@ -15,8 +15,10 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 	"github.com/yardmaster-io/yardmaster/queue"
+	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
 // queuedEvents records why pods entered a queue.
@@ -44,7 +46,11 @@ func TestStorageEventsWakeUnschedulablePods(t *testing.T) {
 	rec := &queuedEvents{}
 	// Backoffs of a millisecond, run by the queue itself, so that a moved
 	// pod is soon poppable again.
-	s := &Scheduler{Queue: queue.New(queue.Options{Metrics: rec, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond})}
+	s := &Scheduler{
+		Queue: queue.New(queue.Options{Metrics: rec, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond}),
+		// A profile whose plugins registered every event.
+		profiles: map[string]*profile{"p": {watched: map[framework.EventResource]bool{framework.WildCard: true}}},
+	}
 	queueDone := make(chan struct{})
 	go func() { defer close(queueDone); s.Queue.Run(ctx) }()
 	defer func() { s.Queue.Close(); <-queueDone }()
@@ -199,5 +205,42 @@ func TestStorageUpdatesThatCouldHelp(t *testing.T) {
 		if got := tc.changed(tc.old, tc.new); got != tc.want {
 			t.Errorf("%s: changed = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// The storage informers get handlers only when a plugin that can reject
+// pods registered their events: a profile without the volume plugins
+// watches none of them, the default profile all of them.
+func TestStorageHandlersFollowRegisteredEvents(t *testing.T) {
+	count := func(prof framework.Profile) int {
+		t.Helper()
+		client := fake.NewClientset()
+		s, err := New(Options{
+			Client:          client,
+			InformerFactory: informers.NewSharedInformerFactory(client, 0),
+			Registry:        registry.NewInTree(),
+			Profiles:        []framework.Profile{prof},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		n := 0
+		for _, r := range []framework.EventResource{framework.PersistentVolume, framework.PersistentVolumeClaim, framework.StorageClass,
+			framework.CSINode, framework.CSIDriver, framework.CSIStorageCapacity, framework.VolumeAttachment} {
+			if s.watches(r) {
+				n++
+			}
+		}
+		return n
+	}
+	if got := count(registry.DefaultProfile("yardmaster")); got != 7 {
+		t.Errorf("the default profile watches %d storage resources, want 7", got)
+	}
+	nodeOnly := registry.ExpandMultiPoint(registry.NewInTree(), "yardmaster", []framework.WeightedPlugin{
+		{Name: registry.PrioritySortName}, {Name: "NodeName"}, {Name: "NodeUnschedulable"}, {Name: registry.DefaultBinderName},
+	})
+	if got := count(nodeOnly); got != 0 {
+		t.Errorf("a profile of node filters watches %d storage resources, want none", got)
 	}
 }

@@ -52,6 +52,10 @@ type profile struct {
 	funcs []pluginFunc
 	// hints are the events each plugin registered, for the queue.
 	hints map[string][]framework.ClusterEventWithHint
+	// watched are the resources whose events the plugins that can reject
+	// a pod registered (framework.WildCard: all of them): the informers
+	// the scheduler handles events of.
+	watched map[framework.EventResource]bool
 	// annotate writes kube-scheduler-simulator's annotations on every
 	// pod tried (Explain's simulatorAnnotations, annotations.go).
 	annotate bool
@@ -91,6 +95,7 @@ func newProfile(reg framework.Registry, p framework.Profile, h framework.Handle)
 		return nil, fmt.Errorf("profile %q: %w", p.SchedulerName, err)
 	}
 	prof.hints = hints
+	prof.watched = watchedResources(parts, hints)
 	for _, name := range p.Plugins() {
 		for _, pl := range parts[name] {
 			if bp, ok := pl.(framework.BackgroundPlugin); ok {
@@ -230,4 +235,32 @@ func buildPlugin(reg framework.Registry, p *framework.Profile, name string, h fr
 		return nil, fmt.Errorf("profile %q: plugin %q: %w", p.SchedulerName, name, err)
 	}
 	return ps, nil
+}
+
+// watchedResources returns the resources whose events the plugins that
+// can reject a pod registered: as in kube-scheduler, only those events
+// can make a rejected pod schedulable, so only their informers need
+// handlers. A plugin without EnqueueExtensions registered every event.
+func watchedResources(parts map[string][]framework.Plugin, hints map[string][]framework.ClusterEventWithHint) map[framework.EventResource]bool {
+	out := map[framework.EventResource]bool{}
+	for name, ps := range parts {
+		if !slices.ContainsFunc(ps, canReject) {
+			continue
+		}
+		for _, h := range hints[name] {
+			out[h.Event.Resource] = true
+		}
+	}
+	return out
+}
+
+// canReject reports whether p implements an extension point that can
+// leave a pod unscheduled.
+func canReject(p framework.Plugin) bool {
+	switch p.(type) {
+	case framework.PreEnqueuePlugin, framework.PreFilterPlugin, framework.FilterPlugin, framework.PostFilterPlugin,
+		framework.ReservePlugin, framework.PermitPlugin, framework.PreBindPlugin:
+		return true
+	}
+	return false
 }
