@@ -1,4 +1,6 @@
-// Package framework is the leaf package every scheduling plugin builds on.
+// Package framework is the plugin SDK: the leaf package every scheduling
+// plugin builds on, yardmaster's own (one folder each under predicates/
+// and priorities/) and an outside module's alike.
 //
 // The model: a scheduling cycle places one pod. The scheduler takes a
 // Snapshot of the cluster (one NodeInfo per node: the node, the pods on it and
@@ -17,6 +19,22 @@
 // the scheduler counts reasons over all nodes to build the familiar
 // "0/N nodes are available: ..." message.
 //
-// This package imports only the Kubernetes API types, so predicates/,
-// priorities/ and scheduler/ can all depend on it without cycles.
+// A plugin implements the interfaces of the extension points it serves
+// (QueueSortPlugin, PreEnqueuePlugin, PreFilterPlugin, FilterPlugin,
+// PostFilterPlugin, PreScorePlugin, ScorePlugin, ReservePlugin,
+// PermitPlugin, PreBindPlugin, BindPlugin, PostBindPlugin) and, where it
+// helps, the optional ones: EnqueueExtensions (the cluster events that can
+// make a pod it rejected schedulable, with queueing hints), PodSigner (its
+// answers may be kept for pods signed alike), SlotFilter,
+// RejectionExplainer, BackgroundPlugin. A Registration names it, lists
+// its points and builds it from its args (NewRegistration for typed args);
+// the Handle gives it the snapshot, informers, clients, the event
+// recorder, the parallelizer and the waiting pods. An outside module
+// passes its Registration to app.WithPlugin (cmd/yardmaster/app), tests it
+// with framework/frameworktest, and a KubeSchedulerConfiguration enables,
+// weighs and configures it like a built-in plugin: see docs/plugins.md,
+// which also states what is kept stable.
+//
+// This package imports no other package of yardmaster, so the plugins and
+// the scheduler can all depend on it without cycles.
 package framework
