@@ -103,13 +103,13 @@ func CheckPreFilterExtensions(t *testing.T, seed uint64, rounds int, newFilter f
 		withPl := newFilter(NewHandle(withSnap, namespaces...))
 		withoutPl := newFilter(NewHandle(withoutSnap, namespaces...))
 
-		removed := whatIf(t, withPl, pod, withSnap.List(), pods[victim], false)
-		if want := decideOn(withoutPl, pod, withoutSnap.List()); removed != want {
+		removed := WhatIf(t, withPl, pod, withSnap.List(), pods[victim], false)
+		if want := DecideOn(withoutPl, pod, withoutSnap.List()); removed != want {
 			t.Fatalf("round %d, pod %s %v %v, without %s on %s:\nRemovePod: %s\n PreFilter: %s",
 				round, pod.Namespace, pod.Spec.Affinity, pod.Spec.TopologySpreadConstraints, pods[victim].Name, pods[victim].Spec.NodeName, removed, want)
 		}
-		added := whatIf(t, withPl, pod, withSnap.List(), pods[victim], true)
-		if want := decideOn(withPl, pod, withSnap.List()); added != want {
+		added := WhatIf(t, withPl, pod, withSnap.List(), pods[victim], true)
+		if want := DecideOn(withPl, pod, withSnap.List()); added != want {
 			t.Fatalf("round %d, pod %s %v %v, %s taken off %s and back:\n AddPod: %s\nPreFilter: %s",
 				round, pod.Namespace, pod.Spec.Affinity, pod.Spec.TopologySpreadConstraints, pods[victim].Name, pods[victim].Spec.NodeName, added, want)
 		}
@@ -122,11 +122,11 @@ func CheckPreFilterExtensions(t *testing.T, seed uint64, rounds int, newFilter f
 	}
 }
 
-// whatIf runs pl's PreFilter over nodes, then, on a clone of the state,
+// WhatIf runs pl's PreFilter over nodes, then, on a clone of the state,
 // removes p from its node and, when readd, adds it back (as preemption
 // reprieves a victim), and renders Filter's decision on every node, p's
 // node being a copy that lacks (or has again) p.
-func whatIf(t *testing.T, pl WhatIfFilter, pod *v1.Pod, nodes []*framework.NodeInfo, p *v1.Pod, readd bool) string {
+func WhatIf(t *testing.T, pl WhatIfFilter, pod *v1.Pod, nodes []*framework.NodeInfo, p *v1.Pod, readd bool) string {
 	t.Helper()
 	ctx, state := context.Background(), framework.NewCycleState()
 	_, pre := pl.PreFilter(ctx, state, pod, nodes)
@@ -167,9 +167,12 @@ func whatIf(t *testing.T, pl WhatIfFilter, pod *v1.Pod, nodes []*framework.NodeI
 	return b.String()
 }
 
-// decideOn is decide with a skipped PreFilter rendered as every node
-// passing, as the scheduler runs no Filter of a skipped plugin.
-func decideOn(pl WhatIfFilter, pod *v1.Pod, nodes []*framework.NodeInfo) string {
+// DecideOn runs pl's PreFilter and Filter over nodes and renders each
+// node's decision ("n1:Success n2:Unschedulable "); a skipped PreFilter
+// renders every node passing, as the scheduler runs no Filter of a
+// skipped plugin. WhatIf's answer must equal it on the cluster the
+// what-if stands for.
+func DecideOn(pl WhatIfFilter, pod *v1.Pod, nodes []*framework.NodeInfo) string {
 	ctx, state := context.Background(), framework.NewCycleState()
 	_, st := pl.PreFilter(ctx, state, pod, nodes)
 	if !st.IsSuccess() && !st.IsSkip() {

@@ -2,9 +2,6 @@ package volumes_test
 
 import (
 	"context"
-	"fmt"
-	"slices"
-	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -361,19 +358,19 @@ func TestNodeVolumeLimitsWhatIf(t *testing.T) {
 		frameworktest.MakePod().Name("p2").UID("p2").Node("n2").PVC("c2").Obj(),
 	}
 	pod := volumePod().PVC("c3").Obj()
-	build := func(pods []*v1.Pod) (extendedFilter, []*framework.NodeInfo) {
+	build := func(pods []*v1.Pod) (frameworktest.WhatIfFilter, []*framework.NodeInfo) {
 		h := frameworktest.NewHandle(frameworktest.NewSnapshot(limitNodes(), pods)).AddObjects(objects...)
 		return volumes.NewNodeLimits(h), h.Lister.List()
 	}
 	withPl, withNodes := build(existing)
 	withoutPl, withoutNodes := build(existing[:1])
 
-	removed := whatIf(t, withPl, pod, withNodes, existing[1], false)
-	if want := decideOn(withoutPl, pod, withoutNodes); removed != want {
+	removed := frameworktest.WhatIf(t, withPl, pod, withNodes, existing[1], false)
+	if want := frameworktest.DecideOn(withoutPl, pod, withoutNodes); removed != want {
 		t.Errorf("without p2:\nRemovePod: %s\nPreFilter: %s", removed, want)
 	}
-	added := whatIf(t, withPl, pod, withNodes, existing[1], true)
-	if want := decideOn(withPl, pod, withNodes); added != want {
+	added := frameworktest.WhatIf(t, withPl, pod, withNodes, existing[1], true)
+	if want := frameworktest.DecideOn(withPl, pod, withNodes); added != want {
 		t.Errorf("p2 taken off n2 and back:\n   AddPod: %s\nPreFilter: %s", added, want)
 	}
 	if removed == added {
@@ -394,76 +391,4 @@ func TestNodeVolumeLimitsWhatIf(t *testing.T) {
 	if st := withPl.Filter(ctx, state, pod, withNodes[1]); st.IsSuccess() {
 		t.Error("a what-if on a clone let the pod onto n2 in the cycle's state")
 	}
-}
-
-// extendedFilter is a filter whose PreFilter state preemption can ask
-// "what if" through AddPod and RemovePod.
-type extendedFilter interface {
-	framework.PreFilterPlugin
-	framework.PreFilterExtensions
-	framework.FilterPlugin
-}
-
-// whatIf runs pl's PreFilter over nodes, then, on a clone of the state,
-// removes p from its node and, when readd, adds it back (as preemption
-// reprieves a victim), and renders Filter's decision on every node, p's
-// node being a copy that lacks (or has again) p.
-func whatIf(t *testing.T, pl extendedFilter, pod *v1.Pod, nodes []*framework.NodeInfo, p *v1.Pod, readd bool) string {
-	t.Helper()
-	ctx, state := context.Background(), framework.NewCycleState()
-	_, pre := pl.PreFilter(ctx, state, pod, nodes)
-	if !pre.IsSuccess() && !pre.IsSkip() {
-		return fmt.Sprintf("PreFilter %v %q", pre.Code(), pre.Message())
-	}
-	what := state.Clone()
-	pi := framework.NewPodInfo(p)
-	nodes = slices.Clone(nodes)
-	for i, ni := range nodes {
-		if ni.Node().Name != p.Spec.NodeName {
-			continue
-		}
-		ni = ni.Clone()
-		ni.Generation, ni.Slot = 0, 0
-		nodes[i] = ni
-		if err := ni.RemovePod(p); err != nil {
-			t.Fatal(err)
-		}
-		if st := pl.RemovePod(ctx, what, pod, pi, ni); !st.IsSuccess() {
-			t.Fatalf("RemovePod: %v", st.Message())
-		}
-		if readd {
-			ni.AddPodInfo(pi)
-			if st := pl.AddPod(ctx, what, pod, pi, ni); !st.IsSuccess() {
-				t.Fatalf("AddPod: %v", st.Message())
-			}
-		}
-	}
-	var b strings.Builder
-	for _, ni := range nodes {
-		code := framework.Success
-		if pre.IsSuccess() {
-			code = pl.Filter(ctx, what, pod, ni).Code()
-		}
-		fmt.Fprintf(&b, "%s:%v ", ni.Node().Name, code)
-	}
-	return b.String()
-}
-
-// decideOn is decide with a skipped PreFilter rendered as every node
-// passing, as the scheduler runs no Filter of a skipped plugin.
-func decideOn(pl extendedFilter, pod *v1.Pod, nodes []*framework.NodeInfo) string {
-	ctx, state := context.Background(), framework.NewCycleState()
-	_, st := pl.PreFilter(ctx, state, pod, nodes)
-	if !st.IsSuccess() && !st.IsSkip() {
-		return fmt.Sprintf("PreFilter %v %q", st.Code(), st.Message())
-	}
-	var b strings.Builder
-	for _, ni := range nodes {
-		code := framework.Success
-		if st.IsSuccess() {
-			code = pl.Filter(ctx, state, pod, ni).Code()
-		}
-		fmt.Fprintf(&b, "%s:%v ", ni.Node().Name, code)
-	}
-	return b.String()
 }

@@ -118,11 +118,11 @@ func TestVolumeRestrictionsExtensions(t *testing.T) {
 		{"the holder put back", holder, true, rejected},
 		{"another pod evicted", other, false, rejected},
 	} {
-		if got := whatIf(t, pl, pod, snap.List(), tc.p, tc.readd); got != tc.want {
+		if got := frameworktest.WhatIf(t, pl, pod, snap.List(), tc.p, tc.readd); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
 		}
 	}
-	if got := decideOn(pl, pod, snap.List()); got != rejected {
+	if got := frameworktest.DecideOn(pl, pod, snap.List()); got != rejected {
 		t.Errorf("the cycle's own state changed: %s", got)
 	}
 }
@@ -169,7 +169,7 @@ func TestVolumeRestrictionsClaimHeldTwice(t *testing.T) {
 	pod := volumePod().PVC("data").Obj()
 
 	rejected := "n1:Unschedulable n2:Unschedulable "
-	if got := whatIf(t, pl, pod, snap.List(), holder1, false); got != rejected {
+	if got := frameworktest.WhatIf(t, pl, pod, snap.List(), holder1, false); got != rejected {
 		t.Errorf("one holder evicted: %s, want %s", got, rejected)
 	}
 }
@@ -185,10 +185,10 @@ func TestVolumeRestrictionsClaimMountedTwice(t *testing.T) {
 	pod := volumePod().PVC("data").Volume(v1.Volume{Name: "again", VolumeSource: v1.VolumeSource{
 		PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}).Obj()
 
-	if got, want := whatIf(t, pl, pod, snap.List(), holder, false), "n1:Success n2:Success "; got != want {
+	if got, want := frameworktest.WhatIf(t, pl, pod, snap.List(), holder, false), "n1:Success n2:Success "; got != want {
 		t.Errorf("the holder evicted: %s, want %s", got, want)
 	}
-	if got, want := decideOn(pl, pod, snap.List()), "n1:Unschedulable n2:Unschedulable "; got != want {
+	if got, want := frameworktest.DecideOn(pl, pod, snap.List()), "n1:Unschedulable n2:Unschedulable "; got != want {
 		t.Errorf("with the holder: %s, want %s", got, want)
 	}
 }
