@@ -20,25 +20,10 @@ func ipaTerm(key string) *frameworktest.PodAffinityTermWrapper {
 	return frameworktest.MakePodAffinityTerm(key)
 }
 
-// statusView is the part of a framework.Status the tests compare.
-type statusView struct {
-	Code    string
-	Reasons []string
-}
-
-func viewOf(s *framework.Status) statusView {
-	return statusView{Code: s.Code().String(), Reasons: s.Reasons()}
-}
-
-// reject is the status a filter returns when it rejects with reason.
-func reject(code framework.Code, reason string) *framework.Status {
-	return framework.NewStatus(code, reason)
-}
-
 // runInterPodAffinityFilter runs PreFilter and then Filter on every node, and
 // returns the PreFilter status and each node's Filter status (nil when
 // PreFilter did not succeed).
-func runInterPodAffinityFilter(t testing.TB, pod *v1.Pod, nodes []*v1.Node, pods []*v1.Pod, nss ...*v1.Namespace) (statusView, map[string]statusView) {
+func runInterPodAffinityFilter(t testing.TB, pod *v1.Pod, nodes []*v1.Node, pods []*v1.Pod, nss ...*v1.Namespace) (frameworktest.StatusView, map[string]frameworktest.StatusView) {
 	t.Helper()
 	snap := frameworktest.NewSnapshot(nodes, pods)
 	pl, err := interpodaffinity.NewFilter(frameworktest.NewHandle(snap, nss...))
@@ -48,23 +33,23 @@ func runInterPodAffinityFilter(t testing.TB, pod *v1.Pod, nodes []*v1.Node, pods
 	ctx, state := context.Background(), framework.NewCycleState()
 	_, st := pl.PreFilter(ctx, state, pod, snap.List())
 	if !st.IsSuccess() {
-		return viewOf(st), nil
+		return frameworktest.ViewOf(st), nil
 	}
-	got := map[string]statusView{}
+	got := map[string]frameworktest.StatusView{}
 	for _, ni := range snap.List() {
-		got[ni.Node().Name] = viewOf(pl.Filter(ctx, state, pod, ni))
+		got[ni.Node().Name] = frameworktest.ViewOf(pl.Filter(ctx, state, pod, ni))
 	}
-	return viewOf(st), got
+	return frameworktest.ViewOf(st), got
 }
 
 func TestInterPodAffinityFilter(t *testing.T) {
-	pass := viewOf(nil)
-	affinity := viewOf(reject(framework.UnschedulableAndUnresolvable, "node(s) didn't match pod affinity rules"))
-	anti := viewOf(reject(framework.Unschedulable, "node(s) didn't match pod anti-affinity rules"))
-	existing := viewOf(reject(framework.Unschedulable, "node(s) didn't satisfy existing pods anti-affinity rules"))
-	skip := viewOf(framework.NewStatus(framework.Skip))
-	nodes := func(n1, n2, n3, n4 statusView) map[string]statusView {
-		return map[string]statusView{"n1": n1, "n2": n2, "n3": n3, "n4": n4}
+	pass := frameworktest.ViewOf(nil)
+	affinity := frameworktest.ViewOf(framework.NewStatus(framework.UnschedulableAndUnresolvable, "node(s) didn't match pod affinity rules"))
+	anti := frameworktest.ViewOf(framework.NewStatus(framework.Unschedulable, "node(s) didn't match pod anti-affinity rules"))
+	existing := frameworktest.ViewOf(framework.NewStatus(framework.Unschedulable, "node(s) didn't satisfy existing pods anti-affinity rules"))
+	skip := frameworktest.ViewOf(framework.NewStatus(framework.Skip))
+	nodes := func(n1, n2, n3, n4 frameworktest.StatusView) map[string]frameworktest.StatusView {
+		return map[string]frameworktest.StatusView{"n1": n1, "n2": n2, "n3": n3, "n4": n4}
 	}
 	prodNS := &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}
 	namespaces := []*v1.Namespace{
@@ -78,8 +63,8 @@ func TestInterPodAffinityFilter(t *testing.T) {
 		pod  *v1.Pod
 		pods []*v1.Pod
 		// wantPre is the PreFilter status; success when unset.
-		wantPre   statusView
-		wantNodes map[string]statusView
+		wantPre   frameworktest.StatusView
+		wantNodes map[string]frameworktest.StatusView
 	}{
 		{
 			name:    "no terms and no existing anti-affinity: skip",
@@ -360,7 +345,7 @@ func TestInterPodAffinityFilter(t *testing.T) {
 			name: "unparsable selector: rejected in PreFilter",
 			pod: frameworktest.IncomingPod("default", "app", "web").
 				RequiredPodAffinity(ipaTerm(ipaZone).In("service", "{{.bad-value.}}").Obj()).Obj(),
-			wantPre: viewOf(reject(framework.UnschedulableAndUnresolvable, `parsing pod: requiredAffinityTerms: values[0][service]: Invalid value: "{{.bad-value.}}": `+
+			wantPre: frameworktest.ViewOf(framework.NewStatus(framework.UnschedulableAndUnresolvable, `parsing pod: requiredAffinityTerms: values[0][service]: Invalid value: "{{.bad-value.}}": `+
 				`a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character `+
 				`(e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`)),
 		},
@@ -526,8 +511,8 @@ func TestInterPodAffinityWithoutInformers(t *testing.T) {
 		t.Fatalf("PreFilter: %v", st.Message())
 	}
 	n3, _ := snap.Get("n3")
-	want := viewOf(reject(framework.UnschedulableAndUnresolvable, interpodaffinity.ReasonPodAffinityRulesNotMatch))
-	if diff := cmp.Diff(want, viewOf(pl.Filter(ctx, state, pod, n3))); diff != "" {
+	want := frameworktest.ViewOf(framework.NewStatus(framework.UnschedulableAndUnresolvable, interpodaffinity.ReasonPodAffinityRulesNotMatch))
+	if diff := cmp.Diff(want, frameworktest.ViewOf(pl.Filter(ctx, state, pod, n3))); diff != "" {
 		t.Errorf("Filter(n3) (-want +got):\n%s", diff)
 	}
 }

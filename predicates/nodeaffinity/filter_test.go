@@ -14,28 +14,11 @@ import (
 	"github.com/yardmaster-io/yardmaster/predicates/nodeaffinity"
 )
 
-// statusView is the part of a framework.Status the tests compare.
-type statusView struct {
-	Code    string
-	Reasons []string
-}
-
-func viewOf(s *framework.Status) statusView {
-	return statusView{Code: s.Code().String(), Reasons: s.Reasons()}
-}
-
-// nodeInfoOf returns a NodeInfo for node.
-func nodeInfoOf(node *v1.Node) *framework.NodeInfo {
-	ni := framework.NewNodeInfo()
-	ni.SetNode(node)
-	return ni
-}
-
 // benchNodeInfos returns n NodeInfos built by node(i).
 func benchNodeInfos(n int, node func(i int) *v1.Node) []*framework.NodeInfo {
 	out := make([]*framework.NodeInfo, n)
 	for i := range out {
-		out[i] = nodeInfoOf(node(i))
+		out[i] = frameworktest.NodeInfoOf(node(i))
 	}
 	return out
 }
@@ -97,7 +80,7 @@ func TestNodeAffinityPreFilter(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			res, st := nodeaffinity.NewFilter(nil).PreFilter(context.Background(), framework.NewCycleState(), tc.pod, nil)
-			if diff := cmp.Diff(viewOf(tc.wantStatus), viewOf(st)); diff != "" {
+			if diff := cmp.Diff(frameworktest.ViewOf(tc.wantStatus), frameworktest.ViewOf(st)); diff != "" {
 				t.Errorf("status (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tc.wantResult, res); diff != "" {
@@ -148,13 +131,13 @@ func TestNodeAffinityFilter(t *testing.T) {
 			} else if !st.IsSuccess() {
 				t.Fatalf("PreFilter: %v", st.Message())
 			}
-			got := pl.Filter(context.Background(), state, tc.pod, nodeInfoOf(node))
-			if diff := cmp.Diff(viewOf(tc.want), viewOf(got)); diff != "" {
+			got := pl.Filter(context.Background(), state, tc.pod, frameworktest.NodeInfoOf(node))
+			if diff := cmp.Diff(frameworktest.ViewOf(tc.want), frameworktest.ViewOf(got)); diff != "" {
 				t.Errorf("Filter (-want +got):\n%s", diff)
 			}
 			// Without PreFilter (a profile that disables it) the verdict is the same.
-			got = pl.Filter(context.Background(), framework.NewCycleState(), tc.pod, nodeInfoOf(node))
-			if diff := cmp.Diff(viewOf(tc.want), viewOf(got)); diff != "" {
+			got = pl.Filter(context.Background(), framework.NewCycleState(), tc.pod, frameworktest.NodeInfoOf(node))
+			if diff := cmp.Diff(frameworktest.ViewOf(tc.want), frameworktest.ViewOf(got)); diff != "" {
 				t.Errorf("Filter without PreFilter (-want +got):\n%s", diff)
 			}
 		})
@@ -225,18 +208,18 @@ func TestNodeAffinityFilterAddedAffinity(t *testing.T) {
 			pl := nodeaffinity.NewFilter(tc.args)
 			state := framework.NewCycleState()
 			_, st := pl.PreFilter(context.Background(), state, tc.pod, nil)
-			if diff := cmp.Diff(viewOf(tc.wantPre), viewOf(st)); diff != "" {
+			if diff := cmp.Diff(frameworktest.ViewOf(tc.wantPre), frameworktest.ViewOf(st)); diff != "" {
 				t.Fatalf("PreFilter (-want +got):\n%s", diff)
 			}
 			if !st.IsSuccess() {
 				return
 			}
-			got := pl.Filter(context.Background(), state, tc.pod, nodeInfoOf(node))
-			if diff := cmp.Diff(viewOf(tc.want), viewOf(got)); diff != "" {
+			got := pl.Filter(context.Background(), state, tc.pod, frameworktest.NodeInfoOf(node))
+			if diff := cmp.Diff(frameworktest.ViewOf(tc.want), frameworktest.ViewOf(got)); diff != "" {
 				t.Errorf("Filter (-want +got):\n%s", diff)
 			}
-			got = pl.Filter(context.Background(), framework.NewCycleState(), tc.pod, nodeInfoOf(node))
-			if diff := cmp.Diff(viewOf(tc.want), viewOf(got)); diff != "" {
+			got = pl.Filter(context.Background(), framework.NewCycleState(), tc.pod, frameworktest.NodeInfoOf(node))
+			if diff := cmp.Diff(frameworktest.ViewOf(tc.want), frameworktest.ViewOf(got)); diff != "" {
 				t.Errorf("Filter without PreFilter (-want +got):\n%s", diff)
 			}
 		})

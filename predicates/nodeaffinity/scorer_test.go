@@ -139,7 +139,7 @@ func TestNodeAffinityScoreInvalidPreferredTermIsAnError(t *testing.T) {
 
 func TestNodeAffinityScoreWithoutPreScore(t *testing.T) {
 	pod := frameworktest.MakePod().PreferredNodeAffinity(7, nsTerm().In("zone", "a").Obj()).Obj()
-	ni := nodeInfoOf(frameworktest.MakeNode().Name("n1").Label("zone", "a").Obj())
+	ni := frameworktest.NodeInfoOf(frameworktest.MakeNode().Name("n1").Label("zone", "a").Obj())
 	got, st := newNodeAffinity(t, nil).Score(context.Background(), framework.NewCycleState(), pod, ni)
 	if !st.IsSuccess() || got != 7 {
 		t.Errorf("Score = %d, %v; want 7, success", got, st.Message())
@@ -171,7 +171,7 @@ func TestNodeAffinityScorerName(t *testing.T) {
 func affinityCluster(n int) []*framework.NodeInfo {
 	out := make([]*framework.NodeInfo, n)
 	for i := range out {
-		out[i] = nodeInfoOf(frameworktest.MakeNode().Name(fmt.Sprintf("node-%d", i)).
+		out[i] = frameworktest.NodeInfoOf(frameworktest.MakeNode().Name(fmt.Sprintf("node-%d", i)).
 			Label("topology.kubernetes.io/zone", fmt.Sprintf("zone-%d", i%3)).
 			Label("example.com/cores", strconv.Itoa(4<<(i%4))).Obj())
 	}

@@ -37,28 +37,11 @@ func userNSHostNetwork(p *v1.Pod, hostUsers bool) *v1.Pod {
 	return p
 }
 
-// statusView is the part of a framework.Status the tests compare.
-type statusView struct {
-	Code    string
-	Reasons []string
-}
-
-func viewOf(s *framework.Status) statusView {
-	return statusView{Code: s.Code().String(), Reasons: s.Reasons()}
-}
-
-// nodeInfoOf returns a NodeInfo for node.
-func nodeInfoOf(node *v1.Node) *framework.NodeInfo {
-	ni := framework.NewNodeInfo()
-	ni.SetNode(node)
-	return ni
-}
-
 // declaring is a node that declares features.
 func declaring(features ...string) *framework.NodeInfo {
 	n := frameworktest.MakeNode().Name("n1").Obj()
 	n.Status.DeclaredFeatures = features
-	return nodeInfoOf(n)
+	return frameworktest.NodeInfoOf(n)
 }
 
 func TestNodeDeclaredFeatures(t *testing.T) {
@@ -102,17 +85,17 @@ func TestNodeDeclaredFeatures(t *testing.T) {
 			pl := nodedeclaredfeatures.NewFilter()
 			ctx, state := context.Background(), framework.NewCycleState()
 			_, st := pl.PreFilter(ctx, state, tc.pod, nil)
-			if diff := cmp.Diff(viewOf(tc.wantPre), viewOf(st)); diff != "" {
+			if diff := cmp.Diff(frameworktest.ViewOf(tc.wantPre), frameworktest.ViewOf(st)); diff != "" {
 				t.Fatalf("PreFilter (-want +got):\n%s", diff)
 			}
 			if !st.IsSuccess() {
 				return
 			}
-			if diff := cmp.Diff(viewOf(tc.want), viewOf(pl.Filter(ctx, state, tc.pod, tc.node))); diff != "" {
+			if diff := cmp.Diff(frameworktest.ViewOf(tc.want), frameworktest.ViewOf(pl.Filter(ctx, state, tc.pod, tc.node))); diff != "" {
 				t.Errorf("Filter (-want +got):\n%s", diff)
 			}
 			// A clone (what the snapshot holds) answers the same.
-			if diff := cmp.Diff(viewOf(tc.want), viewOf(pl.Filter(ctx, state, tc.pod, tc.node.Clone()))); diff != "" {
+			if diff := cmp.Diff(frameworktest.ViewOf(tc.want), frameworktest.ViewOf(pl.Filter(ctx, state, tc.pod, tc.node.Clone()))); diff != "" {
 				t.Errorf("Filter on a clone (-want +got):\n%s", diff)
 			}
 		})

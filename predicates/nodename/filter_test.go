@@ -12,23 +12,6 @@ import (
 	"github.com/yardmaster-io/yardmaster/predicates/nodename"
 )
 
-// statusView is the part of a framework.Status the tests compare.
-type statusView struct {
-	Code    string
-	Reasons []string
-}
-
-func viewOf(s *framework.Status) statusView {
-	return statusView{Code: s.Code().String(), Reasons: s.Reasons()}
-}
-
-// nodeInfoOf returns a NodeInfo for node holding pods.
-func nodeInfoOf(node *v1.Node, pods ...*v1.Pod) *framework.NodeInfo {
-	ni := framework.NewNodeInfo(pods...)
-	ni.SetNode(node)
-	return ni
-}
-
 func TestNodeNamePreFilter(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -43,7 +26,7 @@ func TestNodeNamePreFilter(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			res, st := nodename.NewFilter().PreFilter(context.Background(), framework.NewCycleState(), tc.pod, nil)
-			if diff := cmp.Diff(viewOf(tc.wantStatus), viewOf(st)); diff != "" {
+			if diff := cmp.Diff(frameworktest.ViewOf(tc.wantStatus), frameworktest.ViewOf(st)); diff != "" {
 				t.Errorf("status (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tc.wantResult, res); diff != "" {
@@ -67,8 +50,8 @@ func TestNodeNameFilter(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := nodename.NewFilter().Filter(context.Background(), framework.NewCycleState(), tc.pod, nodeInfoOf(node))
-			if diff := cmp.Diff(viewOf(tc.want), viewOf(got)); diff != "" {
+			got := nodename.NewFilter().Filter(context.Background(), framework.NewCycleState(), tc.pod, frameworktest.NodeInfoOf(node))
+			if diff := cmp.Diff(frameworktest.ViewOf(tc.want), frameworktest.ViewOf(got)); diff != "" {
 				t.Errorf("Filter (-want +got):\n%s", diff)
 			}
 		})

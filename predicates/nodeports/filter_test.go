@@ -12,28 +12,11 @@ import (
 	"github.com/yardmaster-io/yardmaster/predicates/nodeports"
 )
 
-// statusView is the part of a framework.Status the tests compare.
-type statusView struct {
-	Code    string
-	Reasons []string
-}
-
-func viewOf(s *framework.Status) statusView {
-	return statusView{Code: s.Code().String(), Reasons: s.Reasons()}
-}
-
-// nodeInfoOf returns a NodeInfo for node holding pods.
-func nodeInfoOf(node *v1.Node, pods ...*v1.Pod) *framework.NodeInfo {
-	ni := framework.NewNodeInfo(pods...)
-	ni.SetNode(node)
-	return ni
-}
-
 func TestNodePortsPreFilterSkipsPodsWithoutHostPorts(t *testing.T) {
 	pod := frameworktest.MakePod().Obj()
 	pod.Spec.Containers[0].Ports = []v1.ContainerPort{{ContainerPort: 80}} // no hostPort
 	res, st := nodeports.NewFilter().PreFilter(context.Background(), framework.NewCycleState(), pod, nil)
-	if diff := cmp.Diff(viewOf(framework.NewStatus(framework.Skip)), viewOf(st)); diff != "" {
+	if diff := cmp.Diff(frameworktest.ViewOf(framework.NewStatus(framework.Skip)), frameworktest.ViewOf(st)); diff != "" {
 		t.Errorf("status (-want +got):\n%s", diff)
 	}
 	if res != nil {
@@ -77,8 +60,8 @@ func TestNodePortsFilter(t *testing.T) {
 			if _, st := pl.PreFilter(context.Background(), state, tc.pod, nil); !st.IsSuccess() {
 				t.Fatalf("PreFilter: %v", st.Message())
 			}
-			got := pl.Filter(context.Background(), state, tc.pod, nodeInfoOf(node, tc.existing...))
-			if diff := cmp.Diff(viewOf(tc.want), viewOf(got)); diff != "" {
+			got := pl.Filter(context.Background(), state, tc.pod, frameworktest.NodeInfoOf(node, tc.existing...))
+			if diff := cmp.Diff(frameworktest.ViewOf(tc.want), frameworktest.ViewOf(got)); diff != "" {
 				t.Errorf("Filter (-want +got):\n%s", diff)
 			}
 		})
@@ -87,7 +70,7 @@ func TestNodePortsFilter(t *testing.T) {
 
 func TestNodePortsFilterWithoutPreFilterIsAnError(t *testing.T) {
 	pod := frameworktest.MakePod().HostPort(8080, v1.ProtocolTCP, "").Obj()
-	st := nodeports.NewFilter().Filter(context.Background(), framework.NewCycleState(), pod, nodeInfoOf(frameworktest.MakeNode().Name("n1").Obj()))
+	st := nodeports.NewFilter().Filter(context.Background(), framework.NewCycleState(), pod, frameworktest.NodeInfoOf(frameworktest.MakeNode().Name("n1").Obj()))
 	if st.Code() != framework.Error {
 		t.Errorf("Filter code = %v, want Error", st.Code())
 	}
@@ -103,7 +86,7 @@ func TestNodePortsPortHeldTwiceStaysTakenWhenOneLeaves(t *testing.T) {
 	node := frameworktest.MakeNode().Name("n1").Obj()
 	a := frameworktest.MakePod().Name("a").UID("a").Node("n1").HostPort(8080, v1.ProtocolTCP, "").Obj()
 	b := frameworktest.MakePod().Name("b").UID("b").Node("n1").HostPort(8080, v1.ProtocolTCP, "").Obj()
-	ni := nodeInfoOf(node, a, b)
+	ni := frameworktest.NodeInfoOf(node, a, b)
 	if err := ni.RemovePod(a); err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +96,7 @@ func TestNodePortsPortHeldTwiceStaysTakenWhenOneLeaves(t *testing.T) {
 		t.Fatalf("PreFilter: %v", st.Message())
 	}
 	want := framework.NewStatus(framework.Unschedulable, "node(s) didn't have free ports for the requested pod ports")
-	if diff := cmp.Diff(viewOf(want), viewOf(pl.Filter(context.Background(), state, pod, ni))); diff != "" {
+	if diff := cmp.Diff(frameworktest.ViewOf(want), frameworktest.ViewOf(pl.Filter(context.Background(), state, pod, ni))); diff != "" {
 		t.Errorf("Filter (-want +got):\n%s", diff)
 	}
 }

@@ -12,23 +12,6 @@ import (
 	"github.com/yardmaster-io/yardmaster/predicates/nodeunschedulable"
 )
 
-// statusView is the part of a framework.Status the tests compare.
-type statusView struct {
-	Code    string
-	Reasons []string
-}
-
-func viewOf(s *framework.Status) statusView {
-	return statusView{Code: s.Code().String(), Reasons: s.Reasons()}
-}
-
-// nodeInfoOf returns a NodeInfo for node.
-func nodeInfoOf(node *v1.Node) *framework.NodeInfo {
-	ni := framework.NewNodeInfo()
-	ni.SetNode(node)
-	return ni
-}
-
 func TestNodeUnschedulableFilter(t *testing.T) {
 	cordoned := frameworktest.MakeNode().Name("n1").Unschedulable().Obj()
 	rejected := framework.NewStatus(framework.UnschedulableAndUnresolvable, "node(s) were unschedulable")
@@ -66,8 +49,8 @@ func TestNodeUnschedulableFilter(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := nodeunschedulable.NewFilter().Filter(context.Background(), framework.NewCycleState(), tc.pod, nodeInfoOf(tc.node))
-			if diff := cmp.Diff(viewOf(tc.want), viewOf(got)); diff != "" {
+			got := nodeunschedulable.NewFilter().Filter(context.Background(), framework.NewCycleState(), tc.pod, frameworktest.NodeInfoOf(tc.node))
+			if diff := cmp.Diff(frameworktest.ViewOf(tc.want), frameworktest.ViewOf(got)); diff != "" {
 				t.Errorf("Filter (-want +got):\n%s", diff)
 			}
 		})

@@ -22,21 +22,6 @@ func tsSpread(maxSkew int32, key string) *frameworktest.SpreadConstraintWrapper 
 	return frameworktest.MakeSpreadConstraint(maxSkew, key, v1.DoNotSchedule)
 }
 
-// statusView is the part of a framework.Status the tests compare.
-type statusView struct {
-	Code    string
-	Reasons []string
-}
-
-func viewOf(s *framework.Status) statusView {
-	return statusView{Code: s.Code().String(), Reasons: s.Reasons()}
-}
-
-// reject is the status a filter returns when it rejects with reason.
-func reject(code framework.Code, reason string) *framework.Status {
-	return framework.NewStatus(code, reason)
-}
-
 // tsCluster has zone a (a1, a2), zone b (b1), zone c (c1) and x1
 // without a zone, and app=web pods on a1, a2 and b1: per zone a=2, b=1,
 // c=0.
@@ -62,7 +47,7 @@ func tsWebPod() *frameworktest.PodWrapper {
 
 // runSpreadFilter runs PreFilter and then Filter on every node, and returns
 // the PreFilter status and the rejections by node.
-func runSpreadFilter(t testing.TB, args *podtopologyspread.Args, pod *v1.Pod, nodes []*v1.Node, pods []*v1.Pod, objects ...runtime.Object) (statusView, map[string]statusView) {
+func runSpreadFilter(t testing.TB, args *podtopologyspread.Args, pod *v1.Pod, nodes []*v1.Node, pods []*v1.Pod, objects ...runtime.Object) (frameworktest.StatusView, map[string]frameworktest.StatusView) {
 	t.Helper()
 	h := frameworktest.NewHandle(frameworktest.NewSnapshot(nodes, pods)).AddObjects(objects...)
 	ts, err := podtopologyspread.NewSpread(args, h)
@@ -73,21 +58,21 @@ func runSpreadFilter(t testing.TB, args *podtopologyspread.Args, pod *v1.Pod, no
 	state := framework.NewCycleState()
 	_, st := pl.PreFilter(context.Background(), state, pod, h.Lister.List())
 	if !st.IsSuccess() {
-		return viewOf(st), nil
+		return frameworktest.ViewOf(st), nil
 	}
-	rejected := map[string]statusView{}
+	rejected := map[string]frameworktest.StatusView{}
 	for _, ni := range h.Lister.List() {
 		if st := pl.Filter(context.Background(), state, pod, ni); st != nil {
-			rejected[ni.Node().Name] = viewOf(st)
+			rejected[ni.Node().Name] = frameworktest.ViewOf(st)
 		}
 	}
-	return viewOf(nil), rejected
+	return frameworktest.ViewOf(nil), rejected
 }
 
 func TestPodTopologySpreadFilter(t *testing.T) {
-	skewed := viewOf(reject(framework.Unschedulable, "node(s) didn't match pod topology spread constraints"))
-	noLabel := viewOf(reject(framework.UnschedulableAndUnresolvable, "node(s) didn't match pod topology spread constraints (missing required label)"))
-	skip := viewOf(framework.NewStatus(framework.Skip))
+	skewed := frameworktest.ViewOf(framework.NewStatus(framework.Unschedulable, "node(s) didn't match pod topology spread constraints"))
+	noLabel := frameworktest.ViewOf(framework.NewStatus(framework.UnschedulableAndUnresolvable, "node(s) didn't match pod topology spread constraints (missing required label)"))
+	skip := frameworktest.ViewOf(framework.NewStatus(framework.Skip))
 	list := func(cs ...v1.TopologySpreadConstraint) *podtopologyspread.Args {
 		return &podtopologyspread.Args{DefaultingType: podtopologyspread.ListDefaulting, DefaultConstraints: cs}
 	}
@@ -102,8 +87,8 @@ func TestPodTopologySpreadFilter(t *testing.T) {
 		nodes     func([]*v1.Node) []*v1.Node
 		extraPods []*v1.Pod
 		objects   []runtime.Object
-		wantPre   statusView // zero: Success
-		want      map[string]statusView
+		wantPre   frameworktest.StatusView // zero: Success
+		want      map[string]frameworktest.StatusView
 	}{
 		{name: "no constraints, no owner: skip", pod: tsWebPod().Obj(), wantPre: skip},
 		{name: "only ScheduleAnyway constraints: skip",
@@ -114,20 +99,20 @@ func TestPodTopologySpreadFilter(t *testing.T) {
 			// a 3 > 1, b 2 > 1, c 1 ≤ 1; x1 has no zone.
 			name: "zone maxSkew 1",
 			pod:  tsWebPod().SpreadConstraint(tsSpread(1, tsZone).MatchLabels("app", "web").Obj()).Obj(),
-			want: map[string]statusView{"a1": skewed, "a2": skewed, "b1": skewed, "x1": noLabel},
+			want: map[string]frameworktest.StatusView{"a1": skewed, "a2": skewed, "b1": skewed, "x1": noLabel},
 		},
 		{
 			// a 2+1-0 = 3 > 2; b 1+1 = 2 ≤ 2.
 			name: "zone maxSkew 2",
 			pod:  tsWebPod().SpreadConstraint(tsSpread(2, tsZone).MatchLabels("app", "web").Obj()).Obj(),
-			want: map[string]statusView{"a1": skewed, "a2": skewed, "x1": noLabel},
+			want: map[string]frameworktest.StatusView{"a1": skewed, "a2": skewed, "x1": noLabel},
 		},
 		{
 			// The pod does not match its selector: skew = count - 0:
 			// a 2 > 1, b 1 ≤ 1.
 			name: "pod outside its own selector",
 			pod:  frameworktest.MakePod().Name("new").Label("app", "db").SpreadConstraint(tsSpread(1, tsZone).MatchLabels("app", "web").Obj()).Obj(),
-			want: map[string]statusView{"a1": skewed, "a2": skewed, "x1": noLabel},
+			want: map[string]frameworktest.StatusView{"a1": skewed, "a2": skewed, "x1": noLabel},
 		},
 		{
 			// Without zone c: domains a=1, b=1 (only web-a1, web-b1) →
@@ -137,7 +122,7 @@ func TestPodTopologySpreadFilter(t *testing.T) {
 			nodes: func(n []*v1.Node) []*v1.Node {
 				return []*v1.Node{n[0], n[2]}
 			},
-			want: map[string]statusView{},
+			want: map[string]frameworktest.StatusView{},
 		},
 		{
 			// 2 domains < minDomains 3 → global min 0: skew 1+1-0 = 2 > 1.
@@ -146,13 +131,13 @@ func TestPodTopologySpreadFilter(t *testing.T) {
 			nodes: func(n []*v1.Node) []*v1.Node {
 				return []*v1.Node{n[0], n[2]}
 			},
-			want: map[string]statusView{"a1": skewed, "b1": skewed},
+			want: map[string]frameworktest.StatusView{"a1": skewed, "b1": skewed},
 		},
 		{
 			// 3 domains ≥ minDomains 3: as maxSkew 1 without it.
 			name: "enough domains for minDomains",
 			pod:  tsWebPod().SpreadConstraint(tsSpread(1, tsZone).MatchLabels("app", "web").MinDomains(3).Obj()).Obj(),
-			want: map[string]statusView{"a1": skewed, "a2": skewed, "b1": skewed, "x1": noLabel},
+			want: map[string]frameworktest.StatusView{"a1": skewed, "a2": skewed, "b1": skewed, "x1": noLabel},
 		},
 		{
 			// Honor (default): zone c fails the nodeSelector and is not a
@@ -161,28 +146,28 @@ func TestPodTopologySpreadFilter(t *testing.T) {
 			name: "nodeAffinityPolicy Honor drops domains the pod cannot use",
 			pod: tsWebPod().RequiredNodeAffinity(frameworktest.MakeNodeSelectorTerm().In(tsZone, "a", "b").Obj()).
 				SpreadConstraint(tsSpread(1, tsZone).MatchLabels("app", "web").Obj()).Obj(),
-			want: map[string]statusView{"a1": skewed, "a2": skewed, "x1": noLabel},
+			want: map[string]frameworktest.StatusView{"a1": skewed, "a2": skewed, "x1": noLabel},
 		},
 		{
 			// Ignore: zone c counts with 0 → min 0: b 1+1 = 2 > 1.
 			name: "nodeAffinityPolicy Ignore keeps them",
 			pod: tsWebPod().RequiredNodeAffinity(frameworktest.MakeNodeSelectorTerm().In(tsZone, "a", "b").Obj()).
 				SpreadConstraint(tsSpread(1, tsZone).MatchLabels("app", "web").NodeAffinityPolicy(v1.NodeInclusionPolicyIgnore).Obj()).Obj(),
-			want: map[string]statusView{"a1": skewed, "a2": skewed, "b1": skewed, "x1": noLabel},
+			want: map[string]frameworktest.StatusView{"a1": skewed, "a2": skewed, "b1": skewed, "x1": noLabel},
 		},
 		{
 			// Honor: c1's untolerated taint drops zone c → min 1: b passes.
 			name:  "nodeTaintsPolicy Honor drops tainted domains",
 			pod:   tsWebPod().SpreadConstraint(tsSpread(1, tsZone).MatchLabels("app", "web").NodeTaintsPolicy(v1.NodeInclusionPolicyHonor).Obj()).Obj(),
 			nodes: withTaint,
-			want:  map[string]statusView{"a1": skewed, "a2": skewed, "x1": noLabel},
+			want:  map[string]frameworktest.StatusView{"a1": skewed, "a2": skewed, "x1": noLabel},
 		},
 		{
 			// Ignore (default): c1 counts despite its taint → min 0.
 			name:  "nodeTaintsPolicy Ignore keeps them",
 			pod:   tsWebPod().SpreadConstraint(tsSpread(1, tsZone).MatchLabels("app", "web").Obj()).Obj(),
 			nodes: withTaint,
-			want:  map[string]statusView{"a1": skewed, "a2": skewed, "b1": skewed, "x1": noLabel},
+			want:  map[string]frameworktest.StatusView{"a1": skewed, "a2": skewed, "b1": skewed, "x1": noLabel},
 		},
 		{
 			// A toleration keeps the tainted domain with Honor.
@@ -190,20 +175,20 @@ func TestPodTopologySpreadFilter(t *testing.T) {
 			pod: tsWebPod().Toleration("dedicated", v1.TolerationOpExists, "", v1.TaintEffectNoSchedule).
 				SpreadConstraint(tsSpread(1, tsZone).MatchLabels("app", "web").NodeTaintsPolicy(v1.NodeInclusionPolicyHonor).Obj()).Obj(),
 			nodes: withTaint,
-			want:  map[string]statusView{"a1": skewed, "a2": skewed, "b1": skewed, "x1": noLabel},
+			want:  map[string]frameworktest.StatusView{"a1": skewed, "a2": skewed, "b1": skewed, "x1": noLabel},
 		},
 		{
 			// version=v2 joins the selector: a=0 (v1 pods), b=1, c=0 →
 			// min 0: a 0+1 = 1, b 1+1 = 2 > 1.
 			name: "matchLabelKeys merged into the selector",
 			pod:  tsWebPod().SpreadConstraint(tsSpread(1, tsZone).MatchLabels("app", "web").MatchLabelKeys("version").Obj()).Obj(),
-			want: map[string]statusView{"b1": skewed, "x1": noLabel},
+			want: map[string]frameworktest.StatusView{"b1": skewed, "x1": noLabel},
 		},
 		{
 			// A key the pod lacks adds nothing.
 			name: "matchLabelKeys the pod lacks",
 			pod:  tsWebPod().SpreadConstraint(tsSpread(1, tsZone).MatchLabels("app", "web").MatchLabelKeys("track").Obj()).Obj(),
-			want: map[string]statusView{"a1": skewed, "a2": skewed, "b1": skewed, "x1": noLabel},
+			want: map[string]frameworktest.StatusView{"a1": skewed, "a2": skewed, "b1": skewed, "x1": noLabel},
 		},
 		{
 			// Pods of another namespace and terminating pods in c do not
@@ -214,20 +199,20 @@ func TestPodTopologySpreadFilter(t *testing.T) {
 				frameworktest.MakePod().Namespace("other").Name("o").Label("app", "web").Node("c1").Obj(),
 				frameworktest.MakePod().Name("gone").Label("app", "web").Node("c1").Terminating().Obj(),
 			},
-			want: map[string]statusView{"a1": skewed, "a2": skewed, "b1": skewed, "x1": noLabel},
+			want: map[string]frameworktest.StatusView{"a1": skewed, "a2": skewed, "b1": skewed, "x1": noLabel},
 		},
 		{
 			// labelSelector {} matches the pod but counts nothing: skew
 			// 0+1-0 = 1 everywhere (kube-scheduler's corner).
 			name: "empty labelSelector counts no pod",
 			pod:  tsWebPod().SpreadConstraint(tsSpread(1, tsZone).Selector(&metav1.LabelSelector{}).Obj()).Obj(),
-			want: map[string]statusView{"x1": noLabel},
+			want: map[string]frameworktest.StatusView{"x1": noLabel},
 		},
 		{
 			// No labelSelector matches nothing, the pod included: skew 0.
 			name: "no labelSelector",
 			pod:  tsWebPod().SpreadConstraint(tsSpread(1, tsZone).Obj()).Obj(),
-			want: map[string]statusView{"x1": noLabel},
+			want: map[string]frameworktest.StatusView{"x1": noLabel},
 		},
 		{
 			// Hostname domains: a1=1, a2=1, b1=1, c1=0, x1=0 → min 0:
@@ -236,7 +221,7 @@ func TestPodTopologySpreadFilter(t *testing.T) {
 			name: "hostname and zone constraints together",
 			pod: tsWebPod().SpreadConstraint(tsSpread(2, tsZone).MatchLabels("app", "web").Obj()).
 				SpreadConstraint(tsSpread(1, v1.LabelHostname).MatchLabels("app", "web").Obj()).Obj(),
-			want: map[string]statusView{"a1": skewed, "a2": skewed, "b1": skewed, "x1": noLabel},
+			want: map[string]frameworktest.StatusView{"a1": skewed, "a2": skewed, "b1": skewed, "x1": noLabel},
 		},
 		{
 			// x1 lacks a zone, so it is no domain of the hostname
@@ -246,7 +231,7 @@ func TestPodTopologySpreadFilter(t *testing.T) {
 				SpreadConstraint(tsSpread(1, v1.LabelHostname).MatchLabels("app", "web").Obj()).Obj(),
 			extraPods: []*v1.Pod{frameworktest.MakePod().Name("web-c1").Label("app", "web").Node("c1").Obj()},
 			// Hostname domains a1, a2, b1, c1 all hold 1 → min 1: skew 1.
-			want: map[string]statusView{"x1": noLabel},
+			want: map[string]frameworktest.StatusView{"x1": noLabel},
 		},
 		{
 			// List defaults, selector from the ReplicaSet: as "zone
@@ -258,7 +243,7 @@ func TestPodTopologySpreadFilter(t *testing.T) {
 				ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
 				Spec:       appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
 			}},
-			want: map[string]statusView{"a1": skewed, "a2": skewed, "b1": skewed, "x1": noLabel},
+			want: map[string]frameworktest.StatusView{"a1": skewed, "a2": skewed, "b1": skewed, "x1": noLabel},
 		},
 		{
 			// The Service selects app=web: the same.
@@ -266,7 +251,7 @@ func TestPodTopologySpreadFilter(t *testing.T) {
 			args:    list(tsSpread(1, tsZone).Obj()),
 			pod:     tsWebPod().Obj(),
 			objects: []runtime.Object{tsService("web", map[string]string{"app": "web"})},
-			want:    map[string]statusView{"a1": skewed, "a2": skewed, "b1": skewed, "x1": noLabel},
+			want:    map[string]frameworktest.StatusView{"a1": skewed, "a2": skewed, "b1": skewed, "x1": noLabel},
 		},
 		{
 			// version=v2 (Service) AND app=web (StatefulSet): only web-b1
@@ -282,7 +267,7 @@ func TestPodTopologySpreadFilter(t *testing.T) {
 					Spec:       appsv1.StatefulSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
 				},
 			},
-			want: map[string]statusView{"b1": skewed, "x1": noLabel},
+			want: map[string]frameworktest.StatusView{"b1": skewed, "x1": noLabel},
 		},
 		{
 			name: "List default constraints with a ReplicationController",
@@ -292,7 +277,7 @@ func TestPodTopologySpreadFilter(t *testing.T) {
 				ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
 				Spec:       v1.ReplicationControllerSpec{Selector: map[string]string{"app": "web"}},
 			}},
-			want: map[string]statusView{"a1": skewed, "a2": skewed, "b1": skewed, "x1": noLabel},
+			want: map[string]frameworktest.StatusView{"a1": skewed, "a2": skewed, "b1": skewed, "x1": noLabel},
 		},
 		{
 			name:    "List default constraints without an owner: skip",
@@ -306,7 +291,7 @@ func TestPodTopologySpreadFilter(t *testing.T) {
 			args:    list(tsSpread(1, tsZone).Obj()),
 			pod:     tsWebPod().SpreadConstraint(tsSpread(2, tsZone).MatchLabels("app", "web").Obj()).Obj(),
 			objects: []runtime.Object{tsService("web", map[string]string{"app": "web"})},
-			want:    map[string]statusView{"a1": skewed, "a2": skewed, "x1": noLabel},
+			want:    map[string]frameworktest.StatusView{"a1": skewed, "a2": skewed, "x1": noLabel},
 		},
 		{
 			name:    "System defaults are ScheduleAnyway: skip",
@@ -329,7 +314,7 @@ func TestPodTopologySpreadFilter(t *testing.T) {
 			pre, got := runSpreadFilter(t, args, tc.pod, nodes, pods, tc.objects...)
 			wantPre := tc.wantPre
 			if wantPre.Code == "" {
-				wantPre = viewOf(nil)
+				wantPre = frameworktest.ViewOf(nil)
 			}
 			if diff := cmp.Diff(wantPre, pre); diff != "" {
 				t.Fatalf("PreFilter (-want +got):\n%s", diff)
@@ -458,7 +443,7 @@ func BenchmarkPodTopologySpreadFilter(b *testing.B) {
 // what the cluster would hold; yardmaster keeps them consistent (see
 // docs/preemption.md, "Differences from kube-scheduler").
 func TestPodTopologySpreadWhatIfCountsAsPreFilter(t *testing.T) {
-	skewed := viewOf(reject(framework.Unschedulable, "node(s) didn't match pod topology spread constraints"))
+	skewed := frameworktest.ViewOf(framework.NewStatus(framework.Unschedulable, "node(s) didn't match pod topology spread constraints"))
 	nodes := []*v1.Node{
 		frameworktest.MakeNode().Name("a1").Label(tsZone, "a").Obj(),
 		frameworktest.MakeNode().Name("b1").Label(tsZone, "b").Obj(),
@@ -479,18 +464,18 @@ func TestPodTopologySpreadWhatIfCountsAsPreFilter(t *testing.T) {
 		pod     *v1.Pod
 		remove  []*v1.Pod // from a1
 		add     []*v1.Pod // to a1
-		wantOn1 statusView
+		wantOn1 frameworktest.StatusView
 	}{
 		// a 2+1-1 = 2 > 1.
 		{name: "as it is", pod: zoneWeb, wantOn1: skewed},
 		// a 1+1-1 = 1.
-		{name: "a counted victim leaves", pod: zoneWeb, remove: pods[:1], wantOn1: viewOf(nil)},
+		{name: "a counted victim leaves", pod: zoneWeb, remove: pods[:1], wantOn1: frameworktest.ViewOf(nil)},
 		// Still a 2+1-1: the terminating pod was never counted
 		// (kube-scheduler: a 1+1-1, the node passes).
 		{name: "a terminating victim leaves", pod: zoneWeb, remove: pods[2:3], wantOn1: skewed},
 		// An empty selector counts no pod: 0+1-0 everywhere, nominated
 		// pods or not (kube-scheduler: a 2+1-0 = 3 > 1).
-		{name: "empty selector, nominated pods", pod: zoneAny, add: []*v1.Pod{nominated("nom-1"), nominated("nom-2")}, wantOn1: viewOf(nil)},
+		{name: "empty selector, nominated pods", pod: zoneAny, add: []*v1.Pod{nominated("nom-1"), nominated("nom-2")}, wantOn1: frameworktest.ViewOf(nil)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -519,7 +504,7 @@ func TestPodTopologySpreadWhatIfCountsAsPreFilter(t *testing.T) {
 					t.Fatalf("AddPod: %v", st.Message())
 				}
 			}
-			if diff := cmp.Diff(tc.wantOn1, viewOf(pl.Filter(ctx, what, tc.pod, a1))); diff != "" {
+			if diff := cmp.Diff(tc.wantOn1, frameworktest.ViewOf(pl.Filter(ctx, what, tc.pod, a1))); diff != "" {
 				t.Errorf("Filter(a1) (-want +got):\n%s", diff)
 			}
 		})

@@ -14,23 +14,6 @@ import (
 	"github.com/yardmaster-io/yardmaster/predicates/tainttoleration"
 )
 
-// statusView is the part of a framework.Status the tests compare.
-type statusView struct {
-	Code    string
-	Reasons []string
-}
-
-func viewOf(s *framework.Status) statusView {
-	return statusView{Code: s.Code().String(), Reasons: s.Reasons()}
-}
-
-// nodeInfoOf returns a NodeInfo for node.
-func nodeInfoOf(node *v1.Node) *framework.NodeInfo {
-	ni := framework.NewNodeInfo()
-	ni.SetNode(node)
-	return ni
-}
-
 func TestTaintTolerationFilter(t *testing.T) {
 	controlPlane := frameworktest.MakeNode().Name("cp").Taint("node-role.kubernetes.io/control-plane", "", v1.TaintEffectNoSchedule).Obj()
 	gpu := frameworktest.MakeNode().Name("gpu").Taint("dedicated", "gpu", v1.TaintEffectNoSchedule).Obj()
@@ -76,8 +59,8 @@ func TestTaintTolerationFilter(t *testing.T) {
 				// kube-scheduler v1.37's reason, which names no taint.
 				want = framework.NewStatus(framework.UnschedulableAndUnresolvable, "node(s) had untolerated taint(s)")
 			}
-			got := tainttoleration.NewFilter().Filter(context.Background(), framework.NewCycleState(), tc.pod, nodeInfoOf(tc.node))
-			if diff := cmp.Diff(viewOf(want), viewOf(got)); diff != "" {
+			got := tainttoleration.NewFilter().Filter(context.Background(), framework.NewCycleState(), tc.pod, frameworktest.NodeInfoOf(tc.node))
+			if diff := cmp.Diff(frameworktest.ViewOf(want), frameworktest.ViewOf(got)); diff != "" {
 				t.Errorf("Filter (-want +got):\n%s", diff)
 			}
 			var gotTaint string
@@ -95,7 +78,7 @@ func TestTaintTolerationFilter(t *testing.T) {
 func benchNodeInfos(n int, node func(i int) *v1.Node) []*framework.NodeInfo {
 	out := make([]*framework.NodeInfo, n)
 	for i := range out {
-		out[i] = nodeInfoOf(node(i))
+		out[i] = frameworktest.NodeInfoOf(node(i))
 	}
 	return out
 }
@@ -183,12 +166,12 @@ func TestTaintTolerationExplainsRejection(t *testing.T) {
 	pod := frameworktest.MakePod().Toleration("ok", v1.TolerationOpExists, "", "").Obj()
 	reasons := []string{tainttoleration.ReasonUntoleratedTaint}
 	var pl framework.RejectionExplainer = tainttoleration.NewFilter()
-	got, _ := pl.ExplainRejection(pod, nodeInfoOf(node), reasons)
+	got, _ := pl.ExplainRejection(pod, frameworktest.NodeInfoOf(node), reasons)
 	if diff := cmp.Diff([]string{"node(s) had untolerated taint {gpu: true}"}, got); diff != "" {
 		t.Errorf("ExplainRejection (-want +got):\n%s", diff)
 	}
 	tolerant := frameworktest.MakePod().Toleration("", v1.TolerationOpExists, "", "").Obj()
-	if got, _ := pl.ExplainRejection(tolerant, nodeInfoOf(node), reasons); !slices.Equal(got, reasons) {
+	if got, _ := pl.ExplainRejection(tolerant, frameworktest.NodeInfoOf(node), reasons); !slices.Equal(got, reasons) {
 		t.Errorf("ExplainRejection of a tolerated node = %q, want the reasons unchanged", got)
 	}
 }

@@ -84,7 +84,7 @@ func TestTaintTolerationScore(t *testing.T) {
 }
 
 func TestTaintTolerationScoreWithoutPreScoreIsAnError(t *testing.T) {
-	ni := nodeInfoOf(frameworktest.MakeNode().Name("n1").Obj())
+	ni := frameworktest.NodeInfoOf(frameworktest.MakeNode().Name("n1").Obj())
 	_, st := tainttoleration.NewScorer().Score(context.Background(), framework.NewCycleState(), frameworktest.MakePod().Obj(), ni)
 	if st.Code() != framework.Error {
 		t.Errorf("Score code = %v, want Error", st.Code())
@@ -94,7 +94,7 @@ func TestTaintTolerationScoreWithoutPreScoreIsAnError(t *testing.T) {
 func softTaintedCluster(n int) []*framework.NodeInfo {
 	out := make([]*framework.NodeInfo, n)
 	for i := range out {
-		out[i] = nodeInfoOf(frameworktest.MakeNode().Name(fmt.Sprintf("node-%d", i)).
+		out[i] = frameworktest.NodeInfoOf(frameworktest.MakeNode().Name(fmt.Sprintf("node-%d", i)).
 			Taint("example.com/soft", fmt.Sprintf("v%d", i%2), v1.TaintEffectPreferNoSchedule).
 			Taint("example.com/hard", "", v1.TaintEffectNoSchedule).
 			Taint("example.com/other", "", v1.TaintEffectPreferNoSchedule).Obj())

@@ -26,7 +26,7 @@ func threeHostNodes() []*v1.Node {
 // scoreVolumes runs VolumeBinding's PreFilter, Filter, PreScore and Score
 // over nodes, and returns PreScore's status and the score of each node
 // Filter admitted.
-func scoreVolumes(t *testing.T, args *volumes.BindingArgs, nodes []*v1.Node, pod *v1.Pod, objects []runtime.Object) (statusView, map[string]int64) {
+func scoreVolumes(t *testing.T, args *volumes.BindingArgs, nodes []*v1.Node, pod *v1.Pod, objects []runtime.Object) (frameworktest.StatusView, map[string]int64) {
 	t.Helper()
 	h := frameworktest.NewHandle(frameworktest.NewSnapshot(nodes, nil)).AddObjects(objects...)
 	pl, err := volumes.NewBinding(args, h)
@@ -44,7 +44,7 @@ func scoreVolumes(t *testing.T, args *volumes.BindingArgs, nodes []*v1.Node, pod
 		}
 	}
 	if st := pl.PreScore(ctx, state, pod, feasible); !st.IsSuccess() {
-		return viewOf(st), nil
+		return frameworktest.ViewOf(st), nil
 	}
 	scores := map[string]int64{}
 	for _, ni := range feasible {
@@ -54,7 +54,7 @@ func scoreVolumes(t *testing.T, args *volumes.BindingArgs, nodes []*v1.Node, pod
 		}
 		scores[ni.Node().Name] = s
 	}
-	return viewOf(nil), scores
+	return frameworktest.ViewOf(nil), scores
 }
 
 // VolumeBinding scores by storage capacity by default, as kube-scheduler
@@ -86,7 +86,7 @@ func TestVolumeBindingScore(t *testing.T) {
 		args    *volumes.BindingArgs
 		pod     *v1.Pod
 		objects []runtime.Object
-		wantPre statusView
+		wantPre frameworktest.StatusView
 		want    map[string]int64
 	}{
 		{
@@ -179,7 +179,7 @@ func TestVolumeBindingScore(t *testing.T) {
 			pod:  oneClaim,
 			objects: []runtime.Object{frameworktest.MakePVC("default", "data").Bound("pv").Obj(),
 				frameworktest.MakePV("pv").Class("local").Capacity("100Gi").OnNode("h1").Obj()},
-			wantPre: viewOf(framework.NewStatus(framework.Skip)),
+			wantPre: frameworktest.ViewOf(framework.NewStatus(framework.Skip)),
 		},
 	}
 	for _, tc := range tests {
@@ -187,7 +187,7 @@ func TestVolumeBindingScore(t *testing.T) {
 			pre, got := scoreVolumes(t, tc.args, threeHostNodes(), tc.pod, tc.objects)
 			wantPre := tc.wantPre
 			if wantPre.Code == "" {
-				wantPre = viewOf(nil)
+				wantPre = frameworktest.ViewOf(nil)
 			}
 			if diff := cmp.Diff(wantPre, pre); diff != "" {
 				t.Fatalf("PreScore (-want +got):\n%s", diff)

@@ -25,8 +25,8 @@ func inZone(zones ...string) v1.NodeSelectorTerm {
 }
 
 func TestVolumeBinding(t *testing.T) {
-	unresolvable := func(reason string) statusView {
-		return viewOf(reject(framework.UnschedulableAndUnresolvable, reason))
+	unresolvable := func(reason string) frameworktest.StatusView {
+		return frameworktest.ViewOf(framework.NewStatus(framework.UnschedulableAndUnresolvable, reason))
 	}
 	immediate := unresolvable("pod has unbound immediate PersistentVolumeClaims")
 	affinity := unresolvable("node(s) didn't match PersistentVolume's node affinity")
@@ -37,7 +37,7 @@ func TestVolumeBinding(t *testing.T) {
 	claim := func() *frameworktest.PVCWrapper { return frameworktest.MakePVC("default", "data") }
 
 	checkVolumeCases(t, newVolumeBinding, volumeZoneNodes, []volumeCase{
-		{name: "no claims: skip", pod: volumePod().Obj(), wantPre: viewOf(framework.NewStatus(framework.Skip))},
+		{name: "no claims: skip", pod: volumePod().Obj(), wantPre: frameworktest.ViewOf(framework.NewStatus(framework.Skip))},
 		{name: "missing claim", pod: pod, wantPre: unresolvable(`persistentvolumeclaim "data" not found`)},
 		{name: "missing ephemeral claim", pod: volumePod().EphemeralVolume("scratch").Obj(),
 			wantPre: unresolvable(`waiting for ephemeral volume controller to create the persistentvolumeclaim "new-scratch"`)},
@@ -59,10 +59,10 @@ func TestVolumeBinding(t *testing.T) {
 			wantPre: immediate},
 		{name: "class without a binding mode", pod: pod,
 			objects: []runtime.Object{claim().Class("odd").Obj(), frameworktest.MakeStorageClass("odd", "csi.example.com", "")},
-			wantPre: viewOf(framework.AsStatus(errString(`VolumeBindingMode not set for StorageClass "odd"`)))},
+			wantPre: frameworktest.ViewOf(framework.AsStatus(errString(`VolumeBindingMode not set for StorageClass "odd"`)))},
 		{name: "bound, volume without node affinity: skip", pod: pod,
 			objects: []runtime.Object{claim().Bound("pv").Obj(), frameworktest.MakePV("pv").Obj()},
-			wantPre: viewOf(framework.NewStatus(framework.Skip))},
+			wantPre: frameworktest.ViewOf(framework.NewStatus(framework.Skip))},
 		{
 			// Bound is spec.volumeName plus the annotation; the phase is
 			// not read.
@@ -70,14 +70,14 @@ func TestVolumeBinding(t *testing.T) {
 			pod:  pod,
 			objects: []runtime.Object{claim().Bound("pv").Phase(v1.ClaimPending).Obj(),
 				frameworktest.MakePV("pv").NodeAffinity(inZone("a")).Obj()},
-			want: map[string]statusView{"n-b": affinity},
+			want: map[string]frameworktest.StatusView{"n-b": affinity},
 		},
 		{name: "bound volume pinned to zone a", pod: pod,
 			objects: []runtime.Object{claim().Bound("pv").Obj(), frameworktest.MakePV("pv").NodeAffinity(inZone("a")).Obj()},
-			want:    map[string]statusView{"n-b": affinity}},
+			want:    map[string]frameworktest.StatusView{"n-b": affinity}},
 		{name: "node affinity terms are ORed", pod: pod,
 			objects: []runtime.Object{claim().Bound("pv").Obj(), frameworktest.MakePV("pv").NodeAffinity(inZone("c")).NodeAffinity(inZone("b")).Obj()},
-			want:    map[string]statusView{"n-a": affinity}},
+			want:    map[string]frameworktest.StatusView{"n-a": affinity}},
 		{
 			// Only labels are matched, as kube-scheduler's CheckNodeAffinity
 			// does: matchFields are ignored.
@@ -101,7 +101,7 @@ func TestVolumeBinding(t *testing.T) {
 				claim().Bound("pv").Obj(), frameworktest.MakePV("pv").NodeAffinity(inZone("a")).Obj(),
 				frameworktest.MakePVC("default", "logs").Bound("gone").Obj(),
 			},
-			want: map[string]statusView{"n-a": missingPV, "n-b": affinity},
+			want: map[string]frameworktest.StatusView{"n-a": missingPV, "n-b": affinity},
 		},
 		{
 			// n-a's CSINode says the in-tree EBS plugin is migrated: the
@@ -112,21 +112,21 @@ func TestVolumeBinding(t *testing.T) {
 			pod:  pod,
 			objects: []runtime.Object{claim().Bound("pv").Obj(), inTreeEBS("vol-1", "a"),
 				migrating("n-a", "kubernetes.io/gce-pd,kubernetes.io/aws-ebs"), migrating("n-b", "kubernetes.io/gce-pd")},
-			want: map[string]statusView{"n-a": affinity},
+			want: map[string]frameworktest.StatusView{"n-a": affinity},
 		},
 		{name: "bound in-tree volume, no node migrated its plugin: skip", pod: pod,
 			objects: []runtime.Object{claim().Bound("pv").Obj(), inTreeEBS("vol-1", "a"), migrating("n-b", "kubernetes.io/gce-pd")},
-			wantPre: viewOf(framework.NewStatus(framework.Skip))},
+			wantPre: frameworktest.ViewOf(framework.NewStatus(framework.Skip))},
 		{name: "bound in-tree volume that does not translate", pod: pod,
 			objects: []runtime.Object{claim().Bound("pv").Obj(), inTreeEBS("aws://a/bad", "a"), migrating("n-b", "kubernetes.io/aws-ebs")},
-			want: map[string]statusView{"n-b": viewOf(framework.AsStatus(errString(
+			want: map[string]frameworktest.StatusView{"n-b": frameworktest.ViewOf(framework.AsStatus(errString(
 				"could not translate pv: failed to translate Kubernetes ID to EBS Volume ID Invalid format for AWS volume (aws://a/bad)")))}},
 		{name: "bound ephemeral claim owned by the pod", pod: volumePod().EphemeralVolume("scratch").Obj(),
 			objects: []runtime.Object{
 				frameworktest.MakePVC("default", "new-scratch").Bound("pv").ControlledBy(volumePod().Obj()).Obj(),
 				frameworktest.MakePV("pv").NodeAffinity(inZone("b")).Obj(),
 			},
-			want: map[string]statusView{"n-a": affinity}},
+			want: map[string]frameworktest.StatusView{"n-a": affinity}},
 	})
 }
 

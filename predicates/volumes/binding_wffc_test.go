@@ -23,8 +23,8 @@ func hostNodes() []*v1.Node {
 // an available volume, else for provisioning, with kube-scheduler's
 // reasons.
 func TestVolumeBindingWaitForFirstConsumer(t *testing.T) {
-	unresolvable := func(reasons ...string) statusView {
-		return viewOf(framework.NewStatus(framework.UnschedulableAndUnresolvable, reasons...))
+	unresolvable := func(reasons ...string) frameworktest.StatusView {
+		return frameworktest.ViewOf(framework.NewStatus(framework.UnschedulableAndUnresolvable, reasons...))
 	}
 	bindConflict := unresolvable("node(s) didn't find available persistent volumes to bind")
 	noRoom := unresolvable("node(s) did not have enough free storage")
@@ -44,7 +44,7 @@ func TestVolumeBindingWaitForFirstConsumer(t *testing.T) {
 		name:    "a local volume large enough on one node",
 		pod:     pod,
 		objects: []runtime.Object{local, claim().Obj(), pv("small", "h1", "5Gi").Obj(), pv("big", "h2", "10Gi").Obj()},
-		want:    map[string]statusView{"n1": bindConflict},
+		want:    map[string]frameworktest.StatusView{"n1": bindConflict},
 	}, {
 		name:    "no volume large enough, and no provisioner",
 		pod:     pod,
@@ -70,7 +70,7 @@ func TestVolumeBindingWaitForFirstConsumer(t *testing.T) {
 			pv("silver", "h1", "10Gi").Label("tier", "silver").Obj(),
 			pv("gold", "h2", "10Gi").Label("tier", "gold").Obj(),
 		},
-		want: map[string]statusView{"n1": bindConflict},
+		want: map[string]frameworktest.StatusView{"n1": bindConflict},
 	}, {
 		name: "a volume pre-bound to the claim is its only choice",
 		pod:  pod,
@@ -78,17 +78,17 @@ func TestVolumeBindingWaitForFirstConsumer(t *testing.T) {
 			pv("free", "h1", "10Gi").Obj(),
 			pv("mine", "h2", "10Gi").ClaimRef("default", "data").Phase(v1.VolumeAvailable).Obj(),
 		},
-		want: map[string]statusView{"n1": bindConflict},
+		want: map[string]frameworktest.StatusView{"n1": bindConflict},
 	}, {
 		name:    "two claims of one pod never get one volume",
 		pod:     volumePod().PVC("data").PVC("logs").Obj(),
 		objects: []runtime.Object{local, claim().Obj(), frameworktest.MakePVC("default", "logs").Class("local").Request("1Gi").Obj(), pv("one", "h1", "10Gi").Obj(), pv("a", "h2", "10Gi").Obj(), pv("b", "h2", "10Gi").Obj()},
-		want:    map[string]statusView{"n1": bindConflict},
+		want:    map[string]frameworktest.StatusView{"n1": bindConflict},
 	}, {
 		name:    "provisioned where the class's allowedTopologies allow",
 		pod:     pod,
 		objects: []runtime.Object{frameworktest.AllowedTopologies(csi(), v1.LabelTopologyZone, "b"), claim().Class("csi").Obj()},
-		want:    map[string]statusView{"n1": bindConflict},
+		want:    map[string]frameworktest.StatusView{"n1": bindConflict},
 	}, {
 		name: "provisioned where a CSIStorageCapacity has room",
 		pod:  pod,
@@ -96,7 +96,7 @@ func TestVolumeBindingWaitForFirstConsumer(t *testing.T) {
 			frameworktest.MakeCSIStorageCapacity("a", "csi", v1.LabelTopologyZone, "a", "100Gi", "5Gi"),
 			frameworktest.MakeCSIStorageCapacity("b", "csi", v1.LabelTopologyZone, "b", "10Gi", ""),
 		},
-		want: map[string]statusView{"n1": noRoom},
+		want: map[string]frameworktest.StatusView{"n1": noRoom},
 	}, {
 		name:    "capacity is not checked when the driver does not publish it",
 		pod:     pod,
@@ -105,19 +105,19 @@ func TestVolumeBindingWaitForFirstConsumer(t *testing.T) {
 		name:    "a claim a provisioner works on for n2 goes there or nowhere",
 		pod:     pod,
 		objects: []runtime.Object{csi(), claim().Class("csi").Annotation("volume.kubernetes.io/selected-node", "n2").Obj()},
-		want:    map[string]statusView{"n1": bindConflict},
+		want:    map[string]frameworktest.StatusView{"n1": bindConflict},
 	}, {
 		name: "a bound volume's affinity and an unbound claim both fail",
 		pod:  volumePod().PVC("data").PVC("old").Obj(),
 		objects: []runtime.Object{local, claim().Obj(), pv("big", "h2", "10Gi").Obj(),
 			frameworktest.MakePVC("default", "old").Bound("old-pv").Obj(), frameworktest.MakePV("old-pv").OnNode("h2").Obj()},
-		want: map[string]statusView{"n1": unresolvable(
+		want: map[string]frameworktest.StatusView{"n1": unresolvable(
 			"node(s) didn't match PersistentVolume's node affinity", "node(s) didn't find available persistent volumes to bind")},
 	}, {
 		name:    "a claim selector that does not parse is an error",
 		pod:     pod,
 		objects: []runtime.Object{local, claim().Selector(map[string]string{"bad key!": "x"}).Obj(), pv("v", "h1", "10Gi").Obj()},
-		want: rejectedOn(viewOf(framework.AsStatus(errString(
+		want: rejectedOn(frameworktest.ViewOf(framework.AsStatus(errString(
 			`error creating internal label selector for claim: default/data: key: Invalid value: "bad key!": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`))), "n1", "n2"),
 	}})
 }

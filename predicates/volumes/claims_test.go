@@ -12,21 +12,6 @@ import (
 	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
-// statusView is the part of a framework.Status the tests compare.
-type statusView struct {
-	Code    string
-	Reasons []string
-}
-
-func viewOf(s *framework.Status) statusView {
-	return statusView{Code: s.Code().String(), Reasons: s.Reasons()}
-}
-
-// reject is the status a filter returns when it rejects with reason.
-func reject(code framework.Code, reason string) *framework.Status {
-	return framework.NewStatus(code, reason)
-}
-
 // preFilterFilter is what every volume filter is.
 type preFilterFilter interface {
 	framework.PreFilterPlugin
@@ -40,30 +25,30 @@ type volumeCase struct {
 	pods    []*v1.Pod        // already on the nodes
 	objects []runtime.Object // claims, volumes, classes, CSINodes, attachments
 	// wantPre is PreFilter's status; zero means Success.
-	wantPre statusView
+	wantPre frameworktest.StatusView
 	// want are the nodes Filter rejects, by name, when PreFilter succeeds.
-	want map[string]statusView
+	want map[string]frameworktest.StatusView
 }
 
 // runVolumeFilter builds the plugin over a handle holding nodes, pods and
 // objects, runs PreFilter and then Filter on every node, and returns the
 // PreFilter status and the rejections by node.
-func runVolumeFilter(t testing.TB, build func(framework.Handle) preFilterFilter, nodes []*v1.Node, tc volumeCase) (statusView, map[string]statusView) {
+func runVolumeFilter(t testing.TB, build func(framework.Handle) preFilterFilter, nodes []*v1.Node, tc volumeCase) (frameworktest.StatusView, map[string]frameworktest.StatusView) {
 	t.Helper()
 	h := frameworktest.NewHandle(frameworktest.NewSnapshot(nodes, tc.pods)).AddObjects(tc.objects...)
 	pl := build(h)
 	state := framework.NewCycleState()
 	_, st := pl.PreFilter(context.Background(), state, tc.pod, h.Lister.List())
 	if !st.IsSuccess() {
-		return viewOf(st), nil
+		return frameworktest.ViewOf(st), nil
 	}
-	rejected := map[string]statusView{}
+	rejected := map[string]frameworktest.StatusView{}
 	for _, ni := range h.Lister.List() {
 		if st := pl.Filter(context.Background(), state, tc.pod, ni); st != nil {
-			rejected[ni.Node().Name] = viewOf(st)
+			rejected[ni.Node().Name] = frameworktest.ViewOf(st)
 		}
 	}
-	return viewOf(nil), rejected
+	return frameworktest.ViewOf(nil), rejected
 }
 
 // checkVolumeCases runs each case through runVolumeFilter.
@@ -74,7 +59,7 @@ func checkVolumeCases(t *testing.T, build func(framework.Handle) preFilterFilter
 			pre, got := runVolumeFilter(t, build, nodes(), tc)
 			wantPre := tc.wantPre
 			if wantPre.Code == "" {
-				wantPre = viewOf(nil)
+				wantPre = frameworktest.ViewOf(nil)
 			}
 			if d := cmp.Diff(wantPre, pre); d != "" {
 				t.Fatalf("PreFilter (-want +got):\n%s", d)
@@ -84,7 +69,7 @@ func checkVolumeCases(t *testing.T, build func(framework.Handle) preFilterFilter
 			}
 			want := tc.want
 			if want == nil {
-				want = map[string]statusView{}
+				want = map[string]frameworktest.StatusView{}
 			}
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("rejected nodes (-want +got):\n%s", d)
@@ -97,8 +82,8 @@ func checkVolumeCases(t *testing.T, build func(framework.Handle) preFilterFilter
 func volumePod() *frameworktest.PodWrapper { return frameworktest.MakePod().Name("new").UID("new-uid") }
 
 // rejectedOn maps each node name to v.
-func rejectedOn(v statusView, names ...string) map[string]statusView {
-	m := map[string]statusView{}
+func rejectedOn(v frameworktest.StatusView, names ...string) map[string]frameworktest.StatusView {
+	m := map[string]frameworktest.StatusView{}
 	for _, n := range names {
 		m[n] = v
 	}

@@ -42,8 +42,8 @@ func objs(groups ...[]runtime.Object) []runtime.Object {
 }
 
 func TestNodeVolumeLimits(t *testing.T) {
-	exceeded := viewOf(reject(framework.Unschedulable, "node(s) exceed max volume count"))
-	skip := viewOf(framework.NewStatus(framework.Skip))
+	exceeded := frameworktest.ViewOf(framework.NewStatus(framework.Unschedulable, "node(s) exceed max volume count"))
+	skip := frameworktest.ViewOf(framework.NewStatus(framework.Skip))
 	// n1 attaches 2 volumes of testDriver, n2 1, n3 has no CSINode.
 	limits := []runtime.Object{
 		frameworktest.MakeCSINode("n1", map[string]int32{testDriver: 2, "other.example.com": 0}),
@@ -63,22 +63,22 @@ func TestNodeVolumeLimits(t *testing.T) {
 		// kube-scheduler's CSILimits does, not in PreFilter, which would
 		// run before VolumeBinding's and replace its message.
 		{name: "missing claim", pod: volumePod().PVC("nope").Obj(), objects: cluster,
-			want: rejectedOn(viewOf(reject(framework.UnschedulableAndUnresolvable, `looking up PVC default/nope: persistentvolumeclaim "nope" not found`)), "n1", "n2", "n3")},
+			want: rejectedOn(frameworktest.ViewOf(framework.NewStatus(framework.UnschedulableAndUnresolvable, `looking up PVC default/nope: persistentvolumeclaim "nope" not found`)), "n1", "n2", "n3")},
 		{name: "ephemeral volume's claim not made yet", pod: volumePod().EphemeralVolume("scratch").Obj(), objects: cluster,
-			want: rejectedOn(viewOf(reject(framework.UnschedulableAndUnresolvable, `looking up PVC default/new-scratch: persistentvolumeclaim "new-scratch" not found`)), "n1", "n2", "n3")},
+			want: rejectedOn(frameworktest.ViewOf(framework.NewStatus(framework.UnschedulableAndUnresolvable, `looking up PVC default/new-scratch: persistentvolumeclaim "new-scratch" not found`)), "n1", "n2", "n3")},
 		{
 			name: "ephemeral volume's claim made for another pod", pod: volumePod().EphemeralVolume("scratch").Obj(),
 			objects: objs(cluster, []runtime.Object{
 				frameworktest.MakePVC("default", "new-scratch").Bound("pv-s").ControlledBy(frameworktest.MakePod().Name("new").UID("other-uid").Obj()).Obj(),
 				frameworktest.MakePV("pv-s").CSI(testDriver, "hs").Obj(),
 			}),
-			want: rejectedOn(viewOf(reject(framework.Error, "PVC default/new-scratch was not created for pod default/new (pod is not owner)")), "n1", "n2", "n3"),
+			want: rejectedOn(frameworktest.ViewOf(framework.NewStatus(framework.Error, "PVC default/new-scratch was not created for pod default/new (pod is not owner)")), "n1", "n2", "n3"),
 		},
 		{
 			// n1: 1 attached + 1 new = 2 ≤ 2; n2: 1 + 1 = 2 > 1; n3: no limit.
 			name: "one new volume", pod: volumePod().PVC("new").Obj(), pods: existing,
 			objects: objs(cluster, boundCSI("new", "hnew")),
-			want:    map[string]statusView{"n2": exceeded},
+			want:    map[string]frameworktest.StatusView{"n2": exceeded},
 		},
 		{
 			// n1: 1 + 2 = 3 > 2; n2: 1 + 2 = 3 > 1.
@@ -91,7 +91,7 @@ func TestNodeVolumeLimits(t *testing.T) {
 			name: "one volume used twice by the pod", pod: volumePod().PVC("new").Volume(v1.Volume{Name: "again", VolumeSource: v1.VolumeSource{
 				PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "new"}}}).Obj(),
 			pods: existing, objects: objs(cluster, boundCSI("new", "hnew")),
-			want: map[string]statusView{"n2": exceeded},
+			want: map[string]frameworktest.StatusView{"n2": exceeded},
 		},
 		{
 			// c2 is already attached to n2: 1 + 0 = 1 ≤ 1; n1 1 + 1 = 2:
@@ -110,7 +110,7 @@ func TestNodeVolumeLimits(t *testing.T) {
 				frameworktest.MakeCSINode("n1", map[string]int32{testDriver: 0}),
 				frameworktest.MakeCSINode("n2", map[string]int32{testDriver: 0}),
 			}, boundCSI("c1", "h1"), boundCSI("c2", "h2")),
-			want: map[string]statusView{"n1": exceeded},
+			want: map[string]frameworktest.StatusView{"n1": exceeded},
 		},
 		{
 			// A VolumeAttachment holds h3 on n1: 1 + 1 + 1 = 3 > 2.
@@ -124,13 +124,13 @@ func TestNodeVolumeLimits(t *testing.T) {
 			name: "a VolumeAttachment of a pod's volume counts once", pod: volumePod().PVC("new").Obj(), pods: existing,
 			objects: objs(cluster, boundCSI("new", "hnew"),
 				[]runtime.Object{frameworktest.MakeVolumeAttachment("va1", testDriver, "pv-c1", "n1")}),
-			want: map[string]statusView{"n2": exceeded},
+			want: map[string]frameworktest.StatusView{"n2": exceeded},
 		},
 		{
 			// An unbound claim counts as a volume its provisioner creates.
 			name: "unbound claim counted by its class's provisioner", pod: volumePod().PVC("new").Obj(), pods: existing,
 			objects: objs(cluster, []runtime.Object{frameworktest.MakePVC("default", "new").Class("wffc").Obj(), wffc}),
-			want:    map[string]statusView{"n2": exceeded},
+			want:    map[string]frameworktest.StatusView{"n2": exceeded},
 		},
 		{name: "unbound claim without a class: skip", pod: volumePod().PVC("new").Obj(), pods: existing,
 			objects: objs(cluster, []runtime.Object{frameworktest.MakePVC("default", "new").Obj()}), wantPre: skip},
@@ -153,7 +153,7 @@ func TestNodeVolumeLimits(t *testing.T) {
 				frameworktest.MakePVC("default", "new").Bound("pv-new").Obj(),
 				frameworktest.MakePV("pv-new").CSI("other.example.com", "h").Obj(),
 			}),
-			want: map[string]statusView{"n1": exceeded},
+			want: map[string]frameworktest.StatusView{"n1": exceeded},
 		},
 		{
 			// An in-tree EBS volume counts against ebs.csi.aws.com; the
@@ -172,7 +172,7 @@ func TestNodeVolumeLimits(t *testing.T) {
 				&v1.PersistentVolume{ObjectMeta: metaName("pv-new"), Spec: v1.PersistentVolumeSpec{PersistentVolumeSource: v1.PersistentVolumeSource{
 					AWSElasticBlockStore: &v1.AWSElasticBlockStoreVolumeSource{VolumeID: "vol-1"}}}},
 			},
-			want: map[string]statusView{"n2": exceeded},
+			want: map[string]frameworktest.StatusView{"n2": exceeded},
 		},
 		{
 			// A GCE PD's handle carries the zone of its volume's labels, as
@@ -186,7 +186,7 @@ func TestNodeVolumeLimits(t *testing.T) {
 				frameworktest.MakePVC("default", "new").Bound("pv-new").Obj(),
 				gcePDVolume("pv-old", "disk", "zone-a"), gcePDVolume("pv-new", "disk", "zone-b"),
 			},
-			want: map[string]statusView{"n1": exceeded},
+			want: map[string]frameworktest.StatusView{"n1": exceeded},
 		},
 		{
 			// An inline EBS volume whose ID is not one does not translate:
@@ -194,7 +194,7 @@ func TestNodeVolumeLimits(t *testing.T) {
 			// that has a CSINode, and passes the others.
 			name: "inline EBS volume ID that does not translate", pod: volumePod().Volume(ebs("aws://zone/not-a-volume", false)).Obj(),
 			objects: []runtime.Object{frameworktest.MakeCSINode("n1", nil)},
-			want: map[string]statusView{"n1": viewOf(reject(framework.Error,
+			want: map[string]frameworktest.StatusView{"n1": frameworktest.ViewOf(framework.NewStatus(framework.Error,
 				"converting volume(ebs) from inline to csi: failed to translate Kubernetes ID to EBS Volume ID Invalid format for AWS volume (aws://zone/not-a-volume)"))},
 		},
 		{
@@ -204,7 +204,7 @@ func TestNodeVolumeLimits(t *testing.T) {
 				frameworktest.MakePVC("default", "new-scratch").Bound("pv-s").ControlledBy(volumePod().Obj()).Obj(),
 				frameworktest.MakePV("pv-s").CSI(testDriver, "hs").Obj(),
 			}),
-			want: map[string]statusView{"n2": exceeded},
+			want: map[string]frameworktest.StatusView{"n2": exceeded},
 		},
 		{
 			// n1 holds p1 (c1) and p3 (c3): 2 + 1 > 2. Missing claims of
@@ -232,11 +232,11 @@ func requiringDriver(driver string, require bool) *storagev1.CSIDriver {
 // volumes of it off the nodes whose CSINode does not list it.
 func TestNodeVolumeLimitsDriverMissing(t *testing.T) {
 	const other = "other.example.com"
-	notInstalled := func(driver string) statusView {
-		return viewOf(reject(framework.Unschedulable, driver+" CSI driver is not installed on the node"))
+	notInstalled := func(driver string) frameworktest.StatusView {
+		return frameworktest.ViewOf(framework.NewStatus(framework.Unschedulable, driver+" CSI driver is not installed on the node"))
 	}
-	exceeded := viewOf(reject(framework.Unschedulable, "node(s) exceed max volume count"))
-	skip := viewOf(framework.NewStatus(framework.Skip))
+	exceeded := frameworktest.ViewOf(framework.NewStatus(framework.Unschedulable, "node(s) exceed max volume count"))
+	skip := frameworktest.ViewOf(framework.NewStatus(framework.Skip))
 	// n1 runs testDriver (no limit), n2 runs only another driver, n3 has
 	// no CSINode.
 	csiNodes := []runtime.Object{
@@ -251,7 +251,7 @@ func TestNodeVolumeLimitsDriverMissing(t *testing.T) {
 		{
 			name: "a driver that must be installed: only where its CSINode lists it", pod: volumePod().PVC("new").Obj(),
 			objects: objs(csiNodes, boundCSI("new", "hnew"), []runtime.Object{requiringDriver(testDriver, true)}),
-			want:    map[string]statusView{"n2": notInstalled(testDriver), "n3": notInstalled(testDriver)},
+			want:    map[string]frameworktest.StatusView{"n2": notInstalled(testDriver), "n3": notInstalled(testDriver)},
 		},
 		{
 			name: "preventPodSchedulingIfMissing false: not checked", pod: volumePod().PVC("new").Obj(),
@@ -272,7 +272,7 @@ func TestNodeVolumeLimitsDriverMissing(t *testing.T) {
 			// An unbound claim needs its class's provisioner.
 			name: "an unbound claim needs its provisioner", pod: volumePod().PVC("new").Obj(),
 			objects: objs(csiNodes, []runtime.Object{frameworktest.MakePVC("default", "new").Class("wffc").Obj(), wffc, requiringDriver(testDriver, true)}),
-			want:    map[string]statusView{"n2": notInstalled(testDriver), "n3": notInstalled(testDriver)},
+			want:    map[string]frameworktest.StatusView{"n2": notInstalled(testDriver), "n3": notInstalled(testDriver)},
 		},
 		{
 			// kube-scheduler checks every new volume of the pod, attached
@@ -280,7 +280,7 @@ func TestNodeVolumeLimitsDriverMissing(t *testing.T) {
 			name: "a volume already used on the node is checked too", pod: volumePod().PVC("new").Obj(),
 			pods:    []*v1.Pod{frameworktest.MakePod().Name("p2").Node("n2").PVC("new").Obj()},
 			objects: objs(csiNodes, boundCSI("new", "hnew"), []runtime.Object{requiringDriver(testDriver, true)}),
-			want:    map[string]statusView{"n2": notInstalled(testDriver), "n3": notInstalled(testDriver)},
+			want:    map[string]frameworktest.StatusView{"n2": notInstalled(testDriver), "n3": notInstalled(testDriver)},
 		},
 		{
 			// The missing driver comes before the limit, as in
@@ -293,7 +293,7 @@ func TestNodeVolumeLimitsDriverMissing(t *testing.T) {
 				frameworktest.MakePVC("default", "more").Bound("pv-more").Obj(), frameworktest.MakePV("pv-more").CSI(other, "hmore").Obj(),
 				requiringDriver(testDriver, true),
 			}, boundCSI("new", "hnew")),
-			want: map[string]statusView{"n1": exceeded, "n2": notInstalled(testDriver), "n3": notInstalled(testDriver)},
+			want: map[string]frameworktest.StatusView{"n1": exceeded, "n2": notInstalled(testDriver), "n3": notInstalled(testDriver)},
 		},
 		{
 			// Two drivers missing on n3: the first volume's, in the pod's
@@ -303,7 +303,7 @@ func TestNodeVolumeLimitsDriverMissing(t *testing.T) {
 				frameworktest.MakePVC("default", "more").Bound("pv-more").Obj(), frameworktest.MakePV("pv-more").CSI(other, "hmore").Obj(),
 				requiringDriver(testDriver, true), requiringDriver(other, true),
 			}),
-			want: map[string]statusView{"n1": notInstalled(other), "n2": notInstalled(testDriver), "n3": notInstalled(other)},
+			want: map[string]frameworktest.StatusView{"n1": notInstalled(other), "n2": notInstalled(testDriver), "n3": notInstalled(other)},
 		},
 		{
 			// An in-tree EBS volume is ebs.csi.aws.com's where a CSINode
@@ -316,7 +316,7 @@ func TestNodeVolumeLimitsDriverMissing(t *testing.T) {
 				frameworktest.MakePVC("default", "new").Bound("pv-ebs").Obj(), ebsPV,
 				requiringDriver("ebs.csi.aws.com", true),
 			},
-			want: map[string]statusView{"n2": notInstalled("ebs.csi.aws.com")},
+			want: map[string]frameworktest.StatusView{"n2": notInstalled("ebs.csi.aws.com")},
 		},
 		{
 			name: "an inline in-tree volume likewise", pod: volumePod().Volume(ebs("vol-1", false)).Obj(),
@@ -325,7 +325,7 @@ func TestNodeVolumeLimitsDriverMissing(t *testing.T) {
 				frameworktest.MakeCSINode("n2", map[string]int32{other: -1}),
 				requiringDriver("ebs.csi.aws.com", true),
 			},
-			want: map[string]statusView{"n2": notInstalled("ebs.csi.aws.com")},
+			want: map[string]frameworktest.StatusView{"n2": notInstalled("ebs.csi.aws.com")},
 		},
 	})
 }

@@ -34,10 +34,10 @@ func iscsi(iqn string, readOnly bool) v1.Volume {
 }
 
 func TestVolumeRestrictions(t *testing.T) {
-	rwop := viewOf(reject(framework.Unschedulable,
+	rwop := frameworktest.ViewOf(framework.NewStatus(framework.Unschedulable,
 		"node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod"))
-	disk := viewOf(reject(framework.Unschedulable, "node(s) had no available disk"))
-	skip := viewOf(framework.NewStatus(framework.Skip))
+	disk := frameworktest.ViewOf(framework.NewStatus(framework.Unschedulable, "node(s) had no available disk"))
+	skip := frameworktest.ViewOf(framework.NewStatus(framework.Skip))
 	rwopClaim := frameworktest.MakePVC("default", "data").AccessModes(v1.ReadWriteOncePod).Bound("pv").Obj()
 	rwoClaim := frameworktest.MakePVC("default", "data").Bound("pv").Obj()
 	onN1 := func(vols ...v1.Volume) []*v1.Pod {
@@ -51,7 +51,7 @@ func TestVolumeRestrictions(t *testing.T) {
 	checkVolumeCases(t, func(h framework.Handle) preFilterFilter { return volumes.NewRestrictions(h) }, restrictionNodes, []volumeCase{
 		{name: "no volumes: skip", pod: volumePod().Obj(), wantPre: skip},
 		{name: "missing claim", pod: volumePod().PVC("data").Obj(),
-			wantPre: viewOf(reject(framework.UnschedulableAndUnresolvable, `persistentvolumeclaim "data" not found`))},
+			wantPre: frameworktest.ViewOf(framework.NewStatus(framework.UnschedulableAndUnresolvable, `persistentvolumeclaim "data" not found`))},
 		// Not skipped: a pod nominated to a node may use the claim
 		// (AddPod). kube-scheduler skips here, and so never counts a
 		// nominated pod's use of the claim; see PreFilter.
@@ -73,26 +73,26 @@ func TestVolumeRestrictions(t *testing.T) {
 			pods:    []*v1.Pod{frameworktest.MakePod().Namespace("other").Name("old").Node("n2").PVC("data").Obj()},
 			objects: []runtime.Object{rwopClaim}},
 		{name: "GCE PD mounted read-write elsewhere on the node", pod: volumePod().Volume(gcePD("disk", true)).Obj(),
-			pods: onN1(gcePD("disk", false)), want: map[string]statusView{"n1": disk}},
+			pods: onN1(gcePD("disk", false)), want: map[string]frameworktest.StatusView{"n1": disk}},
 		{name: "GCE PD read-only twice", pod: volumePod().Volume(gcePD("disk", true)).Obj(),
 			pods: onN1(gcePD("disk", true))},
 		{name: "another GCE PD", pod: volumePod().Volume(gcePD("disk", false)).Obj(),
 			pods: onN1(gcePD("other", false))},
 		{name: "EBS volume conflicts even read-only", pod: volumePod().Volume(ebs("vol-1", true)).Obj(),
-			pods: onN1(ebs("vol-1", true)), want: map[string]statusView{"n1": disk}},
+			pods: onN1(ebs("vol-1", true)), want: map[string]frameworktest.StatusView{"n1": disk}},
 		{name: "RBD image with a shared monitor", pod: volumePod().Volume(rbd([]string{"m1", "m2"}, "p", "img", false)).Obj(),
-			pods: onN1(rbd([]string{"m2", "m3"}, "p", "img", false)), want: map[string]statusView{"n1": disk}},
+			pods: onN1(rbd([]string{"m2", "m3"}, "p", "img", false)), want: map[string]frameworktest.StatusView{"n1": disk}},
 		{name: "RBD image without a shared monitor", pod: volumePod().Volume(rbd([]string{"m1"}, "p", "img", false)).Obj(),
 			pods: onN1(rbd([]string{"m3"}, "p", "img", false))},
 		{name: "iSCSI target read-write", pod: volumePod().Volume(iscsi("iqn.x", false)).Obj(),
-			pods: onN1(iscsi("iqn.x", true)), want: map[string]statusView{"n1": disk}},
+			pods: onN1(iscsi("iqn.x", true)), want: map[string]frameworktest.StatusView{"n1": disk}},
 		{
 			// The disk check comes first on the node that has both.
 			name:    "disk conflict and ReadWriteOncePod",
 			pod:     volumePod().PVC("data").Volume(ebs("vol-1", false)).Obj(),
 			pods:    append(onN1(ebs("vol-1", false)), frameworktest.MakePod().Name("user").Node("n2").PVC("data").Obj()),
 			objects: []runtime.Object{rwopClaim},
-			want:    map[string]statusView{"n1": disk, "n2": rwop},
+			want:    map[string]frameworktest.StatusView{"n1": disk, "n2": rwop},
 		},
 	})
 }

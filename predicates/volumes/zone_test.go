@@ -24,11 +24,11 @@ func zoneNodes() []*v1.Node {
 }
 
 func TestVolumeZone(t *testing.T) {
-	conflict := viewOf(reject(framework.UnschedulableAndUnresolvable, "node(s) had no available volume zone"))
-	unresolvable := func(reason string) statusView {
-		return viewOf(reject(framework.UnschedulableAndUnresolvable, reason))
+	conflict := frameworktest.ViewOf(framework.NewStatus(framework.UnschedulableAndUnresolvable, "node(s) had no available volume zone"))
+	unresolvable := func(reason string) frameworktest.StatusView {
+		return frameworktest.ViewOf(framework.NewStatus(framework.UnschedulableAndUnresolvable, reason))
 	}
-	skip := viewOf(framework.NewStatus(framework.Skip))
+	skip := frameworktest.ViewOf(framework.NewStatus(framework.Skip))
 	pod := volumePod().PVC("data").Obj()
 	bound := func(pv *frameworktest.PVWrapper) []runtime.Object {
 		return []runtime.Object{frameworktest.MakePVC("default", "data").Bound("pv").Obj(), pv.Obj()}
@@ -49,26 +49,26 @@ func TestVolumeZone(t *testing.T) {
 			// n-beta only has the beta key, which a GA key does not fall
 			// back to; n-none has no topology label at all and passes.
 			name: "volume in zone a", pod: pod, objects: bound(pv().Label(v1.LabelTopologyZone, "a")),
-			want: map[string]statusView{"n-b": conflict, "n-beta": conflict},
+			want: map[string]frameworktest.StatusView{"n-b": conflict, "n-beta": conflict},
 		},
 		{
 			// A beta key on the volume falls back to the GA key on nodes.
 			name: "beta zone label on the volume", pod: pod, objects: bound(pv().Label(v1.LabelFailureDomainBetaZone, "a")),
-			want: map[string]statusView{"n-b": conflict},
+			want: map[string]frameworktest.StatusView{"n-b": conflict},
 		},
 		{name: "multi-zone volume", pod: pod, objects: bound(pv().Label(v1.LabelTopologyZone, "a__b")),
-			want: map[string]statusView{"n-beta": conflict}},
+			want: map[string]frameworktest.StatusView{"n-beta": conflict}},
 		{name: "region label", pod: pod, objects: bound(pv().Label(v1.LabelTopologyRegion, "r1")),
-			want: map[string]statusView{"n-beta": conflict}},
+			want: map[string]frameworktest.StatusView{"n-beta": conflict}},
 		{name: "zone and region both hold", pod: pod,
 			objects: bound(pv().Label(v1.LabelTopologyRegion, "r1").Label(v1.LabelTopologyZone, "b")),
-			want:    map[string]statusView{"n-a": conflict, "n-beta": conflict}},
+			want:    map[string]frameworktest.StatusView{"n-a": conflict, "n-beta": conflict}},
 		{name: "unparsable zone list is ignored: skip", pod: pod, objects: bound(pv().Label(v1.LabelTopologyZone, "a____b")), wantPre: skip},
 		{
 			// spec.volumeName is enough here, bind-completed or not.
 			name: "claim with a volume name only", pod: pod,
 			objects: []runtime.Object{frameworktest.MakePVC("default", "data").VolumeName("pv").Obj(), pv().Label(v1.LabelTopologyZone, "b").Obj()},
-			want:    map[string]statusView{"n-a": conflict, "n-beta": conflict},
+			want:    map[string]frameworktest.StatusView{"n-a": conflict, "n-beta": conflict},
 		},
 		{name: "missing claim", pod: pod, wantPre: unresolvable(`persistentvolumeclaim "data" not found`)},
 		{name: "claim without a name", pod: volumePod().PVC("").Obj(), wantPre: unresolvable("PersistentVolumeClaim had no name")},
