@@ -186,10 +186,11 @@ func (s *Scheduler) bind(ctx context.Context, prof *profile, state *framework.Cy
 		s.logger.Info("skipping an extender's bind that failed: it is ignorable", zap.String("extender", e.Name()),
 			zap.String("pod", pod.Namespace+"/"+pod.Name), zap.Error(err))
 	}
-	if len(prof.bind) == 0 {
-		return defaultBinderName, s.binder.Bind(ctx, pod, node)
+	binders := prof.bind
+	if len(binders) == 0 {
+		binders = []framework.BindPlugin{nil} // DefaultBinder alone
 	}
-	for _, b := range prof.bind {
+	for _, b := range binders {
 		if b == nil {
 			return defaultBinderName, s.binder.Bind(ctx, pod, node)
 		}

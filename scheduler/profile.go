@@ -36,6 +36,8 @@ type profile struct {
 	// postFilter are the PostFilter steps in configured order; a nil
 	// plugin is DefaultPreemption, built in.
 	postFilter []framework.PostFilterPlugin
+	// queueSort is the queue-sort plugin, nil when the profile names none.
+	queueSort framework.QueueSortPlugin
 	// bind are the Bind plugins in configured order; a nil plugin is
 	// DefaultBinder, built in (binder.Binder). None means DefaultBinder.
 	bind []framework.BindPlugin
@@ -105,6 +107,16 @@ func newProfile(reg framework.Registry, p framework.Profile, h framework.Handle)
 		}
 	}
 
+	if p.QueueSort != "" {
+		for _, pl := range parts[p.QueueSort] {
+			if qs, ok := pl.(framework.QueueSortPlugin); ok {
+				prof.queueSort = qs
+			}
+		}
+		if prof.queueSort == nil {
+			return nil, fmt.Errorf("profile %q: plugin %q is not a QueueSortPlugin", p.SchedulerName, p.QueueSort)
+		}
+	}
 	for _, name := range p.Bind {
 		if len(parts[name]) == 0 {
 			prof.bind = append(prof.bind, nil) // DefaultBinder
@@ -192,27 +204,6 @@ func (p *profile) filterByName(name string) framework.FilterPlugin {
 		}
 	}
 	return nil
-}
-
-// queueSort builds the queue-sort plugin the profiles name (the first
-// profile's: the configuration makes them all name the same, with the
-// same args) and returns its Less; nil, the queue's own PrioritySort
-// order, when they name none.
-func queueSort(reg framework.Registry, profiles []framework.Profile, h framework.Handle) (func(a, b *framework.QueuedPodInfo) bool, error) {
-	if len(profiles) == 0 || profiles[0].QueueSort == "" {
-		return nil, nil
-	}
-	p := &profiles[0]
-	parts, err := buildPlugin(reg, p, p.QueueSort, h)
-	if err != nil {
-		return nil, err
-	}
-	for _, pl := range parts {
-		if qs, ok := pl.(framework.QueueSortPlugin); ok {
-			return qs.Less, nil
-		}
-	}
-	return nil, fmt.Errorf("profile %q: plugin %q is not a QueueSortPlugin", p.SchedulerName, p.QueueSort)
 }
 
 // buildPlugin builds the parts of the plugin p names name, with p's args

@@ -311,20 +311,6 @@ func New(opts Options) (*Scheduler, error) {
 		rng:                      rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 	}
 	h := handle{s}
-	less, err := queueSort(opts.Registry, opts.Profiles, h)
-	if err != nil {
-		return nil, err
-	}
-	s.Queue = queue.New(queue.Options{
-		Less:                 less,
-		Clock:                opts.Clock,
-		InitialBackoff:       opts.PodInitialBackoff,
-		MaxBackoff:           opts.PodMaxBackoff,
-		MaxUnschedulableStay: opts.MaxUnschedulableStay,
-		Metrics:              s.metrics,
-		Logger:               s.logger,
-		PreEnqueue:           s.preEnqueue,
-	})
 	// Before the profiles: their DynamicResources plugins use it. Without
 	// informers (tests of the loop) it reads empty stores, so a pod with
 	// claims waits rather than being placed unchecked.
@@ -344,14 +330,6 @@ func New(opts Options) (*Scheduler, error) {
 	if opts.InformerFactory != nil {
 		s.handlers = append(s.handlers, regs...)
 	}
-	if err := s.metrics.Register(opts.MetricsRegisterer, s.Queue.PendingPods); err != nil {
-		return nil, fmt.Errorf("register scheduler metrics: %w", err)
-	}
-	if opts.Binder != nil {
-		if err := metrics.RegisterStatusPatches(opts.MetricsRegisterer, opts.Binder); err != nil {
-			return nil, fmt.Errorf("register status patch metrics: %w", err)
-		}
-	}
 	for _, p := range opts.Profiles {
 		if _, dup := s.profiles[p.SchedulerName]; dup {
 			return nil, fmt.Errorf("duplicate profile %q", p.SchedulerName)
@@ -362,8 +340,37 @@ func New(opts Options) (*Scheduler, error) {
 		}
 		prof.metrics = instrumentProfile(s.metrics, prof)
 		s.profiles[p.SchedulerName] = prof
-		s.Queue.SetProfileHints(p.SchedulerName, prof.hints)
 		s.background = append(s.background, prof.background...)
+	}
+	// After the profiles: the queue orders pods by their queue-sort
+	// plugin, the first profile's (the configuration makes them all name
+	// the same); without one, as PrioritySort.
+	var less func(a, b *framework.QueuedPodInfo) bool
+	if len(opts.Profiles) > 0 {
+		if qs := s.profiles[opts.Profiles[0].SchedulerName].queueSort; qs != nil {
+			less = qs.Less
+		}
+	}
+	s.Queue = queue.New(queue.Options{
+		Less:                 less,
+		Clock:                opts.Clock,
+		InitialBackoff:       opts.PodInitialBackoff,
+		MaxBackoff:           opts.PodMaxBackoff,
+		MaxUnschedulableStay: opts.MaxUnschedulableStay,
+		Metrics:              s.metrics,
+		Logger:               s.logger,
+		PreEnqueue:           s.preEnqueue,
+	})
+	for name, prof := range s.profiles {
+		s.Queue.SetProfileHints(name, prof.hints)
+	}
+	if err := s.metrics.Register(opts.MetricsRegisterer, s.Queue.PendingPods); err != nil {
+		return nil, fmt.Errorf("register scheduler metrics: %w", err)
+	}
+	if opts.Binder != nil {
+		if err := metrics.RegisterStatusPatches(opts.MetricsRegisterer, opts.Binder); err != nil {
+			return nil, fmt.Errorf("register status patch metrics: %w", err)
+		}
 	}
 	if opts.InformerFactory != nil {
 		if err := s.addEventHandlers(opts.InformerFactory); err != nil {
