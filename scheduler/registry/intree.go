@@ -134,30 +134,49 @@ func ExpandMultiPoint(reg framework.Registry, schedulerName string, plugins []fr
 	return p
 }
 
-// NewInTree returns the registry of built-in plugins.
+// NewInTree returns the registry of built-in plugins: the behaviours
+// built into the scheduler, then each plugin folder's Registration, the
+// values an outside module passes to app.WithPlugin for its own.
 func NewInTree() framework.Registry {
-	reg := framework.Registry{}
 	// One pool of Prometheus queries for every metric plugin of every
 	// profile built from this registry: a query runs once per refresh.
 	pool := prommetric.NewPool()
-	for _, group := range [][]framework.Registration{
-		coreRegistrations(), spreadRegistrations(), affinityRegistrations(), {networktraffic.Registration(pool)}, loadaware.Registrations(pool), {dynamicresources.Registration()},
-		explainRegistrations(),
-	} {
-		for _, r := range group {
-			if err := reg.Register(r); err != nil {
-				panic(err) // a programming error in the lists
-			}
+	regs := append(builtinRegistrations(),
+		prioritysort.Registration(),
+		nodeunschedulable.Registration(),
+		nodename.Registration(),
+		tainttoleration.Registration(),
+		nodeaffinity.Registration(),
+		nodedeclaredfeatures.Registration(),
+		nodeports.Registration(),
+		noderesources.FitRegistration(),
+		noderesources.BalancedAllocationRegistration(),
+		podtopologyspread.Registration(),
+		volumes.RestrictionsRegistration(),
+		volumes.NodeLimitsRegistration(),
+		volumes.BindingRegistration(),
+		volumes.ZoneRegistration(),
+		interpodaffinity.Registration(),
+		imagelocality.Registration(),
+		dynamicresources.Registration(),
+		networktraffic.Registration(pool),
+	)
+	regs = append(regs, loadaware.Registrations(pool)...)
+	reg := framework.Registry{}
+	for _, r := range regs {
+		if err := reg.Register(r); err != nil {
+			panic(err) // a programming error in the list
 		}
 	}
 	return reg
 }
 
-// coreRegistrations are the built-in behaviours and the node-local plugins.
-func coreRegistrations() []framework.Registration {
+// builtinRegistrations are the names of behaviours built into the queue
+// and the scheduler, which a file may name where kube-scheduler's
+// plugins of those names serve, and Explain, which only carries args.
+func builtinRegistrations() []framework.Registration {
 	return []framework.Registration{
 		{Name: SchedulingGatesName, Points: []string{framework.PointPreEnqueue}},
-		prioritysort.Registration(),
 		{Name: DefaultBinderName, Points: []string{framework.PointBind}},
 		{
 			Name: DefaultPreemptionName,
@@ -176,13 +195,6 @@ func coreRegistrations() []framework.Registration {
 				return framework.ValidateDefaultPreemptionArgs(args)
 			},
 		},
-		nodeunschedulable.Registration(),
-		nodename.Registration(),
-		tainttoleration.Registration(),
-		nodeaffinity.Registration(),
-		nodedeclaredfeatures.Registration(),
-		nodeports.Registration(),
-		noderesources.FitRegistration(),
-		noderesources.BalancedAllocationRegistration(),
+		explainRegistration(),
 	}
 }

@@ -11,8 +11,9 @@ import (
 // cannot be enabled anywhere.
 const ExplainName = "Explain"
 
-func explainRegistrations() []framework.Registration {
-	return []framework.Registration{{
+// explainRegistration is Explain's: args, checked, and nothing to build.
+func explainRegistration() framework.Registration {
+	return framework.Registration{
 		Name:    ExplainName,
 		NewArgs: func() any { return &framework.ExplainArgs{} },
 		ValidateArgs: func(a any) error {
@@ -21,5 +22,5 @@ func explainRegistrations() []framework.Registration {
 			}
 			return nil
 		},
-	}}
+	}
 }

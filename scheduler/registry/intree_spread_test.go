@@ -66,14 +66,19 @@ func pointsOf(parts []framework.Plugin) []string {
 	return out
 }
 
-// Every registration builds, with or without informers, into parts that
-// implement exactly the points it declares, under its own name.
+// The registrations of the plugins that look beyond the node (topology
+// spreading over the snapshot, the volume filters reading the informers)
+// build, with or without informers, into parts that implement exactly the
+// points they declare, under their own names.
 func TestSpreadRegistrations(t *testing.T) {
 	handles := map[string]framework.Handle{
 		"informers":    frameworktest.NewHandle(cache.NewSnapshot()),
 		"no informers": noInformers{snapshot: cache.NewSnapshot()},
 	}
-	for _, r := range spreadRegistrations() {
+	for _, r := range []framework.Registration{
+		podtopologyspread.Registration(), volumes.RestrictionsRegistration(), volumes.NodeLimitsRegistration(),
+		volumes.BindingRegistration(), volumes.ZoneRegistration(),
+	} {
 		for hname, h := range handles {
 			t.Run(r.Name+"/"+hname, func(t *testing.T) {
 				var args any
