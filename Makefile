@@ -119,7 +119,7 @@ test: lint $(CONTROL_PLANE) $(COMPAT_BINARIES) prometheus ## Everything CI runs:
 	$(MAKE) image-test
 	$(MAKE) helm-test
 	@# Allocation counts are exact only without the race detector.
-	$(GO) test -count=1 -run 'Alloc|NoAlloc|ReuseArrays' ./framework/ ./predicates/ ./priorities/ ./metrics/
+	$(GO) test -count=1 -run 'Alloc|NoAlloc|ReuseArrays' ./framework/... ./predicates/... ./priorities/... ./metrics/
 	@# A count, not a duration: with -fuzztime 15s, Go 1.26's fuzz coordinator
 	@# can fail the run with "context deadline exceeded" and no failing input
 	@# when the deadline meets a busy worker (go.dev/issue/75804).

@@ -186,15 +186,7 @@ func argsErrors(err error) []*field.Error {
 // default the same way when built; this is for what `config validate`
 // prints and what Profile.Args holds.
 func defaultArgs(a any) {
-	switch a := a.(type) {
-	case framework.ArgsDefaulter:
-		a.SetDefaults()
-	case *framework.DefaultPreemptionArgs:
-		if a.MinCandidateNodesPercentage == nil {
-			a.MinCandidateNodesPercentage = new(int32(10))
-		}
-		if a.MinCandidateNodesAbsolute == nil {
-			a.MinCandidateNodesAbsolute = new(int32(100))
-		}
+	if d, ok := a.(framework.ArgsDefaulter); ok {
+		d.SetDefaults()
 	}
 }

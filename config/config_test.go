@@ -18,6 +18,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
+	"github.com/yardmaster-io/yardmaster/predicates/defaultpreemption"
 	"github.com/yardmaster-io/yardmaster/predicates/interpodaffinity"
 	"github.com/yardmaster-io/yardmaster/predicates/nodeaffinity"
 	"github.com/yardmaster-io/yardmaster/predicates/noderesources"
@@ -730,7 +731,7 @@ profiles:
 			if diff := cmp.Diff(wantBA, args[noderesources.BalancedAllocationName]); diff != "" {
 				t.Errorf("BalancedAllocation args (-want +got):\n%s", diff)
 			}
-			wantDP := &framework.DefaultPreemptionArgs{MinCandidateNodesPercentage: new(int32(0)), MinCandidateNodesAbsolute: new(int32(10))}
+			wantDP := &defaultpreemption.Args{MinCandidateNodesPercentage: new(int32(0)), MinCandidateNodesAbsolute: new(int32(10))}
 			if diff := cmp.Diff(wantDP, args["DefaultPreemption"]); diff != "" {
 				t.Errorf("DefaultPreemption args (-want +got):\n%s", diff)
 			}

@@ -42,15 +42,18 @@ type PreEnqueuePlugin interface {
 }
 
 // PostFilterPlugin runs, in configured order, when a pod fits no node, to
-// make room for it (DefaultPreemption, built in, is one). A plugin that
-// made room returns Success and ends the chain; Unschedulable passes on to
-// the next plugin, its reasons kept for the pod's FailedScheduling
-// message; UnschedulableAndUnresolvable or an Error ends the chain.
+// make room for it (DefaultPreemption, predicates/defaultpreemption, is
+// one). A plugin that made room returns Success, its message saying what
+// it did, and ends the chain; Unschedulable passes on to the next plugin,
+// its reasons kept; UnschedulableAndUnresolvable or an Error ends the
+// chain. The message of the plugin that ended the chain, or the reasons
+// kept, follow the filters' in the pod's FailedScheduling event.
 type PostFilterPlugin interface {
 	Plugin
 	// PostFilter must not wait on the API: a write it decides on goes out
 	// in the background, and the event it causes requeues the pod.
-	PostFilter(ctx context.Context, state *CycleState, pod *v1.Pod) *Status
+	// filtered is what the filters made of the nodes; read-only.
+	PostFilter(ctx context.Context, state *CycleState, pod *v1.Pod, filtered *FilteredNodes) *Status
 }
 
 // PreFilterResult narrows the nodes a pod may go to. A nil result, or nil

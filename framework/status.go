@@ -2,6 +2,8 @@ package framework
 
 import (
 	"errors"
+	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -122,4 +124,16 @@ func (s *Status) Err() error {
 		return s.err
 	}
 	return errors.New(s.Message())
+}
+
+// UnavailableMessage renders kube-scheduler's account of the nodes a pod
+// fits none of: "0/5 nodes are available: 2 Insufficient cpu, 3 node(s)
+// were unschedulable.", each reason with its count of nodes, sorted.
+func UnavailableMessage(numAllNodes int, counts map[string]int) string {
+	parts := make([]string, 0, len(counts))
+	for reason, n := range counts {
+		parts = append(parts, strconv.Itoa(n)+" "+reason)
+	}
+	sort.Strings(parts)
+	return "0/" + strconv.Itoa(numAllNodes) + " nodes are available: " + strings.Join(parts, ", ") + "."
 }

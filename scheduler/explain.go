@@ -317,21 +317,22 @@ func (s *Scheduler) explainLocked(ctx context.Context, prof *profile, state *fra
 				e.PreFilter.Reasons = []string{fitErr.Error()}
 			}
 		}
-		if prof.preemption != nil && ctx.Err() == nil {
-			plan := s.planPreemption(ctx, prof, state, pod, fitErr)
-			p := &explain.Preemption{Eligible: plan.eligible, Message: plan.message}
-			for _, c := range plan.candidates {
-				pc := explain.PreemptionCandidate{Node: c.node, PDBViolations: c.pdbViolations}
-				for _, v := range c.victims {
+		if prof.planner != nil && ctx.Err() == nil {
+			prof.keepActiveFilters(state)
+			plan := prof.planner.PlanPreemption(ctx, state, pod, &framework.FilteredNodes{NumAllNodes: fitErr.NumAllNodes, Resolvable: fitErr.candidates})
+			p := &explain.Preemption{Eligible: plan.Eligible, Message: plan.Message}
+			for _, c := range plan.Candidates {
+				pc := explain.PreemptionCandidate{Node: c.Node, PDBViolations: c.PDBViolations}
+				for _, v := range c.Victims {
 					pc.Victims = append(pc.Victims, v.Namespace+"/"+v.Name)
 				}
 				p.Candidates = append(p.Candidates, pc)
 			}
-			if plan.best != nil {
-				p.Node = plan.best.node
+			if plan.Best != nil {
+				p.Node = plan.Best.Node
 			}
 			e.Preemption = p
-			fitErr.PostFilterMessage = plan.message
+			fitErr.PostFilterMessage = plan.Message
 		}
 		e.Message = fitErr.Error()
 	}

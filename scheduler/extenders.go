@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"sync"
 
 	"go.uber.org/zap"
@@ -224,10 +222,10 @@ func OrderExtenders(es []*extender.Extender) []*extender.Extender {
 }
 
 // preemptionByExtenders lets the extenders that take part in preemption
-// and take an interest in pod narrow plan's candidates and change their
-// victims, one after another, then picks again, as kube-scheduler's
-// callExtenders. Explain's dry run does not call it.
-func (s *Scheduler) preemptionByExtenders(ctx context.Context, pod *v1.Pod, plan preemptionPlan) preemptionPlan {
+// and take an interest in pod narrow the candidates and change their
+// victims, one after another, as kube-scheduler's callExtenders. It
+// returns candidates unchanged when no extender takes part.
+func (s *Scheduler) preemptionByExtenders(ctx context.Context, pod *v1.Pod, candidates []framework.PreemptionCandidate) ([]framework.PreemptionCandidate, error) {
 	var calls []*extender.Extender
 	for _, e := range s.extenders {
 		if e.SupportsPreemption() && e.IsInterested(pod) {
@@ -235,11 +233,11 @@ func (s *Scheduler) preemptionByExtenders(ctx context.Context, pod *v1.Pod, plan
 		}
 	}
 	if len(calls) == 0 {
-		return plan
+		return candidates, nil
 	}
-	victims := make(map[string]*extenderv1.Victims, len(plan.candidates))
-	for _, c := range plan.candidates {
-		victims[c.node] = &extenderv1.Victims{Pods: c.victims, NumPDBViolations: int64(c.pdbViolations)}
+	victims := make(map[string]*extenderv1.Victims, len(candidates))
+	for _, c := range candidates {
+		victims[c.Node] = &extenderv1.Victims{Pods: c.Victims, NumPDBViolations: int64(c.PDBViolations)}
 	}
 	podsOn := func(node string) ([]*v1.Pod, bool) {
 		ni, err := s.snapshot.Get(node)
@@ -252,9 +250,6 @@ func (s *Scheduler) preemptionByExtenders(ctx context.Context, pod *v1.Pod, plan
 		}
 		return pods, true
 	}
-	failed := func(err error) preemptionPlan {
-		return preemptionPlan{eligible: true, clearNomination: true, message: "preemption: " + err.Error()}
-	}
 	for _, e := range calls {
 		out, err := e.ProcessPreemption(ctx, pod, victims, podsOn)
 		if err != nil {
@@ -262,7 +257,7 @@ func (s *Scheduler) preemptionByExtenders(ctx context.Context, pod *v1.Pod, plan
 				s.logger.Info("skipping an extender whose preemption failed: it is ignorable", zap.String("extender", e.Name()), zap.Error(err))
 				continue
 			}
-			return failed(err)
+			return nil, err
 		}
 		for node, v := range out {
 			if v == nil || len(v.Pods) == 0 {
@@ -270,7 +265,7 @@ func (s *Scheduler) preemptionByExtenders(ctx context.Context, pod *v1.Pod, plan
 					delete(out, node)
 					continue
 				}
-				return failed(fmt.Errorf("expected at least one victim pod on node %q", node))
+				return nil, fmt.Errorf("expected at least one victim pod on node %q", node)
 			}
 		}
 		victims = out
@@ -278,16 +273,9 @@ func (s *Scheduler) preemptionByExtenders(ctx context.Context, pod *v1.Pod, plan
 			break
 		}
 	}
-	candidates := make([]preemptionCandidate, 0, len(victims))
+	out := make([]framework.PreemptionCandidate, 0, len(victims))
 	for node, v := range victims {
-		candidates = append(candidates, preemptionCandidate{node: node, victims: v.Pods, pdbViolations: int(v.NumPDBViolations)})
+		out = append(out, framework.PreemptionCandidate{Node: node, Victims: v.Pods, PDBViolations: int(v.NumPDBViolations)})
 	}
-	if len(candidates) == 0 {
-		return preemptionPlan{eligible: true, clearNomination: true, message: "preemption: no candidate node for preemption"}
-	}
-	// The order pickCandidate breaks its last ties by; kube-scheduler's
-	// comes from a map, so any order is its.
-	slices.SortFunc(candidates, func(a, b preemptionCandidate) int { return strings.Compare(a.node, b.node) })
-	best := pickCandidate(candidates)
-	return preemptionPlan{eligible: true, candidates: candidates, best: &best, message: best.placementMessage()}
+	return out, nil
 }

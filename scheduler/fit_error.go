@@ -151,21 +151,11 @@ func (f *FitError) reasons(budget int) string {
 		return head + " " + f.PreFilterMessage + "."
 	}
 	counts := f.ReasonCounts
-	msg := joinReasons(head, counts)
+	msg := framework.UnavailableMessage(f.NumAllNodes, counts)
 	if len(msg) <= budget {
 		return msg
 	}
 	return mostReasons(head, counts, budget)
-}
-
-// joinReasons renders head and every "count reason", sorted.
-func joinReasons(head string, counts map[string]int) string {
-	parts := make([]string, 0, len(counts))
-	for reason, n := range counts {
-		parts = append(parts, fmt.Sprintf("%d %s", n, reason))
-	}
-	sort.Strings(parts)
-	return head + " " + strings.Join(parts, ", ") + "."
 }
 
 // mostReasons renders head and the reasons of the most nodes that fit in

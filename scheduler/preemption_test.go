@@ -12,14 +12,14 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
-	policylisters "k8s.io/client-go/listers/policy/v1"
-	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 
 	"github.com/yardmaster-io/yardmaster/binder"
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
+	"github.com/yardmaster-io/yardmaster/predicates/defaultpreemption"
 	"github.com/yardmaster-io/yardmaster/queue"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
@@ -29,6 +29,23 @@ func placed(p *frameworktest.PodWrapper, node string) *v1.Pod {
 	pod := p.Node(node).Obj()
 	pod.UID = types.UID(pod.Name)
 	return pod
+}
+
+// preempt runs the profile's PostFilter plugins (DefaultPreemption) for
+// pod, which fitErr says fits nowhere, and returns the node a preemption
+// nominated in that run ("" when none did) and the message for the pod's
+// FailedScheduling event.
+func (s *Scheduler) preempt(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, fitErr *FitError) (string, string) {
+	s.preemptMu.Lock()
+	before := s.preempting[pod.UID]
+	s.preemptMu.Unlock()
+	msg := s.runPostFilter(ctx, prof, state, pod, fitErr)
+	s.preemptMu.Lock()
+	defer s.preemptMu.Unlock()
+	if p, ok := s.preempting[pod.UID]; ok && p != before && !p.fromStatus {
+		return p.node, msg
+	}
+	return "", msg
 }
 
 // tryPreempt runs a cycle for pod, which must fit nowhere, then
@@ -195,11 +212,10 @@ func TestPreemption(t *testing.T) {
 			for _, n := range tt.nodes {
 				n.Labels = map[string]string{v1.LabelHostname: n.Name}
 			}
-			s := newTestScheduler(t, 0, tt.nodes...)
+			s := newPDBScheduler(t, tt.pdbs, tt.nodes...)
 			for _, p := range tt.pods {
 				s.Cache.AddPod(p)
 			}
-			s.pdbLister = fakePDBLister(tt.pdbs)
 			node, victims, msg := tryPreempt(t, s, tt.pod)
 			if node != tt.wantNode || !slices.Equal(victims, tt.wantVictims) || msg != tt.wantMsg {
 				t.Errorf("got node %q, victims %v, message %q; want %q, %v, %q", node, victims, msg, tt.wantNode, tt.wantVictims, tt.wantMsg)
@@ -284,94 +300,47 @@ func TestPreemptionMessageInFailedScheduling(t *testing.T) {
 	t.Error("no PodScheduled condition")
 }
 
-// splitByPDB charges a pod against the budgets it falls under, in order,
-// until one goes below zero (kube-scheduler v1.37's
-// FilterVictimsWithPDBViolation).
-func TestSplitByPDB(t *testing.T) {
-	pdb := func(name string, allowed int32, key, value string) *policyv1.PodDisruptionBudget {
-		return &policyv1.PodDisruptionBudget{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
-			Spec:       policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{key: value}}},
-			Status:     policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: allowed},
-		}
-	}
-	pod := func(name string, kv ...string) *framework.PodInfo {
-		w := frameworktest.MakePod().Name(name)
-		for i := 0; i+1 < len(kv); i += 2 {
-			w = w.Label(kv[i], kv[i+1])
-		}
-		return framework.NewPodInfo(w.Obj())
-	}
-	app := pdb("app", 0, "app", "low")  // allows no disruption
-	tier := pdb("tier", 1, "tier", "x") // allows one
-	both := pod("both", "app", "low", "tier", "x")
-	tierOnly := pod("tier-only", "tier", "x")
-	tests := []struct {
-		name          string
-		pods          []*framework.PodInfo
-		pdbs          []*policyv1.PodDisruptionBudget
-		wantViolating []string
-	}{{
-		// both: app 0-1 = -1, violating; tier is not charged (v1.36
-		// charged it, 1-1 = 0, and tier-only then violated too).
-		// tier-only: tier 1-1 = 0.
-		name:          "a pod stops at the first budget it breaks",
-		pods:          []*framework.PodInfo{both, tierOnly},
-		pdbs:          []*policyv1.PodDisruptionBudget{app, tier},
-		wantViolating: []string{"both"},
-	}, {
-		// In the other order both is charged to tier first (1-1 = 0),
-		// then breaks app; tier-only finds tier used up: 0-1 = -1.
-		name:          "budgets are charged in their order",
-		pods:          []*framework.PodInfo{both, tierOnly},
-		pdbs:          []*policyv1.PodDisruptionBudget{tier, app},
-		wantViolating: []string{"both", "tier-only"},
-	}, {
-		// tier allows one: the first pod under it uses it up.
-		name:          "one disruption allowed: the second pod violates",
-		pods:          []*framework.PodInfo{tierOnly, pod("tier-2", "tier", "x")},
-		pdbs:          []*policyv1.PodDisruptionBudget{tier},
-		wantViolating: []string{"tier-2"},
-	}, {
-		name: "a pod the budget counts as disrupted already does not use it up",
-		pods: []*framework.PodInfo{pod("gone", "app", "low")},
-		pdbs: func() []*policyv1.PodDisruptionBudget {
-			p := app.DeepCopy()
-			p.Status.DisruptedPods = map[string]metav1.Time{"gone": {}}
-			return []*policyv1.PodDisruptionBudget{p}
-		}(),
-		wantViolating: nil,
-	}, {
-		name:          "an unlabelled pod falls under no budget",
-		pods:          []*framework.PodInfo{pod("bare")},
-		pdbs:          []*policyv1.PodDisruptionBudget{app, tier},
-		wantViolating: nil,
-	}}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			violating, nonViolating := splitByPDB(tt.pods, tt.pdbs)
-			var got []string
-			for _, pi := range violating {
-				got = append(got, pi.Pod.Name)
-			}
-			if !slices.Equal(got, tt.wantViolating) {
-				t.Errorf("violating %v, want %v", got, tt.wantViolating)
-			}
-			if n := len(violating) + len(nonViolating); n != len(tt.pods) {
-				t.Errorf("%d pods split, want %d", n, len(tt.pods))
-			}
-		})
-	}
+// DefaultPreemption's messages, kube-scheduler's words, which users and
+// tools match.
+const (
+	msgPreemptTerminating = "not eligible due to a terminating pod on the nominated node."
+	msgNoVictims          = "No preemption victims found for incoming pod"
+)
+
+// pdbHandle is a profile's handle whose informer factory holds
+// PodDisruptionBudgets, for DefaultPreemption.
+type pdbHandle struct {
+	framework.PreemptionHandle
+	f informers.SharedInformerFactory
 }
 
-func fakePDBLister(pdbs []*policyv1.PodDisruptionBudget) policylisters.PodDisruptionBudgetLister {
-	idx := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc})
+func (h pdbHandle) SharedInformerFactory() informers.SharedInformerFactory { return h.f }
+
+// newPDBScheduler is newTestScheduler whose DefaultPreemption reads pdbs.
+func newPDBScheduler(t *testing.T, pdbs []*policyv1.PodDisruptionBudget, nodes ...*v1.Node) *Scheduler {
+	t.Helper()
+	f := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
+	idx := f.Policy().V1().PodDisruptionBudgets().Informer().GetIndexer()
 	for _, p := range pdbs {
 		if err := idx.Add(p); err != nil {
-			panic(err)
+			t.Fatal(err)
 		}
 	}
-	return policylisters.NewPodDisruptionBudgetLister(idx)
+	reg := registry.NewInTree()
+	r := reg[defaultpreemption.Name]
+	build := r.New
+	r.New = func(args any, h framework.Handle) ([]framework.Plugin, error) {
+		return build(args, pdbHandle{PreemptionHandle: h.(framework.PreemptionHandle), f: f})
+	}
+	reg[defaultpreemption.Name] = r
+	s, err := New(Options{Registry: reg, Profiles: []framework.Profile{registry.DefaultProfile("yardmaster")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		s.Cache.AddNode(n)
+	}
+	return s
 }
 
 // Once its victims are gone, the room a pod preempted for is kept for it:

@@ -30,12 +30,11 @@ type profile struct {
 	// preFilterExt are the PreFilter plugins whose state preemption can
 	// ask "what if" (see framework.PreFilterExtensions).
 	preFilterExt []preFilterExtension
-	// preemption is DefaultPreemption's arguments, nil when the profile
-	// does not preempt.
-	preemption *framework.DefaultPreemptionArgs
-	// postFilter are the PostFilter steps in configured order; a nil
-	// plugin is DefaultPreemption, built in.
+	// postFilter are the PostFilter plugins in configured order.
 	postFilter []framework.PostFilterPlugin
+	// planner is the first PostFilter plugin that preempts, nil when the
+	// profile does not preempt: explain asks it for a dry run.
+	planner framework.PreemptionPlanner
 	// queueSort is the queue-sort plugin, nil when the profile names none.
 	queueSort framework.QueueSortPlugin
 	// bind are the Bind plugins in configured order; a nil plugin is
@@ -77,8 +76,9 @@ type weightedScorer struct {
 // newProfile instantiates every plugin the profile names once and places
 // its parts at the points the profile lists it under, and at its steps
 // (framework.Registry.RunAt).
-func newProfile(reg framework.Registry, p framework.Profile, h framework.Handle) (*profile, error) {
+func newProfile(reg framework.Registry, p framework.Profile, sh handle) (*profile, error) {
 	prof := &profile{name: p.SchedulerName, percentageOfNodesToScore: p.PercentageOfNodesToScore}
+	h := &profileHandle{handle: sh, prof: prof}
 	if a, ok := p.Args[registry.ExplainName].(*framework.ExplainArgs); ok {
 		prof.annotate = a.SimulatorAnnotations
 	}
@@ -138,12 +138,6 @@ func newProfile(reg framework.Registry, p framework.Profile, h framework.Handle)
 			}
 		}
 	}
-	if slices.Contains(p.PostFilter, registry.DefaultPreemptionName) {
-		prof.preemption, _ = p.Args[registry.DefaultPreemptionName].(*framework.DefaultPreemptionArgs)
-		if prof.preemption == nil {
-			prof.preemption = &framework.DefaultPreemptionArgs{}
-		}
-	}
 	for _, name := range p.Filter {
 		for _, pl := range parts[name] {
 			if x, ok := pl.(framework.FilterPlugin); ok {
@@ -167,12 +161,12 @@ func newProfile(reg framework.Registry, p framework.Profile, h framework.Handle)
 			}
 		}
 	}
-	for _, name := range p.PostFilter {
-		if name == registry.DefaultPreemptionName {
-			prof.postFilter = append(prof.postFilter, nil)
-			continue
+	prof.postFilter = pluginsAt[framework.PostFilterPlugin](p.PostFilter, parts)
+	for _, pl := range prof.postFilter {
+		if x, ok := pl.(framework.PreemptionPlanner); ok {
+			prof.planner = x
+			break
 		}
-		prof.postFilter = append(prof.postFilter, pluginsAt[framework.PostFilterPlugin]([]string{name}, parts)...)
 	}
 	prof.preEnqueue = pluginsAt[framework.PreEnqueuePlugin](p.PreEnqueue, parts)
 	prof.reserve = pluginsAt[framework.ReservePlugin](p.Reserve, parts)
@@ -246,10 +240,11 @@ func watchedResources(parts map[string][]framework.Plugin, hints map[string][]fr
 }
 
 // canReject reports whether p implements an extension point that can
-// leave a pod unscheduled.
+// leave a pod unscheduled. A PostFilter plugin cannot: the filters
+// rejected the pod before it runs, and their events wake the pod.
 func canReject(p framework.Plugin) bool {
 	switch p.(type) {
-	case framework.PreEnqueuePlugin, framework.PreFilterPlugin, framework.FilterPlugin, framework.PostFilterPlugin,
+	case framework.PreEnqueuePlugin, framework.PreFilterPlugin, framework.FilterPlugin,
 		framework.ReservePlugin, framework.PermitPlugin, framework.PreBindPlugin:
 		return true
 	}

@@ -79,7 +79,7 @@ func TestProfileSteps(t *testing.T) {
 			if len(prof.preEnqueue) != tc.preEnqueue {
 				t.Errorf("%d preEnqueue plugins, want %d", len(prof.preEnqueue), tc.preEnqueue)
 			}
-			if got := prof.preemption != nil; got != tc.preempts {
+			if got := prof.planner != nil; got != tc.preempts {
 				t.Errorf("preempts = %v, want %v", got, tc.preempts)
 			}
 		})

@@ -31,7 +31,6 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
-	policylisters "k8s.io/client-go/listers/policy/v1"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
@@ -169,9 +168,6 @@ type Scheduler struct {
 	// preemptSlots bounds the preemptions whose API requests are under
 	// way (maxPreemptionsInFlight).
 	preemptSlots chan struct{}
-	// pdbLister reads PodDisruptionBudgets, for preemption; nil without
-	// an informer factory or a profile that preempts.
-	pdbLister policylisters.PodDisruptionBudgetLister
 
 	bindWG sync.WaitGroup
 	// feasibleSlotsBuf holds the slots of the nodes in feasibleBuf.
@@ -377,12 +373,6 @@ func New(opts Options) (*Scheduler, error) {
 			return nil, err
 		}
 		s.podLister = opts.InformerFactory.Core().V1().Pods().Lister()
-		for _, prof := range s.profiles {
-			if prof.preemption != nil {
-				s.pdbLister = opts.InformerFactory.Policy().V1().PodDisruptionBudgets().Lister()
-				break
-			}
-		}
 	}
 	return s, nil
 }
@@ -567,28 +557,23 @@ const (
 	bindQueueSize = 1024
 )
 
-// runPostFilter runs the profile's PostFilter steps for a pod that fits
-// nowhere, as kube-scheduler's framework does: a step that made room
+// runPostFilter runs the profile's PostFilter plugins for a pod that fits
+// nowhere, as kube-scheduler's framework does: a plugin that made room
 // (preemption nominated a node) ends the chain with its message (v1.37's
 // "preemption: found a potential placement for pod on node ..."); an
-// Unschedulable step passes on, its reasons kept; any other status ends
+// Unschedulable one passes on, its reasons kept; any other status ends
 // the chain with its message. It returns the message for the pod's
 // FailedScheduling event.
 func (s *Scheduler) runPostFilter(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, fitErr *FitError) string {
 	start := time.Now()
+	filtered := &framework.FilteredNodes{NumAllNodes: fitErr.NumAllNodes, Resolvable: fitErr.candidates}
+	prof.keepActiveFilters(state)
 	var reasons []string
 	for _, pl := range prof.postFilter {
-		if pl == nil {
+		if _, preempts := pl.(framework.PreemptionPlanner); preempts {
 			s.metrics.PreemptionAttempted()
-			node, msg := s.preempt(ctx, prof, state, pod, fitErr)
-			if node != "" {
-				prof.observe(metrics.PostFilter, framework.Success, start)
-				return msg
-			}
-			reasons = append(reasons, msg)
-			continue
 		}
-		st := pl.PostFilter(ctx, state, pod)
+		st := pl.PostFilter(ctx, state, pod, filtered)
 		switch {
 		case st.IsSuccess():
 			prof.observe(metrics.PostFilter, framework.Success, start)

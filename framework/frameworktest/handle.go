@@ -42,9 +42,16 @@ type Handle struct {
 	Recorder events.EventRecorder
 	// Nominated is what NominatedPodsForNode returns, by node.
 	Nominated map[string][]*framework.PodInfo
+	// Filters are the filters of the profile a preempting PostFilter
+	// plugin asks "what if" (see preemption.go).
+	Filters []framework.FilterPlugin
+	// Nominations is what NominationOf returns, by pod.
+	Nominations map[types.UID]framework.Nomination
 
-	mu     sync.Mutex
-	raised []framework.ClusterEvent
+	mu        sync.Mutex
+	raised    []framework.ClusterEvent
+	preempted []Preemption
+	cleared   []*v1.Pod
 }
 
 var _ framework.Handle = &Handle{}

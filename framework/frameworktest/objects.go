@@ -5,6 +5,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -52,6 +53,8 @@ func (h *Handle) indexerFor(o runtime.Object) toolscache.Indexer {
 		inf = f.Storage().V1().CSIStorageCapacities().Informer()
 	case *v1.Node:
 		inf = f.Core().V1().Nodes().Informer()
+	case *policyv1.PodDisruptionBudget:
+		inf = f.Policy().V1().PodDisruptionBudgets().Informer()
 	default:
 		panic(fmt.Sprintf("frameworktest: no informer for %T", o))
 	}

@@ -36,7 +36,7 @@ var defaultBackgroundRetry = wait.Backoff{Duration: time.Second, Factor: 2, Step
 // API) and its event brings the pod back. The messages are
 // kube-scheduler v1.37's: a PostFilter that did nothing says nothing (the
 // pod's message goes on to preemption's).
-func (pl *DynamicResources) PostFilter(_ context.Context, cs *framework.CycleState, pod *v1.Pod) *framework.Status {
+func (pl *DynamicResources) PostFilter(_ context.Context, cs *framework.CycleState, pod *v1.Pod, _ *framework.FilteredNodes) *framework.Status {
 	s, err := readState(cs)
 	if err != nil {
 		// PreFilter did not run: an earlier PreFilter turned the pod away

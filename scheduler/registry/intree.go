@@ -1,9 +1,8 @@
 package registry
 
 import (
-	"fmt"
-
 	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/predicates/defaultpreemption"
 	"github.com/yardmaster-io/yardmaster/predicates/dynamicresources"
 	"github.com/yardmaster-io/yardmaster/predicates/interpodaffinity"
 	"github.com/yardmaster-io/yardmaster/predicates/nodeaffinity"
@@ -29,9 +28,9 @@ const (
 	SchedulingGatesName = "SchedulingGates"
 	PrioritySortName    = prioritysort.Name
 	DefaultBinderName   = "DefaultBinder"
-	// DefaultPreemptionName switches on preemption (scheduler/preemption.go)
-	// for pods that fit nowhere.
-	DefaultPreemptionName = "DefaultPreemption"
+	// DefaultPreemptionName is DefaultPreemption's, the plugin that
+	// preempts for pods that fit nowhere.
+	DefaultPreemptionName = defaultpreemption.Name
 	// NodeResourcesFitName is NodeResourcesFit's, for the scheduler,
 	// which reaches the plugins only through the registry.
 	NodeResourcesFitName = noderesources.FitName
@@ -159,6 +158,7 @@ func NewInTree() framework.Registry {
 		interpodaffinity.Registration(),
 		imagelocality.Registration(),
 		dynamicresources.Registration(),
+		defaultpreemption.Registration(),
 		networktraffic.Registration(pool),
 	)
 	regs = append(regs, loadaware.Registrations(pool)...)
@@ -178,23 +178,6 @@ func builtinRegistrations() []framework.Registration {
 	return []framework.Registration{
 		{Name: SchedulingGatesName, Points: []string{framework.PointPreEnqueue}},
 		{Name: DefaultBinderName, Points: []string{framework.PointBind}},
-		{
-			Name: DefaultPreemptionName,
-			// kube-scheduler v1.37's DefaultPreemption is also a PreEnqueue
-			// plugin: it holds back a pod whose evictions are still being
-			// requested. Listed there, it changes nothing in yardmaster,
-			// which holds that pod back from preempting again in PostFilter
-			// (Scheduler.eligibleToPreempt) with the same message.
-			Points:  []string{framework.PointPreEnqueue, framework.PointPostFilter},
-			NewArgs: func() any { return &framework.DefaultPreemptionArgs{} },
-			ValidateArgs: func(a any) error {
-				args, ok := a.(*framework.DefaultPreemptionArgs)
-				if !ok {
-					return fmt.Errorf("internal error: %T is not DefaultPreemption's args", a)
-				}
-				return framework.ValidateDefaultPreemptionArgs(args)
-			},
-		},
 		explainRegistration(),
 	}
 }
