@@ -20,7 +20,7 @@ var pluginLibraries = []string{"priorities/prommetric"}
 // import besides framework and pluginLibraries.
 var testKits = []string{"framework/frameworktest", "framework/frameworktest/cycletest"}
 
-// pluginFolder is one folder of predicates/ or priorities/ that holds
+// pluginFolder is one folder of predicates/, priorities/ or binder/defaultbinder that holds
 // plugins, as its source says.
 type pluginFolder struct {
 	pkg string // relative to the module
@@ -29,12 +29,12 @@ type pluginFolder struct {
 	code, tests []*ast.File
 }
 
-// pluginFolders parses every package under predicates/ and priorities/
+// pluginFolders parses every package under predicates/ and priorities/, and binder/defaultbinder,
 // but the shared libraries.
 func pluginFolders(t *testing.T) []pluginFolder {
 	t.Helper()
 	var out []pluginFolder
-	for _, p := range goList(t, "./predicates/...", "./priorities/...") {
+	for _, p := range goList(t, "./predicates/...", "./priorities/...", "./binder/defaultbinder") {
 		pkg := strings.TrimPrefix(p.ImportPath, module+"/")
 		if slices.Contains(pluginLibraries, pkg) {
 			continue

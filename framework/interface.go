@@ -367,3 +367,19 @@ type DeviceClassResolver interface {
 type SharedDRAManager interface {
 	DeviceClassResolver
 }
+
+// BindingHandle is the handle's way to the scheduler's own Binding, for
+// a Bind plugin that wraps DefaultBinder or stands in for it
+// (binder/defaultbinder). The handle a profile gives its plugins
+// implements it; assert it when the plugin is built.
+type BindingHandle interface {
+	Handle
+	// PostBinding posts pod's Binding to nodeName through the
+	// pods/binding subresource with the pod's UID as a precondition,
+	// retrying what the API server did not commit, as DefaultBinder does.
+	// An error that says the Binding may have been committed all the
+	// same (a timeout, a lost answer) tells the scheduler to look at the
+	// pod before it frees what the pod holds: return it as it is, in
+	// AsStatus.
+	PostBinding(ctx context.Context, pod *v1.Pod, nodeName string) error
+}

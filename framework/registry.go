@@ -62,7 +62,7 @@ type Registration struct {
 	// ValidateArgs checks decoded arguments; nil when there is nothing to check.
 	ValidateArgs func(args any) error
 	// New builds the plugin. Nil for names that only switch on behaviour
-	// built into the scheduler itself (PrioritySort, DefaultBinder, ...).
+	// built into the scheduler itself (SchedulingGates, Explain).
 	New Factory
 }
 
@@ -108,8 +108,8 @@ type Profile struct {
 	SchedulerName string
 	// PercentageOfNodesToScore overrides the global setting when non-nil.
 	PercentageOfNodesToScore *int32
-	// Bind are the bind plugins, in order; DefaultBinder stands for the
-	// scheduler's own Binding. Empty means DefaultBinder alone.
+	// Bind are the bind plugins, in order. Empty means the scheduler's
+	// own Binding, DefaultBinder's, alone.
 	Bind []string
 	// QueueSort is the queue-sort plugin (the same in every profile: they
 	// share one queue); empty orders as PrioritySort.

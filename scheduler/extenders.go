@@ -12,6 +12,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/scheduler/extender"
+	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
 // ExtenderName is the name an extender's rejection is recorded under, as in
@@ -19,9 +20,9 @@ import (
 // rejected is retried on every cluster event.
 const ExtenderName = "Extender"
 
-// defaultBinderName is the plugin name that stands for the scheduler's
-// own Binding (binder.Binder) among the bind plugins.
-const defaultBinderName = "DefaultBinder"
+// defaultBinderName is DefaultBinder's, whose Binding is the scheduler's
+// own (binder.Binder, through the handle's PostBinding).
+const defaultBinderName = registry.DefaultBinderName
 
 // This file runs kube-scheduler's HTTP extenders (package extender) at the
 // places kube-scheduler does: after the filter plugins, on the nodes they
@@ -184,14 +185,10 @@ func (s *Scheduler) bind(ctx context.Context, prof *profile, state *framework.Cy
 		s.logger.Info("skipping an extender's bind that failed: it is ignorable", zap.String("extender", e.Name()),
 			zap.String("pod", pod.Namespace+"/"+pod.Name), zap.Error(err))
 	}
-	binders := prof.bind
-	if len(binders) == 0 {
-		binders = []framework.BindPlugin{nil} // DefaultBinder alone
+	if len(prof.bind) == 0 {
+		return defaultBinderName, s.postBinding(ctx, pod, node)
 	}
-	for _, b := range binders {
-		if b == nil {
-			return defaultBinderName, s.binder.Bind(ctx, pod, node)
-		}
+	for _, b := range prof.bind {
 		st := b.Bind(ctx, state, pod, node)
 		switch {
 		case st.IsSkip():

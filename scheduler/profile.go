@@ -37,8 +37,8 @@ type profile struct {
 	planner framework.PreemptionPlanner
 	// queueSort is the queue-sort plugin, nil when the profile names none.
 	queueSort framework.QueueSortPlugin
-	// bind are the Bind plugins in configured order; a nil plugin is
-	// DefaultBinder, built in (binder.Binder). None means DefaultBinder.
+	// bind are the Bind plugins in configured order. None (a profile
+	// built in a test) means the scheduler's own Binding, DefaultBinder's.
 	bind []framework.BindPlugin
 	// preEnqueue are the PreEnqueue plugins (SchedulingGates is the
 	// queue's own).
@@ -117,17 +117,7 @@ func newProfile(reg framework.Registry, p framework.Profile, sh handle) (*profil
 			return nil, fmt.Errorf("profile %q: plugin %q is not a QueueSortPlugin", p.SchedulerName, p.QueueSort)
 		}
 	}
-	for _, name := range p.Bind {
-		if len(parts[name]) == 0 {
-			prof.bind = append(prof.bind, nil) // DefaultBinder
-			continue
-		}
-		for _, pl := range parts[name] {
-			if x, ok := pl.(framework.BindPlugin); ok {
-				prof.bind = append(prof.bind, x)
-			}
-		}
-	}
+	prof.bind = pluginsAt[framework.BindPlugin](p.Bind, parts)
 	for _, name := range reg.RunAt(&p, framework.PointPreFilter) {
 		for _, pl := range parts[name] {
 			if x, ok := pl.(framework.PreFilterPlugin); ok {

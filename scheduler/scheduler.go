@@ -236,6 +236,17 @@ func (h handle) KubeConfig() *rest.Config {
 	return rest.CopyConfig(h.s.restConfig)
 }
 func (h handle) Parallelizer() framework.Parallelizer { return h.s.parallelizer }
+func (h handle) PostBinding(ctx context.Context, pod *v1.Pod, node string) error {
+	return h.s.postBinding(ctx, pod, node)
+}
+
+// postBinding posts pod's Binding to node through the binder.
+func (s *Scheduler) postBinding(ctx context.Context, pod *v1.Pod, node string) error {
+	if s.binder == nil {
+		return errors.New("the scheduler has no binder")
+	}
+	return s.binder.Bind(ctx, pod, node)
+}
 func (h handle) SharedDRAManager() framework.SharedDRAManager {
 	if h.s.dra == nil {
 		return nil

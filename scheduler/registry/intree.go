@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"github.com/yardmaster-io/yardmaster/binder/defaultbinder"
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/predicates/defaultpreemption"
 	"github.com/yardmaster-io/yardmaster/predicates/dynamicresources"
@@ -21,13 +22,14 @@ import (
 	"github.com/yardmaster-io/yardmaster/priorities/prommetric"
 )
 
-// Names of plugins that only switch on behaviour built into the scheduler:
-// they are accepted in configuration files, where kube-scheduler users
-// write them, and cannot be replaced.
+// Names the scheduler and the default profile refer to. SchedulingGates
+// only switches on the queue's own gate check: it is accepted in
+// configuration files, where kube-scheduler users write it, and cannot be
+// replaced; the others are plugins.
 const (
 	SchedulingGatesName = "SchedulingGates"
 	PrioritySortName    = prioritysort.Name
-	DefaultBinderName   = "DefaultBinder"
+	DefaultBinderName   = defaultbinder.Name
 	// DefaultPreemptionName is DefaultPreemption's, the plugin that
 	// preempts for pods that fit nowhere.
 	DefaultPreemptionName = defaultpreemption.Name
@@ -159,6 +161,7 @@ func NewInTree() framework.Registry {
 		imagelocality.Registration(),
 		dynamicresources.Registration(),
 		defaultpreemption.Registration(),
+		defaultbinder.Registration(),
 		networktraffic.Registration(pool),
 	)
 	regs = append(regs, loadaware.Registrations(pool)...)
@@ -171,13 +174,12 @@ func NewInTree() framework.Registry {
 	return reg
 }
 
-// builtinRegistrations are the names of behaviours built into the queue
-// and the scheduler, which a file may name where kube-scheduler's
-// plugins of those names serve, and Explain, which only carries args.
+// builtinRegistrations are SchedulingGates, a behaviour built into the
+// queue, which a file may name where kube-scheduler's plugin of that name
+// serves, and Explain, which only carries args.
 func builtinRegistrations() []framework.Registration {
 	return []framework.Registration{
 		{Name: SchedulingGatesName, Points: []string{framework.PointPreEnqueue}},
-		{Name: DefaultBinderName, Points: []string{framework.PointBind}},
 		explainRegistration(),
 	}
 }
