@@ -81,10 +81,10 @@ var errPodDeleted = errors.New("pod deleted")
 // returns a *FitError when a plugin rejected the pod on its node, any
 // other error otherwise; the caller then unreserves and forgets.
 func (s *Scheduler) prepareBinding(ctx context.Context, j *bindJob) error {
-	if st, by := s.runReserve(ctx, j); !st.IsSuccess() {
+	if st, by := j.prof.runReserve(ctx, j); !st.IsSuccess() {
 		return pluginFailure("Reserve", st, by, j.res.node)
 	}
-	st, by, timeouts := s.runPermit(ctx, j)
+	st, by, timeouts := j.prof.runPermit(ctx, j)
 	switch {
 	case st.IsWait():
 		j.waiting = newWaitingPod(s.clock, j.assumed, timeouts)
@@ -92,7 +92,7 @@ func (s *Scheduler) prepareBinding(ctx context.Context, j *bindJob) error {
 	case !st.IsSuccess():
 		return pluginFailure("Permit", st, by, j.res.node)
 	}
-	st, by = s.runPreBindPreFlights(ctx, j)
+	st, by = j.prof.runPreBindPreFlights(ctx, j)
 	if !st.IsSuccess() {
 		return pluginFailure("PreBindPreFlight", st, by, j.res.node)
 	}
@@ -141,119 +141,8 @@ func (s *Scheduler) unreserveAndForget(ctx context.Context, j *bindJob) {
 		j.waiting.Reject("", "the binding cycle ended")
 		s.waiting.remove(j.assumed.UID)
 	}
-	s.runUnreserve(ctx, j)
+	j.prof.runUnreserve(ctx, j)
 	s.Cache.ForgetPod(j.assumed)
-}
-
-// runReserve runs Reserve in order and returns the first failure and its
-// plugin.
-func (s *Scheduler) runReserve(ctx context.Context, j *bindJob) (*framework.Status, string) {
-	if len(j.prof.reserve) == 0 {
-		return nil, ""
-	}
-	start := time.Now()
-	timers := j.prof.metrics.timers(j.sampled, metrics.Reserve)
-	t0 := startPlugin(timers)
-	for i, pl := range j.prof.reserve {
-		st := pl.Reserve(ctx, j.state, j.assumed, j.res.node)
-		t0 = endPlugin(timers, i, st.Code(), t0)
-		if !st.IsSuccess() {
-			j.prof.observe(metrics.Reserve, st.Code(), start)
-			return st, pl.Name()
-		}
-	}
-	j.prof.observe(metrics.Reserve, framework.Success, start)
-	return nil, ""
-}
-
-// runUnreserve runs Unreserve on every reserve plugin, in reverse order.
-func (s *Scheduler) runUnreserve(ctx context.Context, j *bindJob) {
-	if len(j.prof.reserve) == 0 {
-		return
-	}
-	start := time.Now()
-	timers := j.prof.metrics.timers(j.sampled, metrics.Unreserve)
-	for i := len(j.prof.reserve) - 1; i >= 0; i-- {
-		t0 := startPlugin(timers)
-		s.unreserve(ctx, j, i)
-		endPlugin(timers, i, framework.Success, t0)
-	}
-	j.prof.observe(metrics.Unreserve, framework.Success, start)
-}
-
-// unreserve runs the i-th reserve plugin's Unreserve; a panic there
-// keeps no other plugin from giving back what it holds.
-func (s *Scheduler) unreserve(ctx context.Context, j *bindJob, i int) {
-	pl := j.prof.reserve[i]
-	defer s.recoverPlugin("Unreserve", pl.Name())
-	pl.Unreserve(ctx, j.state, j.assumed, j.res.node)
-}
-
-// runPermit runs Permit in order. A rejection or an error ends it at
-// once, with the plugin that made it; otherwise the status is Wait when
-// any plugin asked to wait, with each such plugin's timeout.
-func (s *Scheduler) runPermit(ctx context.Context, j *bindJob) (*framework.Status, string, map[string]time.Duration) {
-	if len(j.prof.permit) == 0 {
-		return nil, "", nil
-	}
-	start := time.Now()
-	timers := j.prof.metrics.timers(j.sampled, metrics.Permit)
-	var timeouts map[string]time.Duration
-	t0 := startPlugin(timers)
-	for i, pl := range j.prof.permit {
-		st, timeout := pl.Permit(ctx, j.state, j.assumed, j.res.node)
-		t0 = endPlugin(timers, i, st.Code(), t0)
-		switch {
-		case st.IsSuccess():
-		case st.IsWait():
-			if timeouts == nil {
-				timeouts = map[string]time.Duration{}
-			}
-			timeouts[pl.Name()] = min(timeout, framework.MaxPermitWait)
-		default:
-			j.prof.observe(metrics.Permit, st.Code(), start)
-			return st, pl.Name(), nil
-		}
-	}
-	if timeouts != nil {
-		j.prof.observe(metrics.Permit, framework.Wait, start)
-		return framework.NewStatus(framework.Wait), "", timeouts
-	}
-	j.prof.observe(metrics.Permit, framework.Success, start)
-	return nil, "", nil
-}
-
-// runPreBindPreFlights asks every PreBind plugin whether it has work for
-// the pod and records in j those that have. Only Success, Skip and Error
-// are allowed.
-func (s *Scheduler) runPreBindPreFlights(ctx context.Context, j *bindJob) (*framework.Status, string) {
-	if len(j.prof.preBind) == 0 {
-		return nil, ""
-	}
-	start := time.Now()
-	timers := j.prof.metrics.timers(j.sampled, metrics.PreBindPreFlight)
-	t0 := startPlugin(timers)
-	for i, pl := range j.prof.preBind {
-		st := pl.PreBindPreFlight(ctx, j.state, j.assumed, j.res.node)
-		t0 = endPlugin(timers, i, st.Code(), t0)
-		switch {
-		case st.IsSkip():
-		case st.IsSuccess():
-			j.preBind = append(j.preBind, i)
-		case st.Code() == framework.Error:
-			j.prof.observe(metrics.PreBindPreFlight, framework.Error, start)
-			return st, pl.Name()
-		default:
-			j.prof.observe(metrics.PreBindPreFlight, framework.Error, start)
-			return framework.AsStatus(fmt.Errorf("PreBindPreFlight returned %s; only Success, Skip or Error are allowed", st.Code())), pl.Name()
-		}
-	}
-	code := framework.Skip
-	if len(j.preBind) > 0 {
-		code = framework.Success
-	}
-	j.prof.observe(metrics.PreBindPreFlight, code, start)
-	return nil, ""
 }
 
 // bindWorker runs the binding cycles of pods with nothing to wait for
@@ -314,7 +203,7 @@ func (s *Scheduler) bindingCycle(j bindJob) {
 	}
 	point = "PreBind"
 	if len(j.preBind) > 0 {
-		if st, by := s.runPreBind(ctx, j); !st.IsSuccess() {
+		if st, by := j.prof.runPreBind(ctx, j); !st.IsSuccess() {
 			s.bindingFailed(ctx, j, "PreBind", st, by)
 			return
 		}
@@ -360,7 +249,7 @@ func (s *Scheduler) bindingSucceeded(ctx context.Context, j bindJob) {
 	}
 	s.metrics.PodBound(j.qpi.Attempts, sinceFirst)
 	s.binder.RecordScheduled(j.qpi.Pod, node)
-	s.runPostBind(ctx, j)
+	j.prof.runPostBind(ctx, j)
 	s.logger.Info("pod bound",
 		zap.String("pod", pod.Namespace+"/"+pod.Name),
 		zap.String("node", node),
@@ -384,44 +273,6 @@ func (s *Scheduler) waitOnPermit(ctx context.Context, j bindJob) (*framework.Sta
 		s.metrics.PermitWaited(framework.Error, time.Since(start))
 		return framework.AsStatus(fmt.Errorf("waiting on permit: %w", context.Cause(ctx))), ""
 	}
-}
-
-// runPreBind runs the PreBind plugins that have work, in order, and
-// returns the first failure and its plugin.
-func (s *Scheduler) runPreBind(ctx context.Context, j bindJob) (*framework.Status, string) {
-	start := time.Now()
-	timers := j.prof.metrics.timers(j.sampled, metrics.PreBind)
-	for _, i := range j.preBind {
-		pl := j.prof.preBind[i]
-		t0 := startPlugin(timers)
-		st := pl.PreBind(ctx, j.state, j.assumed, j.res.node)
-		endPlugin(timers, i, st.Code(), t0)
-		if !st.IsSuccess() {
-			j.prof.observe(metrics.PreBind, st.Code(), start)
-			return st, pl.Name()
-		}
-	}
-	j.prof.observe(metrics.PreBind, framework.Success, start)
-	return nil, ""
-}
-
-// runPostBind tells the PostBind plugins that the pod is bound.
-func (s *Scheduler) runPostBind(ctx context.Context, j bindJob) {
-	if len(j.prof.postBind) == 0 {
-		return
-	}
-	start := time.Now()
-	timers := j.prof.metrics.timers(j.sampled, metrics.PostBind)
-	for i, pl := range j.prof.postBind {
-		t0 := startPlugin(timers)
-		func() {
-			// The pod is bound: a panic is only logged.
-			defer s.recoverPlugin("PostBind", pl.Name())
-			pl.PostBind(ctx, j.state, j.assumed, j.res.node)
-		}()
-		endPlugin(timers, i, framework.Success, t0)
-	}
-	j.prof.observe(metrics.PostBind, framework.Success, start)
 }
 
 // bindingFailed ends a binding cycle that failed at point with st from

@@ -190,7 +190,7 @@ func (s *Scheduler) Place(ctx context.Context, pod *v1.Pod) (*explain.Explanatio
 		return nil, fmt.Errorf("assume %s/%s on %q: %w", pod.Namespace, pod.Name, e.Selected, err)
 	}
 	j := &bindJob{prof: prof, state: state, assumed: assumed, res: scheduleResult{node: e.Selected}}
-	if st, plugin := s.runReserve(ctx, j); st != nil {
+	if st, plugin := j.prof.runReserve(ctx, j); st != nil {
 		s.unreserveAndForget(ctx, j)
 		e.Message = pluginFailure("Reserve", st, plugin, e.Selected).Error()
 		e.Selected = ""

@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -188,17 +187,7 @@ func (s *Scheduler) bind(ctx context.Context, prof *profile, state *framework.Cy
 	if len(prof.bind) == 0 {
 		return defaultBinderName, s.postBinding(ctx, pod, node)
 	}
-	for _, b := range prof.bind {
-		st := b.Bind(ctx, state, pod, node)
-		switch {
-		case st.IsSkip():
-			continue
-		case st.IsSuccess():
-			return b.Name(), nil
-		}
-		return b.Name(), st.Err()
-	}
-	return "", errors.New("every bind plugin skipped the pod")
+	return prof.runBindPlugins(ctx, state, pod, node)
 }
 
 // OrderExtenders returns es in the order kube-scheduler calls them: the

@@ -51,6 +51,11 @@ type FitError struct {
 	message, messageFor string
 }
 
+// newFitError returns an empty FitError over numAllNodes nodes.
+func newFitError(numAllNodes int) *FitError {
+	return &FitError{NumAllNodes: numAllNodes, ReasonCounts: map[string]int{}}
+}
+
 // statusCount is how many nodes one rejection (a status a plugin
 // returned) was given for, with a few of their names.
 type statusCount struct {

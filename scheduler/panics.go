@@ -118,14 +118,3 @@ func (s *Scheduler) bindingPanicked(ctx context.Context, j bindJob, point string
 	}
 	s.bindingFailed(ctx, j, point, framework.AsStatus(pe), plugin)
 }
-
-// recoverPlugin, deferred around one plugin call that must not keep the
-// others from running (Unreserve, PostBind), logs a panic and lets the
-// caller go on.
-func (s *Scheduler) recoverPlugin(point, plugin string) {
-	if r := recover(); r != nil {
-		pe := framework.NewPanicError(r)
-		s.logger.Error("plugin panicked", zap.String("at", point), zap.String("plugin", plugin),
-			zap.Error(pe), zap.ByteString("stack", pe.Stack))
-	}
-}

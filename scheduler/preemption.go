@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/metrics"
 	"github.com/yardmaster-io/yardmaster/queue"
 )
 
@@ -78,26 +77,6 @@ func (s *Scheduler) syncNomination(pod *v1.Pod) {
 		s.preempting[pod.UID] = &inFlightPreemption{pod: pod, info: framework.NewPodInfo(pod), node: node, fromStatus: true}
 		s.nominationsChanged()
 	}
-}
-
-// whatIf tells the PreFilter states of the plugins that did not skip that
-// pi was added to (add) or removed from node ni.
-func whatIf(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, pi *framework.PodInfo, ni *framework.NodeInfo, add bool) *framework.Status {
-	for _, ext := range prof.preFilterExt {
-		if _, skip := state.SkipFilterPlugins[ext.name]; skip {
-			continue
-		}
-		var st *framework.Status
-		if add {
-			st = ext.AddPod(ctx, state, pod, pi, ni)
-		} else {
-			st = ext.RemovePod(ctx, state, pod, pi, ni)
-		}
-		if !st.IsSuccess() {
-			return st
-		}
-	}
-	return nil
 }
 
 // startEvictions nominates node for pod and evicts victims in the
@@ -290,61 +269,6 @@ func (v nominatedView) on(node string) []*framework.PodInfo {
 		}
 	}
 	return out
-}
-
-// runFiltersWithNominated is runFilters on ni for pod, which must also
-// fit beside the nominated pods given (kube-scheduler's
-// RunFilterPluginsWithNominatedPods): on a copy of ni and of state that
-// hold them. Without nominated pods it is runFilters.
-//
-// kube-scheduler filters with the nominated pods first, then without
-// them; the pod must pass both. yardmaster filters without them first,
-// and makes the copies only when the pod passes: on a full cluster where
-// every node holds a preemptor's nomination, a pod that fits nowhere then
-// costs no copy per node. The verdict is the same; when both runs reject
-// the node, the reason given is the run without the nominated pods'.
-func runFiltersWithNominated(ctx context.Context, prof *profile, active []int, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, nominated []*framework.PodInfo, timers []*metrics.PluginTimer) (*framework.Status, string) {
-	if len(nominated) > 0 {
-		if status, by := runFilters(ctx, prof, active, state, pod, ni, timers); !status.IsSuccess() {
-			return status, by
-		}
-		return runFiltersBesideNominated(ctx, prof, active, state, pod, ni, nominated)
-	}
-	return runFilters(ctx, prof, active, state, pod, ni, timers)
-}
-
-// fitsBesideNominated is runFiltersWithNominated in kube-scheduler's
-// order, for preemption's what-if runs: beside the nominated pods first,
-// then without them. The verdict is the same; the reason, when the pod
-// fails beside them, is kube-scheduler's, which a node that is no
-// candidate gives in the "preemption: ..." message. It costs a copy per
-// check on a node that holds nominations of the pod's priority or more
-// (rare), where the other order spares the copy when the pod fails
-// without them.
-func fitsBesideNominated(ctx context.Context, prof *profile, active []int, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, nominated []*framework.PodInfo) *framework.Status {
-	if len(nominated) > 0 {
-		if status, _ := runFiltersBesideNominated(ctx, prof, active, state, pod, ni, nominated); !status.IsSuccess() {
-			return status
-		}
-	}
-	status, _ := runFilters(ctx, prof, active, state, pod, ni, nil)
-	return status
-}
-
-// runFiltersBesideNominated runs the filters for pod on a copy of ni and
-// of state that hold the nominated pods: the second half of
-// runFiltersWithNominated, for a pod that passed on ni as it is.
-func runFiltersBesideNominated(ctx context.Context, prof *profile, active []int, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, nominated []*framework.PodInfo) (*framework.Status, string) {
-	what := ni.Clone()
-	what.Generation, what.Slot = 0, 0
-	st := state.Clone()
-	for _, pi := range nominated {
-		what.AddPodInfo(pi)
-		if status := whatIf(ctx, prof, st, pod, pi, what, true); !status.IsSuccess() {
-			return status, ""
-		}
-	}
-	return runFilters(ctx, prof, active, st, pod, what, nil)
 }
 
 // nominatedOn returns the pods nominated to node now.

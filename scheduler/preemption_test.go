@@ -39,7 +39,7 @@ func (s *Scheduler) preempt(ctx context.Context, prof *profile, state *framework
 	s.preemptMu.Lock()
 	before := s.preempting[pod.UID]
 	s.preemptMu.Unlock()
-	msg := s.runPostFilter(ctx, prof, state, pod, fitErr)
+	msg := prof.runPostFilter(ctx, state, pod, fitErr)
 	s.preemptMu.Lock()
 	defer s.preemptMu.Unlock()
 	if p, ok := s.preempting[pod.UID]; ok && p != before && !p.fromStatus {

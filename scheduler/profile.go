@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"slices"
 
+	"go.uber.org/zap"
+
 	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/metrics"
 	"github.com/yardmaster-io/yardmaster/queue"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
@@ -43,8 +46,12 @@ type profile struct {
 	// preEnqueue are the PreEnqueue plugins (SchedulingGates is the
 	// queue's own).
 	preEnqueue []framework.PreEnqueuePlugin
-	// metrics records the profile's cycles (metrics.go).
-	metrics *profileMetrics
+	// metrics records the profile's cycles (metrics.go); counters are
+	// the scheduler's metrics the runtime counts in (preemption attempts).
+	metrics  *profileMetrics
+	counters *metrics.Metrics
+	// logger logs the panics of plugins that must not stop the others.
+	logger *zap.Logger
 	// signatures keeps signing plugins' answers across cycles
 	// (signatures.go).
 	signatures signatures
@@ -77,7 +84,7 @@ type weightedScorer struct {
 // its parts at the points the profile lists it under, and at its steps
 // (framework.Registry.RunAt).
 func newProfile(reg framework.Registry, p framework.Profile, sh handle) (*profile, error) {
-	prof := &profile{name: p.SchedulerName, percentageOfNodesToScore: p.PercentageOfNodesToScore}
+	prof := &profile{name: p.SchedulerName, percentageOfNodesToScore: p.PercentageOfNodesToScore, counters: sh.s.metrics, logger: sh.s.logger}
 	h := &profileHandle{handle: sh, prof: prof}
 	if a, ok := p.Args[registry.ExplainName].(*framework.ExplainArgs); ok {
 		prof.annotate = a.SimulatorAnnotations

@@ -54,15 +54,15 @@ func (p *profile) activeFilters(state *framework.CycleState) []int {
 }
 
 func (h *profileHandle) RunFilterPluginsWithNominatedPods(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
-	return fitsBesideNominated(ctx, h.prof, h.prof.activeFilters(state), state, pod, nodeInfo, h.s.nominatedFor(pod).on(nodeInfo.NodeName()))
+	return h.prof.fitsBesideNominated(ctx, h.prof.activeFilters(state), state, pod, nodeInfo, h.s.nominatedFor(pod).on(nodeInfo.NodeName()))
 }
 
 func (h *profileHandle) RunPreFilterExtensionAddPod(ctx context.Context, state *framework.CycleState, pod *v1.Pod, podInfoToAdd *framework.PodInfo, nodeInfo *framework.NodeInfo) *framework.Status {
-	return whatIf(ctx, h.prof, state, pod, podInfoToAdd, nodeInfo, true)
+	return h.prof.whatIf(ctx, state, pod, podInfoToAdd, nodeInfo, true)
 }
 
 func (h *profileHandle) RunPreFilterExtensionRemovePod(ctx context.Context, state *framework.CycleState, pod *v1.Pod, podInfoToRemove *framework.PodInfo, nodeInfo *framework.NodeInfo) *framework.Status {
-	return whatIf(ctx, h.prof, state, pod, podInfoToRemove, nodeInfo, false)
+	return h.prof.whatIf(ctx, state, pod, podInfoToRemove, nodeInfo, false)
 }
 
 func (h *profileHandle) NominationOf(pod *v1.Pod) (framework.Nomination, bool) {

@@ -108,71 +108,13 @@ func (s *Scheduler) numFeasibleNodesToFind(prof *profile, numAll int) int {
 // node and keep each one's verdict (explain.go).
 func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, all []*framework.NodeInfo, rec *cycleRecorder) ([]*framework.NodeInfo, int, *FitError, error) {
 	// Made only when the pod fits nowhere: most cycles find a node.
-	newFitErr := func() *FitError { return &FitError{NumAllNodes: len(all), ReasonCounts: map[string]int{}} }
+	newFitErr := func() *FitError { return newFitError(len(all)) }
 
+	allowed, narrowedBy, fitErr, err := prof.runPreFilterPlugins(ctx, state, pod, all, s.recordPluginMetrics, rec)
+	if fitErr != nil || err != nil {
+		return nil, 0, fitErr, err
+	}
 	nodes := all
-	var allowed map[string]struct{}
-	var narrowedBy []string
-	preFilterStart := time.Now()
-	preFilterTimers := prof.metrics.timers(s.recordPluginMetrics, metrics.PreFilter)
-	t0 := startPlugin(preFilterTimers)
-	// As in kube-scheduler, an Unschedulable PreFilter lets the others run
-	// (the last one's reason is the pod's), an UnschedulableAndUnresolvable
-	// one ends the step at once.
-	var rejected *framework.Status
-	var rejectedBy []string
-	for i, pl := range prof.preFilter {
-		res, st := pl.PreFilter(ctx, state, pod, all)
-		t0 = endPlugin(preFilterTimers, i, st.Code(), t0)
-		switch {
-		case st.IsSkip():
-			if state.SkipFilterPlugins == nil {
-				state.SkipFilterPlugins = map[string]struct{}{}
-			}
-			state.SkipFilterPlugins[pl.Name()] = struct{}{}
-			continue
-		case st.Code() == framework.Unschedulable:
-			rejected = st
-			rejectedBy = append(rejectedBy, pl.Name())
-			continue
-		case st.IsRejected():
-			rec.preFilterRejected(pl.Name(), st)
-			prof.observe(metrics.PreFilter, st.Code(), preFilterStart)
-			fitErr := newFitErr()
-			fitErr.addPlugins(pl.Name())
-			fitErr.PreFilterMessage, fitErr.preFilterPlugin = st.Message(), pl.Name()
-			fitErr.Unresolvable = true
-			return nil, 0, fitErr, nil
-		case !st.IsSuccess():
-			prof.observe(metrics.PreFilter, framework.Error, preFilterStart)
-			return nil, 0, nil, fmt.Errorf("running PreFilter plugin %q: %w", pl.Name(), st.Err())
-		}
-		if res != nil && res.NodeNames != nil {
-			allowed = intersect(allowed, res.NodeNames)
-			narrowedBy = append(narrowedBy, pl.Name())
-			if len(allowed) == 0 {
-				prof.observe(metrics.PreFilter, framework.UnschedulableAndUnresolvable, preFilterStart)
-				fitErr := newFitErr()
-				fitErr.addPlugins(narrowedBy...)
-				fitErr.PreFilterMessage = notSatisfiedMessage(narrowedBy)
-				rec.preFilterRejected(pl.Name(), framework.NewStatus(framework.UnschedulableAndUnresolvable, fitErr.PreFilterMessage))
-				fitErr.Unresolvable = true
-				return nil, 0, fitErr, nil
-			}
-		}
-	}
-	if rejected != nil {
-		// The last one's status is the pod's, as in kube-scheduler.
-		last := rejectedBy[len(rejectedBy)-1]
-		rec.preFilterRejected(last, rejected)
-		prof.observe(metrics.PreFilter, framework.Unschedulable, preFilterStart)
-		fitErr := newFitErr()
-		fitErr.addPlugins(rejectedBy...)
-		fitErr.PreFilterMessage, fitErr.preFilterPlugin = rejected.Message(), last
-		fitErr.candidates = all
-		return nil, 0, fitErr, nil
-	}
-	prof.observe(metrics.PreFilter, framework.Success, preFilterStart)
 	filterStart := time.Now()
 	// Resolve once which filters run for this pod, so the per-node loop
 	// makes no map lookup.
@@ -187,28 +129,16 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	// nominatedFor); nil in nearly every cycle.
 	nominated := s.nominatedFor(pod)
 	// A pod that preempted for a node tries that node first, alone, as
-	// kube-scheduler does (evaluateNominatedNode): its victims made room
-	// there, and once they are gone a one-node cycle places it. As there,
-	// this comes before the PreFilter results narrow the nodes, so a
-	// node they leave out, or a list of nodes none of which exists, does
-	// not rule it out. Explain (rec) shows every node instead.
+	// kube-scheduler does (evaluateNominatedNode). Explain (rec) shows
+	// every node instead.
 	if rec == nil {
-		if ni := s.nominatedNodeInfo(pod); ni != nil {
-			if st, _ := runFiltersWithNominated(ctx, prof, active, state, pod, ni, nominated.on(ni.NodeName()), nil); st.IsSuccess() {
-				prof.observe(metrics.Filter, framework.Success, filterStart)
-				s.feasibleBuf = append(s.feasibleBuf[:0], ni)
-				s.feasibleSlotsBuf = append(s.feasibleSlotsBuf[:0], ni.Slot)
-				// The extenders have the last word here too; a node
-				// they refuse sends the pod through every node, as in
-				// kube-scheduler.
-				one, err := s.filterByExtenders(ctx, pod, s.feasibleBuf, s.feasibleSlotsBuf, &extenderRejections{})
-				if err != nil {
-					return nil, 0, nil, err
-				}
-				if len(one) == 1 {
-					return one, 1, nil, nil
-				}
-			}
+		one, err := s.tryNominatedNode(ctx, prof, active, state, pod, nominated)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		if one != nil {
+			prof.observe(metrics.Filter, framework.Success, filterStart)
+			return one, 1, nil, nil
 		}
 	}
 	// Only the nodes the PreFilter results name, and that exist, are
@@ -267,7 +197,11 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	start := s.nextStartNodeIndex % len(nodes)
 	filterTimers := prof.metrics.timers(s.recordPluginMetrics, metrics.Filter)
 	anyNominated := !nominated.empty()
-	answers, signed := s.filterAnswers(prof, state, pod, active)
+	var answers *slotAnswers[rejection]
+	var signed int
+	if !s.noShortcuts {
+		answers, signed = prof.filterAnswers(state, pod, active, len(s.snapshot.Slots().Nodes))
+	}
 	// The nodes' slots and generations, from the snapshot's arrays when
 	// nodes is its list: a node whose kept answer rejects it is then
 	// decided without reading its NodeInfo.
@@ -306,16 +240,16 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 		}
 		switch {
 		case answers != nil:
-			st, by = runFiltersSigned(filterCtx, prof, active, signed, answers, slot, gen, state, pod, ni, timers)
+			st, by = prof.runFiltersSigned(filterCtx, active, signed, answers, slot, gen, state, pod, ni, timers)
 		case s.noShortcuts:
-			st, by = runFilters(filterCtx, prof, active, state, pod, ni, timers)
+			st, by = prof.runFilters(filterCtx, active, state, pod, ni, timers)
 		default:
-			st, by = runFiltersAt(filterCtx, prof, active, state, pod, ni, slot, gen, timers)
+			st, by = prof.runFiltersAt(filterCtx, active, state, pod, ni, slot, gen, timers)
 		}
 		if len(nom) > 0 && st.IsSuccess() {
 			// Passed on the node as it is: now beside the pods
 			// nominated there (runFiltersWithNominated's second half).
-			st, by = runFiltersBesideNominated(filterCtx, prof, active, state, pod, ni, nom)
+			st, by = prof.runFiltersBesideNominated(filterCtx, active, state, pod, ni, nom)
 		}
 		if st.Code() == framework.Error {
 			err := fmt.Errorf("running %q filter plugin: %w", by, st.Err())
@@ -368,7 +302,15 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	if n > 0 {
 		return feasible[:n], evaluated, nil, nil
 	}
-	fitErr := newFitErr()
+	return nil, evaluated, rejectionsOf(len(all), nodes, statuses, found.Load() > 0, &byExtenders, narrowedBy, absent), nil
+}
+
+// rejectionsOf is the FitError of a pod that fits none of numAll nodes:
+// nodes were filtered with statuses (parallel to them), some passed the
+// filters and the extenders refused them (passed, byExtenders), and the
+// PreFilter results of narrowedBy left absent nodes out.
+func rejectionsOf(numAll int, nodes []*framework.NodeInfo, statuses []rejection, passed bool, byExtenders *extenderRejections, narrowedBy []string, absent int) *FitError {
+	fitErr := newFitError(numAll)
 	unresolvable := true
 	for i, r := range statuses {
 		if r.status == nil {
@@ -381,7 +323,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 			fitErr.candidates = append(fitErr.candidates, nodes[i])
 		}
 	}
-	if found.Load() > 0 {
+	if passed {
 		// The plugins passed nodes and the extenders refused them all:
 		// they are the pod's rejectors too (kube-scheduler's
 		// ExtenderName).
@@ -392,7 +334,32 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	}
 	fitErr.addAbsent(narrowedBy, absent)
 	fitErr.Unresolvable = unresolvable
-	return nil, evaluated, fitErr, nil
+	return fitErr
+}
+
+// tryNominatedNode filters the node the pod preempted for, alone: its
+// victims made room there, and once they are gone a one-node cycle places
+// it. As in kube-scheduler, this comes before the PreFilter results
+// narrow the nodes, so a node they leave out, or a list of nodes none of
+// which exists, does not rule it out. It returns the node, when the
+// filters and the extenders pass it, as the cycle's one feasible node;
+// nil sends the pod through every node, as in kube-scheduler.
+func (s *Scheduler) tryNominatedNode(ctx context.Context, prof *profile, active []int, state *framework.CycleState, pod *v1.Pod, nominated nominatedView) ([]*framework.NodeInfo, error) {
+	ni := s.nominatedNodeInfo(pod)
+	if ni == nil {
+		return nil, nil
+	}
+	if st, _ := prof.runFiltersWithNominated(ctx, active, state, pod, ni, nominated.on(ni.NodeName()), nil); !st.IsSuccess() {
+		return nil, nil
+	}
+	s.feasibleBuf = append(s.feasibleBuf[:0], ni)
+	s.feasibleSlotsBuf = append(s.feasibleSlotsBuf[:0], ni.Slot)
+	// The extenders have the last word here too.
+	one, err := s.filterByExtenders(ctx, pod, s.feasibleBuf, s.feasibleSlotsBuf, &extenderRejections{})
+	if err != nil || len(one) != 1 {
+		return nil, err
+	}
+	return one, nil
 }
 
 // notSatisfiedMessage is kube-scheduler's reason for a pod whose PreFilter
@@ -410,42 +377,6 @@ func notSatisfiedMessage(plugins []string) string {
 type rejection struct {
 	status *framework.Status
 	plugin string
-}
-
-// runFilters runs the active filters (indexes into prof.filter) on one node
-// in configured order, cheapest first, and returns the first rejection and
-// the name of the plugin that made it. timers, parallel to prof.filter, are
-// given in sampled cycles only.
-//
-// The status is not changed: plugins may return one shared, preallocated
-// status for a fixed reason, which keeps the per-node loop from allocating
-// on nodes that do not fit.
-func runFilters(ctx context.Context, prof *profile, active []int, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, timers []*metrics.PluginTimer) (*framework.Status, string) {
-	return runFiltersAt(ctx, prof, active, state, pod, ni, 0, 0, timers)
-}
-
-// runFiltersAt is runFilters for a snapshot node in slot with generation
-// gen (0 for any other NodeInfo): a plugin that is a SlotFilter decides
-// from slot and gen when it can, without reading the NodeInfo.
-func runFiltersAt(ctx context.Context, prof *profile, active []int, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, slot int, gen int64, timers []*metrics.PluginTimer) (*framework.Status, string) {
-	t0 := startPlugin(timers)
-	for _, i := range active {
-		var st *framework.Status
-		decided := false
-		if sf := prof.slotFilter[i]; sf != nil && slot > 0 {
-			st, decided = sf.FilterSlot(ctx, state, pod, slot, gen)
-		}
-		if !decided {
-			st = prof.filter[i].Filter(ctx, state, pod, ni)
-		}
-		t0 = endPlugin(timers, i, st.Code(), t0)
-		if !st.IsSuccess() {
-			// An Error is returned as it is: findFeasible ends the
-			// attempt with it, as kube-scheduler does.
-			return st, prof.filter[i].Name()
-		}
-	}
-	return nil, ""
 }
 
 func intersect(a, b map[string]struct{}) map[string]struct{} {
@@ -467,25 +398,9 @@ func intersect(a, b map[string]struct{}) map[string]struct{} {
 // names and generations are then read from its arrays. rec, nil in
 // scheduling cycles, keeps every scorer's raw and normalized scores.
 func (s *Scheduler) prioritize(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, feasible []*framework.NodeInfo, slots []int, rec *cycleRecorder) ([]int64, error) {
-	preScoreStart := time.Now()
-	preScoreTimers := prof.metrics.timers(s.recordPluginMetrics, metrics.PreScore)
-	t0 := startPlugin(preScoreTimers)
-	for i, pl := range prof.preScore {
-		st := pl.PreScore(ctx, state, pod, feasible)
-		t0 = endPlugin(preScoreTimers, i, st.Code(), t0)
-		if st.IsSkip() {
-			if state.SkipScorePlugins == nil {
-				state.SkipScorePlugins = map[string]struct{}{}
-			}
-			state.SkipScorePlugins[pl.Name()] = struct{}{}
-			continue
-		}
-		if !st.IsSuccess() {
-			prof.observe(metrics.PreScore, framework.Error, preScoreStart)
-			return nil, st.Err()
-		}
+	if err := prof.runPreScorePlugins(ctx, state, pod, feasible, s.recordPluginMetrics); err != nil {
+		return nil, err
 	}
-	prof.observe(metrics.PreScore, framework.Success, preScoreStart)
 	// The buffers are the scheduler's, reused cycle after cycle (one cycle
 	// runs at a time): a cycle over a big cluster would otherwise allocate
 	// and clear tens of kilobytes of score lists.
@@ -522,7 +437,7 @@ func (s *Scheduler) prioritize(ctx context.Context, prof *profile, state *framew
 		lists = append(lists, s.scoreBuf[i*len(feasible):(i+1)*len(feasible):(i+1)*len(feasible)])
 	}
 	s.scoreListsBuf = lists
-	answers, columns := s.scoreAnswers(prof, state, pod, scorers, s.scoreColumnsBuf)
+	answers, columns := prof.scoreAnswers(state, pod, scorers, s.scoreColumnsBuf, len(s.snapshot.Slots().Nodes), !s.noShortcuts)
 	s.scoreColumnsBuf = columns
 	bySlot := s.snapshot.Slots()
 	// firstErr is the first Score failure, with its plugin's name.

@@ -19,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -526,7 +525,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 		var fitErr *FitError
 		if errors.As(err, &fitErr) {
 			if len(prof.postFilter) > 0 && ctx.Err() == nil {
-				fitErr.PostFilterMessage = s.runPostFilter(ctx, prof, state, pod, fitErr)
+				fitErr.PostFilterMessage = prof.runPostFilter(ctx, state, pod, fitErr)
 			}
 			s.kept.record(pod, prof.name, qpi.Attempts, fitErr, s.clock.Now())
 		}
@@ -567,38 +566,6 @@ const (
 	bindWorkers   = 64
 	bindQueueSize = 1024
 )
-
-// runPostFilter runs the profile's PostFilter plugins for a pod that fits
-// nowhere, as kube-scheduler's framework does: a plugin that made room
-// (preemption nominated a node) ends the chain with its message (v1.37's
-// "preemption: found a potential placement for pod on node ..."); an
-// Unschedulable one passes on, its reasons kept; any other status ends
-// the chain with its message. It returns the message for the pod's
-// FailedScheduling event.
-func (s *Scheduler) runPostFilter(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, fitErr *FitError) string {
-	start := time.Now()
-	filtered := &framework.FilteredNodes{NumAllNodes: fitErr.NumAllNodes, Resolvable: fitErr.candidates}
-	prof.keepActiveFilters(state)
-	var reasons []string
-	for _, pl := range prof.postFilter {
-		if _, preempts := pl.(framework.PreemptionPlanner); preempts {
-			s.metrics.PreemptionAttempted()
-		}
-		st := pl.PostFilter(ctx, state, pod, filtered)
-		switch {
-		case st.IsSuccess():
-			prof.observe(metrics.PostFilter, framework.Success, start)
-			return st.Message()
-		case st.Code() == framework.Unschedulable:
-			reasons = append(reasons, st.Reasons()...)
-		default:
-			prof.observe(metrics.PostFilter, st.Code(), start)
-			return st.Message()
-		}
-	}
-	prof.observe(metrics.PostFilter, framework.Unschedulable, start)
-	return strings.Join(reasons, ", ")
-}
 
 // handleFailure requeues a pod that found no node (unschedulable pool) or
 // whose cycle failed (backoff), and tells the user why. start is when the

@@ -1,15 +1,5 @@
 package scheduler
 
-import (
-	"context"
-	"encoding/binary"
-
-	v1 "k8s.io/api/core/v1"
-
-	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/metrics"
-)
-
 // Answers reused across cycles for pods that look alike to the plugins
 // (framework.PodSigner): the replicas of a Deployment, the pods of a Job.
 //
@@ -122,90 +112,4 @@ type signatures struct {
 	filters answerMemo[rejection]
 	scores  answerMemo[int64]
 	buf     []byte
-}
-
-// filterAnswers signs pod for the longest run of active filters (indexes
-// into prof.filter) from the first whose plugins all sign, and returns
-// their answers with the length of that run; nil and 0 when the first
-// filter does not sign. The answer kept per node is the run's verdict: the
-// first rejection, or none.
-func (s *Scheduler) filterAnswers(prof *profile, state *framework.CycleState, pod *v1.Pod, active []int) (*slotAnswers[rejection], int) {
-	if s.noShortcuts {
-		return nil, 0
-	}
-	sig := prof.signatures.buf[:0]
-	n := 0
-	for _, i := range active {
-		signer, ok := prof.filter[i].(framework.PodSigner)
-		if !ok {
-			break
-		}
-		before := len(sig)
-		sig = binary.AppendUvarint(sig, uint64(i))
-		if sig, ok = signer.SignPod(state, pod, sig); !ok {
-			sig = sig[:before] // the run ends before this plugin
-			break
-		}
-		n++
-	}
-	prof.signatures.buf = sig
-	if n == 0 {
-		return nil, 0
-	}
-	// The run's length is in the signature: the plugin indexes that open
-	// each fragment say which plugins signed.
-	return prof.signatures.filters.answers(sig, 1, len(s.snapshot.Slots().Nodes)), n
-}
-
-// runFiltersSigned is runFilters for a node, in slot with generation gen,
-// whose first n active filters have kept answers: their verdict is read,
-// or computed and kept; the rest run as usual.
-func runFiltersSigned(ctx context.Context, prof *profile, active []int, n int, answers *slotAnswers[rejection], slot int, gen int64, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, timers []*metrics.PluginTimer) (*framework.Status, string) {
-	if got, ok := answers.get(slot, gen); ok {
-		if got[0].status != nil {
-			return got[0].status, got[0].plugin
-		}
-	} else {
-		st, by := runFilters(ctx, prof, active[:n], state, pod, ni, timers)
-		// An error is no answer to keep: it ends the attempt.
-		if kept := answers.put(slot, gen); kept != nil && ctx.Err() == nil && st.Code() != framework.Error {
-			kept[0] = rejection{status: st, plugin: by}
-			answers.done(slot, gen)
-		}
-		if !st.IsSuccess() {
-			return st, by
-		}
-	}
-	if n == len(active) {
-		return nil, ""
-	}
-	return runFiltersAt(ctx, prof, active[n:], state, pod, ni, slot, gen, timers)
-}
-
-// scoreAnswers signs pod for the scorers that sign (scorers are the
-// cycle's, Skip left out) and returns their answers with, parallel to
-// scorers, each one's column in them or -1; nil when none signs.
-func (s *Scheduler) scoreAnswers(prof *profile, state *framework.CycleState, pod *v1.Pod, scorers []weightedScorer, columns []int) (*slotAnswers[int64], []int) {
-	columns = columns[:0]
-	sig := prof.signatures.buf[:0]
-	width := 0
-	for _, sc := range scorers {
-		column := -1
-		if signer, ok := sc.ScorePlugin.(framework.PodSigner); ok && !s.noShortcuts {
-			before := len(sig)
-			sig = framework.SignString(sig, sc.Name())
-			if sig, ok = signer.SignPod(state, pod, sig); ok {
-				column = width
-				width++
-			} else {
-				sig = sig[:before]
-			}
-		}
-		columns = append(columns, column)
-	}
-	prof.signatures.buf = sig
-	if width == 0 {
-		return nil, columns
-	}
-	return prof.signatures.scores.answers(sig, width, len(s.snapshot.Slots().Nodes)), columns
 }
