@@ -2,12 +2,16 @@ package framework
 
 import (
 	"context"
+	"fmt"
 	"maps"
+	"math"
 	"slices"
+	"sync"
 
 	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Cluster events and queueing hints, kube-scheduler's model (GA since
@@ -68,12 +72,87 @@ var resourceNames = [numEventResources]string{
 	DeviceClass:           "resource.k8s.io/DeviceClass",
 }
 
-// String returns kube-scheduler's name of the resource.
+// String returns kube-scheduler's name of the resource: for one of
+// ResourceOf, "<resource>.<version>.<group>" ("podgroups.v1alpha1.scheduling.x-k8s.io").
 func (r EventResource) String() string {
-	if r >= numEventResources {
-		return "Unknown"
+	if r < numEventResources {
+		return resourceNames[r]
 	}
-	return resourceNames[r]
+	if gvr, ok := r.GroupVersionResource(); ok {
+		return gvrString(gvr)
+	}
+	return "Unknown"
+}
+
+// gvrString is kube-scheduler's name of a resource it watches through a
+// dynamic informer.
+func gvrString(gvr schema.GroupVersionResource) string {
+	s := gvr.Resource + "." + gvr.Version
+	if gvr.Group != "" {
+		s += "." + gvr.Group
+	}
+	return s
+}
+
+// customResources are the resources ResourceOf gave an EventResource,
+// by EventResource - numEventResources.
+var customResources struct {
+	sync.RWMutex
+	byID  []schema.GroupVersionResource
+	ofGVR map[schema.GroupVersionResource]EventResource
+}
+
+// ResourceOf returns the EventResource of the objects of gvr, for a
+// plugin whose rejections an object the scheduler has no constant for
+// can undo: a custom resource (a PodGroup, a NodePool) or a built-in one
+// (Services). The same gvr always gives the same EventResource.
+//
+// The scheduler watches every such resource that a plugin that can reject
+// pods registered events for, with an informer of its dynamic informer
+// factory (Handle.DynamicInformerFactory), and raises Add, Update (all of
+// its bits) and Delete events with the objects as
+// *unstructured.Unstructured. A plugin that reads those objects should
+// read them through the same factory: the informer's store then has the
+// change before the event wakes a pod. The resource need not be served
+// when the scheduler starts (a CRD installed later, or removed): the
+// scheduler does not wait for it.
+func ResourceOf(gvr schema.GroupVersionResource) EventResource {
+	customResources.RLock()
+	r, ok := customResources.ofGVR[gvr]
+	customResources.RUnlock()
+	if ok {
+		return r
+	}
+	customResources.Lock()
+	defer customResources.Unlock()
+	if r, ok := customResources.ofGVR[gvr]; ok {
+		return r
+	}
+	if int(numEventResources)+len(customResources.byID) > math.MaxUint8 {
+		panic(fmt.Sprintf("framework.ResourceOf(%s): more resources than an EventResource holds", gvrString(gvr)))
+	}
+	if customResources.ofGVR == nil {
+		customResources.ofGVR = map[schema.GroupVersionResource]EventResource{}
+	}
+	r = numEventResources + EventResource(len(customResources.byID))
+	customResources.byID = append(customResources.byID, gvr)
+	customResources.ofGVR[gvr] = r
+	return r
+}
+
+// GroupVersionResource returns the resource r stands for when ResourceOf
+// made it, and false for the scheduler's own resources (Pod, Node, ...).
+func (r EventResource) GroupVersionResource() (schema.GroupVersionResource, bool) {
+	if r < numEventResources {
+		return schema.GroupVersionResource{}, false
+	}
+	customResources.RLock()
+	defer customResources.RUnlock()
+	i := int(r - numEventResources)
+	if i >= len(customResources.byID) {
+		return schema.GroupVersionResource{}, false
+	}
+	return customResources.byID[i], true
 }
 
 // ActionType is what happened to the object, as a bit set: one update may

@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 func TestNodeUpdateActions(t *testing.T) {
@@ -140,5 +141,39 @@ func TestClusterEventMatch(t *testing.T) {
 				t.Errorf("%v.Match(%v) = %v, want %v", tc.registered, tc.got, got, tc.want)
 			}
 		})
+	}
+}
+
+// ResourceOf gives each resource one EventResource, named as
+// kube-scheduler names the resources of its dynamic informers.
+func TestResourceOf(t *testing.T) {
+	podGroups := schema.GroupVersionResource{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"}
+	services := schema.GroupVersionResource{Version: "v1", Resource: "services"}
+	pg := ResourceOf(podGroups)
+	if again := ResourceOf(podGroups); again != pg {
+		t.Errorf("ResourceOf twice: %d then %d", pg, again)
+	}
+	svc := ResourceOf(services)
+	if svc == pg {
+		t.Fatalf("two resources share %d", pg)
+	}
+	if got := pg.String(); got != "podgroups.v1alpha1.scheduling.x-k8s.io" {
+		t.Errorf("String() = %q", got)
+	}
+	if got := svc.String(); got != "services.v1" {
+		t.Errorf("String() = %q", got)
+	}
+	if got, ok := pg.GroupVersionResource(); !ok || got != podGroups {
+		t.Errorf("GroupVersionResource() = %v, %v", got, ok)
+	}
+	if _, ok := Node.GroupVersionResource(); ok {
+		t.Error("Node has a GroupVersionResource")
+	}
+	reg := ClusterEvent{Resource: pg, ActionType: Add | Update}
+	if !reg.Match(ClusterEvent{Resource: pg, ActionType: Update}) {
+		t.Error("a registration of its updates does not match an update")
+	}
+	if reg.Match(ClusterEvent{Resource: svc, ActionType: Add}) {
+		t.Error("a registration of PodGroups matches a Service")
 	}
 }

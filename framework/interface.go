@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -282,6 +283,12 @@ type NodeInfoLister interface {
 type Handle interface {
 	SnapshotSharedLister() NodeInfoLister
 	SharedInformerFactory() informers.SharedInformerFactory
+	// DynamicInformerFactory is the scheduler's factory of informers of
+	// unstructured objects, for a plugin's custom resources (see
+	// ResourceOf); the scheduler starts the informers requested from it
+	// when it starts, and does not wait for them to sync. Nil when the
+	// scheduler runs without an API server (tests, simulate from a file).
+	DynamicInformerFactory() dynamicinformer.DynamicSharedInformerFactory
 	// ClientSet is the scheduler's API client. Only PreBind and background
 	// work may call it: the scheduling cycle never waits on the API.
 	// Nil when the scheduler runs without one (some tests).

@@ -27,6 +27,7 @@ import (
 	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -80,11 +81,16 @@ type Options struct {
 	// (Handle.KubeConfig). Nil is allowed.
 	RESTConfig      *rest.Config
 	InformerFactory informers.SharedInformerFactory
-	Binder          *binder.Binder
-	Logger          *zap.Logger
-	Clock           clock.WithTicker
-	Registry        framework.Registry
-	Profiles        []framework.Profile
+	// DynamicInformerFactory serves the plugins' custom resources
+	// (framework.ResourceOf); the caller starts it with InformerFactory,
+	// and need not wait for it. Nil: plugins get none, and no custom
+	// resource is watched.
+	DynamicInformerFactory dynamicinformer.DynamicSharedInformerFactory
+	Binder                 *binder.Binder
+	Logger                 *zap.Logger
+	Clock                  clock.WithTicker
+	Registry               framework.Registry
+	Profiles               []framework.Profile
 	// MetricsRegisterer receives the scheduler's metrics (kube-scheduler's
 	// names, see package metrics) and the plugins'; nil means a private
 	// registry. Two schedulers cannot share one.
@@ -128,6 +134,7 @@ type Scheduler struct {
 	percentageOfNodesToScore int32
 	bindGracePeriod          time.Duration
 	informerFactory          informers.SharedInformerFactory
+	dynamicFactory           dynamicinformer.DynamicSharedInformerFactory
 	registerer               prometheus.Registerer
 	metrics                  *metrics.Metrics
 	// background are the plugins with work of their own (BackgroundPlugin).
@@ -215,7 +222,10 @@ func (h handle) SharedInformerFactory() informers.SharedInformerFactory {
 	return h.s.informerFactory
 }
 func (h handle) MetricsRegisterer() prometheus.Registerer { return h.s.registerer }
-func (h handle) Logger() *zap.Logger                      { return h.s.logger }
+func (h handle) DynamicInformerFactory() dynamicinformer.DynamicSharedInformerFactory {
+	return h.s.dynamicFactory
+}
+func (h handle) Logger() *zap.Logger { return h.s.logger }
 func (h handle) NominatedPodsForNode(name string) []*framework.PodInfo {
 	return h.s.nominatedOn(name)
 }
@@ -302,6 +312,7 @@ func New(opts Options) (*Scheduler, error) {
 		percentageOfNodesToScore: opts.PercentageOfNodesToScore,
 		bindGracePeriod:          opts.BindGracePeriod,
 		informerFactory:          opts.InformerFactory,
+		dynamicFactory:           opts.DynamicInformerFactory,
 		registerer:               opts.MetricsRegisterer,
 		metrics:                  metrics.New(),
 		bindCtx:                  bindCtx,
@@ -383,6 +394,9 @@ func New(opts Options) (*Scheduler, error) {
 			return nil, err
 		}
 		s.podLister = opts.InformerFactory.Core().V1().Pods().Lister()
+	}
+	if err := s.watchCustomResources(); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
@@ -34,6 +35,9 @@ type Handle struct {
 	// Clientset is the fake clientset ClientSet returns; nothing in it
 	// reaches the listers unless a test starts Factory.
 	Clientset *fake.Clientset
+	// Dynamic is what DynamicInformerFactory returns; nil unless a test
+	// sets it.
+	Dynamic dynamicinformer.DynamicSharedInformerFactory
 	// Config is what KubeConfig returns; nil unless a test sets it.
 	Config *rest.Config
 	// DRA is what SharedDRAManager returns; nil unless a test sets it.
@@ -73,6 +77,11 @@ func NewHandle(lister framework.NodeInfoLister, namespaces ...*v1.Namespace) *Ha
 
 // SnapshotSharedLister returns the snapshot.
 func (h *Handle) SnapshotSharedLister() framework.NodeInfoLister { return h.Lister }
+
+// DynamicInformerFactory returns Dynamic, nil unless a test sets it.
+func (h *Handle) DynamicInformerFactory() dynamicinformer.DynamicSharedInformerFactory {
+	return h.Dynamic
+}
 
 // SharedInformerFactory returns the informer factory.
 func (h *Handle) SharedInformerFactory() informers.SharedInformerFactory { return h.Factory }

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 
 	"github.com/yardmaster-io/yardmaster/framework"
@@ -26,8 +27,11 @@ type noInformers struct {
 
 func (h noInformers) SnapshotSharedLister() framework.NodeInfoLister       { return h.snapshot }
 func (noInformers) SharedInformerFactory() informers.SharedInformerFactory { return nil }
-func (noInformers) MetricsRegisterer() prometheus.Registerer               { return prometheus.NewRegistry() }
-func (noInformers) Logger() *zap.Logger                                    { return zap.NewNop() }
+func (noInformers) DynamicInformerFactory() dynamicinformer.DynamicSharedInformerFactory {
+	return nil
+}
+func (noInformers) MetricsRegisterer() prometheus.Registerer { return prometheus.NewRegistry() }
+func (noInformers) Logger() *zap.Logger                      { return zap.NewNop() }
 
 // pointsOf lists the extension points parts implement.
 func pointsOf(parts []framework.Plugin) []string {

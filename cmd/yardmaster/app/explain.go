@@ -17,6 +17,8 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -295,10 +297,17 @@ func startScheduler(ctx context.Context, c *config.Config, client kubernetes.Int
 	}
 	apis := discoverAPIs(client, zap.NewNop())
 	factory := scheduler.NewInformerFactory(client, apis)
+	var dynamicFactory dynamicinformer.DynamicSharedInformerFactory
+	if rc != nil {
+		if dynamicFactory, err = newDynamicFactory(rc); err != nil {
+			return nil, nil, err
+		}
+	}
 	s, err := scheduler.New(scheduler.Options{
 		Client:                   client,
 		RESTConfig:               rc,
 		InformerFactory:          factory,
+		DynamicInformerFactory:   dynamicFactory,
 		Registry:                 c.Registry,
 		Profiles:                 c.Profiles,
 		PercentageOfNodesToScore: c.PercentageOfNodesToScore,
@@ -310,19 +319,51 @@ func startScheduler(ctx context.Context, c *config.Config, client kubernetes.Int
 		return nil, nil, err
 	}
 	stopCh := make(chan struct{})
-	stop := func() { close(stopCh); factory.Shutdown(); s.Close() }
+	stop := func() {
+		close(stopCh)
+		factory.Shutdown()
+		if dynamicFactory != nil {
+			dynamicFactory.Shutdown()
+		}
+		s.Close()
+	}
 	factory.Start(stopCh)
+	if dynamicFactory != nil {
+		dynamicFactory.Start(stopCh)
+	}
 	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {
 			stop()
 			return nil, nil, fmt.Errorf("reading %v from the API did not finish", typ)
 		}
 	}
+	if dynamicFactory != nil {
+		// The plugins' custom resources, for a while: one whose CRD is
+		// not installed never syncs, and the answer goes without it.
+		wait, cancel := context.WithTimeout(ctx, dynamicSyncWait)
+		dynamicFactory.WaitForCacheSync(wait.Done())
+		cancel()
+	}
 	if !s.WaitForHandlersSync(ctx) {
 		stop()
 		return nil, nil, ctx.Err()
 	}
 	return s, stop, nil
+}
+
+// dynamicSyncWait bounds how long explain and simulate wait for the
+// plugins' custom resources to be read.
+const dynamicSyncWait = 10 * time.Second
+
+// newDynamicFactory returns the factory of informers of unstructured
+// objects over rc, for the plugins' custom resources
+// (framework.ResourceOf).
+func newDynamicFactory(rc *rest.Config) (dynamicinformer.DynamicSharedInformerFactory, error) {
+	dc, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("build dynamic client: %w", err)
+	}
+	return dynamicinformer.NewDynamicSharedInformerFactory(dc, 0), nil
 }
 
 // errReadOnly is what a read-only client answers a write with.

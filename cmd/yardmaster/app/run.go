@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -248,11 +249,14 @@ type Daemon struct {
 	Client    kubernetes.Interface
 	// Metrics is the registry /metrics serves: the scheduler's and its
 	// plugins' metrics, leader election, and the Go and process collectors.
-	Metrics     *prometheus.Registry
-	logger      *zap.Logger
-	factory     informers.SharedInformerFactory
-	broadcaster events.EventBroadcaster
-	host        string
+	Metrics *prometheus.Registry
+	logger  *zap.Logger
+	factory informers.SharedInformerFactory
+	// dynamicFactory serves the plugins' custom resources; started with
+	// factory, never waited for (a CRD may not be installed).
+	dynamicFactory dynamicinformer.DynamicSharedInformerFactory
+	broadcaster    events.EventBroadcaster
+	host           string
 	// leaseClient reads and writes the Lease, with a rate limit of its own.
 	leaseClient kubernetes.Interface
 
@@ -378,12 +382,17 @@ func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
 		return nil, err
 	}
 	factory := scheduler.NewInformerFactory(client, apis)
+	dynamicFactory, err := newDynamicFactory(restConfig)
+	if err != nil {
+		return nil, err
+	}
 	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: eventClient.EventsV1()})
 	b := binder.New(client, broadcaster.NewRecorder(scheme.Scheme, reportingController), logger)
 	sched, err := scheduler.New(scheduler.Options{
 		Client:                   client,
 		RESTConfig:               restConfig,
 		InformerFactory:          factory,
+		DynamicInformerFactory:   dynamicFactory,
 		Binder:                   b,
 		Logger:                   logger,
 		Registry:                 cfg.Registry,
@@ -410,7 +419,7 @@ func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
 	}
 	d := &Daemon{
 		Config: cfg, Scheduler: sched, Binder: b, Client: client, Metrics: reg, logger: logger,
-		factory: factory, broadcaster: broadcaster, host: restConfig.Host,
+		factory: factory, dynamicFactory: dynamicFactory, broadcaster: broadcaster, host: restConfig.Host,
 		leaseClient:   leaseClient,
 		leaderMetrics: leaderMetrics,
 		leaderHealth:  leaderelection.NewLeaderHealthzAdaptor(leaderHealthTolerance),
@@ -462,6 +471,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer d.broadcaster.Shutdown()
 	defer d.Scheduler.Close()
 	defer d.factory.Shutdown()
+	defer d.dynamicFactory.Shutdown()
 	defer stopBackground() // first: the two above wait for it
 	d.broadcaster.StartRecordingToSink(background.Done())
 	d.Binder.ScheduledEvents.Start()
@@ -497,6 +507,7 @@ func (d *Daemon) delayCaches() bool {
 // object, or ctx ends (then it returns nil: the caller checks ctx).
 func (d *Daemon) fillCaches(ctx, background context.Context) error {
 	d.factory.Start(background.Done())
+	d.dynamicFactory.Start(background.Done())
 	for typ, ok := range d.factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {
 			if ctx.Err() != nil {
