@@ -326,7 +326,7 @@ func BenchmarkUnschedulableCycle(b *testing.B) {
 					if (node != "") != victims {
 						b.Fatalf("preemption: node %q, %s", node, msg)
 					}
-					s.forgetPreemption(pod.UID)
+					s.nominations.forget(pod.UID)
 				}
 			})
 		}

@@ -238,7 +238,7 @@ func (s *Scheduler) bindingCycle(j bindJob) {
 func (s *Scheduler) bindingSucceeded(ctx context.Context, j bindJob) {
 	pod, node := j.assumed, j.res.node
 	s.Cache.FinishBinding(pod)
-	s.forgetPreemption(pod.UID)
+	s.nominations.forget(pod.UID)
 	s.scheduled.Add(1)
 	j.prof.observe(metrics.Bind, framework.Success, j.bindStart)
 	took := s.clock.Since(j.start)

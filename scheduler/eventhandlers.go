@@ -134,9 +134,9 @@ func (s *Scheduler) updatePod(oldObj, newObj any) {
 		} else {
 			s.Queue.Add(newPod)
 		}
-		before := s.nominatedNode(newPod.UID)
+		before := s.nominations.nodeOf(newPod.UID)
 		s.syncNomination(newPod)
-		if before != "" && s.nominatedNode(newPod.UID) != before {
+		if before != "" && s.nominations.nodeOf(newPod.UID) != before {
 			s.nominationReleased(oldPod, before)
 		}
 	case s.ours(oldPod):
@@ -165,7 +165,7 @@ func (s *Scheduler) deletePod(obj any) {
 	// a binding cycle still waiting on Permit or in PreBind ends.
 	s.abandonBinding(pod.UID)
 	s.Queue.Delete(pod)
-	nominated := s.nominatedNode(pod.UID)
+	nominated := s.nominations.nodeOf(pod.UID)
 	s.forgetPod(pod.UID)
 	if assumed, ok := s.Cache.AssumedPod(pod.UID); ok && s.Cache.ForgetPod(pod) {
 		// The room it held on its node is free again: for the hints,
@@ -182,7 +182,7 @@ func (s *Scheduler) deletePod(obj any) {
 // last message written on it. Without this, those maps would grow with
 // every pod bound or deleted behind the scheduler's back.
 func (s *Scheduler) forgetPod(uid types.UID) {
-	s.forgetPreemption(uid)
+	s.nominations.forget(uid)
 	if s.binder != nil {
 		s.binder.Forget(uid)
 	}

@@ -115,7 +115,7 @@ func TestUpdateWithNewUIDIsDeleteAndAdd(t *testing.T) {
 			if loc := s.Queue.Locate(tc.new.UID); loc != tc.wantQueued {
 				t.Errorf("the new pod is in %v, want %v", loc, tc.wantQueued)
 			}
-			if n := s.nominatedFor(frameworktest.MakePod().Name("other").Obj()); n.count() != 0 {
+			if n := s.nominations.forPod(frameworktest.MakePod().Name("other").Obj()); n.count() != 0 {
 				t.Errorf("the old pod's nomination is kept: %v", n)
 			}
 		})

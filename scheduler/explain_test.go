@@ -99,8 +99,8 @@ func TestExplainPreemptionDryRun(t *testing.T) {
 		t.Errorf("preemption (-want +got):\n%s", diff)
 	}
 	// A dry run: nothing nominated, the victim still there.
-	if len(s.preempting) != 0 || !s.Cache.HasPod(low.UID) {
-		t.Errorf("the dry run preempted: %v", s.preempting)
+	if s.nominations.len() != 0 || !s.Cache.HasPod(low.UID) {
+		t.Errorf("the dry run preempted: %d nominations", s.nominations.len())
 	}
 	if !strings.Contains(e.Summary, "Preemption would evict 1 pod(s) on n1 (default/low)") {
 		t.Errorf("summary: %s", e.Summary)

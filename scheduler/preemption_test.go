@@ -36,13 +36,13 @@ func placed(p *frameworktest.PodWrapper, node string) *v1.Pod {
 // nominated in that run ("" when none did) and the message for the pod's
 // FailedScheduling event.
 func (s *Scheduler) preempt(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, fitErr *FitError) (string, string) {
-	s.preemptMu.Lock()
-	before := s.preempting[pod.UID]
-	s.preemptMu.Unlock()
+	s.nominations.mu.Lock()
+	before := s.nominations.byPod[pod.UID]
+	s.nominations.mu.Unlock()
 	msg := prof.runPostFilter(ctx, state, pod, fitErr)
-	s.preemptMu.Lock()
-	defer s.preemptMu.Unlock()
-	if p, ok := s.preempting[pod.UID]; ok && p != before && !p.fromStatus {
+	s.nominations.mu.Lock()
+	defer s.nominations.mu.Unlock()
+	if p, ok := s.nominations.byPod[pod.UID]; ok && p != before && !p.fromStatus {
 		return p.node, msg
 	}
 	return "", msg
@@ -64,7 +64,7 @@ func tryPreempt(t *testing.T, s *Scheduler, pod *v1.Pod) (string, []string, stri
 	}
 	node, msg := s.preempt(context.Background(), prof, state, pod, fitErr)
 	var victims []string
-	if p, ok := s.preempting[pod.UID]; ok {
+	if p, ok := s.nominations.byPod[pod.UID]; ok {
 		for _, uid := range p.victims {
 			victims = append(victims, string(uid))
 		}
@@ -369,7 +369,7 @@ func TestPreemptedRoomIsKept(t *testing.T) {
 	if node, err := s.scheduleForTest(pod); err != nil || node != "n1" {
 		t.Errorf("the preemptor: %q, %v", node, err)
 	}
-	if s.nominatedFor(lower).count() != 0 {
+	if s.nominations.forPod(lower).count() != 0 {
 		t.Errorf("the nomination outlived the preemptor's placement")
 	}
 }
@@ -414,7 +414,7 @@ func TestPreemptionWithoutCandidatesDropsTheNomination(t *testing.T) {
 	if node, _, msg := tryPreempt(t, s, pod); node != "" || !strings.Contains(msg, msgNoVictims) {
 		t.Fatalf("nothing to preempt: got %q, %q", node, msg)
 	}
-	if n := s.nominatedFor(frameworktest.MakePod().Name("other").Obj()); n.count() != 0 {
+	if n := s.nominations.forPod(frameworktest.MakePod().Name("other").Obj()); n.count() != 0 {
 		t.Errorf("the room is still kept: %v", n)
 	}
 }

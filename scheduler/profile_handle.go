@@ -54,7 +54,7 @@ func (p *profile) activeFilters(state *framework.CycleState) []int {
 }
 
 func (h *profileHandle) RunFilterPluginsWithNominatedPods(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
-	return h.prof.fitsBesideNominated(ctx, h.prof.activeFilters(state), state, pod, nodeInfo, h.s.nominatedFor(pod).on(nodeInfo.NodeName()))
+	return h.prof.fitsBesideNominated(ctx, h.prof.activeFilters(state), state, pod, nodeInfo, h.s.nominations.forPod(pod).on(nodeInfo.NodeName()))
 }
 
 func (h *profileHandle) RunPreFilterExtensionAddPod(ctx context.Context, state *framework.CycleState, pod *v1.Pod, podInfoToAdd *framework.PodInfo, nodeInfo *framework.NodeInfo) *framework.Status {
@@ -66,14 +66,7 @@ func (h *profileHandle) RunPreFilterExtensionRemovePod(ctx context.Context, stat
 }
 
 func (h *profileHandle) NominationOf(pod *v1.Pod) (framework.Nomination, bool) {
-	s := h.s
-	s.preemptMu.Lock()
-	defer s.preemptMu.Unlock()
-	p, ok := s.preempting[pod.UID]
-	if !ok {
-		return framework.Nomination{}, false
-	}
-	return framework.Nomination{Node: p.node, Victims: p.victims, Running: p.running}, true
+	return h.s.nominations.get(pod.UID)
 }
 
 func (h *profileHandle) PodInCache(uid types.UID) bool {

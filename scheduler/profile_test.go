@@ -12,8 +12,8 @@ import (
 // A profile runs each plugin where the file places it and at its steps:
 // NodeName, a filter as in kube-scheduler, narrows the cycle in PreFilter
 // too; ImageLocality, a scorer, prepares in PreScore. DefaultPreemption
-// at preEnqueue runs nothing there (eligibleToPreempt holds back a pod
-// whose evictions are under way).
+// at preEnqueue runs nothing there (its PostFilter holds back a pod whose
+// evictions are under way).
 func TestProfileSteps(t *testing.T) {
 	names := func(ps []framework.Plugin) []string {
 		var out []string

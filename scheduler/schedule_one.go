@@ -59,12 +59,10 @@ func (s *Scheduler) scheduleRecorded(ctx context.Context, prof *profile, state *
 // has it; else nil. The PreFilter results do not rule it out (see
 // findFeasible).
 func (s *Scheduler) nominatedNodeInfo(pod *v1.Pod) *framework.NodeInfo {
-	node := pod.Status.NominatedNodeName
-	s.preemptMu.Lock()
-	if p, ok := s.preempting[pod.UID]; ok {
-		node = p.node
+	node := s.nominations.nodeOf(pod.UID)
+	if node == "" {
+		node = pod.Status.NominatedNodeName
 	}
-	s.preemptMu.Unlock()
 	if node == "" {
 		return nil
 	}
@@ -126,8 +124,8 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	}
 	s.activeFilterBuf = active
 	// Pods that preempted for a node keep their room there (see
-	// nominatedFor); nil in nearly every cycle.
-	nominated := s.nominatedFor(pod)
+	// nominator.forPod); nil in nearly every cycle.
+	nominated := s.nominations.forPod(pod)
 	// A pod that preempted for a node tries that node first, alone, as
 	// kube-scheduler does (evaluateNominatedNode). Explain (rec) shows
 	// every node instead.

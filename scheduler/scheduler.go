@@ -163,14 +163,8 @@ type Scheduler struct {
 	// before the cycle's goroutines start, which only read it.
 	recordPluginMetrics bool
 
-	// preempting holds the preemptions whose victims may still be in the
-	// cache, by preemptor (see eligibleToPreempt).
-	preemptMu  sync.Mutex
-	preempting map[types.UID]*inFlightPreemption
-	// nominations indexes preempting by node; it is rebuilt when
-	// nominationsVersion moves (both guarded by preemptMu).
-	nominations        *nominationIndex
-	nominationsVersion uint64
+	// nominations are the pending pods' nominations (nominator.go).
+	nominations *nominator
 	// preemptSlots bounds the preemptions whose API requests are under
 	// way (maxPreemptionsInFlight).
 	preemptSlots chan struct{}
@@ -227,7 +221,7 @@ func (h handle) DynamicInformerFactory() dynamicinformer.DynamicSharedInformerFa
 }
 func (h handle) Logger() *zap.Logger { return h.s.logger }
 func (h handle) NominatedPodsForNode(name string) []*framework.PodInfo {
-	return h.s.nominatedOn(name)
+	return h.s.nominations.on(name)
 }
 func (h handle) ReadNodeInfo(name string, f func(*framework.NodeInfo)) bool {
 	return h.s.Cache != nil && h.s.Cache.ReadNodeInfo(name, f)
@@ -320,7 +314,7 @@ func New(opts Options) (*Scheduler, error) {
 		abortBinds:               abortBinds,
 		profiles:                 map[string]*profile{},
 		extenders:                opts.Extenders,
-		preempting:               map[types.UID]*inFlightPreemption{},
+		nominations:              newNominator(),
 		preemptSlots:             make(chan struct{}, maxPreemptionsInFlight),
 		waiting:                  newWaitingPods(),
 		binding:                  map[types.UID]context.CancelCauseFunc{},
@@ -562,7 +556,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 	}
 	assumed = nil
 	// Placed: the room its preemption made is taken, by the pod itself.
-	s.forgetPreemption(pod.UID)
+	s.nominations.forget(pod.UID)
 	s.kept.forget(pod.UID)
 	s.logger.Debug("pod assumed", zap.String("pod", pod.Namespace+"/"+pod.Name), zap.String("node", res.node))
 	s.startBinding(ctx, j)

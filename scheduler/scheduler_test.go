@@ -46,7 +46,7 @@ func (s *Scheduler) scheduleForTest(pod *v1.Pod) (string, error) {
 	if err := s.Cache.AssumePod(assumed); err != nil {
 		return "", err
 	}
-	s.forgetPreemption(pod.UID)
+	s.nominations.forget(pod.UID)
 	return res.node, nil
 }
 

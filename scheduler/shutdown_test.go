@@ -148,9 +148,7 @@ func TestPerPodStateForgotten(t *testing.T) {
 			if n := s.binder.Tracked(); n != 0 {
 				t.Errorf("the binder remembers %d pods, want none", n)
 			}
-			s.preemptMu.Lock()
-			left := len(s.preempting)
-			s.preemptMu.Unlock()
+			left := s.nominations.len()
 			if left != 0 {
 				t.Errorf("%d nominations kept, want none", left)
 			}
