@@ -1,6 +1,7 @@
 // Package framework is the plugin SDK: the leaf package every scheduling
 // plugin builds on, yardmaster's own (one folder each under predicates/
-// and priorities/) and an outside module's alike.
+// and priorities/, and binder/defaultbinder) and an outside module's
+// alike.
 //
 // The model: a scheduling cycle places one pod. The scheduler takes a
 // Snapshot of the cluster (one NodeInfo per node: the node, the pods on it and
@@ -26,10 +27,16 @@
 // helps, the optional ones: EnqueueExtensions (the cluster events that can
 // make a pod it rejected schedulable, with queueing hints), PodSigner (its
 // answers may be kept for pods signed alike), SlotFilter,
-// RejectionExplainer, BackgroundPlugin. A Registration names it, lists
-// its points and builds it from its args (NewRegistration for typed args);
-// the Handle gives it the snapshot, informers, clients, the event
-// recorder, the parallelizer and the waiting pods. An outside module
+// RejectionExplainer, BackgroundPlugin, PreemptionPlanner. A Registration
+// names it, lists its points and builds it from its args (NewRegistration
+// for typed args); the Handle gives it the snapshot, informers (typed, and
+// dynamic ones for custom resources, whose events it registers with
+// ResourceOf), clients, the event recorder, the parallelizer and the
+// waiting pods. The handle a profile gives is also a PreemptionHandle (the
+// profile's filters run on a what-if copy of a node, the nominations, the
+// evictions: what DefaultPreemption, predicates/defaultpreemption, uses)
+// and a BindingHandle (the scheduler's own Binding: what DefaultBinder,
+// binder/defaultbinder, posts). An outside module
 // passes its Registration to app.WithPlugin (cmd/yardmaster/app), tests it
 // with framework/frameworktest, and a KubeSchedulerConfiguration enables,
 // weighs and configures it like a built-in plugin: see docs/plugins.md,
