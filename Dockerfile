@@ -33,6 +33,9 @@ RUN --mount=type=cache,target=/go/pkg/mod \
 # No shell, no package manager, CA certificates included (for a Prometheus
 # over https), user nonroot (65532), which deploy/ also sets.
 FROM gcr.io/distroless/static-debian12:nonroot
+ARG VERSION=dev
+LABEL org.opencontainers.image.version=${VERSION} \
+      org.opencontainers.image.licenses=Apache-2.0
 COPY --from=build /out/yardmaster /usr/local/bin/yardmaster
 USER 65532:65532
 # The secure port (--secure-port): health, readiness and metrics over HTTPS.
