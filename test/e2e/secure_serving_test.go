@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -156,8 +157,8 @@ func TestSecureServing(t *testing.T) {
 // A kube-scheduler command line, as kubeadm writes it for kube-scheduler
 // (secure port, delegated authentication and authorization kubeconfigs,
 // leader election, --v), runs the yardmaster binary unchanged, without
-// `run`: it places a pod and answers /healthz over HTTPS. --secure-port=0
-// picks a free port, which the log tells.
+// `run`: it places a pod and answers /healthz over HTTPS on the port
+// given, which the log tells.
 func TestSecureServingKubeSchedulerCommandLine(t *testing.T) {
 	e := newEnv(t)
 	bin := yardmasterBinary(t)
@@ -182,6 +183,10 @@ profiles:
 	if _, err := config.Load(configFile); err != nil {
 		t.Fatalf("the test's configuration: %v", err)
 	}
+	port, err := procgroup.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
 	logPath := filepath.Join(dir, "yardmaster.log")
 	proc, err := procgroup.Start("yardmaster", bin, []string{
 		"--config=" + configFile,
@@ -190,7 +195,7 @@ profiles:
 		"--bind-address=127.0.0.1",
 		"--kubeconfig=" + kubeconfig,
 		"--leader-elect=true",
-		"--secure-port=0",
+		"--secure-port=" + strconv.Itoa(port),
 		"--v=2",
 	}, logPath)
 	if err != nil {

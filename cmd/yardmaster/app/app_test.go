@@ -161,7 +161,10 @@ func TestServeSecurely(t *testing.T) {
 		{args: nil, wantSecure: true, wantPort: DefaultSecurePort},
 		{args: []string{"--http-bind-address=127.0.0.1:0"}, wantHTTP: "127.0.0.1:0"},
 		{args: []string{"--http-bind-address="}},
-		{args: []string{"--http-bind-address=127.0.0.1:0", "--secure-port=0"}, wantHTTP: "127.0.0.1:0", wantSecure: true},
+		// As kube-scheduler: port 0 serves no HTTPS.
+		{args: []string{"--http-bind-address=127.0.0.1:0", "--secure-port=0"}, wantHTTP: "127.0.0.1:0"},
+		{args: []string{"--secure-port=0"}},
+		{args: []string{"--secure-port=0", "--authorization-kubeconfig=k"}},
 		{args: []string{"--http-bind-address=127.0.0.1:0", "--authorization-kubeconfig=k"}, wantHTTP: "127.0.0.1:0", wantSecure: true, wantPort: DefaultSecurePort},
 		{args: []string{"--http-bind-address=127.0.0.1:0", "--tls-cert-file=c", "--tls-private-key-file=k"}, wantHTTP: "127.0.0.1:0", wantSecure: true, wantPort: DefaultSecurePort},
 		{args: []string{"--bind-address=127.0.0.1"}, wantSecure: true, wantPort: DefaultSecurePort},

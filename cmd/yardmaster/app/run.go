@@ -131,6 +131,11 @@ func (sf *schedulerFlags) options(cmd *cobra.Command) (Options, error) {
 	if serveSecurely(fs, sf.secureFlags) {
 		o.Secure = sf.secure
 	}
+	if fs.Changed("secure-port") && sf.secure.Serving.BindPort == 0 {
+		// kube-scheduler's meaning: no HTTPS at all. (Options.Secure with
+		// port 0, yardmaster's Go API, picks a free port instead.)
+		o.Secure = nil
+	}
 	if o.LogLevel, o.LogFormat, err = logSettings(fs, sf.verbosity, sf.loggingFormat); err != nil {
 		return Options{}, err
 	}

@@ -64,8 +64,7 @@ func (s *SecureServing) AddFlags(fs *pflag.FlagSet) {
 	s.Authorization.AddFlags(fs)
 	// What differs from kube-scheduler.
 	fs.Lookup("secure-port").Usage = "The port on which to serve HTTPS with authentication and authorization " +
-		"(/healthz, /livez, /readyz, /metrics, /debug/pprof). 0 picks a free port, logged at start " +
-		"(kube-scheduler: 0 does not serve HTTPS)."
+		"(/healthz, /livez, /readyz, /metrics, /debug/pprof). 0 turns HTTPS off, as in kube-scheduler."
 	fs.Lookup("authentication-kubeconfig").Usage += " yardmaster uses --kubeconfig (clientConnection.kubeconfig) when this is empty and that is set."
 	fs.Lookup("authorization-kubeconfig").Usage += " yardmaster uses --kubeconfig (clientConnection.kubeconfig) when this is empty and that is set."
 }
@@ -87,9 +86,10 @@ func (s *SecureServing) apply(kubeconfig string) (_ server.SecureOptions, err er
 		authz.RemoteKubeConfigFile = kubeconfig
 	}
 	if serving.Listener == nil && serving.BindPort == 0 {
-		// k8s.io/apiserver reads port 0 as "do not serve"; here it is any
-		// free port, so that tests and several replicas on one host can
-		// run side by side.
+		// k8s.io/apiserver reads port 0 as "do not serve", and so does
+		// the command line (--secure-port=0 leaves Options.Secure nil);
+		// a caller of the Go API that sets port 0 gets any free port, so
+		// that tests and several replicas on one host run side by side.
 		addr := net.JoinHostPort(bindHost(serving.BindAddress), strconv.Itoa(0))
 		if serving.Listener, _, err = apiserveroptions.CreateListener(serving.BindNetwork, addr, net.ListenConfig{}); err != nil {
 			return server.SecureOptions{}, fmt.Errorf("secure serving: %w", err)
