@@ -107,7 +107,11 @@ type schedulerFlags struct {
 	o      Options
 	secure *SecureServing
 	// secureFlags are the names of the flags of secure.
-	secureFlags                    []string
+	secureFlags []string
+	// writeConfigTo and printVersion are kube-scheduler's flags that do
+	// their work and exit (kubeflags.go).
+	writeConfigTo                  string
+	printVersion                   bool
 	profiling, contentionProfiling bool
 	verbosity                      int
 	loggingFormat                  string
@@ -115,6 +119,9 @@ type schedulerFlags struct {
 
 // options returns the Options the command line of cmd asks for.
 func (sf *schedulerFlags) options(cmd *cobra.Command) (Options, error) {
+	if err := refusedFlagError(cmd.Flags()); err != nil {
+		return Options{}, err
+	}
 	fs := cmd.Flags()
 	o := sf.o
 	overrides, err := configOverrides(cmd)
@@ -178,6 +185,9 @@ func newSchedulerCommandFlags(use, short string, reg framework.Registry) (*cobra
 			if err != nil {
 				return err
 			}
+			if done, err := kubeSchedulerExits(cmd, o, sf.printVersion, sf.writeConfigTo); done {
+				return err
+			}
 			logger, err := newLogger(o.LogLevel, o.LogFormat)
 			if err != nil {
 				return err
@@ -225,6 +235,9 @@ func newSchedulerCommandFlags(use, short string, reg framework.Registry) (*cobra
 	f.StringVar(&resourceLock, "leader-elect-resource-lock", d.LeaderElection.ResourceLock, "leaderElection.resourceLock (only leases)")
 	f.StringVar(&resourceName, "leader-elect-resource-name", "", "leaderElection.resourceName (default: the first profile's schedulerName)")
 	f.StringVar(&resourceNS, "leader-elect-resource-namespace", d.LeaderElection.ResourceNamespace, "leaderElection.resourceNamespace")
+	f.StringVar(&sf.writeConfigTo, "write-config-to", "", "write the effective configuration (the file's, the command line's overrides, every default) to this file and exit, as kube-scheduler does")
+	f.BoolVar(&sf.printVersion, "version", false, "print the version and exit")
+	addRefusedKubeSchedulerFlags(f)
 	sfs := pflag.NewFlagSet("secure serving", pflag.ContinueOnError)
 	sfs.SortFlags = false
 	sf.secure.AddFlags(sfs)
