@@ -388,6 +388,30 @@ config:
 			}
 		},
 	}, {
+		name: "environment and extra volumes",
+		values: `
+env: [{name: GOGC, value: "200"}]
+extraVolumes: [{name: prometheus-ca, configMap: {name: prometheus-ca}}]
+extraVolumeMounts: [{name: prometheus-ca, mountPath: /etc/prometheus-ca, readOnly: true}]
+`,
+		check: func(t *testing.T, r *rendered) {
+			spec := r.deployment.Spec.Template.Spec
+			c := spec.Containers[0]
+			if len(c.Env) != 1 || c.Env[0].Name != "GOGC" || c.Env[0].Value != "200" {
+				t.Errorf("env %v, want GOGC=200", c.Env)
+			}
+			if !slices.ContainsFunc(spec.Volumes, func(v v1.Volume) bool {
+				return v.Name == "prometheus-ca" && v.ConfigMap != nil && v.ConfigMap.Name == "prometheus-ca"
+			}) || !slices.ContainsFunc(spec.Volumes, func(v v1.Volume) bool { return v.Name == "config" }) {
+				t.Errorf("volumes %v, want config and prometheus-ca", spec.Volumes)
+			}
+			if !slices.ContainsFunc(c.VolumeMounts, func(m v1.VolumeMount) bool {
+				return m.Name == "prometheus-ca" && m.MountPath == "/etc/prometheus-ca" && m.ReadOnly
+			}) || !slices.ContainsFunc(c.VolumeMounts, func(m v1.VolumeMount) bool { return m.MountPath == "/etc/yardmaster" }) {
+				t.Errorf("volume mounts %v, want /etc/yardmaster and /etc/prometheus-ca", c.VolumeMounts)
+			}
+		},
+	}, {
 		name:   "image by digest",
 		values: `image: {digest: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}`,
 		check: func(t *testing.T, r *rendered) {
@@ -492,6 +516,8 @@ func TestBadValuesRefused(t *testing.T) {
 		{"port out of range", `secureServing: {port: 70000}`, "port", false},
 		{"ServiceMonitor enabled not a bool", `serviceMonitor: {enabled: "yes"}`, "enabled", false},
 		{"anti-affinity", `podAntiAffinity: hard`, "podAntiAffinity", false},
+		{"env not a list", `env: {GOGC: "200"}`, "env", false},
+		{"volume mount without a path", `extraVolumeMounts: [{name: x}]`, "mountPath", false},
 		{"profiles not a list", `config: {profiles: {schedulerName: x}}`, "profiles", false},
 		{"budget blocks drains", `replicas: 1`, "block every drain", true},
 		{"two leaders", `config: {override: {leaderElection: {leaderElect: false}}}`, "leaderElect", true},
