@@ -6,6 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
 )
@@ -81,9 +82,9 @@ func (n *nominator) preempted(p *nomination) []*v1.Pod {
 	n.byPod[p.pod.UID] = p
 	n.changed()
 	var out []*v1.Pod
-	priority := podPriority(p.pod)
+	priority := corev1helpers.PodPriority(p.pod)
 	for uid, o := range n.byPod {
-		if o.node != p.node || uid == p.pod.UID || podPriority(o.pod) >= priority {
+		if o.node != p.node || uid == p.pod.UID || corev1helpers.PodPriority(o.pod) >= priority {
 			continue
 		}
 		delete(n.byPod, uid)
@@ -176,7 +177,7 @@ func (n *nominator) forPod(pod *v1.Pod) nominatedView {
 	if n.index == nil || n.index.version != n.version {
 		n.index = newNominationIndex(n.byPod, n.version)
 	}
-	return nominatedView{idx: n.index, priority: podPriority(pod), self: pod.UID}
+	return nominatedView{idx: n.index, priority: corev1helpers.PodPriority(pod), self: pod.UID}
 }
 
 // nominationIndex is nominator.byPod by node, immutable once built.
@@ -205,7 +206,7 @@ func newNominationIndex(preempting map[types.UID]*nomination, version uint64) *n
 	idx.byNode = make(map[string]*nodeNominations, len(preempting))
 	first := true
 	for uid, p := range preempting {
-		pr := podPriority(p.pod)
+		pr := corev1helpers.PodPriority(p.pod)
 		n := idx.byNode[p.node]
 		if n == nil {
 			n = &nodeNominations{minPriority: pr}

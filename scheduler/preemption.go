@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/queue"
@@ -102,16 +103,8 @@ func (s *Scheduler) clearNomination(pod *v1.Pod) {
 func (s *Scheduler) nominationReleased(pod *v1.Pod, node string) {
 	held := *pod
 	held.Spec.NodeName = node
-	prio := podPriority(pod)
+	prio := corev1helpers.PodPriority(pod)
 	s.Queue.MoveToActiveOrBackoff(assignedPodDelete, &held, nil, func(q *queue.QueuedPodInfo) bool {
-		return podPriority(q.Pod) <= prio
+		return corev1helpers.PodPriority(q.Pod) <= prio
 	})
-}
-
-// podPriority is the pod's priority, 0 when unset.
-func podPriority(p *v1.Pod) int32 {
-	if p.Spec.Priority != nil {
-		return *p.Spec.Priority
-	}
-	return 0
 }

@@ -5,6 +5,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
 )
@@ -28,7 +29,7 @@ type Preemption struct {
 func (h *Handle) RunFilterPluginsWithNominatedPods(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
 	var nominated []*framework.PodInfo
 	for _, pi := range h.Nominated[nodeInfo.NodeName()] {
-		if pi.Pod.UID != pod.UID && priority(pi.Pod) >= priority(pod) {
+		if pi.Pod.UID != pod.UID && corev1helpers.PodPriority(pi.Pod) >= corev1helpers.PodPriority(pod) {
 			nominated = append(nominated, pi)
 		}
 	}
@@ -145,11 +146,4 @@ func (h *Handle) Cleared() []*v1.Pod {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return append([]*v1.Pod(nil), h.cleared...)
-}
-
-func priority(p *v1.Pod) int32 {
-	if p.Spec.Priority != nil {
-		return *p.Spec.Priority
-	}
-	return 0
 }

@@ -15,6 +15,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	policylisters "k8s.io/client-go/listers/policy/v1"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
 )
@@ -188,9 +189,9 @@ func (p *Plugin) eligible(pod *v1.Pod, filtered *framework.FilteredNodes) (bool,
 	if err != nil {
 		return true, ""
 	}
-	priority := podPriority(pod)
+	priority := corev1helpers.PodPriority(pod)
 	for _, pi := range ni.Pods {
-		if pi.Pod.DeletionTimestamp != nil && podPriority(pi.Pod) < priority && preemptedByScheduler(pi.Pod) {
+		if pi.Pod.DeletionTimestamp != nil && corev1helpers.PodPriority(pi.Pod) < priority && preemptedByScheduler(pi.Pod) {
 			return false, msgPreemptTerminating
 		}
 	}
@@ -269,10 +270,10 @@ func (p *Plugin) findCandidates(ctx context.Context, state *framework.CycleState
 // the pod still fits beside. The ones that cannot come back are the
 // victims, most important first, with how many of them violate a budget.
 func (p *Plugin) selectVictimsOnNode(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, pdbs []*policyv1.PodDisruptionBudget) ([]*v1.Pod, int, *framework.Status) {
-	priority := podPriority(pod)
+	priority := corev1helpers.PodPriority(pod)
 	var potential []*framework.PodInfo
 	for _, pi := range ni.Pods {
-		if podPriority(pi.Pod) < priority {
+		if corev1helpers.PodPriority(pi.Pod) < priority {
 			potential = append(potential, pi)
 		}
 	}
@@ -346,7 +347,7 @@ func (p *Plugin) selectVictimsOnNode(ctx context.Context, state *framework.Cycle
 // moreImportant orders pods most important first: higher priority, then
 // the one that started earlier (kube-scheduler's MoreImportantPod).
 func moreImportant(a, b *v1.Pod) int {
-	if c := cmp.Compare(podPriority(b), podPriority(a)); c != 0 {
+	if c := cmp.Compare(corev1helpers.PodPriority(b), corev1helpers.PodPriority(a)); c != 0 {
 		return c
 	}
 	return startTime(a).Compare(startTime(b))
@@ -369,12 +370,12 @@ func startTime(p *v1.Pod) time.Time {
 func pickCandidate(candidates []framework.PreemptionCandidate) framework.PreemptionCandidate {
 	scores := []func(c framework.PreemptionCandidate) int64{
 		func(c framework.PreemptionCandidate) int64 { return -int64(c.PDBViolations) },
-		func(c framework.PreemptionCandidate) int64 { return -int64(podPriority(c.Victims[0])) },
+		func(c framework.PreemptionCandidate) int64 { return -int64(corev1helpers.PodPriority(c.Victims[0])) },
 		func(c framework.PreemptionCandidate) int64 {
 			var sum int64
 			for _, v := range c.Victims {
 				// Shifted so that negative priorities add up too.
-				sum += int64(podPriority(v)) + math.MaxInt32 + 1
+				sum += int64(corev1helpers.PodPriority(v)) + math.MaxInt32 + 1
 			}
 			return -sum
 		},
@@ -403,10 +404,10 @@ func pickCandidate(candidates []framework.PreemptionCandidate) framework.Preempt
 // earliestStartOfMostImportant is the earliest start among the victims of
 // the highest priority.
 func earliestStartOfMostImportant(victims []*v1.Pod) time.Time {
-	top := podPriority(victims[0])
+	top := corev1helpers.PodPriority(victims[0])
 	earliest := startTime(victims[0])
 	for _, v := range victims[1:] {
-		if podPriority(v) != top {
+		if corev1helpers.PodPriority(v) != top {
 			continue
 		}
 		if t := startTime(v); t.Before(earliest) {
@@ -414,12 +415,4 @@ func earliestStartOfMostImportant(victims []*v1.Pod) time.Time {
 		}
 	}
 	return earliest
-}
-
-// podPriority is the pod's priority, 0 when unset.
-func podPriority(p *v1.Pod) int32 {
-	if p.Spec.Priority != nil {
-		return *p.Spec.Priority
-	}
-	return 0
 }
