@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -53,13 +52,7 @@ func TestExplainBandwidth(t *testing.T) {
 	}
 
 	run := func(args ...string) (string, error) {
-		cmd := newExplainBandwidthCommand(registry.NewInTree())
-		var out bytes.Buffer
-		cmd.SetOut(&out)
-		cmd.SetErr(&out)
-		cmd.SetArgs(args)
-		err := cmd.Execute()
-		return out.String(), err
+		return execute(newExplainBandwidthCommand(registry.NewInTree()), args...)
 	}
 	for _, args := range [][]string{{"--config", path}, {"--config", path, "--profile", "traffic"}} {
 		out, err := run(args...)

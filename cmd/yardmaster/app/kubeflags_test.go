@@ -7,13 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	"github.com/yardmaster-io/yardmaster/config"
 )
 
-// runCommand runs yardmaster's command line in-process and returns what it
-// printed and its error.
-func runCommand(args ...string) (string, error) {
-	cmd := NewCommand()
+// execute runs cmd with args in-process and returns what it printed and
+// its error.
+func execute(cmd *cobra.Command, args ...string) (string, error) {
 	var out bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&out)
@@ -21,6 +22,9 @@ func runCommand(args ...string) (string, error) {
 	err := cmd.Execute()
 	return out.String(), err
 }
+
+// runCommand runs yardmaster's command line in-process.
+func runCommand(args ...string) (string, error) { return execute(NewCommand(), args...) }
 
 // kube-scheduler's flags that yardmaster refuses fail by name, with why,
 // with or without `run`, before anything starts.

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -60,15 +59,7 @@ func TestWithPlugin(t *testing.T) {
 		}
 		return p
 	}
-	run := func(opts []Option, args ...string) (string, error) {
-		cmd := NewCommand(opts...)
-		var out bytes.Buffer
-		cmd.SetOut(&out)
-		cmd.SetErr(&out)
-		cmd.SetArgs(args)
-		err := cmd.Execute()
-		return out.String(), err
-	}
+	run := func(opts []Option, args ...string) (string, error) { return execute(NewCommand(opts...), args...) }
 	with := []Option{WithPlugin(fewestPodsRegistration())}
 
 	out, err := run(with, "config", "validate", file("      bias: 2\n"))
