@@ -44,13 +44,19 @@ func (p *profile) activeFilters(state *framework.CycleState) []int {
 	if a, err := framework.ReadAs[*activeFilters](state, activeFiltersKey); err == nil {
 		return a.idx
 	}
-	out := make([]int, 0, len(p.filter))
+	return p.appendActiveFilters(make([]int, 0, len(p.filter)), state)
+}
+
+// appendActiveFilters appends to dst the indexes of the profile's filters
+// that did not Skip in state. A cycle resolves them once, so that the
+// per-node loop makes no map lookup.
+func (p *profile) appendActiveFilters(dst []int, state *framework.CycleState) []int {
 	for i, pl := range p.filter {
 		if _, skip := state.SkipFilterPlugins[pl.Name()]; !skip {
-			out = append(out, i)
+			dst = append(dst, i)
 		}
 	}
-	return out
+	return dst
 }
 
 func (h *profileHandle) RunFilterPluginsWithNominatedPods(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {

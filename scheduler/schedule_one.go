@@ -114,14 +114,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	}
 	nodes := all
 	filterStart := time.Now()
-	// Resolve once which filters run for this pod, so the per-node loop
-	// makes no map lookup.
-	active := s.activeFilterBuf[:0]
-	for i, pl := range prof.filter {
-		if _, skip := state.SkipFilterPlugins[pl.Name()]; !skip {
-			active = append(active, i)
-		}
-	}
+	active := prof.appendActiveFilters(s.activeFilterBuf[:0], state)
 	s.activeFilterBuf = active
 	// Pods that preempted for a node keep their room there (see
 	// nominator.forPod); nil in nearly every cycle.
