@@ -36,7 +36,7 @@ COMPAT_BINARIES := $(foreach v,$(COMPAT_VERSIONS),$(BIN)/kube-apiserver-$(v) $(B
 
 export YARDMASTER_BIN_DIR := $(BIN)
 
-.PHONY: all build test unit e2e lint vet fmt bench demo image image-tarball image-test helm-test deploy control-plane compat-binaries prometheus clean soak
+.PHONY: all build test unit e2e lint vet fmt bench demo image image-tarball image-test helm-test helm-docs deploy control-plane compat-binaries prometheus clean soak
 
 all: build
 
@@ -176,6 +176,9 @@ image-test: image-tarball ## Check the tarball image-tarball wrote: config, file
 # and -race would compile Helm and its dependencies a second time.
 helm-test: build ## helm lint and helm template of deploy/helm/yardmaster through Helm's Go module (hack/helm); the default values must make deploy/base.
 	cd hack/helm && YARDMASTER_BINARY=$(BIN)/yardmaster $(GO) test -count=1 ./...
+
+helm-docs: ## Write the values table of deploy/helm/yardmaster/README.md from its values.yaml (helm-test fails when it is out of date).
+	cd hack/helm && $(GO) run ./cmd/chart-readme
 
 deploy: ## Apply deploy/ to the cluster kubectl points at.
 	kubectl apply -k deploy/

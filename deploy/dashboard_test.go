@@ -43,17 +43,90 @@ func TestDashboardMetricsExist(t *testing.T) {
 			}
 		}
 	}
-	// The panels the dashboard exists for (issue 22).
-	for _, n := range []string{
-		"scheduler_schedule_attempts_total",
-		"scheduler_scheduling_attempt_duration_seconds_bucket",
-		"scheduler_pending_pods",
-		"yardmaster_binding_duration_seconds_bucket",
-		"leader_election_master_status",
-	} {
-		if !used[n] {
-			t.Errorf("%s has no panel over %s", dashboard, n)
+	// Every family the daemon exports has a panel, unless notOnDashboard
+	// names it: a new metric gets a panel with it.
+	for n := range exported {
+		if seriesOf(n, exported) != n || onDashboard(n, used) {
+			continue
 		}
+		if notOnDashboard(n) == "" {
+			t.Errorf("%s has no panel over %s, which yardmaster exports; add one (or, if it makes no sense on a dashboard, name it in notOnDashboardNames with why)", dashboard, n)
+		}
+	}
+	// An entry of the allow-list that matches no exported family, or
+	// one the dashboard shows after all, is stale.
+	for _, e := range notOnDashboardNames {
+		matched := false
+		for n := range exported {
+			if seriesOf(n, exported) == n && matches(e.name, n) {
+				matched = true
+				if onDashboard(n, used) && !strings.HasSuffix(e.name, "*") {
+					t.Errorf("notOnDashboardNames names %s, which the dashboard shows: remove it", n)
+				}
+			}
+		}
+		if !matched {
+			t.Errorf("notOnDashboardNames names %s, which yardmaster does not export: remove it", e.name)
+		}
+	}
+}
+
+// notOnDashboardNames are the families the daemon exports that no panel
+// needs to show, each with why; a name ending in * is a prefix.
+var notOnDashboardNames = []struct{ name, why string }{
+	{"go_info", "the Go version: a constant, in the build, not a time series"},
+	{"go_memstats_*", "the Go allocator's own accounts; the Memory and Allocation panels show the heap in use, the next collection's goal and the allocation rate"},
+	{"process_virtual_memory_bytes", "address space reserved, not used: the Memory panel shows the resident set"},
+	{"process_virtual_memory_max_bytes", "the address-space limit, unlimited in a container"},
+}
+
+// notOnDashboard returns why family n has no panel, or "".
+func notOnDashboard(n string) string {
+	for _, e := range notOnDashboardNames {
+		if matches(e.name, n) {
+			return e.why
+		}
+	}
+	return ""
+}
+
+func matches(pattern, n string) bool {
+	if p, ok := strings.CutSuffix(pattern, "*"); ok {
+		return strings.HasPrefix(n, p)
+	}
+	return pattern == n
+}
+
+// seriesOf returns the family a series name of exported belongs to: n
+// without its _bucket, _sum or _count when that family is exported too.
+func seriesOf(n string, exported map[string]bool) string {
+	for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+		if f, ok := strings.CutSuffix(n, suffix); ok && exported[f] {
+			return f
+		}
+	}
+	return n
+}
+
+// onDashboard reports whether a query uses family n or one of its series.
+func onDashboard(n string, used map[string]bool) bool {
+	return used[n] || used[n+"_bucket"] || used[n+"_sum"] || used[n+"_count"]
+}
+
+// kubectl apply (client-side) keeps the whole object in the
+// last-applied-configuration annotation, and the API server refuses
+// annotations over 256 KiB in all: a dashboard over that cannot be
+// applied with `kubectl apply -k` (nor loaded by a ConfigMap over 1 MiB).
+func TestDashboardFitsAnAnnotation(t *testing.T) {
+	const limit = 256 << 10
+	fi, err := os.Stat(dashboard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Room for the rest of the ConfigMap and the JSON escaping of the
+	// file inside the annotation (quotes and newlines, about a tenth).
+	if max := limit * 3 / 4; fi.Size() > int64(max) {
+		t.Errorf("%s is %d bytes, over %d: kubectl apply -k could not apply its ConfigMap; split the dashboard", dashboard, fi.Size(), max)
 	}
 }
 

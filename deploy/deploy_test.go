@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"os"
 	"path"
 	"slices"
 	"strings"
@@ -188,6 +189,46 @@ func yamlOf(t *testing.T, objs []runtime.Object) []string {
 		out[i] = string(b)
 	}
 	return out
+}
+
+// deploy/grafana is one ConfigMap holding the dashboard file byte for
+// byte, under the label Grafana's dashboard sidecar looks for, with a name
+// that does not change with the content; the overlay is the base plus that
+// ConfigMap.
+func TestDashboardKustomizations(t *testing.T) {
+	file, err := os.ReadFile(dashboard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := v1.ConfigMap{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      "yardmaster-dashboard",
+			Namespace: namespace,
+			Labels: map[string]string{
+				"app.kubernetes.io/name":      name,
+				"app.kubernetes.io/component": "dashboard",
+				"grafana_dashboard":           "1",
+			},
+		},
+		Data: map[string]string{deploy.DashboardFile: string(file)},
+	}
+	alone := render(t, deploy.Dashboard)
+	if len(alone) != 1 {
+		t.Fatalf("%s makes %d objects, want the ConfigMap alone", deploy.Dashboard, len(alone))
+	}
+	cm, ok := alone[0].(*v1.ConfigMap)
+	if !ok {
+		t.Fatalf("%s makes a %T, want a ConfigMap", deploy.Dashboard, alone[0])
+	}
+	if diff := cmp.Diff(&want, cm); diff != "" {
+		t.Errorf("%s ConfigMap (-want +got):\n%s", deploy.Dashboard, diff)
+	}
+
+	wantOverlay := append(yamlOf(t, render(t, deploy.Base)), yamlOf(t, alone)...)
+	if diff := cmp.Diff(wantOverlay, yamlOf(t, render(t, deploy.DashboardOverlay)), cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+		t.Errorf("%s is not the base plus %s (-want +got):\n%s", deploy.DashboardOverlay, deploy.Dashboard, diff)
+	}
 }
 
 // The base is the expected set of objects, all in kube-system, and nothing

@@ -2,8 +2,9 @@
 // and renders them as `kubectl apply -k` does.
 //
 // The model: the YAML files of this directory are the product (a kustomize
-// base, kustomization.yaml; overlays/ on top of it; examples/ of workloads,
-// outside the base) and are embedded here unchanged. Render runs kustomize's
+// base, kustomization.yaml; overlays/ on top of it; grafana/, the Grafana
+// dashboard as a ConfigMap; examples/ of workloads, outside the base) and
+// are embedded here unchanged. Render runs kustomize's
 // own Go API (krusty) over them and Decode turns the result into client-go
 // objects, strictly, so that a misspelt field fails a test instead of being
 // dropped by the API server. Nothing here talks to a cluster: the tests of
@@ -40,6 +41,14 @@ const (
 	// ServiceMonitorOverlay is the base plus a Prometheus Operator
 	// ServiceMonitor.
 	ServiceMonitorOverlay = "overlays/servicemonitor"
+	// Dashboard is the Grafana dashboard alone, as a ConfigMap for
+	// Grafana's dashboard sidecar.
+	Dashboard = "grafana"
+	// DashboardOverlay is the base plus Dashboard.
+	DashboardOverlay = "overlays/grafana-dashboard"
+	// DashboardFile is the dashboard's JSON in Dashboard, and its key in
+	// the ConfigMap.
+	DashboardFile = "yardmaster-dashboard.json"
 	// Examples is the directory of example workloads (not a kustomization:
 	// `kubectl apply -f deploy/examples/`).
 	Examples = "examples"
@@ -50,7 +59,7 @@ const (
 
 // FS holds the manifests as they are in the repository.
 //
-//go:embed kustomization.yaml base overlays examples
+//go:embed kustomization.yaml base overlays examples grafana
 var FS embed.FS
 
 // root is where FS is copied in kustomize's in-memory file system.

@@ -3,6 +3,7 @@ package helm_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -134,6 +135,62 @@ func TestConfigFileIsTheBases(t *testing.T) {
 	}
 }
 
+// dashboard.enabled makes deploy/overlays/grafana-dashboard: the base plus
+// the dashboard's ConfigMap, as deploy/grafana makes it.
+func TestDashboardMakesTheOverlay(t *testing.T) {
+	want := byKey(t, kustomize(t, deploy.DashboardOverlay))
+	got := byKey(t, template(t, values(t, `dashboard: {enabled: true}`)))
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("chart with dashboard.enabled differs from %s (-kustomize +helm):\n%s", deploy.DashboardOverlay, diff)
+	}
+}
+
+// The chart's dashboard is a copy of deploy/grafana's, the one source (a
+// chart cannot read a file outside its directory; kustomize reads it
+// where it is).
+func TestDashboardFileIsDeploys(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("../../deploy", deploy.Dashboard, deploy.DashboardFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chart, err := os.ReadFile(filepath.Join(helm.Chart, "files", deploy.DashboardFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(src) != string(chart) {
+		t.Errorf("deploy/helm/yardmaster/files/%[1]s differs from deploy/grafana/%[1]s, its source; copy it:\n  cp deploy/grafana/%[1]s deploy/helm/yardmaster/files/", deploy.DashboardFile)
+	}
+}
+
+// checkDashboardData checks that d holds the dashboard file as it is.
+func checkDashboardData(t *testing.T, d *v1.ConfigMap) {
+	t.Helper()
+	want, err := os.ReadFile(filepath.Join(helm.Chart, "files", deploy.DashboardFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Data) != 1 || d.Data[deploy.DashboardFile] != string(want) {
+		t.Errorf("dashboard ConfigMap keys %v; want %s alone, the chart's file as it is", slices.Collect(maps.Keys(d.Data)), deploy.DashboardFile)
+	}
+}
+
+// A plugin name the image does not have renders (the chart cannot know an
+// image's plugins) and is refused by yardmaster itself, as at start, with
+// the name, the closest one it has and the list.
+func TestUnknownPluginRefusedByYardmaster(t *testing.T) {
+	vals := values(t, `plugins: {enabled: [NetworkTrafic], disabled: [ImageLocality]}`)
+	r := inspect(t, template(t, vals))
+	_, stderr, err := runValidate(t, r.config)
+	if err == nil {
+		t.Fatalf("yardmaster config validate accepted an unknown plugin:\n%s", r.config)
+	}
+	for _, want := range []string{`unknown plugin "NetworkTrafic"`, `did you mean "NetworkTraffic"`} {
+		if !strings.Contains(string(stderr), want) {
+			t.Errorf("yardmaster config validate said %q, want it to say %s", stderr, want)
+		}
+	}
+}
+
 // serviceMonitor.enabled makes deploy/overlays/servicemonitor: the base
 // plus the ServiceMonitor and the metrics reader for kube-prometheus's
 // Prometheus.
@@ -154,6 +211,7 @@ func TestNotes(t *testing.T) {
 		{"default", ``, []string{"  - yardmaster\n", "rollout status deployment/yardmaster"}},
 		{"profiles", `config: {profiles: [{schedulerName: batch}, {schedulerName: web}]}`, []string{"  - batch\n", "  - web\n"}},
 		{"serviceMonitor", `serviceMonitor: {enabled: true}`, []string{"ServiceMonitor kube-system/yardmaster", "monitoring/prometheus-k8s"}},
+		{"dashboard", `dashboard: {enabled: true, namespace: monitoring}`, []string{"ConfigMap monitoring/yardmaster-dashboard", `grafana_dashboard: "1"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, notes, err := helm.Template(context.Background(), helm.Chart, releaseName, namespace, values(t, tc.values))
@@ -412,6 +470,154 @@ extraVolumeMounts: [{name: prometheus-ca, mountPath: /etc/prometheus-ca, readOnl
 			}
 		},
 	}, {
+		name: "plugins shorthand",
+		values: `
+plugins:
+  enabled: [{name: NetworkTraffic, weight: 5}]
+  disabled: [ImageLocality]
+pluginConfig:
+- name: NetworkTraffic
+  args: {prometheusAddress: "http://prometheus-k8s.monitoring.svc:9090", maxBandwidth: 1250000000}
+`,
+		check: func(t *testing.T, r *rendered) {
+			if len(r.resolved.Profiles) != 1 {
+				t.Fatalf("%d profiles, want the file's one", len(r.resolved.Profiles))
+			}
+			p := r.resolved.Profiles[0]
+			if p.SchedulerName != "yardmaster" {
+				t.Errorf("schedulerName %q, want the file's yardmaster", p.SchedulerName)
+			}
+			if w := p.weight("NetworkTraffic"); w != 5 {
+				t.Errorf("NetworkTraffic score weight %d, want 5", w)
+			}
+			if pts := p.points("ImageLocality"); len(pts) != 0 {
+				t.Errorf("ImageLocality runs at %v, want nowhere", pts)
+			}
+			// The other default plugins stay.
+			if pts := p.points("NodeResourcesFit"); !slices.Contains(pts, "filter") {
+				t.Errorf("NodeResourcesFit runs at %v, want filter among them", pts)
+			}
+			if got := p.args("NetworkTraffic")["prometheusAddress"]; got != "http://prometheus-k8s.monitoring.svc:9090" {
+				t.Errorf("NetworkTraffic prometheusAddress %v", got)
+			}
+			// A large number stays an integer, or yardmaster would refuse
+			// the file.
+			if !strings.Contains(r.config, "maxBandwidth: 1250000000\n") {
+				t.Errorf("maxBandwidth not written as an integer:\n%s", r.config)
+			}
+			if r.resolved.LeaderElection.ResourceName != "yardmaster" {
+				t.Errorf("Lease %s, want the file's yardmaster", r.resolved.LeaderElection.ResourceName)
+			}
+			if r.configMap.Name == baseConfigMapName(t) {
+				t.Errorf("ConfigMap %s: the name did not change with the content, the pods would not roll", r.configMap.Name)
+			}
+		},
+	}, {
+		name:   "plugins by name",
+		values: `{plugins: {enabled: [NetworkTraffic]}, pluginConfig: [{name: NetworkTraffic, args: {prometheusAddress: "http://prometheus:9090"}}]}`,
+		check: func(t *testing.T, r *rendered) {
+			p := r.resolved.Profiles[0]
+			if pts := p.points("NetworkTraffic"); !slices.Contains(pts, "score") {
+				t.Errorf("NetworkTraffic runs at %v, want score among them", pts)
+			}
+			if !strings.Contains(r.config, "- name: NetworkTraffic\n") {
+				t.Errorf("a name alone is not written as {name: ...}:\n%s", r.config)
+			}
+		},
+	}, {
+		// The shorthand comes last, over config.profiles, in every
+		// profile; what it names replaces the profiles' own entries for
+		// that plugin at multiPoint and in pluginConfig.
+		name: "plugins shorthand over profiles",
+		values: `
+config:
+  profiles:
+  - schedulerName: yardmaster
+    plugins:
+      multiPoint:
+        enabled: [{name: NetworkTraffic, weight: 2}]
+    pluginConfig:
+    - name: NetworkTraffic
+      args: {prometheusAddress: "http://old:9090", timeRange: 2m}
+    - name: NodeResourcesFit
+      args: {scoringStrategy: {type: MostAllocated}}
+  - schedulerName: yardmaster-batch
+    plugins:
+      multiPoint:
+        disabled: [{name: ImageLocality}]
+plugins:
+  enabled: [{name: NetworkTraffic, weight: 7}, ImageLocality]
+  disabled: [NodeResourcesBalancedAllocation]
+pluginConfig:
+- name: NetworkTraffic
+  args: {prometheusAddress: "http://new:9090"}
+`,
+		check: func(t *testing.T, r *rendered) {
+			if len(r.resolved.Profiles) != 2 {
+				t.Fatalf("%d profiles, want 2", len(r.resolved.Profiles))
+			}
+			for _, p := range r.resolved.Profiles {
+				if w := p.weight("NetworkTraffic"); w != 7 {
+					t.Errorf("profile %s: NetworkTraffic weight %d, want 7 (the shorthand's)", p.SchedulerName, w)
+				}
+				if pts := p.points("ImageLocality"); !slices.Contains(pts, "score") {
+					t.Errorf("profile %s: ImageLocality runs at %v, want score (enabled by the shorthand over the profile's disabled)", p.SchedulerName, pts)
+				}
+				if pts := p.points("NodeResourcesBalancedAllocation"); len(pts) != 0 {
+					t.Errorf("profile %s: NodeResourcesBalancedAllocation runs at %v, want nowhere", p.SchedulerName, pts)
+				}
+				// args replaced whole: timeRange back to its default.
+				want := map[string]any{"prometheusAddress": "http://new:9090"}
+				got := p.args("NetworkTraffic")
+				if got["prometheusAddress"] != want["prometheusAddress"] || got["timeRange"] == "2m0s" || got["timeRange"] == "2m" {
+					t.Errorf("profile %s: NetworkTraffic args %v, want the shorthand's, whole", p.SchedulerName, got)
+				}
+			}
+			if got := r.resolved.Profiles[0].args("NodeResourcesFit"); fmt.Sprint(got["scoringStrategy"]) == "" || !strings.Contains(fmt.Sprint(got["scoringStrategy"]), "MostAllocated") {
+				t.Errorf("profile yardmaster: NodeResourcesFit args %v, want the profile's MostAllocated kept", got)
+			}
+			if n := strings.Count(r.config, "name: NetworkTraffic\n"); n != 4 {
+				t.Errorf("NetworkTraffic named %d times in the file, want 4 (enabled and configured once per profile):\n%s", n, r.config)
+			}
+		},
+	}, {
+		name:   "dashboard",
+		values: `dashboard: {enabled: true, namespace: monitoring, labels: {team: scheduling}, annotations: {grafana_folder: Kubernetes}}`,
+		check: func(t *testing.T, r *rendered) {
+			d := r.dashboard
+			if d == nil {
+				t.Fatal("no dashboard ConfigMap with dashboard.enabled")
+			}
+			want := map[string]string{
+				"app.kubernetes.io/name":      "yardmaster",
+				"app.kubernetes.io/component": "dashboard",
+				"grafana_dashboard":           "1",
+				"team":                        "scheduling",
+			}
+			if diff := cmp.Diff(want, d.Labels); diff != "" {
+				t.Errorf("dashboard labels (-want +got):\n%s", diff)
+			}
+			if d.Namespace != "monitoring" || d.Annotations["grafana_folder"] != "Kubernetes" {
+				t.Errorf("dashboard in %q with annotations %v, want monitoring and grafana_folder: Kubernetes", d.Namespace, d.Annotations)
+			}
+			checkDashboardData(t, d)
+		},
+	}, {
+		name:   "dashboard under another sidecar label",
+		values: `dashboard: {enabled: true, label: dashboards, labelValue: yardmaster}`,
+		check: func(t *testing.T, r *rendered) {
+			d := r.dashboard
+			if d == nil {
+				t.Fatal("no dashboard ConfigMap with dashboard.enabled")
+			}
+			if _, ok := d.Labels["grafana_dashboard"]; ok || d.Labels["dashboards"] != "yardmaster" {
+				t.Errorf("dashboard labels %v, want dashboards: yardmaster and no grafana_dashboard", d.Labels)
+			}
+			if d.Namespace != namespace {
+				t.Errorf("dashboard in %q, want the release's %s", d.Namespace, namespace)
+			}
+		},
+	}, {
 		name:   "image by digest",
 		values: `image: {digest: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}`,
 		check: func(t *testing.T, r *rendered) {
@@ -519,6 +725,12 @@ func TestBadValuesRefused(t *testing.T) {
 		{"env not a list", `env: {GOGC: "200"}`, "env", false},
 		{"volume mount without a path", `extraVolumeMounts: [{name: x}]`, "mountPath", false},
 		{"profiles not a list", `config: {profiles: {schedulerName: x}}`, "profiles", false},
+		{"plugins misspelt", `plugins: {enable: [NetworkTraffic]}`, "enable", false},
+		{"plugin weight misspelt", `plugins: {enabled: [{name: NetworkTraffic, weigth: 5}]}`, "plugins", false},
+		{"plugin weight zero", `plugins: {enabled: [{name: NetworkTraffic, weight: 0}]}`, "plugins", false},
+		{"plugin name not a name", `plugins: {disabled: ["Image Locality"]}`, "plugins", false},
+		{"pluginConfig without args", `pluginConfig: [{name: NetworkTraffic}]`, "args", false},
+		{"dashboard label empty", `dashboard: {enabled: true, label: ""}`, "label", false},
 		{"budget blocks drains", `replicas: 1`, "block every drain", true},
 		{"two leaders", `config: {override: {leaderElection: {leaderElect: false}}}`, "leaderElect", true},
 		{"config not YAML", `config: {file: "profiles: [", profiles: [{schedulerName: x}]}`, "not a YAML mapping", true},
@@ -557,6 +769,8 @@ type rendered struct {
 	authReader     *rbacv1.RoleBinding
 	metricsReader  *rbacv1.ClusterRoleBinding
 	monitors       []*unstructured.Unstructured
+	dashboard      *v1.ConfigMap // with dashboard.enabled
+	resolved       *resolved     // the configuration as yardmaster resolves it (checkCoherent)
 }
 
 // inspect sorts objs into a rendered, failing on an object of a kind the
@@ -576,6 +790,10 @@ func inspect(t *testing.T, objs []runtime.Object) *rendered {
 		case *appsv1.Deployment:
 			set(&r.deployment, o)
 		case *v1.ConfigMap:
+			if o.Labels["app.kubernetes.io/component"] == "dashboard" {
+				set(&r.dashboard, o)
+				continue
+			}
 			set(&r.configMap, o)
 			r.config = o.Data[configKey]
 		case *v1.Service:
@@ -627,7 +845,8 @@ func inspect(t *testing.T, objs []runtime.Object) *rendered {
 // configuration names.
 func checkCoherent(t *testing.T, r *rendered, ns string) {
 	t.Helper()
-	le := validateConfig(t, r.config)
+	r.resolved = validateConfig(t, r.config)
+	le := r.resolved.LeaderElection
 
 	spec := r.deployment.Spec.Template.Spec
 	podLabels := labels.Set(r.deployment.Spec.Template.Labels)
@@ -681,14 +900,14 @@ func checkCoherent(t *testing.T, r *rendered, ns string) {
 	if r.leaderElection == nil || r.leaderBinding == nil {
 		t.Fatalf("no leader election Role and RoleBinding")
 	}
-	if r.leaderElection.Namespace != le.namespace || r.leaderBinding.Namespace != le.namespace || r.leaderBinding.RoleRef.Name != r.leaderElection.Name {
+	if r.leaderElection.Namespace != le.ResourceNamespace || r.leaderBinding.Namespace != le.ResourceNamespace || r.leaderBinding.RoleRef.Name != r.leaderElection.Name {
 		t.Errorf("leader election Role %s/%s, RoleBinding %s/%s to %s; the Lease is in %s",
-			r.leaderElection.Namespace, r.leaderElection.Name, r.leaderBinding.Namespace, r.leaderBinding.Name, r.leaderBinding.RoleRef.Name, le.namespace)
+			r.leaderElection.Namespace, r.leaderElection.Name, r.leaderBinding.Namespace, r.leaderBinding.Name, r.leaderBinding.RoleRef.Name, le.ResourceNamespace)
 	}
 	if !slices.ContainsFunc(r.leaderElection.Rules, func(p rbacv1.PolicyRule) bool {
-		return slices.Equal(p.ResourceNames, []string{le.name}) && slices.Contains(p.Verbs, "update")
+		return slices.Equal(p.ResourceNames, []string{le.ResourceName}) && slices.Contains(p.Verbs, "update")
 	}) {
-		t.Errorf("leader election Role rules %+v do not let yardmaster update the Lease %s", r.leaderElection.Rules, le.name)
+		t.Errorf("leader election Role rules %+v do not let yardmaster update the Lease %s", r.leaderElection.Rules, le.ResourceName)
 	}
 }
 
@@ -699,37 +918,94 @@ func pdbSelector(pdb *policyv1.PodDisruptionBudget) *metav1.LabelSelector {
 	return pdb.Spec.Selector
 }
 
-// lease is the Lease a configuration resolves to.
-type lease struct{ namespace, name string }
+// resolved is what `yardmaster config validate` prints: the configuration
+// as yardmaster resolved it, every profile's plugins listed per extension
+// point.
+type resolved struct {
+	LeaderElection struct {
+		ResourceNamespace string `json:"resourceNamespace"`
+		ResourceName      string `json:"resourceName"`
+	} `json:"leaderElection"`
+	Profiles []resolvedProfile `json:"profiles"`
+}
+
+type resolvedPlugin struct {
+	Name   string `json:"name"`
+	Weight *int64 `json:"weight"`
+}
+
+type resolvedProfile struct {
+	SchedulerName string `json:"schedulerName"`
+	Plugins       map[string]struct {
+		Enabled []resolvedPlugin `json:"enabled"`
+	} `json:"plugins"`
+	PluginConfig []struct {
+		Name string         `json:"name"`
+		Args map[string]any `json:"args"`
+	} `json:"pluginConfig"`
+}
+
+// points returns the extension points that run plugin, sorted.
+func (p resolvedProfile) points(plugin string) []string {
+	var out []string
+	for point, set := range p.Plugins {
+		if slices.ContainsFunc(set.Enabled, func(e resolvedPlugin) bool { return e.Name == plugin }) {
+			out = append(out, point)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// weight returns plugin's score weight, 0 if it does not score.
+func (p resolvedProfile) weight(plugin string) int64 {
+	for _, e := range p.Plugins["score"].Enabled {
+		if e.Name == plugin && e.Weight != nil {
+			return *e.Weight
+		}
+	}
+	return 0
+}
+
+// args returns plugin's arguments, nil if none.
+func (p resolvedProfile) args(plugin string) map[string]any {
+	for _, c := range p.PluginConfig {
+		if c.Name == plugin {
+			return c.Args
+		}
+	}
+	return nil
+}
 
 // validateConfig checks config as `yardmaster run --config` would, with
 // `yardmaster config validate` (yardmaster's config package does not build
-// against Helm's k8s.io modules, so not in this process), and returns the
-// Lease it resolves to.
-func validateConfig(t *testing.T, config string) lease {
+// against Helm's k8s.io modules, so not in this process), and returns what
+// it resolves to.
+func validateConfig(t *testing.T, config string) *resolved {
+	t.Helper()
+	out, stderr, err := runValidate(t, config)
+	if err != nil {
+		t.Fatalf("yardmaster config validate: %v\n%s\nconfiguration:\n%s", err, stderr, config)
+	}
+	var r resolved
+	if err := yaml.Unmarshal(out, &r); err != nil {
+		t.Fatalf("yardmaster config validate printed: %v\n%s", err, out)
+	}
+	return &r
+}
+
+// runValidate runs `yardmaster config validate` on config.
+func runValidate(t *testing.T, config string) (stdout, stderr []byte, err error) {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), configKey)
 	if err := os.WriteFile(file, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(yardmaster, "config", "validate", file).Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("yardmaster config validate: %v\n%s\nconfiguration:\n%s", err, stderr, config)
-	}
-	var resolved struct {
-		LeaderElection struct {
-			ResourceNamespace string `json:"resourceNamespace"`
-			ResourceName      string `json:"resourceName"`
-		} `json:"leaderElection"`
-	}
-	if err := yaml.Unmarshal(out, &resolved); err != nil {
-		t.Fatalf("yardmaster config validate printed: %v\n%s", err, out)
-	}
-	return lease{resolved.LeaderElection.ResourceNamespace, resolved.LeaderElection.ResourceName}
+	cmd := exec.Command(yardmaster, "config", "validate", file)
+	var errBuf strings.Builder
+	cmd.Stderr = &errBuf
+	out, err := cmd.Output()
+	return out, []byte(errBuf.String()), err
 }
 
 // yardmaster is the binary validateConfig runs: $YARDMASTER_BINARY (make

@@ -39,23 +39,111 @@ app.kubernetes.io/name: {{ include "yardmaster.name" . }}
 
 {{/*
 The scheduler configuration file: config.file or the chart's
-files/config.yaml verbatim, or, with config.profiles or config.override
-set, that file parsed, changed and written out again.
+files/config.yaml verbatim, or, with config.profiles, config.override,
+plugins or pluginConfig set, that file parsed, changed and written out
+again. The changes apply in this order, each over the one before:
+config.override merged over the file, config.profiles replacing its
+profiles, then the plugins and pluginConfig shorthand applied to every
+profile (yardmaster.pluginShorthand).
 */}}
 {{- define "yardmaster.config" -}}
 {{- $file := .Values.config.file | default (.Files.Get "files/config.yaml") }}
-{{- if or .Values.config.profiles .Values.config.override }}
+{{- $shorthand := or .Values.plugins.enabled .Values.plugins.disabled .Values.pluginConfig }}
+{{- if or .Values.config.profiles .Values.config.override $shorthand }}
 {{- $c := fromYaml $file }}
 {{- if hasKey $c "Error" }}
 {{- fail (printf "config.file is not a YAML mapping: %s" $c.Error) }}
 {{- end }}
 {{- $c = mergeOverwrite $c (deepCopy .Values.config.override) }}
 {{- if .Values.config.profiles }}
-{{- $_ := set $c "profiles" .Values.config.profiles }}
+{{- $_ := set $c "profiles" (deepCopy .Values.config.profiles) }}
+{{- end }}
+{{- if $shorthand }}
+{{- $profiles := list }}
+{{- range ($c.profiles | default (list dict)) }}
+{{- $p := deepCopy . }}
+{{- include "yardmaster.pluginShorthand" (dict "profile" $p "values" $.Values) }}
+{{- $profiles = append $profiles $p }}
+{{- end }}
+{{- $_ := set $c "profiles" $profiles }}
 {{- end }}
 {{- toYaml $c | printf "%s\n" }}
 {{- else }}
 {{- $file }}
+{{- end }}
+{{- end }}
+
+{{/*
+Applies the shorthand of values.yaml to .profile, a profile's mapping,
+in place (through a dict, not include's text: a JSON round trip would
+turn a large integer argument into a float yardmaster refuses), and
+outputs nothing:
+plugins.enabled appended to plugins.multiPoint.enabled, plugins.disabled
+to plugins.multiPoint.disabled, and pluginConfig's entries to
+pluginConfig. A plugin the shorthand names replaces the profile's own
+entries for it: an enabled plugin is taken off multiPoint.disabled (and
+its earlier multiPoint.enabled entry, weight and all, is dropped), a
+disabled one off multiPoint.enabled, and a pluginConfig entry replaces the
+profile's entry of that name, args whole (not merged). Extension points
+other than multiPoint are left as they are. An entry of plugins.enabled or
+plugins.disabled is a name or {name, weight}.
+*/}}
+{{- define "yardmaster.pluginShorthand" -}}
+{{- $p := .profile }}
+{{- $enable := list }}
+{{- range .values.plugins.enabled }}
+{{- $enable = append $enable (kindIs "string" . | ternary (dict "name" .) .) }}
+{{- end }}
+{{- $disable := list }}
+{{- range .values.plugins.disabled }}
+{{- $disable = append $disable (kindIs "string" . | ternary (dict "name" .) .) }}
+{{- end }}
+{{- $named := list }}
+{{- range (concat $enable $disable) }}
+{{- $named = append $named .name }}
+{{- end }}
+{{- $plugins := $p.plugins | default dict }}
+{{- $mp := $plugins.multiPoint | default dict }}
+{{- $keptEnabled := list }}
+{{- range ($mp.enabled | default list) }}
+{{- if not (has .name $named) }}
+{{- $keptEnabled = append $keptEnabled . }}
+{{- end }}
+{{- end }}
+{{- $keptDisabled := list }}
+{{- range ($mp.disabled | default list) }}
+{{- if not (has .name $named) }}
+{{- $keptDisabled = append $keptDisabled . }}
+{{- end }}
+{{- end }}
+{{- with (concat $keptEnabled $enable) }}
+{{- $_ := set $mp "enabled" . }}
+{{- else }}
+{{- $_ := unset $mp "enabled" }}
+{{- end }}
+{{- with (concat $keptDisabled $disable) }}
+{{- $_ := set $mp "disabled" . }}
+{{- else }}
+{{- $_ := unset $mp "disabled" }}
+{{- end }}
+{{- if $mp }}
+{{- $_ := set $plugins "multiPoint" $mp }}
+{{- end }}
+{{- if $plugins }}
+{{- $_ := set $p "plugins" $plugins }}
+{{- end }}
+{{- with .values.pluginConfig }}
+{{- $names := list }}
+{{- range . }}
+{{- $names = append $names .name }}
+{{- end }}
+{{- $kept := list }}
+{{- range ($p.pluginConfig | default list) }}
+{{- if not (has .name $names) }}
+{{- $kept = append $kept . }}
+{{- end }}
+{{- end }}
+{{- $_ := set $p "pluginConfig" (concat $kept (deepCopy .)) }}
 {{- end }}
 {{- end }}
 
