@@ -5,7 +5,10 @@
 #   make image                       # docker build --build-arg VERSION=$(VERSION) -t yardmaster:$(VERSION) .
 #   docker build --build-arg VERSION=v0.1.0 -t registry.example.com/yardmaster:v0.1.0 .
 #
-# deploy/ runs it as `yardmaster run --config /etc/yardmaster/config.yaml`.
+# deploy/ runs it as `yardmaster run --config /etc/yardmaster/config.yaml`;
+# a manifest written for kube-scheduler runs it as kube-scheduler
+# (/usr/local/bin/kube-scheduler, a symlink; distroless's PATH has
+# /usr/local/bin), with only the image changed.
 
 ARG GO_VERSION=1.26
 
@@ -28,7 +31,13 @@ RUN --mount=type=cache,target=/go/pkg/mod \
     CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} \
     go build -trimpath -buildvcs=false \
       -ldflags "-s -w -X github.com/yardmaster-io/yardmaster/internal/version.Version=${VERSION}" \
-      -o /out/yardmaster ./cmd/yardmaster
+      -o /out/bin/yardmaster ./cmd/yardmaster
+# kube-scheduler's manifests (the Kubernetes documentation's second
+# scheduler, kubeadm's static pod) call the binary by kube-scheduler's name,
+# as /usr/local/bin/kube-scheduler or, through PATH, kube-scheduler: a
+# relative symlink, made here because the final image has no shell. COPY
+# of a directory keeps the links inside it. hack/image builds the same.
+RUN ln -s yardmaster /out/bin/kube-scheduler
 
 # No shell, no package manager, CA certificates included (for a Prometheus
 # over https), user nonroot (65532), which deploy/ also sets.
@@ -36,7 +45,7 @@ FROM gcr.io/distroless/static-debian12:nonroot
 ARG VERSION=dev
 LABEL org.opencontainers.image.version=${VERSION} \
       org.opencontainers.image.licenses=Apache-2.0
-COPY --from=build /out/yardmaster /usr/local/bin/yardmaster
+COPY --from=build /out/bin/ /usr/local/bin/
 USER 65532:65532
 # The secure port (--secure-port): health, readiness and metrics over HTTPS.
 EXPOSE 10259

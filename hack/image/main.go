@@ -9,7 +9,10 @@
 //
 // The image is what the Dockerfile's is, built from nothing instead of on
 // distroless/static (no registry is needed, and none may be reachable): one
-// layer with the static binary at /usr/local/bin/yardmaster, /etc/passwd
+// layer with the static binary at /usr/local/bin/yardmaster, the symlink
+// /usr/local/bin/kube-scheduler to it (a manifest written for
+// kube-scheduler calls the binary by that name, as
+// `/usr/local/bin/kube-scheduler` or, through PATH, `kube-scheduler`), /etc/passwd
 // and /etc/group naming root and nonroot (65532), a home and /tmp, and the
 // build host's CA bundle when it has one (for a Prometheus over HTTPS). No
 // shell, no libc, no package manager. It runs as 65532:65532 and exposes
@@ -32,6 +35,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"time"
 
@@ -47,6 +51,16 @@ import (
 const (
 	// Entrypoint is where the binary is, and the image's entrypoint.
 	Entrypoint = "/usr/local/bin/yardmaster"
+	// KubeSchedulerLink is a symlink to Entrypoint: the name by which
+	// kube-scheduler's manifests (the Kubernetes documentation's second
+	// scheduler, kubeadm's static pod) run the binary, so that they run
+	// yardmaster with only the image changed. Run under this name the
+	// binary is the scheduler's root command, as under its own
+	// (test/e2e TestKubeSchedulerManifests runs both manifests).
+	KubeSchedulerLink = "/usr/local/bin/kube-scheduler"
+	// Path is the image's PATH: `command: [kube-scheduler]` resolves
+	// through it, as in kube-scheduler's image.
+	Path = "/usr/local/bin"
 	// UID and GID are distroless's nonroot, which deploy/ also sets.
 	UID = 65532
 	GID = 65532
@@ -115,7 +129,7 @@ func Build(o Options) (v1.Image, error) {
 	img, err = mutate.Append(img, mutate.Addendum{
 		Layer:     layer,
 		MediaType: types.OCILayer,
-		History:   v1.History{Created: created, CreatedBy: "hack/image: " + Entrypoint + ", /etc/passwd, /etc/group, CA certificates", Comment: "built with go-containerregistry"},
+		History:   v1.History{Created: created, CreatedBy: "hack/image: " + Entrypoint + ", " + KubeSchedulerLink + ", /etc/passwd, /etc/group, CA certificates", Comment: "built with go-containerregistry"},
 	})
 	if err != nil {
 		return nil, err
@@ -132,7 +146,7 @@ func Build(o Options) (v1.Image, error) {
 		User:         fmt.Sprintf("%d:%d", UID, GID),
 		Entrypoint:   []string{Entrypoint},
 		Cmd:          []string{"run"},
-		Env:          []string{"PATH=/usr/local/bin", "HOME=/home/nonroot"},
+		Env:          []string{"PATH=" + Path, "HOME=/home/nonroot"},
 		WorkingDir:   "/home/nonroot",
 		ExposedPorts: map[string]struct{}{SecurePort: {}},
 		Labels: map[string]string{
@@ -196,6 +210,9 @@ func rootfs(bin, certs []byte, mtime time.Time) ([]byte, error) {
 		_, err := tw.Write(data)
 		return err
 	}
+	symlink := func(name, target string) error {
+		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: name, Linkname: target, Mode: 0o777, ModTime: mtime, Format: tar.FormatPAX})
+	}
 	steps := []func() error{
 		func() error { return dir("etc", 0o755, 0) },
 		func() error { return file("etc/passwd", 0o644, []byte(passwd)) },
@@ -209,6 +226,9 @@ func rootfs(bin, certs []byte, mtime time.Time) ([]byte, error) {
 		func() error { return dir("usr/local", 0o755, 0) },
 		func() error { return dir("usr/local/bin", 0o755, 0) },
 		func() error { return file(Entrypoint[1:], 0o755, bin) },
+		// Relative, so that it resolves wherever the file system is
+		// mounted (a chroot, an extracted layer).
+		func() error { return symlink(KubeSchedulerLink[1:], path.Base(Entrypoint)) },
 	}
 	if certs != nil {
 		steps = append(steps,
