@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 #
-# yardmaster's image: a static binary on distroless, running as nonroot.
+# yardmaster's image: a static binary on distroless.
 #
 #   make image                       # docker build --build-arg VERSION=$(VERSION) -t yardmaster:$(VERSION) .
 #   docker build --build-arg VERSION=v0.1.0 -t registry.example.com/yardmaster:v0.1.0 .
@@ -40,13 +40,18 @@ RUN --mount=type=cache,target=/go/pkg/mod \
 RUN ln -s yardmaster /out/bin/kube-scheduler
 
 # No shell, no package manager, CA certificates included (for a Prometheus
-# over https), user nonroot (65532), which deploy/ also sets.
+# over https). distroless's nonroot variant for its home and working
+# directory (/home/nonroot), but the user is root, as in kube-scheduler's
+# image: kubeadm's static pod sets no user and reads
+# /etc/kubernetes/scheduler.conf, which kubeadm writes 0600 for root.
+# deploy/ and the Helm chart run it as nonroot (65532) through their
+# securityContext. hack/image builds the same.
 FROM gcr.io/distroless/static-debian12:nonroot
 ARG VERSION=dev
 LABEL org.opencontainers.image.version=${VERSION} \
       org.opencontainers.image.licenses=Apache-2.0
 COPY --from=build /out/bin/ /usr/local/bin/
-USER 65532:65532
+USER 0:0
 # The secure port (--secure-port): health, readiness and metrics over HTTPS.
 EXPOSE 10259
 ENTRYPOINT ["/usr/local/bin/yardmaster"]

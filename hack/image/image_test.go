@@ -69,7 +69,7 @@ func TestImageTarball(t *testing.T) {
 		t.Errorf("labels %v: want a version and a revision", cf.Config.Labels)
 	}
 	want := v1.Config{
-		User:         "65532:65532",
+		User:         "0:0",
 		Entrypoint:   []string{"/usr/local/bin/yardmaster"},
 		Cmd:          []string{"run"},
 		Env:          []string{"PATH=/usr/local/bin", "HOME=/home/nonroot"},
@@ -116,8 +116,8 @@ func TestImageTarball(t *testing.T) {
 	if !strings.Contains(string(files["etc/passwd"].data), "nonroot:x:65532:65532:") {
 		t.Errorf("/etc/passwd has no nonroot (65532):\n%s", files["etc/passwd"].data)
 	}
-	if home := files["home/nonroot"]; home == nil || home.hdr.Uid != UID {
-		t.Errorf("/home/nonroot missing or not owned by %d", UID)
+	if home := files["home/nonroot"]; home == nil || home.hdr.Uid != NonrootUID {
+		t.Errorf("/home/nonroot missing or not owned by %d", NonrootUID)
 	}
 
 	// The binary runs from the image (it is static: no loader, no libc in

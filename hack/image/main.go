@@ -15,8 +15,11 @@
 // `/usr/local/bin/kube-scheduler` or, through PATH, `kube-scheduler`), /etc/passwd
 // and /etc/group naming root and nonroot (65532), a home and /tmp, and the
 // build host's CA bundle when it has one (for a Prometheus over HTTPS). No
-// shell, no libc, no package manager. It runs as 65532:65532 and exposes
-// the secure port, 10259.
+// shell, no libc, no package manager. It exposes the secure port, 10259.
+// Its user is root, as kube-scheduler's image's is: kubeadm's static pod
+// reads /etc/kubernetes/scheduler.conf, which kubeadm writes with mode
+// 0600 for root, and sets no user. deploy/ and the Helm chart run it as
+// nonroot (65532) through their securityContext.
 //
 // The layer is reproducible: every file has the modification time given by
 // -created (the commit's time in `make image-tarball`), so the same binary
@@ -61,9 +64,13 @@ const (
 	// Path is the image's PATH: `command: [kube-scheduler]` resolves
 	// through it, as in kube-scheduler's image.
 	Path = "/usr/local/bin"
-	// UID and GID are distroless's nonroot, which deploy/ also sets.
-	UID = 65532
-	GID = 65532
+	// User is the image's user: root, as in kube-scheduler's image, so
+	// that kube-scheduler's manifests, which set no user, read what
+	// kube-scheduler reads (kubeadm's scheduler.conf is 0600 root).
+	User = "0:0"
+	// NonrootUID is distroless's nonroot, the owner of its home, which
+	// deploy/ and the Helm chart run the image as.
+	NonrootUID = 65532
 	// SecurePort is --secure-port's default: health, readiness and
 	// metrics over HTTPS.
 	SecurePort = "10259/tcp"
@@ -143,7 +150,7 @@ func Build(o Options) (v1.Image, error) {
 	cf.Created = created
 	cf.Author = Source
 	cf.Config = v1.Config{
-		User:         fmt.Sprintf("%d:%d", UID, GID),
+		User:         User,
 		Entrypoint:   []string{Entrypoint},
 		Cmd:          []string{"run"},
 		Env:          []string{"PATH=" + Path, "HOME=/home/nonroot"},
@@ -218,7 +225,7 @@ func rootfs(bin, certs []byte, mtime time.Time) ([]byte, error) {
 		func() error { return file("etc/passwd", 0o644, []byte(passwd)) },
 		func() error { return file("etc/group", 0o644, []byte(group)) },
 		func() error { return dir("home", 0o755, 0) },
-		func() error { return dir("home/nonroot", 0o700, UID) },
+		func() error { return dir("home/nonroot", 0o700, NonrootUID) },
 		func() error { return dir("root", 0o700, 0) },
 		// Sticky and world-writable, as on any Linux system.
 		func() error { return dir("tmp", 0o1777, 0) },
