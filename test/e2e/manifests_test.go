@@ -467,8 +467,8 @@ func (e *env) runPod(img *manifestImageConfig, pod *v1.Pod) (*procgroup.Process,
 	if c.Image != manifestImage {
 		e.t.Fatalf("the manifest's image is %s, want %s: only the image is changed", c.Image, manifestImage)
 	}
-	if len(c.Args) > 0 {
-		e.t.Fatalf("args %v: the manifests run kube-scheduler through command alone", c.Args)
+	if len(c.Command) == 0 || len(c.Args) > 0 {
+		e.t.Fatalf("command %v, args %v: the manifests run kube-scheduler through command alone", c.Command, c.Args)
 	}
 	dir := e.t.TempDir()
 	root := filepath.Join(dir, "rootfs")
