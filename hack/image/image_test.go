@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -68,7 +69,7 @@ func TestImageTarball(t *testing.T) {
 		t.Errorf("labels %v: want a version and a revision", cf.Config.Labels)
 	}
 	want := v1.Config{
-		User:         "65532:65532",
+		User:         "0:0",
 		Entrypoint:   []string{"/usr/local/bin/yardmaster"},
 		Cmd:          []string{"run"},
 		Env:          []string{"PATH=/usr/local/bin", "HOME=/home/nonroot"},
@@ -94,6 +95,19 @@ func TestImageTarball(t *testing.T) {
 	if !ok || bin.hdr.Mode&0o111 == 0 {
 		t.Fatalf("no executable /usr/local/bin/yardmaster in the image: %v", names(files))
 	}
+	// kube-scheduler's manifests call the binary by kube-scheduler's name,
+	// absolute or through PATH: the link must lead to the binary from
+	// where the image's PATH finds it.
+	link, ok := files["usr/local/bin/kube-scheduler"]
+	if !ok || link.hdr.Typeflag != tar.TypeSymlink {
+		t.Fatalf("no symlink /usr/local/bin/kube-scheduler in the image: %v", names(files))
+	}
+	if got := filepath.Join("/usr/local/bin", link.hdr.Linkname); got != "/usr/local/bin/yardmaster" {
+		t.Errorf("/usr/local/bin/kube-scheduler leads to %s, want /usr/local/bin/yardmaster", got)
+	}
+	if !slices.Contains(cf.Config.Env, "PATH=/usr/local/bin") {
+		t.Errorf("env %v: kube-scheduler is not on the PATH", cf.Config.Env)
+	}
 	for _, shell := range []string{"bin/sh", "bin/bash", "bin/busybox", "usr/bin/sh"} {
 		if _, ok := files[shell]; ok {
 			t.Errorf("the image has a shell, /%s", shell)
@@ -102,8 +116,8 @@ func TestImageTarball(t *testing.T) {
 	if !strings.Contains(string(files["etc/passwd"].data), "nonroot:x:65532:65532:") {
 		t.Errorf("/etc/passwd has no nonroot (65532):\n%s", files["etc/passwd"].data)
 	}
-	if home := files["home/nonroot"]; home == nil || home.hdr.Uid != UID {
-		t.Errorf("/home/nonroot missing or not owned by %d", UID)
+	if home := files["home/nonroot"]; home == nil || home.hdr.Uid != NonrootUID {
+		t.Errorf("/home/nonroot missing or not owned by %d", NonrootUID)
 	}
 
 	// The binary runs from the image (it is static: no loader, no libc in
@@ -118,6 +132,19 @@ func TestImageTarball(t *testing.T) {
 	}
 	if !strings.HasPrefix(string(out), "yardmaster "+version) {
 		t.Errorf("yardmaster version printed %q, want the label's %q", out, version)
+	}
+	// Called as kube-scheduler (argv[0], as the link gives it), it is the
+	// scheduler's root command, which takes kube-scheduler's --version.
+	ks := filepath.Join(filepath.Dir(exe), "kube-scheduler")
+	if err := os.Symlink(link.hdr.Linkname, ks); err != nil {
+		t.Fatal(err)
+	}
+	out, err = exec.Command(ks, "--version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("kube-scheduler --version: %v\n%s", err, out)
+	}
+	if !strings.HasPrefix(string(out), "yardmaster "+version) {
+		t.Errorf("kube-scheduler --version printed %q, want yardmaster's %q", out, version)
 	}
 }
 

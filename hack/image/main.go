@@ -9,11 +9,17 @@
 //
 // The image is what the Dockerfile's is, built from nothing instead of on
 // distroless/static (no registry is needed, and none may be reachable): one
-// layer with the static binary at /usr/local/bin/yardmaster, /etc/passwd
+// layer with the static binary at /usr/local/bin/yardmaster, the symlink
+// /usr/local/bin/kube-scheduler to it (a manifest written for
+// kube-scheduler calls the binary by that name, as
+// `/usr/local/bin/kube-scheduler` or, through PATH, `kube-scheduler`), /etc/passwd
 // and /etc/group naming root and nonroot (65532), a home and /tmp, and the
 // build host's CA bundle when it has one (for a Prometheus over HTTPS). No
-// shell, no libc, no package manager. It runs as 65532:65532 and exposes
-// the secure port, 10259.
+// shell, no libc, no package manager. It exposes the secure port, 10259.
+// Its user is root, as kube-scheduler's image's is: kubeadm's static pod
+// reads /etc/kubernetes/scheduler.conf, which kubeadm writes with mode
+// 0600 for root, and sets no user. deploy/ and the Helm chart run it as
+// nonroot (65532) through their securityContext.
 //
 // The layer is reproducible: every file has the modification time given by
 // -created (the commit's time in `make image-tarball`), so the same binary
@@ -32,6 +38,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"time"
 
@@ -47,9 +54,23 @@ import (
 const (
 	// Entrypoint is where the binary is, and the image's entrypoint.
 	Entrypoint = "/usr/local/bin/yardmaster"
-	// UID and GID are distroless's nonroot, which deploy/ also sets.
-	UID = 65532
-	GID = 65532
+	// KubeSchedulerLink is a symlink to Entrypoint: the name by which
+	// kube-scheduler's manifests (the Kubernetes documentation's second
+	// scheduler, kubeadm's static pod) run the binary, so that they run
+	// yardmaster with only the image changed. Run under this name the
+	// binary is the scheduler's root command, as under its own
+	// (test/e2e TestKubeSchedulerManifests runs both manifests).
+	KubeSchedulerLink = "/usr/local/bin/kube-scheduler"
+	// Path is the image's PATH: `command: [kube-scheduler]` resolves
+	// through it, as in kube-scheduler's image.
+	Path = "/usr/local/bin"
+	// User is the image's user: root, as in kube-scheduler's image, so
+	// that kube-scheduler's manifests, which set no user, read what
+	// kube-scheduler reads (kubeadm's scheduler.conf is 0600 root).
+	User = "0:0"
+	// NonrootUID is distroless's nonroot, the owner of its home, which
+	// deploy/ and the Helm chart run the image as.
+	NonrootUID = 65532
 	// SecurePort is --secure-port's default: health, readiness and
 	// metrics over HTTPS.
 	SecurePort = "10259/tcp"
@@ -115,7 +136,7 @@ func Build(o Options) (v1.Image, error) {
 	img, err = mutate.Append(img, mutate.Addendum{
 		Layer:     layer,
 		MediaType: types.OCILayer,
-		History:   v1.History{Created: created, CreatedBy: "hack/image: " + Entrypoint + ", /etc/passwd, /etc/group, CA certificates", Comment: "built with go-containerregistry"},
+		History:   v1.History{Created: created, CreatedBy: "hack/image: " + Entrypoint + ", " + KubeSchedulerLink + ", /etc/passwd, /etc/group, CA certificates", Comment: "built with go-containerregistry"},
 	})
 	if err != nil {
 		return nil, err
@@ -129,10 +150,10 @@ func Build(o Options) (v1.Image, error) {
 	cf.Created = created
 	cf.Author = Source
 	cf.Config = v1.Config{
-		User:         fmt.Sprintf("%d:%d", UID, GID),
+		User:         User,
 		Entrypoint:   []string{Entrypoint},
 		Cmd:          []string{"run"},
-		Env:          []string{"PATH=/usr/local/bin", "HOME=/home/nonroot"},
+		Env:          []string{"PATH=" + Path, "HOME=/home/nonroot"},
 		WorkingDir:   "/home/nonroot",
 		ExposedPorts: map[string]struct{}{SecurePort: {}},
 		Labels: map[string]string{
@@ -196,12 +217,15 @@ func rootfs(bin, certs []byte, mtime time.Time) ([]byte, error) {
 		_, err := tw.Write(data)
 		return err
 	}
+	symlink := func(name, target string) error {
+		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: name, Linkname: target, Mode: 0o777, ModTime: mtime, Format: tar.FormatPAX})
+	}
 	steps := []func() error{
 		func() error { return dir("etc", 0o755, 0) },
 		func() error { return file("etc/passwd", 0o644, []byte(passwd)) },
 		func() error { return file("etc/group", 0o644, []byte(group)) },
 		func() error { return dir("home", 0o755, 0) },
-		func() error { return dir("home/nonroot", 0o700, UID) },
+		func() error { return dir("home/nonroot", 0o700, NonrootUID) },
 		func() error { return dir("root", 0o700, 0) },
 		// Sticky and world-writable, as on any Linux system.
 		func() error { return dir("tmp", 0o1777, 0) },
@@ -209,6 +233,9 @@ func rootfs(bin, certs []byte, mtime time.Time) ([]byte, error) {
 		func() error { return dir("usr/local", 0o755, 0) },
 		func() error { return dir("usr/local/bin", 0o755, 0) },
 		func() error { return file(Entrypoint[1:], 0o755, bin) },
+		// Relative, so that it resolves wherever the file system is
+		// mounted (a chroot, an extracted layer).
+		func() error { return symlink(KubeSchedulerLink[1:], path.Base(Entrypoint)) },
 	}
 	if certs != nil {
 		steps = append(steps,
