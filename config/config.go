@@ -92,6 +92,9 @@ type Config struct {
 	// defaulted from the first profile's name, so that renaming that
 	// profile with --scheduler-name renames the lease too.
 	leaseNameFromProfile bool
+	// profileNameDefaulted records that the lone profile's schedulerName
+	// is DefaultSchedulerName because the file named none.
+	profileNameDefaulted bool
 }
 
 // ClientConnection configures the clients to the API server.
@@ -323,6 +326,7 @@ func build(f *fileConfig, d *decoder, reg framework.Registry, o Overrides) (*Con
 	c.Extenders = buildExtenders(f.Extenders, p)
 
 	c.Profiles = buildProfiles(f.Profiles, d, newCatalog(reg))
+	c.profileNameDefaulted = len(f.Profiles) == 0 || len(f.Profiles) == 1 && f.Profiles[0].SchedulerName == nil
 	ignoreExtendersResources(c.Profiles, c.Extenders)
 	if c.LeaderElection.ResourceName == "" && len(c.Profiles) > 0 {
 		c.LeaderElection.ResourceName = c.Profiles[0].SchedulerName

@@ -1371,6 +1371,67 @@ func TestApply(t *testing.T) {
 	}
 }
 
+// Run as kube-scheduler, yardmaster takes its default profile and Lease
+// names; names the file gives stay.
+func TestKubeSchedulerDefaults(t *testing.T) {
+	tests := []struct {
+		name, file           string
+		wantProfiles         []string
+		wantLease            string
+		schedulerNameFlagSet bool
+	}{
+		{name: "no file", wantProfiles: []string{"default-scheduler"}, wantLease: "kube-scheduler"},
+		{name: "a lone profile the file does not name", file: header + "profiles:\n- plugins: {score: {disabled: [{name: ImageLocality}]}}\n",
+			wantProfiles: []string{"default-scheduler"}, wantLease: "kube-scheduler"},
+		{name: "a profile the file names keeps its name; the Lease is kube-scheduler's", file: header + "profiles:\n- schedulerName: my-scheduler\n",
+			wantProfiles: []string{"my-scheduler"}, wantLease: "kube-scheduler"},
+		{name: "a Lease the file names stays", file: header + "leaderElection: {resourceName: mine}\n",
+			wantProfiles: []string{"default-scheduler"}, wantLease: "mine"},
+		{name: "two profiles", file: header + "profiles:\n- schedulerName: a\n- schedulerName: b\n",
+			wantProfiles: []string{"a", "b"}, wantLease: "kube-scheduler"},
+		{name: "--scheduler-name still renames the profile", schedulerNameFlagSet: true,
+			wantProfiles: []string{"flag"}, wantLease: "kube-scheduler"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := Overrides{KubeSchedulerDefaults: true}
+			if tc.schedulerNameFlagSet {
+				o.SchedulerName = new("flag")
+			}
+			var c *Config
+			if tc.file == "" {
+				c = Default()
+				if err := c.Apply(o); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				path := filepath.Join(t.TempDir(), "c.yaml")
+				if err := os.WriteFile(path, []byte(tc.file), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				var err error
+				if c, err = LoadWithOverrides(path, o); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var names []string
+			for _, p := range c.Profiles {
+				names = append(names, p.SchedulerName)
+			}
+			if diff := cmp.Diff(tc.wantProfiles, names); diff != "" {
+				t.Errorf("profiles (-want +got):\n%s", diff)
+			}
+			if c.LeaderElection.ResourceName != tc.wantLease {
+				t.Errorf("lease = %q, want %q", c.LeaderElection.ResourceName, tc.wantLease)
+			}
+		})
+	}
+	// Without the setting, yardmaster's own names.
+	if c := Default(); c.Profiles[0].SchedulerName != DefaultSchedulerName || c.LeaderElection.ResourceName != DefaultSchedulerName {
+		t.Errorf("defaults: profile %q, lease %q", c.Profiles[0].SchedulerName, c.LeaderElection.ResourceName)
+	}
+}
+
 // Flags are applied before the file is validated, as kube-scheduler
 // applies its --leader-elect-* flags: they can make a file valid or not.
 func TestLoadWithOverrides(t *testing.T) {

@@ -32,7 +32,25 @@ type Overrides struct {
 	ResourceLock      *string
 	ResourceName      *string
 	ResourceNamespace *string
+
+	// KubeSchedulerDefaults gives the two defaults in which yardmaster
+	// differs from kube-scheduler kube-scheduler's values instead: a lone
+	// profile the file does not name is "default-scheduler", and the
+	// Lease the file does not name is "kube-scheduler". The binary run
+	// under kube-scheduler's name sets it, so that a manifest written for
+	// kube-scheduler (kubeadm's static pod) replaces it with only the
+	// image changed: the same pods, and the same Lease, which a
+	// kube-scheduler still running on another control-plane node holds
+	// while the nodes are upgraded one by one.
+	KubeSchedulerDefaults bool
 }
+
+// KubeSchedulerName and KubeSchedulerLease are kube-scheduler's default
+// profile name and Lease name (see Overrides.KubeSchedulerDefaults).
+const (
+	KubeSchedulerName  = "default-scheduler"
+	KubeSchedulerLease = "kube-scheduler"
+)
 
 // Apply sets o on c and validates the result. On error c is unchanged.
 func (c *Config) Apply(o Overrides) error {
@@ -62,6 +80,15 @@ func (c *Config) override(o Overrides) error {
 	set(&c.PodInitialBackoff, o.PodInitialBackoff)
 	set(&c.PodMaxBackoff, o.PodMaxBackoff)
 	le := &c.LeaderElection
+	if o.KubeSchedulerDefaults {
+		if c.profileNameDefaulted {
+			c.Profiles[0].SchedulerName = KubeSchedulerName
+		}
+		if c.leaseNameFromProfile {
+			le.ResourceName = KubeSchedulerLease
+			c.leaseNameFromProfile = false
+		}
+	}
 	set(&le.LeaderElect, o.LeaderElect)
 	set(&le.LeaseDuration, o.LeaseDuration)
 	set(&le.RenewDeadline, o.RenewDeadline)

@@ -35,6 +35,10 @@ type settings struct {
 	registry framework.Registry
 	// err is the first Option that failed; every command returns it.
 	err error
+	// kubeSchedulerDefaults: the scheduler commands take kube-scheduler's
+	// default profile and Lease names (ExecuteArgv sets it when the binary
+	// runs as kube-scheduler).
+	kubeSchedulerDefaults bool
 }
 
 // WithPlugin adds a plugin to the built-in ones: its name can then be
@@ -65,11 +69,11 @@ func newSettings(opts []Option) *settings {
 // ExecuteArgv prints them and gives the exit code.
 func NewCommand(opts ...Option) *cobra.Command {
 	s := newSettings(opts)
-	root := newSchedulerCommand("yardmaster", "A Kubernetes scheduler for pods that set spec.schedulerName to it", s.registry)
+	root := newSchedulerCommand("yardmaster", "A Kubernetes scheduler for pods that set spec.schedulerName to it", s)
 	root.SilenceUsage = true
 	root.SilenceErrors = true
 	root.PersistentPreRunE = func(*cobra.Command, []string) error { return s.err }
-	root.AddCommand(newSchedulerCommand("run", "Run the scheduler", s.registry), newConfigCommand(s.registry),
+	root.AddCommand(newSchedulerCommand("run", "Run the scheduler", s), newConfigCommand(s.registry),
 		newExplainBandwidthCommand(s.registry), newExplainLoadCommand(s.registry), newExplainCommand(s.registry),
 		newSimulateCommand(s.registry), newVersionCommand())
 	return root

@@ -97,8 +97,9 @@ const eventFlushTimeout = 5 * time.Second
 // run`, and yardmaster itself, which takes kube-scheduler's command line so
 // that a kube-scheduler manifest runs yardmaster with only the image
 // changed.
-func newSchedulerCommand(use, short string, reg framework.Registry) *cobra.Command {
-	cmd, _ := newSchedulerCommandFlags(use, short, reg)
+func newSchedulerCommand(use, short string, s *settings) *cobra.Command {
+	cmd, sf := newSchedulerCommandFlags(use, short, s.registry)
+	sf.kubeSchedulerDefaults = s.kubeSchedulerDefaults
 	return cmd
 }
 
@@ -115,6 +116,9 @@ type schedulerFlags struct {
 	profiling, contentionProfiling bool
 	verbosity                      int
 	loggingFormat                  string
+	// kubeSchedulerDefaults: the binary runs under kube-scheduler's name
+	// (config.Overrides.KubeSchedulerDefaults).
+	kubeSchedulerDefaults bool
 }
 
 // options returns the Options the command line of cmd asks for.
@@ -129,6 +133,7 @@ func (sf *schedulerFlags) options(cmd *cobra.Command) (Options, error) {
 		return Options{}, err
 	}
 	o.Overrides = overrides
+	o.Overrides.KubeSchedulerDefaults = sf.kubeSchedulerDefaults
 	if fs.Changed("profiling") {
 		o.Profiling = &sf.profiling
 	}
