@@ -298,13 +298,17 @@ func (m *migrator) file(root, apiVersion *yaml.Node) {
 		}
 	}
 	profiles := mappingValue(root, "profiles")
-	if profiles == nil && m.needsProfile() {
-		// The default profile has the old default weights too; it has to
-		// be written to carry them.
-		profiles = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: []*yaml.Node{mapNode()}}
-		setPair(root, "profiles", profiles)
+	if profiles == nil {
+		// The default profile has the old defaults too; it is written
+		// when it needs to carry them, and left out when not.
+		prof := mapNode()
+		m.profile(prof, indexPath("profiles", 0))
+		if len(prof.Content) > 0 {
+			setPair(root, "profiles", &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: []*yaml.Node{prof}})
+		}
+		return
 	}
-	if profiles == nil || profiles.Kind != yaml.SequenceNode {
+	if profiles.Kind != yaml.SequenceNode {
 		return // decoding says what is wrong with it
 	}
 	for i, prof := range profiles.Content {
@@ -312,17 +316,6 @@ func (m *migrator) file(root, apiVersion *yaml.Node) {
 			m.profile(prof, indexPath("profiles", i))
 		}
 	}
-}
-
-// needsProfile reports whether a file without profiles needs one written
-// to mean the same: whether the version's default weights differ from v1's.
-func (m *migrator) needsProfile() bool {
-	for _, d := range m.s.scoreDefaults {
-		if w, ok := v1ScoreWeight(m.translate(d.Name)); ok && w != d.Weight {
-			return true
-		}
-	}
-	return false
 }
 
 // translate returns the v1 plugin that scores as an old default did.
@@ -616,6 +609,7 @@ func (m *migrator) weights(prof *yaml.Node, score []scored) {
 		diff = append(diff, framework.WeightedPlugin{Name: name, Weight: sc.weight})
 		v1 = append(v1, fmt.Sprintf("%s %d", name, w))
 	}
+	m.newScorers(prof, score)
 	if len(diff) == 0 {
 		return
 	}
@@ -626,6 +620,40 @@ func (m *migrator) weights(prof *yaml.Node, score []scored) {
 	}
 	k := keyNode(mappingValue(prof, "plugins"), framework.PointMultiPoint)
 	k.HeadComment = joinComment(k.HeadComment, fmt.Sprintf("# %s's default score weights, where v1's differ (%s): written by yardmaster config migrate to keep the old ranking", m.s.apiVersion, strings.Join(v1, ", ")))
+}
+
+// newFeatureScorers are plugins v1 scores with by default that score only
+// pods using a feature the old versions did not have (DynamicResources:
+// pods with resource claims, alpha and off by default then). They stay on.
+var newFeatureScorers = []string{"DynamicResources"}
+
+// newScorers disables at score the plugins v1 scores with by default that
+// the version ran without scoring: VolumeBinding, whose capacity scoring
+// (gate VolumeCapacityPriority) was alpha and off in every release that read
+// an older version, and now ranks nodes for pods with unbound
+// WaitForFirstConsumer claims.
+func (m *migrator) newScorers(prof *yaml.Node, score []scored) {
+	set := mappingValue(mappingValue(prof, "plugins"), framework.PointScore)
+	for _, e := range seqContent(mappingValue(set, "disabled")) {
+		if entryName(e) == wildcard {
+			return
+		}
+	}
+	for _, wp := range registry.DefaultPlugins() {
+		r, ok := m.reg[wp.Name]
+		if !ok || !r.Implements(framework.PointScore) || slices.Contains(newFeatureScorers, wp.Name) ||
+			slices.ContainsFunc(score, func(sc scored) bool { return m.translate(sc.name) == wp.Name }) {
+			continue
+		}
+		if slices.ContainsFunc(seqContent(mappingValue(set, "disabled")), func(e *yaml.Node) bool { return entryName(e) == wp.Name }) {
+			continue
+		}
+		set = ensureMapping(ensureMapping(prof, "plugins"), framework.PointScore)
+		dis := ensureSeq(set, "disabled")
+		e := pluginEntry(wp.Name, 0)
+		e.Content[1].LineComment = "# did not score in " + m.s.apiVersion + " (yardmaster config migrate)"
+		dis.Content = append(dis.Content, e)
+	}
 }
 
 // enabledEntries returns the first enabled entry of each plugin name, at
