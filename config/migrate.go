@@ -287,6 +287,12 @@ func (m *migrator) file(root, apiVersion *yaml.Node) {
 			commentNext(root, k, fmt.Sprintf("# %s: %s was deleted by yardmaster config migrate: v1 has no such field; /healthz and /metrics are served on --secure-port at --bind-address", field, v.Value))
 		}
 	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k := root.Content[i]
+		if hint, ok := removedFields[k.Value]; ok && !strings.HasPrefix(hint, "removed in v1beta3") {
+			m.p.addNode(k, k.Value, "not a field of %s either (kube-scheduler %s refused the file): %s", m.s.apiVersion, m.s.release, hint)
+		}
+	}
 	if le := mappingValue(root, "leaderElection"); le != nil {
 		if lock := mappingValue(le, "resourceLock"); lock != nil && lock.Kind == yaml.ScalarNode &&
 			(lock.Value == "endpointsleases" || lock.Value == "configmapsleases") {
@@ -354,6 +360,11 @@ type scored struct {
 // profile migrates one profile.
 func (m *migrator) profile(prof *yaml.Node, path string) {
 	plugins := mappingValue(prof, "plugins")
+	pcs := mappingValue(prof, "pluginConfig")
+	if (plugins != nil && plugins.Kind != yaml.MappingNode && !isNull(plugins)) ||
+		(pcs != nil && pcs.Kind != yaml.SequenceNode && !isNull(pcs)) {
+		return // not a profile to edit: validation says what is wrong
+	}
 	pp := childPath(path, "plugins")
 	if plugins != nil && plugins.Kind == yaml.MappingNode {
 		for _, point := range m.s.ignoredPoints {
@@ -364,7 +375,6 @@ func (m *migrator) profile(prof *yaml.Node, path string) {
 	} else {
 		plugins = nil
 	}
-	pcs := mappingValue(prof, "pluginConfig")
 	if pcs != nil && pcs.Kind != yaml.SequenceNode {
 		pcs = nil
 	}
@@ -378,10 +388,11 @@ func (m *migrator) profile(prof *yaml.Node, path string) {
 			m.p.addNode(p, "", "plugin %q: kube-scheduler %s refused it in a %s file (it was removed with v1beta2), so the file has no meaning to keep; %s", name, m.s.release, m.s.apiVersion, removedPlugins[name])
 		}
 	}
-	for _, name := range []string{nodeLabel, serviceAffinity} {
-		if e := enabled[name]; e != nil && !slices.Contains(m.s.gone, name) {
-			m.p.addNode(mappingValue(e, "name"), "", "plugin %q has no v1 equivalent, so its meaning cannot be kept: %s", name, legacyRefusals[name])
-		}
+	if e := enabled[serviceAffinity]; e != nil && !slices.Contains(m.s.gone, serviceAffinity) {
+		m.p.addNode(mappingValue(e, "name"), "", "plugin %q has no v1 equivalent, so its meaning cannot be kept: %s", serviceAffinity, legacyRefusals[serviceAffinity])
+	}
+	if enabled[nodeLabel] != nil && !slices.Contains(m.s.gone, nodeLabel) {
+		m.nodeLabel(prof, plugins, pcs, path)
 	}
 	if m.s.resourcePlugins {
 		m.resourceScoring(prof, plugins, pcs, score, path)
@@ -418,7 +429,9 @@ func (m *migrator) profile(prof *yaml.Node, path string) {
 	deleteEmptySets(plugins)
 	if pcs != nil {
 		for _, e := range deleteEntries(&yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: "l"}, pcs}}, "l", drop) {
-			m.note(e, childPath(path, "pluginConfig"), "deleted the args of %s: no plugin of that name runs in v1 (nor did it run here)", entryName(e))
+			if enabled[entryName(e)] == nil { // an enabled one has its own note
+				m.note(e, childPath(path, "pluginConfig"), "deleted the args of %s: no plugin of that name runs in v1, nor did it run in this profile", entryName(e))
+			}
 		}
 		for _, pc := range pcs.Content {
 			args := mappingValue(pc, "args")
@@ -435,8 +448,94 @@ func (m *migrator) profile(prof *yaml.Node, path string) {
 
 // legacyRefusals say, for plugins without a v1 equivalent, what to do.
 var legacyRefusals = map[string]string{
-	nodeLabel:       "its presentLabels and absentLabels filter is NodeAffinity's args addedAffinity with Exists and DoesNotExist expressions; its label preferences have no equivalent (NodeAffinity's preferred terms score differently). Rewrite it by hand and delete it, then migrate",
 	serviceAffinity: "use pod affinity in the pods of the Service instead, delete it, then migrate",
+}
+
+// nodeLabel turns v1beta1's NodeLabel filter into NodeAffinity's
+// addedAffinity: a node passes NodeLabel when it has every presentLabels
+// label and none of absentLabels, which is one required node selector
+// term of Exists and DoesNotExist expressions, ANDed with the pod's own
+// affinity as NodeLabel was. Its score has no equivalent: it averaged the
+// preferences met into an absolute score, where NodeAffinity's preferred
+// terms are normalized against the best node; a NodeLabel that scores is
+// refused.
+func (m *migrator) nodeLabel(prof, plugins, pcs *yaml.Node, path string) {
+	args := mappingValue(pluginConfigEntry(pcs, nodeLabel), "args")
+	labels := func(key string) []*yaml.Node { return seqContent(mappingValue(args, key)) }
+	atPoint := func(point string) *yaml.Node {
+		for _, e := range seqContent(mappingValue(mappingValue(plugins, point), "enabled")) {
+			if entryName(e) == nodeLabel {
+				return mappingValue(e, "name")
+			}
+		}
+		return nil
+	}
+	if n := atPoint(framework.PointScore); n != nil && len(labels("presentLabelsPreference"))+len(labels("absentLabelsPreference")) > 0 {
+		m.p.addNode(n, "", "plugin %q's score has no v1 equivalent (it scored the share of presentLabelsPreference/absentLabelsPreference a node met, where NodeAffinity's preferred terms are normalized against the best node): delete it from score, then migrate", nodeLabel)
+		return
+	}
+	n := atPoint(framework.PointFilter)
+	present, absent := labels("presentLabels"), labels("absentLabels")
+	if n == nil || len(present)+len(absent) == 0 {
+		return // it filtered nothing out
+	}
+	filter := mappingValue(plugins, framework.PointFilter)
+	for _, e := range seqContent(mappingValue(filter, "disabled")) {
+		if name := entryName(e); name == "NodeAffinity" || (name == wildcard && !slices.ContainsFunc(seqContent(mappingValue(filter, "enabled")), func(e *yaml.Node) bool { return entryName(e) == "NodeAffinity" })) {
+			m.p.addNode(n, "", "plugin %q's filter becomes NodeAffinity's args addedAffinity in v1, and this profile disables NodeAffinity at filter: enable it, then migrate", nodeLabel)
+			return
+		}
+	}
+	var exprs []*yaml.Node
+	for _, l := range present {
+		exprs = append(exprs, requirement(l, "Exists"))
+	}
+	for _, l := range absent {
+		exprs = append(exprs, requirement(l, "DoesNotExist"))
+	}
+	pc := pluginConfigEntry(pcs, "NodeAffinity")
+	if pc == nil {
+		pcs = ensureSeq(prof, "pluginConfig")
+		pc = mapNode()
+		setPair(pc, "name", strNode("NodeAffinity"))
+		pcs.Content = append(pcs.Content, pc)
+	}
+	naArgs := ensureMapping(pc, "args")
+	required := ensureMapping(ensureMapping(naArgs, "addedAffinity"), "requiredDuringSchedulingIgnoredDuringExecution")
+	terms := ensureSeq(required, "nodeSelectorTerms")
+	if len(terms.Content) == 0 {
+		terms.Content = append(terms.Content, mapNode())
+	}
+	// A node must match one term: NodeLabel's condition joins each.
+	for _, t := range terms.Content {
+		if t.Kind != yaml.MappingNode {
+			continue
+		}
+		me := ensureSeq(t, "matchExpressions")
+		for _, x := range exprs {
+			me.Content = append(me.Content, cloneNode(x))
+		}
+	}
+	keyNode(pc, "args").HeadComment = joinComment(keyNode(pc, "args").HeadComment, "# NodeLabel's presentLabels/absentLabels filter, as required node affinity (yardmaster config migrate)")
+	m.note(n, path, "NodeLabel's filter became NodeAffinity's args addedAffinity (Exists/DoesNotExist expressions): the same nodes pass")
+}
+
+// requirement returns {key: label, operator: op}, a NodeSelectorRequirement.
+func requirement(label *yaml.Node, op string) *yaml.Node {
+	r := mapNode()
+	setPair(r, "key", strNode(label.Value))
+	setPair(r, "operator", strNode(op))
+	return r
+}
+
+// cloneNode copies a tree of new nodes (no aliases).
+func cloneNode(n *yaml.Node) *yaml.Node {
+	c := *n
+	c.Content = nil
+	for _, k := range n.Content {
+		c.Content = append(c.Content, cloneNode(k))
+	}
+	return &c
 }
 
 // oldScore returns the profile's score plugins as the version merged them
@@ -618,8 +717,9 @@ func (m *migrator) weights(prof *yaml.Node, score []scored) {
 	for _, d := range diff {
 		en.Content = append(en.Content, pluginEntry(d.Name, d.Weight))
 	}
-	k := keyNode(mappingValue(prof, "plugins"), framework.PointMultiPoint)
-	k.HeadComment = joinComment(k.HeadComment, fmt.Sprintf("# %s's default score weights, where v1's differ (%s): written by yardmaster config migrate to keep the old ranking", m.s.apiVersion, strings.Join(v1, ", ")))
+	if k := keyNode(mappingValue(prof, "plugins"), framework.PointMultiPoint); k != nil {
+		k.HeadComment = joinComment(k.HeadComment, fmt.Sprintf("# %s's default score weights, where v1's differ (%s): written by yardmaster config migrate to keep the old ranking", m.s.apiVersion, strings.Join(v1, ", ")))
+	}
 }
 
 // newFeatureScorers are plugins v1 scores with by default that score only
@@ -804,21 +904,30 @@ func setPair(n *yaml.Node, key string, v *yaml.Node) {
 // ensureMapping returns the mapping under key of n, making it when absent
 // or null.
 func ensureMapping(n *yaml.Node, key string) *yaml.Node {
-	if v := mappingValue(n, key); v != nil && v.Kind == yaml.MappingNode {
+	v := mappingValue(n, key)
+	switch {
+	case v != nil && v.Kind == yaml.MappingNode:
 		return v
+	case v != nil && !isNull(v):
+		// Not a mapping: left for validation to report; edits go nowhere.
+		return mapNode()
 	}
-	v := mapNode()
+	v = mapNode()
 	setPair(n, key, v)
 	return v
 }
 
 // ensureSeq returns the list under key of n, making it when absent.
 func ensureSeq(n *yaml.Node, key string) *yaml.Node {
-	if v := mappingValue(n, key); v != nil && v.Kind == yaml.SequenceNode {
+	v := mappingValue(n, key)
+	switch {
+	case v != nil && v.Kind == yaml.SequenceNode:
 		v.Style &^= yaml.FlowStyle
 		return v
+	case v != nil && !isNull(v):
+		return &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"} // as ensureMapping
 	}
-	v := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+	v = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
 	setPair(n, key, v)
 	return v
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/predicates/interpodaffinity"
+	"github.com/yardmaster-io/yardmaster/predicates/nodeaffinity"
 	"github.com/yardmaster-io/yardmaster/predicates/noderesources"
 	"github.com/yardmaster-io/yardmaster/predicates/podtopologyspread"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
@@ -159,6 +160,27 @@ func TestMigrateLegacyFiles(t *testing.T) {
 		}},
 		comments: []string{"- schedulerName: spread-scheduler # spreads by zone first"},
 	}, {
+		file: "v1beta1-nodelabel.yaml",
+		profiles: []profileWant{{
+			name: "workers-only",
+			score: map[string]int64{"NodeResourcesBalancedAllocation": 1, "ImageLocality": 1, "InterPodAffinity": 1,
+				"NodeResourcesFit": 1, "NodeAffinity": 1, "PodTopologySpread": 2, "TaintToleration": 1,
+				"DynamicResources": 2}, // v1's addition
+			// NodeLabel's filter (v1.22 nodelabel.Filter: every presentLabels
+			// label there, no absentLabels label) is now NodeAffinity's,
+			// ANDed into the one term the file had.
+			filters: oldFilters,
+			args: map[string]any{"NodeAffinity": &nodeaffinity.Args{AddedAffinity: &v1.NodeAffinity{
+				RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
+					MatchExpressions: []v1.NodeSelectorRequirement{
+						{Key: "topology.kubernetes.io/zone", Operator: v1.NodeSelectorOpIn, Values: []string{"zone-a", "zone-b"}},
+						{Key: "node-role.kubernetes.io/worker", Operator: v1.NodeSelectorOpExists},
+						{Key: "example.com/maintenance", Operator: v1.NodeSelectorOpDoesNotExist},
+					}}}}}}},
+		}},
+		comments: []string{"# NodeLabel's presentLabels/absentLabels filter, as required node affinity"},
+		notes:    []string{"line 4:5: profiles[0]: deleted NodePreferAvoidPods", "line 8:19: profiles[0]: NodeLabel's filter became NodeAffinity's args addedAffinity"},
+	}, {
 		file: "v1beta1-no-profiles.yaml",
 		profiles: []profileWant{{
 			name: DefaultSchedulerName,
@@ -266,7 +288,22 @@ func TestMigrateRefusals(t *testing.T) {
 		file string
 		want []string
 	}{{
-		name: "NodeLabel enabled",
+		name: "NodeLabel scoring",
+		file: `apiVersion: kubescheduler.config.k8s.io/v1beta1
+kind: KubeSchedulerConfiguration
+profiles:
+- plugins:
+    score:
+      enabled:
+      - name: NodeLabel
+  pluginConfig:
+  - name: NodeLabel
+    args:
+      presentLabelsPreference: [fast-disk]
+`,
+		want: []string{`line 7:15: plugin "NodeLabel"'s score has no v1 equivalent`},
+	}, {
+		name: "NodeLabel filtering, NodeAffinity disabled",
 		file: `apiVersion: kubescheduler.config.k8s.io/v1beta1
 kind: KubeSchedulerConfiguration
 profiles:
@@ -274,8 +311,22 @@ profiles:
     filter:
       enabled:
       - name: NodeLabel
+      disabled:
+      - name: "*"
+  pluginConfig:
+  - name: NodeLabel
+    args:
+      presentLabels: [worker]
 `,
-		want: []string{`line 7:15: plugin "NodeLabel" has no v1 equivalent`},
+		want: []string{`line 7:15: plugin "NodeLabel"'s filter becomes NodeAffinity's args addedAffinity in v1, and this profile disables NodeAffinity at filter`},
+	}, {
+		name: "a policy in a v1beta1 file",
+		file: `apiVersion: kubescheduler.config.k8s.io/v1beta1
+kind: KubeSchedulerConfiguration
+algorithmSource:
+  provider: DefaultProvider
+`,
+		want: []string{"line 3:1: algorithmSource: not a field of kubescheduler.config.k8s.io/v1beta1 either (kube-scheduler v1.22 refused the file): removed in v1beta1"},
 	}, {
 		name: "ServiceAffinity enabled",
 		file: `apiVersion: kubescheduler.config.k8s.io/v1beta1
@@ -351,6 +402,42 @@ parallelism: 0
 		m, err := Migrate([]byte(in), registry.NewInTree())
 		if err != nil || !m.Current || string(m.Output) != in || len(m.Notes) != 0 {
 			t.Errorf("Migrate(v1) = %+v, %v; want the input unchanged", m, err)
+		}
+	})
+}
+
+// FuzzMigrate feeds Migrate arbitrary files, seeded with the legacy
+// examples: it returns a migration or an error and never panics, and a
+// migration it returns loads as v1.
+func FuzzMigrate(f *testing.F) {
+	files, err := filepath.Glob(filepath.Join("testdata", "legacy", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		f.Fatalf("no legacy examples: %v", err)
+	}
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	for _, seed := range []string{
+		"apiVersion: kubescheduler.config.k8s.io/v1beta1\nkind: KubeSchedulerConfiguration\nprofiles: [null, 3, {plugins: 7}, {plugins: {score: x}}]\n",
+		"apiVersion: kubescheduler.config.k8s.io/v1beta1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins: {score: {enabled: [{name: NodeResourcesMostAllocated}], disabled: [{name: NodeResourcesLeastAllocated}]}}\n  pluginConfig: 5\n",
+		`{"apiVersion": "kubescheduler.config.k8s.io/v1beta2", "kind": "KubeSchedulerConfiguration", "healthzBindAddress": "yes"}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := Migrate(data, registry.NewInTree())
+		if err != nil {
+			if _, ok := err.(*Error); !ok {
+				t.Fatalf("%T %v, want *Error", err, err)
+			}
+			return
+		}
+		if _, err := Decode(m.Output); err != nil {
+			t.Fatalf("the migration of\n%s\ndoes not load: %v\n%s", data, err, m.Output)
 		}
 	})
 }

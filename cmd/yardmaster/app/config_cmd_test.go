@@ -225,10 +225,10 @@ func TestConfigMigrateCommand(t *testing.T) {
 		}
 	})
 	t.Run("refused", func(t *testing.T) {
-		src := writeConfigCmdFile(t, "old.yaml", "apiVersion: kubescheduler.config.k8s.io/v1beta1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n    filter:\n      enabled:\n      - name: NodeLabel\n")
+		src := writeConfigCmdFile(t, "old.yaml", "apiVersion: kubescheduler.config.k8s.io/v1beta1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n    filter:\n      enabled:\n      - name: ServiceAffinity\n")
 		dst := filepath.Join(t.TempDir(), "v1.yaml")
 		_, _, err := runConfigCmd("config", "migrate", src, "-o", dst)
-		if err == nil || !strings.Contains(err.Error(), src+`:7:15: plugin "NodeLabel" has no v1 equivalent`) {
+		if err == nil || !strings.Contains(err.Error(), src+`:7:15: plugin "ServiceAffinity" has no v1 equivalent`) {
 			t.Errorf("err %v", err)
 		}
 		if _, statErr := os.Stat(dst); !errors.Is(statErr, os.ErrNotExist) {
