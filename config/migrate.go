@@ -420,8 +420,8 @@ func (m *migrator) profile(prof *yaml.Node, path string) {
 		for _, list := range []string{"enabled", "disabled"} {
 			for _, e := range deleteEntries(set, list, drop) {
 				name := entryName(e)
-				if list == "enabled" && (slices.Contains(inTreeVolumeLimits, name)) {
-					m.note(e, childPath(childPath(pp, point), list), "deleted %s: with CSI migration it checks no volume (NodeVolumeLimits counts them), and v1 has no such plugin", name)
+				if list == "enabled" && slices.Contains(inTreeVolumeLimits, name) {
+					m.note(mappingValue(e, "name"), childPath(childPath(pp, point), list), "deleted %s: with CSI migration it checks no volume (NodeVolumeLimits counts them), and v1 has no such plugin", name)
 				}
 			}
 		}
@@ -430,7 +430,7 @@ func (m *migrator) profile(prof *yaml.Node, path string) {
 	if pcs != nil {
 		for _, e := range deleteEntries(&yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: "l"}, pcs}}, "l", drop) {
 			if enabled[entryName(e)] == nil { // an enabled one has its own note
-				m.note(e, childPath(path, "pluginConfig"), "deleted the args of %s: no plugin of that name runs in v1, nor did it run in this profile", entryName(e))
+				m.note(mappingValue(e, "name"), childPath(path, "pluginConfig"), "deleted the args of %s: no plugin of that name runs in v1, nor did it run in this profile", entryName(e))
 			}
 		}
 		for _, pc := range pcs.Content {
@@ -564,11 +564,15 @@ func (m *migrator) oldScore(plugins *yaml.Node) []scored {
 				continue
 			}
 			sc := scored{name: d.Name, weight: d.Weight}
-			if !m.s.appendMerge {
-				if i := slices.IndexFunc(custom, func(e *yaml.Node) bool { return entryName(e) == d.Name }); i >= 0 {
-					sc = customOf(custom[i])
-					replaced[custom[i]] = true
+			if i := slices.IndexFunc(custom, func(e *yaml.Node) bool { return entryName(e) == d.Name }); i >= 0 {
+				if m.s.appendMerge {
+					// v1beta1 appended it: the plugin was enabled twice,
+					// which kube-scheduler refused when it built the
+					// profile. What the file meant is plain.
+					m.note(mappingValue(custom[i], "name"), "", "kube-scheduler %s refused this file: %s is a default score plugin, enabled again here without being disabled (\"already registered\"); taken as setting its weight, as v1 reads it", m.s.release, d.Name)
 				}
+				sc = customOf(custom[i])
+				replaced[custom[i]] = true
 			}
 			out = append(out, sc)
 		}

@@ -406,6 +406,115 @@ parallelism: 0
 	})
 }
 
+// What the migration deletes or reads generously it says, at its line, and
+// the result still loads.
+func TestMigrateNotes(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		file  string
+		notes []string
+		// gone must not be in the output.
+		gone []string
+		// score are weights the migrated profile must have.
+		score map[string]int64
+	}{{
+		name: "SelectorSpread and in-tree volume limits",
+		file: `apiVersion: kubescheduler.config.k8s.io/v1beta2
+kind: KubeSchedulerConfiguration
+profiles:
+- plugins:
+    preScore:
+      enabled:
+      - name: SelectorSpread
+    score:
+      enabled:
+      - name: SelectorSpread
+        weight: 2
+    filter:
+      enabled:
+      - name: CinderLimits
+`,
+		notes: []string{"line 7:15: profiles[0]: deleted SelectorSpread", "line 14:15: profiles[0].plugins.filter.enabled: deleted CinderLimits"},
+		gone:  []string{"SelectorSpread", "CinderLimits", "filter:", "preScore:"},
+		// v1beta2's defaults (v1.27.16), SelectorSpread gone.
+		score: map[string]int64{"NodeResourcesBalancedAllocation": 1, "ImageLocality": 1, "InterPodAffinity": 1,
+			"NodeResourcesFit": 1, "NodeAffinity": 1, "PodTopologySpread": 2, "TaintToleration": 1,
+			"DynamicResources": 2}, // v1's addition
+	}, {
+		name: "a v1beta1 default enabled again",
+		file: `apiVersion: kubescheduler.config.k8s.io/v1beta1
+kind: KubeSchedulerConfiguration
+profiles:
+- plugins:
+    score:
+      enabled:
+      - name: ImageLocality
+        weight: 4
+      disabled:
+      - name: NodePreferAvoidPods
+`,
+		notes: []string{"line 7:15: kube-scheduler v1.22 refused this file: ImageLocality is a default score plugin, enabled again"},
+		gone:  []string{"NodePreferAvoidPods"},
+		// v1beta1's defaults (v1.22.17), ImageLocality at 4 and no
+		// NodePreferAvoidPods, which the file disabled.
+		score: map[string]int64{"NodeResourcesBalancedAllocation": 1, "ImageLocality": 4, "InterPodAffinity": 1,
+			"NodeResourcesFit": 1, "NodeAffinity": 1, "PodTopologySpread": 2, "TaintToleration": 1,
+			"DynamicResources": 2}, // v1's addition
+	}, {
+		name: "nothing scores resources",
+		file: `apiVersion: kubescheduler.config.k8s.io/v1beta1
+kind: KubeSchedulerConfiguration
+profiles:
+- plugins:
+    score:
+      disabled:
+      - name: NodeResourcesLeastAllocated
+      - name: NodePreferAvoidPods
+      - name: NodeResourcesFit
+`,
+		// NodeResourcesFit did not score in v1beta1; disabling it there
+		// did nothing, and in v1 it keeps resources out of the score.
+		score: map[string]int64{"NodeResourcesBalancedAllocation": 1, "ImageLocality": 1, "InterPodAffinity": 1,
+			"NodeAffinity": 1, "PodTopologySpread": 2, "TaintToleration": 1,
+			"DynamicResources": 2}, // v1's addition
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := Migrate([]byte(tc.file), registry.NewInTree())
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := Decode(m.Output)
+			if err != nil {
+				t.Fatalf("the output does not load: %v\n%s", err, m.Output)
+			}
+			var notes []string
+			for _, n := range m.Notes {
+				notes = append(notes, n.Error())
+			}
+			if len(notes) != len(tc.notes) {
+				t.Fatalf("notes:\n%s\nwant %d", strings.Join(notes, "\n"), len(tc.notes))
+			}
+			for i, want := range tc.notes {
+				if !strings.HasPrefix(notes[i], want) {
+					t.Errorf("note %d is %q, want it to start with %q", i, notes[i], want)
+				}
+			}
+			for _, s := range tc.gone {
+				if strings.Contains(string(m.Output), s) {
+					t.Errorf("the output still has %q:\n%s", s, m.Output)
+				}
+			}
+			score := map[string]int64{}
+			for _, wp := range c.Profiles[0].Score {
+				score[wp.Name] = wp.Weight
+			}
+			if diff := cmp.Diff(tc.score, score); diff != "" {
+				t.Errorf("score weights (-want +got):\n%s\n%s", diff, m.Output)
+			}
+		})
+	}
+}
+
 // FuzzMigrate feeds Migrate arbitrary files, seeded with the legacy
 // examples: it returns a migration or an error and never panics, and a
 // migration it returns loads as v1.
