@@ -233,11 +233,22 @@ func Migrate(data []byte, reg framework.Registry) (*Migration, error) {
 	if readsAsJSON(data) {
 		blockStyle(root) // JSON's flow style, written as the YAML it now is
 	}
-	out, err := encodeNode(root)
+	out, err := encodeNode(withDocumentComments(data, root))
 	if err != nil {
 		return nil, err
 	}
 	return &Migration{From: schema.apiVersion, Output: out, Notes: inFileOrder(m.notes)}, nil
+}
+
+// withDocumentComments returns root in a document carrying the comments
+// data has above and below its first document (the parser gives them to
+// the document, which parseYAML does not return). data parsed once already.
+func withDocumentComments(data []byte, root *yaml.Node) *yaml.Node {
+	var doc yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
+		return root
+	}
+	return &yaml.Node{Kind: yaml.DocumentNode, HeadComment: doc.HeadComment, FootComment: doc.FootComment, Content: []*yaml.Node{root}}
 }
 
 // encodeNode writes a node tree as YAML, indented as Marshal indents.

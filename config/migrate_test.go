@@ -158,7 +158,8 @@ func TestMigrateLegacyFiles(t *testing.T) {
 					DefaultConstraints: []v1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone", WhenUnsatisfiable: v1.ScheduleAnyway}}},
 			},
 		}},
-		comments: []string{"- schedulerName: spread-scheduler # spreads by zone first"},
+		comments: []string{"# Spread pods by zone, as in the kube-scheduler v1.25 docs.\n\n", "- schedulerName: spread-scheduler # spreads by zone first",
+			"\n# The rest is at the defaults.\n"},
 	}, {
 		file: "v1beta1-nodelabel.yaml",
 		profiles: []profileWant{{
