@@ -212,16 +212,17 @@ func newMigrateCommand(reg framework.Registry) *cobra.Command {
 			"v1beta3, and write the kubescheduler.config.k8s.io/v1 file that schedules as it did with\n" +
 			"the last kube-scheduler that read it (v1.22, v1.27, v1.28): removed plugins translated\n" +
 			"(NodeResourcesLeastAllocated, NodeResourcesMostAllocated and RequestedToCapacityRatio\n" +
-			"become NodeResourcesFit's scoringStrategy with the same resources and weight), removed\n" +
-			"fields deleted with a comment saying what serves instead, and the old default score\n" +
-			"weights that differ from v1's written out, so the ranking is unchanged. The file's\n" +
-			"comments are kept; what changed carries a comment. What the migration deleted or\n" +
-			"changed in meaning is listed on stderr, each at its line in FILE.\n\n" +
-			"A file that has no v1 equivalent (NodeLabel or ServiceAffinity enabled, two resource-\n" +
-			"scoring plugins in one profile, v1alpha1 or v1alpha2) is refused with every reason at its\n" +
-			"line, and nothing is written. The result is checked as `config validate` checks a file.\n" +
-			"A file that already is v1 is written unchanged. See docs/configuration.md, \"Migrating\n" +
-			"an old file\".",
+			"become NodeResourcesFit's scoringStrategy with the same resources and weight; NodeLabel's\n" +
+			"filter becomes NodeAffinity's addedAffinity), removed fields deleted with a comment saying\n" +
+			"what serves instead, and the old default score weights that differ from v1's written out\n" +
+			"(and VolumeBinding, which did not score then, disabled at score), so the ranking is\n" +
+			"unchanged. The file's comments are kept; what changed carries a comment. What the\n" +
+			"migration deleted or changed in meaning is listed on stderr, each at its line in FILE.\n\n" +
+			"A file that has no v1 equivalent (ServiceAffinity enabled, NodeLabel scoring by label\n" +
+			"preferences, two resource-scoring plugins in one profile, v1alpha1 or v1alpha2) is\n" +
+			"refused with every reason at its line, and nothing is written. The result is checked as\n" +
+			"`config validate` checks a file. A file that already is v1 is written unchanged.\n" +
+			"See docs/configuration.md, \"Migrating an old file\".",
 		Args: cobra.ExactArgs(1),
 	}
 	var outFile string
