@@ -3,11 +3,11 @@ package config
 import "go.yaml.in/yaml/v3"
 
 // Older versions of the file format are refused, with the list of edits
-// that turn the file into v1. Converting them silently is not done: their
+// that turn the file into v1. Reading them silently is not done: their
 // defaults differ from v1's (score weights, the plugin set, per-point
-// rather than multiPoint defaults), so a converted file would either mean
-// something else than it did or need a second set of defaults that no
-// kube-scheduler in support still has.
+// rather than multiPoint defaults), so a file read as v1 would mean
+// something else than it did. `config migrate` (Migrate, migrate.go)
+// writes the v1 file instead, the old defaults made explicit in it.
 
 // legacyVersions are the versions explainLegacy knows how to migrate:
 // those kube-scheduler v1.37 no longer reads.
@@ -35,10 +35,10 @@ var removedFields = map[string]string{
 func explainLegacy(root, apiVersion *yaml.Node, p *problems) {
 	if apiVersion.Value == apiV1beta3 {
 		// v1beta3's fields are v1's, with v1's default weights.
-		p.addNode(apiVersion, "apiVersion", "%s is not read by kube-scheduler v1.37, nor by yardmaster: change it to %s (its fields mean the same there) and make the edits listed with it, if any",
+		p.addNode(apiVersion, "apiVersion", "%s is not read by kube-scheduler v1.37, nor by yardmaster: change it to %s (its fields mean the same there) and make the edits listed with it, if any; `yardmaster config migrate FILE` writes that file",
 			apiVersion.Value, apiV1)
 	} else {
-		p.addNode(apiVersion, "apiVersion", "%s is not read by yardmaster (kube-scheduler dropped it too): change it to %s and make the edits listed with it; note that v1's default score weights are TaintToleration 3, NodeAffinity 2, PodTopologySpread 2, InterPodAffinity 2 (most were 1 before v1beta3): set weights under plugins.score.enabled to keep the old ranking",
+		p.addNode(apiVersion, "apiVersion", "%s is not read by yardmaster (kube-scheduler dropped it too): change it to %s and make the edits listed with it; note that v1's default score weights are TaintToleration 3, NodeAffinity 2, PodTopologySpread 2, InterPodAffinity 2 (most were 1 before v1beta3): set weights under plugins.score.enabled to keep the old ranking; `yardmaster config migrate FILE` writes that file, old weights included",
 			apiVersion.Value, apiV1)
 	}
 	for i := 0; i+1 < len(root.Content); i += 2 {

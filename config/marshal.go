@@ -50,6 +50,21 @@ func (c *Config) Marshal() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// MarshalJSON returns what Marshal returns, as one indented JSON
+// document: the same kubescheduler.config.k8s.io/v1 file, which Decode
+// reads too.
+func (c *Config) MarshalJSON() ([]byte, error) {
+	f, err := c.file()
+	if err != nil {
+		return nil, err
+	}
+	js, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode configuration: %w", err)
+	}
+	return append(js, '\n'), nil
+}
+
 // blockStyle turns the flow style of parsed JSON into block style, pinning
 // each scalar's type so that a string such as "*" or "true" stays quoted.
 func blockStyle(n *yaml.Node) {
