@@ -55,6 +55,10 @@ type codeLine struct {
 	text string
 	// fenced is a line of a fenced block rather than an inline span.
 	fenced bool
+	// output is a line of a fenced block that shows a session (lines
+	// with a `$ ` prompt) and is not one of its prompts: what a command
+	// printed, not a command.
+	output bool
 }
 
 var inlineCode = regexp.MustCompile("`([^`\n]+)`")
@@ -69,11 +73,17 @@ func readMarkdown(t *testing.T, path string) *markdown {
 	m := &markdown{path: path}
 	var text strings.Builder
 	inFence := false
+	// block is where the open fenced block's lines start in m.code.
+	block := 0
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
 		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			if inFence {
+				markOutput(m.code[block:])
+			}
 			inFence = !inFence
+			block = len(m.code)
 			text.WriteString("\n")
 			continue
 		}
@@ -95,6 +105,18 @@ func readMarkdown(t *testing.T, path string) *markdown {
 	}
 	m.text = text.String()
 	return m
+}
+
+// markOutput marks the lines of a fenced block that are output: in a
+// block with `$ ` prompts, every other line.
+func markOutput(block []codeLine) {
+	session := false
+	for _, c := range block {
+		session = session || strings.HasPrefix(c.text, "$ ")
+	}
+	for i := range block {
+		block[i].output = session && !strings.HasPrefix(block[i].text, "$ ")
+	}
 }
 
 // The README opens with the two commands a new user runs.
@@ -216,6 +238,9 @@ func TestDocMakeTargets(t *testing.T) {
 	targets := makeTargets(t)
 	for _, page := range pages(t) {
 		for _, c := range readMarkdown(t, page).code {
+			if c.output {
+				continue
+			}
 			for _, words := range commands(c.text) {
 				if sm := makeTarget.FindStringSubmatch(strings.Join(words, " ")); sm != nil && !targets[sm[1]] {
 					t.Errorf("%s:%d: `make %s`: the Makefile has no target %q", page, c.line, sm[1], sm[1])
@@ -233,6 +258,9 @@ func TestDocCommandsAndFlags(t *testing.T) {
 	all := allFlags(root)
 	for _, page := range pages(t) {
 		for _, c := range readMarkdown(t, page).code {
+			if c.output {
+				continue
+			}
 			for _, words := range commands(c.text) {
 				var args []string
 				switch {
