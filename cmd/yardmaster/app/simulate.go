@@ -121,7 +121,7 @@ func runSimulate(ctx context.Context, w io.Writer, f simulateFlags) error {
 	ns := metav1.NamespaceDefault
 	if f.kube != nil {
 		if ns, err = namespace(f.kube); err != nil {
-			return err
+			return clusterFlagHint(f.kube, err)
 		}
 	}
 	var s *scheduler.Scheduler
@@ -138,12 +138,7 @@ func runSimulate(ctx context.Context, w io.Writer, f simulateFlags) error {
 	} else {
 		cfg, err := restConfig(f.kube)
 		if err != nil {
-			if f.kube.ClusterName != nil && *f.kube.ClusterName != "" {
-				if _, statErr := os.Stat(*f.kube.ClusterName); statErr == nil {
-					return fmt.Errorf("%w (--cluster names a kubeconfig cluster, as in kubectl; the file to simulate on is --cluster-file)", err)
-				}
-			}
-			return err
+			return clusterFlagHint(f.kube, err)
 		}
 		if s, stop, err = startSnapshotScheduler(ctx, c, cfg); err != nil {
 			return err
@@ -163,6 +158,19 @@ func runSimulate(ctx context.Context, w io.Writer, f simulateFlags) error {
 		return pendingError(fmt.Sprintf("%d of %d pods", pending, len(res.Placements)))
 	}
 	return nil
+}
+
+// clusterFlagHint adds to err, when --cluster names a file, that
+// --cluster is kubectl's now and the file is --cluster-file: simulate's
+// --cluster was the file before it took kubectl's flags.
+func clusterFlagHint(cf *genericclioptions.ConfigFlags, err error) error {
+	if cf.ClusterName == nil || *cf.ClusterName == "" {
+		return err
+	}
+	if _, statErr := os.Stat(*cf.ClusterName); statErr != nil {
+		return err
+	}
+	return fmt.Errorf("%w (--cluster names a kubeconfig cluster, as in kubectl; the file to simulate on is --cluster-file)", err)
 }
 
 // pending returns how many placements found no node.
