@@ -131,7 +131,7 @@ func newExplainCommand(reg framework.Registry) *cobra.Command {
 			"  kubectl yardmaster explain web-7d9f --scheduler-url https://10.0.0.5:10259 --scheduler-insecure-skip-tls-verify --kept",
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(f.output); err != nil {
+			if err := checkOutput(&f.output); err != nil {
 				return err
 			}
 			name, err := parsePodArgs(args)

@@ -107,13 +107,22 @@ const (
 // outputFormats are the values -o takes.
 var outputFormats = []string{outputWide, outputJSON, outputYAML, outputName}
 
+// legacyOutputTable is what -o's default was before it followed kubectl,
+// which has no name for its table: still taken, as the table, so that
+// scripts that spelled it out keep working.
+const legacyOutputTable = "table"
+
 // checkOutput returns an error when -o is not one of outputFormats (or
-// empty, the table), before anything is read.
-func checkOutput(o string) error {
-	if o == outputTable || slices.Contains(outputFormats, o) {
+// empty, the table), before anything is read; it turns
+// legacyOutputTable into outputTable.
+func checkOutput(o *string) error {
+	if *o == legacyOutputTable {
+		*o = outputTable
+	}
+	if *o == outputTable || slices.Contains(outputFormats, *o) {
 		return nil
 	}
-	return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: %s", o, strings.Join(outputFormats, ","))
+	return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: %s", *o, strings.Join(outputFormats, ","))
 }
 
 // newConfigFlags returns kubectl's flags for reaching a cluster

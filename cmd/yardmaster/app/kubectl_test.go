@@ -75,10 +75,14 @@ func TestParseNodeArgs(t *testing.T) {
 }
 
 func TestCheckOutput(t *testing.T) {
-	for o, ok := range map[string]bool{"": true, "wide": true, "json": true, "yaml": true, "name": true,
-		"table": false, "jsonpath={.pod}": false, "xml": false} {
-		if err := checkOutput(o); (err == nil) != ok {
-			t.Errorf("-o %q: %v, want ok %v", o, err, ok)
+	for o, want := range map[string]string{"": "", "wide": "wide", "json": "json", "yaml": "yaml", "name": "name",
+		"table": "", "jsonpath={.pod}": "error", "xml": "error", "JSON": "error"} {
+		got := o
+		if err := checkOutput(&got); err != nil {
+			got = "error"
+		}
+		if got != want {
+			t.Errorf("-o %q: %q, want %q", o, got, want)
 		}
 	}
 }

@@ -70,7 +70,7 @@ func newSimulateCommand(reg framework.Registry) *cobra.Command {
 			exitCodesHelp + " --capacity alone answers a number and exits 0.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(f.output); err != nil {
+			if err := checkOutput(&f.output); err != nil {
 				return err
 			}
 			ctx, cancel := signalContext(cmd.Context())
