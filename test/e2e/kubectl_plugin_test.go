@@ -181,6 +181,40 @@ func TestKubectlPluginConventions(t *testing.T) {
 		}
 	})
 
+	// explain load reads the nodes with the same flags; Prometheus is
+	// not there, which the plugin survives (every node alike), so the
+	// table still names the node.
+	t.Run("explain load", func(t *testing.T) {
+		loadConfig := filepath.Join(t.TempDir(), "load.yaml")
+		if err := os.WriteFile(loadConfig, fmt.Appendf(nil, `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: %s
+  plugins: {score: {enabled: [{name: TargetLoadPacking}]}}
+  pluginConfig:
+  - name: TargetLoadPacking
+    args: {prometheusAddress: "http://127.0.0.1:1", timeout: 1s}
+`, e.scheduler), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			args       []string
+			wantCode   int
+			wantStdout string
+			wantStderr string
+		}{
+			{[]string{"node/" + node.Name, "--context", "b"}, app.ExitPlaced, "  " + node.Name + " ", ""},
+			{[]string{node.Name, "--as", noRBACUser}, app.ExitError, "", "forbidden"},
+			{[]string{"pod/" + node.Name}, app.ExitError, "", `explain load takes nodes, not "pod"`},
+		} {
+			got := plugin(append([]string{"explain", "load", "--kubeconfig", kubeconfig, "--config", loadConfig}, tc.args...)...)
+			if got.code != tc.wantCode || !strings.Contains(got.stdout, tc.wantStdout) || !strings.Contains(got.stderr, tc.wantStderr) {
+				t.Errorf("explain load %v: exit code %d, want %d; want stdout with %q, stderr with %q\nstdout:\n%s\nstderr:\n%s",
+					tc.args, got.code, tc.wantCode, tc.wantStdout, tc.wantStderr, got.stdout, got.stderr)
+			}
+		}
+	})
+
 	t.Run("simulate", func(t *testing.T) {
 		manifest := func(name, cpu string) string {
 			path := filepath.Join(t.TempDir(), name+".yaml")
