@@ -23,7 +23,18 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
+
+// APIVersion is the apiVersion of what explain and simulate print with
+// -o json or -o yaml, described by the JSON Schema in
+// docs/schemas/yardmaster.io_v1alpha1.schema.json. A field is added to a
+// kind of it only with the schema (a test compares them); a field is
+// renamed or removed only in a new version.
+const APIVersion = "yardmaster.io/v1alpha1"
+
+// KindExplanation is the kind of an Explanation printed on its own.
+const KindExplanation = "Explanation"
 
 // Sources of an Explanation.
 const (
@@ -40,6 +51,10 @@ const (
 
 // Explanation is what one cycle of the real pipeline found for one pod.
 type Explanation struct {
+	// TypeMeta is set (APIVersion, KindExplanation) on an explanation
+	// printed or served on its own, and left empty on one inside another
+	// object (a simulation's placements).
+	metav1.TypeMeta `json:",inline"`
 	// Pod is namespace/name.
 	Pod     string `json:"pod"`
 	Profile string `json:"profile"`
@@ -159,6 +174,13 @@ type ReasonCount struct {
 	Nodes  int    `json:"nodes"`
 	// Sample names a few of the nodes.
 	Sample []string `json:"sample,omitempty"`
+}
+
+// WithTypeMeta sets e's apiVersion and kind, for printing or serving on
+// its own, and returns e.
+func (e *Explanation) WithTypeMeta() *Explanation {
+	e.TypeMeta = metav1.TypeMeta{APIVersion: APIVersion, Kind: KindExplanation}
+	return e
 }
 
 // Feasible returns how many nodes passed every filter.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/yardmaster-io/yardmaster/cmd/yardmaster/app"
 )
 
 // maxExplained bounds how many pending pods the demo explains: one per
@@ -21,7 +24,10 @@ const maxExplained = 3
 // explainPending ends the demo: `kubectl yardmaster explain` for one
 // pending pod of each workload that has some, through a kubectl-yardmaster
 // symlink to the binary (as a user installs the plugin), reading the
-// cluster with the demo's configuration file.
+// cluster with the demo's configuration file. A pod that still fits
+// nowhere is the answer exit code 2 (app.ExitPending), not a failure;
+// exit code 0 (it would fit now: the cluster changed since its last
+// attempt) is shown too; any other code fails the demo.
 func explainPending(ctx context.Context, client kubernetes.Interface, binary, outDir, kubeconfig, configPath string) error {
 	pods, err := client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -56,15 +62,23 @@ func explainPending(ctx context.Context, client kubernetes.Interface, binary, ou
 	}
 	step(fmt.Sprintf("Why are they Pending? `kubectl yardmaster explain` (%s, a symlink to %s) for %s", plugin, binary, strings.Join(names, ", ")))
 	for _, name := range names {
-		args := []string{"explain", name, "-n", namespace, "--config", configPath, "--kubeconfig", kubeconfig}
+		args := []string{"explain", "pod/" + name, "-n", namespace, "--config", configPath, "--kubeconfig", kubeconfig}
 		fmt.Printf("\n$ kubectl yardmaster %s\n", strings.Join(args[:4], " "))
 		var out bytes.Buffer
 		cmd := exec.CommandContext(ctx, plugin, args...)
 		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Run(); err != nil {
+		err := cmd.Run()
+		var exit *exec.ExitError
+		switch {
+		case err == nil:
+			fmt.Print(out.String())
+			fmt.Println("(exit code 0: it would be placed now)")
+		case errors.As(err, &exit) && exit.ExitCode() == app.ExitPending:
+			fmt.Print(out.String())
+			fmt.Println("(exit code 2: it would stay Pending)")
+		default:
 			return fmt.Errorf("kubectl yardmaster explain %s: %w\n%s", name, err, out.String())
 		}
-		fmt.Print(out.String())
 	}
 	return nil
 }

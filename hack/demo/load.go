@@ -225,6 +225,6 @@ func (l *load) show(ctx context.Context, client kubernetes.Interface) error {
 	for _, p := range pending {
 		fmt.Printf("   %s is pending: %s\n", p.Name, reasons[p.UID])
 	}
-	fmt.Printf("   Check it: yardmaster explain-load --config <file> --profile %s %s\n", loadProfile, strings.Join(names, " "))
+	fmt.Printf("   Check it: yardmaster explain load --config <file> --profile %s %s\n", loadProfile, strings.Join(names, " "))
 	return nil
 }

@@ -207,7 +207,7 @@ func run() error {
 	if os.Getenv("DEMO_KEEP") == "1" {
 		fmt.Printf("\nDEMO_KEEP=1: everything keeps running. Try:\n   kubectl --kubeconfig %s get pods -n %s -o wide\n", kubeconfig, namespace)
 		if bw != nil {
-			fmt.Printf("   %s explain-bandwidth --config %s --profile %s\n", binary, configPath, quietProfile)
+			fmt.Printf("   %s explain bandwidth --config %s --profile %s\n", binary, configPath, quietProfile)
 		}
 		fmt.Println("Ctrl-C stops it all.")
 		<-ctx.Done()

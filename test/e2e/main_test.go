@@ -16,8 +16,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
+	"github.com/yardmaster-io/yardmaster/cmd/yardmaster/app"
 	"github.com/yardmaster-io/yardmaster/internal/controlplane"
 )
 
@@ -25,6 +27,12 @@ import (
 var cp *controlplane.ControlPlane
 
 func TestMain(m *testing.M) {
+	// Run as kubectl-yardmaster (a symlink to this binary that
+	// kubectlPlugin makes), the binary is the kubectl plugin, as
+	// yardmaster's main is: no control plane, no tests.
+	if filepath.Base(os.Args[0]) == app.KubectlPluginName {
+		os.Exit(app.ExecuteArgv(os.Args))
+	}
 	os.Exit(run(m))
 }
 

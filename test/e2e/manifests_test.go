@@ -36,7 +36,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/yardmaster-io/yardmaster/config"
 	"github.com/yardmaster-io/yardmaster/deploy"
 	"github.com/yardmaster-io/yardmaster/internal/procgroup"
 )
@@ -59,6 +58,9 @@ var hackImageDir = filepath.Join("..", "..", "hack", "image")
 
 // kubeSchedulerLease is kube-scheduler's Lease in kube-system.
 const kubeSchedulerLease = "kube-scheduler"
+
+// otherScheduler is a scheduler no manifest runs: its pod must stay.
+const otherScheduler = "some-other-scheduler"
 
 // TestKubeSchedulerManifests runs the manifests users copy to run a
 // scheduler, written for kube-scheduler, with only the image changed to
@@ -103,18 +105,16 @@ func TestKubeSchedulerManifests(t *testing.T) {
 			schedulerName: "my-scheduler",
 		},
 		{
-			// No --config: yardmaster's defaults, which differ from
-			// kube-scheduler's on purpose in the profile's name (and so
-			// the Lease's, the first profile's name): yardmaster, not
-			// default-scheduler and kube-scheduler (docs/configuration.md,
-			// "Differences from kube-scheduler"). --leader-elect=true; the
-			// identity of kubeadm's scheduler.conf, system:kube-scheduler,
-			// may take that Lease (the bootstrap Role
+			// No --config, and run as kube-scheduler: kube-scheduler's
+			// default profile and Lease names (docs/reliability.md), so
+			// that the static pod replaces kube-scheduler. The identity of
+			// kubeadm's scheduler.conf, system:kube-scheduler, may take
+			// that Lease (the bootstrap Role
 			// system::leader-locking-kube-scheduler in kube-system).
 			name:          "kubeadm's static pod",
 			file:          "kube-scheduler.yaml",
-			schedulerName: config.DefaultSchedulerName,
-			lease:         config.DefaultSchedulerName,
+			schedulerName: v1.DefaultSchedulerName,
+			lease:         kubeSchedulerLease,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -146,11 +146,11 @@ func TestKubeSchedulerManifests(t *testing.T) {
 
 			// A pod naming the scheduler is bound, to the only node it
 			// may go to (the shared control plane has other tests'
-			// nodes). A pod of kube-scheduler's, created before it, is
+			// nodes). A pod of another scheduler, created before it, is
 			// left alone: yardmaster answers to its profiles' names only.
 			node := e.addNode(e.node("n1").Capacity("4", "8Gi", 110))
 			onNode := map[string]string{testLabel: e.ns}
-			e.createPod(e.pod("not-mine").SchedulerName(v1.DefaultSchedulerName).NodeSelector(onNode))
+			e.createPod(e.pod("not-mine").SchedulerName(otherScheduler).NodeSelector(onNode))
 			e.createPod(e.pod("p").SchedulerName(tc.schedulerName).NodeSelector(onNode))
 			bound := e.waitBoundOrLog(proc, 60*time.Second, "p")
 			if bound["p"] != node.Name {
@@ -161,7 +161,7 @@ func TestKubeSchedulerManifests(t *testing.T) {
 				t.Fatal(err)
 			}
 			if notMine.Spec.NodeName != "" {
-				t.Errorf("the pod of %s was bound to %s", v1.DefaultSchedulerName, notMine.Spec.NodeName)
+				t.Errorf("the pod of %s was bound to %s", otherScheduler, notMine.Spec.NodeName)
 			}
 
 			if tc.lease == "" {

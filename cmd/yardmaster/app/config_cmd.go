@@ -26,12 +26,6 @@ func newConfigCommand(reg framework.Registry) *cobra.Command {
 	return cmd
 }
 
-// The output formats of print-defaults and validate.
-const (
-	outputYAML = "yaml"
-	outputJSON = "json"
-)
-
 // outputFlag adds -o/--output to cmd and returns where its value goes.
 func outputFlag(cmd *cobra.Command, usage string) *string {
 	var format string
@@ -39,7 +33,9 @@ func outputFlag(cmd *cobra.Command, usage string) *string {
 	return &format
 }
 
-func checkOutput(format string) error {
+// checkConfigOutput returns an error when -o of print-defaults or
+// validate is neither yaml nor json (empty: the command's default).
+func checkConfigOutput(format string) error {
 	switch format {
 	case "", outputYAML, outputJSON:
 		return nil
@@ -66,7 +62,7 @@ func newPrintDefaultsCommand(reg framework.Registry) *cobra.Command {
 	}
 	format := outputFlag(cmd, "output format: yaml (the default) or json")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := checkOutput(*format); err != nil {
+		if err := checkConfigOutput(*format); err != nil {
 			return err
 		}
 		out, err := encodeConfig(config.DefaultWith(reg), *format)
@@ -142,7 +138,7 @@ func newValidateCommand(reg framework.Registry) *cobra.Command {
 	}
 	format := outputFlag(cmd, "output format: yaml or json (default: the effective configuration in YAML, with a summary on stderr)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		if err := checkOutput(*format); err != nil {
+		if err := checkConfigOutput(*format); err != nil {
 			return err
 		}
 		file := args[0]

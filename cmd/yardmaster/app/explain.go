@@ -8,8 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -17,16 +15,16 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/yardmaster-io/yardmaster/config"
 	"github.com/yardmaster-io/yardmaster/explain"
 	"github.com/yardmaster-io/yardmaster/framework"
-	"github.com/yardmaster-io/yardmaster/internal/version"
 	"github.com/yardmaster-io/yardmaster/scheduler"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
@@ -38,11 +36,6 @@ import (
 // paths are: a SubjectAccessReview of get on the non-resource path
 // /debug/explain.
 const explainPath = "GET /debug/explain"
-
-// KubectlPluginName is the name under which the binary is a kubectl
-// plugin: `kubectl yardmaster explain POD` runs `kubectl-yardmaster
-// explain POD`.
-const KubectlPluginName = "kubectl-yardmaster"
 
 // explainHandler answers explainPath from the daemon's scheduler: its
 // cache, plugins and nominations, between two cycles.
@@ -85,6 +78,7 @@ func (d *Daemon) explainHandler() http.Handler {
 			return
 		}
 		e.Source = explain.SourceLive
+		e.WithTypeMeta()
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(e)
 	})
@@ -93,47 +87,68 @@ func (d *Daemon) explainHandler() http.Handler {
 // explainFlags are the flags of `yardmaster explain`.
 type explainFlags struct {
 	// registry holds the plugins --config may name.
-	registry                          framework.Registry
-	namespace, kubeconfig, configFile string
-	server, caFile                    string
-	insecure                          bool
-	output                            string
-	nodes, kept                       bool
+	registry framework.Registry
+	// kube are kubectl's flags for the API server: kubeconfig, context,
+	// namespace, identity, timeout.
+	kube       *genericclioptions.ConfigFlags
+	configFile string
+	// scheduler is a running yardmaster's secure port: explain from its
+	// live state instead of a snapshot.
+	scheduler      string
+	schedulerCA    string
+	schedulerNoTLS bool
+	output         string
+	nodes, kept    bool
 }
 
-// newExplainCommand returns `yardmaster explain POD`.
+// newExplainCommand returns `yardmaster explain POD`, with `explain
+// bandwidth` and `explain load` beneath it.
 func newExplainCommand(reg framework.Registry) *cobra.Command {
-	f := explainFlags{registry: reg}
+	f := explainFlags{registry: reg, kube: newConfigFlags()}
 	cmd := &cobra.Command{
-		Use:   "explain POD",
+		Use:   "explain (NAME | TYPE/NAME) [flags]",
 		Short: "Say why a pod is Pending, or why it went where it went",
 		Long: "Run one cycle of yardmaster's own pipeline for the pod and print every node's verdict:\n" +
 			"the filter plugin that rejected it and why, each score plugin's raw and normalized score\n" +
 			"and weight and the weighted total of the nodes that passed, the best node, and what\n" +
 			"preemption would do (a dry run: nothing is evicted or written).\n\n" +
-			"With --server, a running yardmaster answers from its live cache over its secure port\n" +
-			"(/debug/explain; the kubeconfig's credentials must be allowed get on that path). Without,\n" +
-			"the cluster is read from the API (read only) and the pipeline built from --config, the\n" +
-			"file the scheduler runs with.\n\n" +
-			"POD is NAME (with -n) or NAMESPACE/NAME. As kubectl-yardmaster (a symlink to this\n" +
-			"binary on the PATH), it is `kubectl yardmaster explain POD`.",
-		Args: cobra.ExactArgs(1),
+			"The pod is NAME, pod/NAME (pods/NAME, po/NAME) or `pod NAME`, in the namespace of -n,\n" +
+			"else of the kubeconfig's current context, as kubectl reads it. A pod named bandwidth\n" +
+			"or load is pod/bandwidth, pod/load: the bare words are the subcommands.\n\n" +
+			"Without --scheduler-url the cluster is read from the API server (read only) with\n" +
+			"kubectl's flags (--kubeconfig, --context, -n, --as, --server, --request-timeout, ...)\n" +
+			"and the pipeline built from --config, the file the scheduler runs with. With\n" +
+			"--scheduler-url, a running yardmaster answers from its live cache over its secure port\n" +
+			"(/debug/explain; the kubeconfig user's credentials must be allowed get on that path).\n\n" +
+			"-o wide lists every node (as --nodes); -o json and -o yaml print the Explanation\n" +
+			"(apiVersion " + explain.APIVersion + ", docs/schemas/); -o name prints node/NAME of the node\n" +
+			"the pod is bound to or would go to, and nothing when it would stay Pending.\n\n" +
+			exitCodesHelp + "\n\n" +
+			"As kubectl-yardmaster (a symlink to this binary on the PATH), it is\n" +
+			"`kubectl yardmaster explain POD`.",
+		Example: "  kubectl yardmaster explain web-7d9f -n shop\n" +
+			"  kubectl yardmaster explain pod/web-7d9f --context staging -o yaml\n" +
+			"  kubectl yardmaster explain web-7d9f --scheduler-url https://10.0.0.5:10259 --scheduler-insecure-skip-tls-verify --kept",
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ns, name := f.namespace, args[0]
-			if before, after, ok := strings.Cut(name, "/"); ok {
-				ns, name = before, after
+			if err := checkOutput(&f.output); err != nil {
+				return err
 			}
-			if ns == "" {
-				ns = "default"
+			name, err := parsePodArgs(args)
+			if err != nil {
+				return err
+			}
+			if f.kept && f.scheduler == "" {
+				return errors.New("--kept needs --scheduler-url (formerly --server, which now names the API server, as in kubectl): only a running yardmaster keeps attempts")
+			}
+			ns, err := namespace(f.kube)
+			if err != nil {
+				return err
 			}
 			ctx, cancel := signalContext(cmd.Context())
 			defer cancel()
 			var e *explain.Explanation
-			var err error
-			if f.kept && f.server == "" {
-				return errors.New("--kept needs --server: only a running yardmaster keeps attempts")
-			}
-			if f.server != "" {
+			if f.scheduler != "" {
 				e, err = explainRemote(ctx, f, ns, name)
 			} else {
 				e, err = explainSnapshot(ctx, f, ns, name)
@@ -141,50 +156,63 @@ func newExplainCommand(reg framework.Registry) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return explain.Print(cmd.OutOrStdout(), e, explain.PrintOptions{Format: f.output, AllNodes: f.nodes})
+			if err := printExplanation(cmd.OutOrStdout(), e.WithTypeMeta(), f.output, f.nodes); err != nil {
+				return err
+			}
+			if e.BoundTo == "" && e.Selected == "" {
+				return pendingError("pod " + e.Pod)
+			}
+			return nil
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVarP(&f.namespace, "namespace", "n", "", "the pod's namespace (default \"default\")")
-	fs.StringVarP(&f.output, "output", "o", explain.FormatTable, "table, json or yaml")
-	fs.BoolVar(&f.kept, "kept", false, "with --server: the pod's last failed attempt as yardmaster kept it (reason counts per plugin), without running a cycle")
-	fs.BoolVar(&f.nodes, "nodes", false, "list every node in the table, not the groups of rejected nodes and the best 10")
-	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "path to a kubeconfig (default $KUBECONFIG, then ~/.kube/config)")
-	fs.StringVar(&f.configFile, "config", "", "KubeSchedulerConfiguration file the scheduler runs with (default: the defaults); without --server")
-	fs.StringVar(&f.server, "server", "", "a running yardmaster's secure port, https://HOST:10259: explain from its live state")
-	fs.StringVar(&f.caFile, "certificate-authority", "", "with --server: the CA that signed yardmaster's serving certificate")
-	fs.BoolVar(&f.insecure, "insecure-skip-tls-verify", false, "with --server: do not verify yardmaster's serving certificate (its default one is self-signed)")
+	f.kube.AddFlags(fs)
+	fs.StringVarP(&f.output, "output", "o", "", "Output format: wide, json, yaml or name (default: the table)")
+	fs.BoolVar(&f.kept, "kept", false, "with --scheduler-url: the pod's last failed attempt as yardmaster kept it (reason counts per plugin), without running a cycle")
+	fs.BoolVar(&f.nodes, "nodes", false, "list every node in the table, not the groups of rejected nodes and the best 10 (as -o wide)")
+	fs.StringVar(&f.configFile, "config", "", "KubeSchedulerConfiguration file the scheduler runs with (default: the defaults); without --scheduler-url")
+	fs.StringVar(&f.scheduler, "scheduler-url", "", "a running yardmaster's secure port, https://HOST:10259: explain from its live state (not the API server's --server)")
+	fs.StringVar(&f.schedulerCA, "scheduler-certificate-authority", "", "with --scheduler-url: the CA that signed yardmaster's serving certificate")
+	fs.BoolVar(&f.schedulerNoTLS, "scheduler-insecure-skip-tls-verify", false, "with --scheduler-url: do not verify yardmaster's serving certificate (its default one is self-signed)")
+	cmd.AddCommand(newExplainBandwidthCommand(reg, "bandwidth"), newExplainLoadCommand(reg, "load"))
 	return cmd
 }
 
-// clientConfig loads the kubeconfig as kubectl does: --kubeconfig, else
-// $KUBECONFIG, else ~/.kube/config, else the in-cluster config.
-func clientConfig(path string) (*rest.Config, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if path != "" {
-		rules.ExplicitPath = path
+// printExplanation writes e in the format of -o.
+func printExplanation(w io.Writer, e *explain.Explanation, output string, allNodes bool) error {
+	switch output {
+	case outputTable, outputWide:
+		return explain.Print(w, e, explain.PrintOptions{AllNodes: allNodes || output == outputWide})
+	case outputName:
+		if node := cmpOr(e.BoundTo, e.Selected); node != "" {
+			_, err := fmt.Fprintln(w, "node/"+node)
+			return err
+		}
+		return nil
 	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, nil).ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("load kubeconfig: %w", err)
-	}
-	cfg.UserAgent = "yardmaster-explain/" + version.Version
-	return cfg, nil
+	return explain.Marshal(w, e, output)
 }
 
-// explainRemote asks a running yardmaster, with the kubeconfig's
-// credentials.
+// explainRemote asks a running yardmaster, with the credentials of the
+// kubeconfig's user (after --context, --user, --token): its secure port
+// authenticates and authorizes them as kube-scheduler's does.
 func explainRemote(ctx context.Context, f explainFlags, ns, name string) (*explain.Explanation, error) {
-	cfg, err := clientConfig(f.kubeconfig)
+	if *f.kube.Impersonate != "" || len(*f.kube.ImpersonateGroup) > 0 || *f.kube.ImpersonateUID != "" {
+		// A scheduler's secure port, as kube-scheduler's, does not
+		// impersonate: the request would be authorized as the real user.
+		return nil, errors.New("--as, --as-group and --as-uid impersonate at the API server; yardmaster's secure port (--scheduler-url) does not impersonate: use a kubeconfig user (--user, --context) with the rights instead")
+	}
+	cfg, err := restConfig(f.kube)
 	if err != nil {
 		return nil, err
 	}
 	cfg = rest.CopyConfig(cfg)
-	cfg.Host = f.server
+	cfg.Host = f.scheduler
 	// yardmaster's certificate is not the API server's.
-	cfg.TLSClientConfig.CAFile, cfg.TLSClientConfig.CAData = f.caFile, nil
+	cfg.TLSClientConfig.CAFile, cfg.TLSClientConfig.CAData = f.schedulerCA, nil
 	cfg.TLSClientConfig.ServerName = ""
-	cfg.Insecure = f.insecure
+	cfg.Insecure = f.schedulerNoTLS
+	cfg.Proxy = nil
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, err
@@ -193,14 +221,14 @@ func explainRemote(ctx context.Context, f explainFlags, ns, name string) (*expla
 	if f.kept {
 		q.Set("kept", "true")
 	}
-	u := strings.TrimSuffix(f.server, "/") + "/debug/explain?" + q.Encode()
+	u := strings.TrimSuffix(f.scheduler, "/") + "/debug/explain?" + q.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("ask yardmaster at %s: %w", f.server, err)
+		return nil, fmt.Errorf("ask yardmaster at %s: %w", f.scheduler, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
@@ -208,11 +236,11 @@ func explainRemote(ctx context.Context, f explainFlags, ns, name string) (*expla
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("yardmaster at %s answered %s: %s", f.server, resp.Status, strings.TrimSpace(string(body)))
+		return nil, fmt.Errorf("yardmaster at %s answered %s: %s", f.scheduler, resp.Status, strings.TrimSpace(string(body)))
 	}
 	var e explain.Explanation
 	if err := json.Unmarshal(body, &e); err != nil {
-		return nil, fmt.Errorf("yardmaster at %s: %w", f.server, err)
+		return nil, fmt.Errorf("yardmaster at %s: %w", f.scheduler, err)
 	}
 	return &e, nil
 }
@@ -224,7 +252,7 @@ func explainSnapshot(ctx context.Context, f explainFlags, ns, name string) (*exp
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := clientConfig(f.kubeconfig)
+	cfg, err := restConfig(f.kube)
 	if err != nil {
 		return nil, err
 	}
@@ -235,6 +263,19 @@ func explainSnapshot(ctx context.Context, f explainFlags, ns, name string) (*exp
 // of c's profiles on a snapshot of the cluster cfg reaches, read through
 // a client that can only read.
 func ExplainSnapshot(ctx context.Context, cfg *rest.Config, c *config.Config, ns, name string) (*explain.Explanation, error) {
+	// The pod first, in one request: a name that is not there, or a
+	// user who may not read it, is told so at once, not after the
+	// whole cluster has been read.
+	client, err := kubernetes.NewForConfig(readOnly(cfg))
+	if err != nil {
+		return nil, fmt.Errorf("build client: %w", err)
+	}
+	if _, err := client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("pod %q not found in namespace %q", name, ns)
+		}
+		return nil, fmt.Errorf("read pod %s/%s: %w", ns, name, err)
+	}
 	s, stop, err := startSnapshotScheduler(ctx, c, cfg)
 	if err != nil {
 		return nil, err
@@ -281,6 +322,15 @@ func startSnapshotScheduler(ctx context.Context, c *config.Config, cfg *rest.Con
 	client, err := kubernetes.NewForConfig(ro)
 	if err != nil {
 		return nil, nil, fmt.Errorf("build client: %w", err)
+	}
+	// One request of each kind the informers need, first: their
+	// reflectors retry an unreachable API server or a refused list for
+	// ever, and the command would hang instead of failing.
+	if _, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
+		return nil, nil, fmt.Errorf("list nodes: %w", err)
+	}
+	if _, err := client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
+		return nil, nil, fmt.Errorf("list pods in all namespaces: %w", err)
 	}
 	return startScheduler(ctx, c, client, ro)
 }
@@ -388,44 +438,3 @@ func readOnly(cfg *rest.Config) *rest.Config {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
-
-// asKubectlPlugin reports whether the binary runs as kubectl's plugin:
-// its name (argv[0]) is kubectl-yardmaster.
-func asKubectlPlugin(argv0 string) bool {
-	base := strings.TrimSuffix(filepath.Base(argv0), ".exe")
-	return base == KubectlPluginName
-}
-
-// kubectlPluginCommand returns the commands `kubectl yardmaster` offers:
-// explain and simulate, which only read the cluster.
-func kubectlPluginCommand(reg framework.Registry) *cobra.Command {
-	root := &cobra.Command{
-		Use:           "yardmaster",
-		Short:         "Ask yardmaster why a pod is Pending, and where pods would go",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		// Help says "kubectl yardmaster explain", as the user types it.
-		Annotations:       map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl yardmaster"},
-		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
-	}
-	root.AddCommand(newExplainCommand(reg), newSimulateCommand(reg), newVersionCommand())
-	return root
-}
-
-// ExecuteArgv is Execute for a whole argv: as kubectl-yardmaster (a
-// symlink), the kubectl plugin's commands; otherwise yardmaster's. It is
-// what a main package calls, with the Options of its plugins.
-func ExecuteArgv(argv []string, opts ...Option) int {
-	if len(argv) > 0 && asKubectlPlugin(argv[0]) {
-		s := newSettings(opts)
-		root := kubectlPluginCommand(s.registry)
-		root.PersistentPreRunE = func(*cobra.Command, []string) error { return s.err }
-		root.SetArgs(argv[1:])
-		if err := root.Execute(); err != nil {
-			fmt.Fprintln(os.Stderr, "kubectl yardmaster:", err)
-			return 1
-		}
-		return 0
-	}
-	return Execute(argv[1:], opts...)
-}

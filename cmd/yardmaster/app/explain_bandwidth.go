@@ -14,18 +14,23 @@ import (
 	"github.com/yardmaster-io/yardmaster/priorities/networktraffic"
 )
 
-// newExplainBandwidthCommand returns `yardmaster explain-bandwidth`: query
-// Prometheus once, with the NetworkTraffic arguments of a profile and the
-// plugin's own code, and print every node's traffic and score.
-func newExplainBandwidthCommand(reg framework.Registry) *cobra.Command {
+// newExplainBandwidthCommand returns `yardmaster explain bandwidth` (use
+// "bandwidth", beneath explain) or its deprecated alias
+// `yardmaster explain-bandwidth`: query Prometheus once, with the
+// NetworkTraffic arguments of a profile and the plugin's own code, and
+// print every node's traffic and score. It reads Prometheus only, not the
+// cluster, so it takes none of kubectl's flags.
+func newExplainBandwidthCommand(reg framework.Registry, use string) *cobra.Command {
 	var path, profile string
 	cmd := &cobra.Command{
-		Use:   "explain-bandwidth",
+		Use:   use,
 		Short: "Query Prometheus as NetworkTraffic does and print each node's traffic and score",
 		Long: "Load the configuration file, take the NetworkTraffic arguments of a profile, run the\n" +
 			"plugin's query against Prometheus once and print, for every node in the answer, its\n" +
 			"traffic and the score NetworkTraffic would give it among all of them. Pods bound since\n" +
-			"the sample are not known here, so the pile-on estimate is not included.",
+			"the sample are not known here, so the pile-on estimate is not included. Only Prometheus\n" +
+			"is read, not the cluster.\n\n" +
+			"Exit codes: 0 printed; 1 an error (bad input, Prometheus unreachable).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := config.LoadWith(path, reg, config.Overrides{})
@@ -53,7 +58,18 @@ func newExplainBandwidthCommand(reg framework.Registry) *cobra.Command {
 	f.StringVar(&path, "config", "", "KubeSchedulerConfiguration file with NetworkTraffic in a profile's pluginConfig")
 	f.StringVar(&profile, "profile", "", "schedulerName of the profile (default: the only one that configures NetworkTraffic)")
 	_ = cmd.MarkFlagRequired("config")
+	deprecatedAlias(cmd, "bandwidth")
 	return cmd
+}
+
+// deprecatedAlias marks cmd, when it is the old top-level explain-NAME,
+// deprecated for `explain NAME`: hidden from help, and cobra prints the
+// notice to stderr when it runs (scripts that parse stdout keep working).
+func deprecatedAlias(cmd *cobra.Command, name string) {
+	if cmd.Name() == "explain-"+name {
+		cmd.Hidden = true
+		cmd.Deprecated = fmt.Sprintf("use \"yardmaster explain %s\" (kubectl yardmaster explain %s) instead", name, name)
+	}
 }
 
 // networkTrafficArgs returns the profile's name and NetworkTraffic

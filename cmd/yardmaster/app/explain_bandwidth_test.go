@@ -52,7 +52,7 @@ func TestExplainBandwidth(t *testing.T) {
 	}
 
 	run := func(args ...string) (string, error) {
-		return execute(newExplainBandwidthCommand(registry.NewInTree()), args...)
+		return execute(newExplainBandwidthCommand(registry.NewInTree(), "bandwidth"), args...)
 	}
 	for _, args := range [][]string{{"--config", path}, {"--config", path, "--profile", "traffic"}} {
 		out, err := run(args...)

@@ -22,26 +22,36 @@ import (
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
-// newExplainLoadCommand returns `yardmaster explain-load NODE...|--all`:
-// query Prometheus once with the load plugins' arguments of a profile,
-// read the nodes and their pods from the cluster, and print per node and
-// plugin each metric's value, what the pods placed since add, and the
-// score (or a filter's verdict) the plugin's own code gives.
-func newExplainLoadCommand(reg framework.Registry) *cobra.Command {
-	var path, profile, kubeconfig, podCPU, podMemory string
+// newExplainLoadCommand returns `yardmaster explain load NODE...|--all`
+// (use "load", beneath explain) or its deprecated alias `yardmaster
+// explain-load`: query Prometheus once with the load plugins' arguments
+// of a profile, read the nodes and their pods from the cluster (with
+// kubectl's flags), and print per node and plugin each metric's value,
+// what the pods placed since add, and the score (or a filter's verdict)
+// the plugin's own code gives.
+func newExplainLoadCommand(reg framework.Registry, use string) *cobra.Command {
+	var path, profile, podCPU, podMemory string
 	var all bool
+	kube := newConfigFlags()
 	cmd := &cobra.Command{
-		Use:   "explain-load NODE...|--all",
+		Use:   use + " (NODE... | --all)",
 		Short: "Query Prometheus as the load-aware plugins do and print each node's load and score",
 		Long: "Load the configuration file, build the load-aware plugins a profile configures\n" +
 			"(TargetLoadPacking, LoadVariationRiskBalancing, PrometheusScore, LoadHotSpot), run each\n" +
 			"of their queries against Prometheus once, read the nodes and their pods from the\n" +
 			"cluster, and print for every node each metric's value, the estimate of the pods bound\n" +
 			"since the answer, and the score the plugin gives it among the nodes shown, for a pod\n" +
-			"with the requests of --pod-cpu and --pod-memory.",
+			"with the requests of --pod-cpu and --pod-memory. NODE is NAME or node/NAME (nodes/,\n" +
+			"no/). The cluster is reached with kubectl's flags (--kubeconfig, --context, --as,\n" +
+			"--server, --request-timeout, ...).\n\n" +
+			"Exit codes: 0 printed; 1 an error (bad input, the API or Prometheus unreachable).",
 		RunE: func(cmd *cobra.Command, names []string) error {
 			if all == (len(names) > 0) {
 				return fmt.Errorf("name nodes or pass --all, not both or neither")
+			}
+			names, err := parseNodeArgs(names)
+			if err != nil {
+				return err
 			}
 			c, err := config.LoadWith(path, reg, config.Overrides{})
 			if err != nil {
@@ -51,7 +61,7 @@ func newExplainLoadCommand(reg framework.Registry) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rc, err := loadRESTConfig(kubeconfig)
+			rc, err := restConfig(kube)
 			if err != nil {
 				return err
 			}
@@ -67,14 +77,40 @@ func newExplainLoadCommand(reg framework.Registry) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
+	kube.AddFlags(f)
 	f.StringVar(&path, "config", "", "KubeSchedulerConfiguration file with load-aware plugins in a profile's pluginConfig")
 	f.StringVar(&profile, "profile", "", "schedulerName of the profile (default: the only one that configures load-aware plugins)")
-	f.StringVar(&kubeconfig, "kubeconfig", "", "path to a kubeconfig; default $KUBECONFIG, then the in-cluster config")
 	f.BoolVar(&all, "all", false, "every node")
 	f.StringVar(&podCPU, "pod-cpu", "", "CPU request of the pod to score for (none: TargetLoadPacking predicts defaultRequests)")
 	f.StringVar(&podMemory, "pod-memory", "", "memory request of the pod to score for")
 	_ = cmd.MarkFlagRequired("config")
+	deprecatedAlias(cmd, "load")
 	return cmd
+}
+
+// nodeTypes are the TYPE of TYPE/NAME that name nodes, as kubectl reads
+// them.
+var nodeTypes = []string{"nodes", "node", "no"}
+
+// parseNodeArgs reads explain load's arguments as kubectl reads nodes':
+// NAME or TYPE/NAME, TYPE one of nodeTypes (any case).
+func parseNodeArgs(args []string) ([]string, error) {
+	out := make([]string, 0, len(args))
+	for _, a := range args {
+		typ, name, ok := strings.Cut(a, "/")
+		if !ok {
+			out = append(out, a)
+			continue
+		}
+		if !slices.Contains(nodeTypes, strings.ToLower(typ)) {
+			return nil, fmt.Errorf("explain load takes nodes, not %q: write NAME or node/NAME", typ)
+		}
+		if name == "" || strings.Contains(name, "/") {
+			return nil, fmt.Errorf("%q is not a node name", name)
+		}
+		out = append(out, name)
+	}
+	return out, nil
 }
 
 // loadPluginNames are the plugins explain-load shows, in order.
@@ -255,11 +291,11 @@ func nodeInfos(ctx context.Context, client kubernetes.Interface, names []string)
 	return out, nil
 }
 
-// ExplainLoad runs `yardmaster explain-load args...` writing to w; for
+// ExplainLoad runs `yardmaster explain load args...` writing to w; for
 // tests and tools that want its output. The configuration may name the
 // built-in plugins.
 func ExplainLoad(ctx context.Context, w io.Writer, args ...string) error {
-	cmd := newExplainLoadCommand(registry.NewInTree())
+	cmd := newExplainLoadCommand(registry.NewInTree(), "load")
 	cmd.SetOut(w)
 	cmd.SetErr(w)
 	cmd.SetArgs(args)

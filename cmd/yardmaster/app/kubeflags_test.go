@@ -65,6 +65,33 @@ func TestWriteConfigTo(t *testing.T) {
 	}
 }
 
+// Run as kube-scheduler (the image's symlink), the scheduler takes
+// kube-scheduler's default profile and Lease names; under its own name,
+// its own.
+func TestKubeSchedulerProgramName(t *testing.T) {
+	for _, tc := range []struct {
+		argv0, profile, lease string
+	}{
+		{"/usr/local/bin/kube-scheduler", "default-scheduler", "kube-scheduler"},
+		{"kube-scheduler", "default-scheduler", "kube-scheduler"},
+		{"/usr/local/bin/yardmaster", "yardmaster", "yardmaster"},
+	} {
+		t.Run(tc.argv0, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "effective.yaml")
+			if code := ExecuteArgv([]string{tc.argv0, "--write-config-to=" + path}); code != 0 {
+				t.Fatalf("exit code %d", code)
+			}
+			c, err := config.Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Profiles[0].SchedulerName != tc.profile || c.LeaderElection.ResourceName != tc.lease {
+				t.Errorf("profile %q, lease %q; want %q, %q", c.Profiles[0].SchedulerName, c.LeaderElection.ResourceName, tc.profile, tc.lease)
+			}
+		})
+	}
+}
+
 func TestVersionFlag(t *testing.T) {
 	out, err := runCommand("--version")
 	if err != nil || !strings.HasPrefix(out, "yardmaster ") {

@@ -74,21 +74,17 @@ func NewCommand(opts ...Option) *cobra.Command {
 	root.SilenceErrors = true
 	root.PersistentPreRunE = func(*cobra.Command, []string) error { return s.err }
 	root.AddCommand(newSchedulerCommand("run", "Run the scheduler", s), newConfigCommand(s.registry),
-		newExplainBandwidthCommand(s.registry), newExplainLoadCommand(s.registry), newExplainCommand(s.registry),
+		newExplainBandwidthCommand(s.registry, "explain-bandwidth"), newExplainLoadCommand(s.registry, "explain-load"), newExplainCommand(s.registry),
 		newSimulateCommand(s.registry), newVersionCommand())
 	return root
 }
 
 // Execute runs the command line args (without the program name) and
-// returns the process exit code.
+// returns the process exit code: ExitPlaced (0) when it succeeded,
+// ExitPending (2) when explain or simulate answered that a pod would stay
+// Pending, ExitError (1) on any error, which it prints to stderr.
 func Execute(args []string, opts ...Option) int {
-	root := NewCommand(opts...)
-	root.SetArgs(args)
-	if err := root.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "yardmaster:", err)
-		return 1
-	}
-	return 0
+	return runRoot(NewCommand(opts...), args, os.Stderr, "yardmaster")
 }
 
 func newVersionCommand() *cobra.Command {

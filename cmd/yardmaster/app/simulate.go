@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -37,42 +38,54 @@ const maxCapacity = 100000
 // simulateFlags are the flags of `yardmaster simulate`.
 type simulateFlags struct {
 	// registry holds the plugins --config may name.
-	registry                        framework.Registry
-	kubeconfig, configFile, cluster string
-	add                             []string
-	capacity, drain                 string
-	output                          string
-	explainAll                      bool
+	registry framework.Registry
+	// kube are kubectl's flags for the live cluster and for the namespace
+	// of the pods of --add and --capacity that name none.
+	kube                    *genericclioptions.ConfigFlags
+	configFile, clusterFile string
+	add                     []string
+	capacity, drain         string
+	output                  string
+	explainAll              bool
 }
 
 // newSimulateCommand returns `yardmaster simulate`.
 func newSimulateCommand(reg framework.Registry) *cobra.Command {
-	f := simulateFlags{registry: reg}
+	f := simulateFlags{registry: reg, kube: newConfigFlags()}
 	cmd := &cobra.Command{
 		Use:   "simulate",
 		Short: "Place pods in memory with the full pipeline and say where each would go",
-		Long: "Read a cluster (the live one through a client that can only read, or --cluster, a file of\n" +
-			"Nodes and Pods as `kubectl get -o yaml` writes them: a List or several documents), then\n" +
-			"place the pods of --add (Pods, Deployments, ReplicaSets, StatefulSets, Jobs: expanded to\n" +
-			"their pods) one after the other with the pipeline of --config, each assumed before the\n" +
+		Long: "Read a cluster (the live one through a client that can only read, reached with kubectl's\n" +
+			"flags: --kubeconfig, --context, --as, --server, --request-timeout, ...; or --cluster-file,\n" +
+			"a file of Nodes and Pods as `kubectl get -o yaml` writes them: a List or several\n" +
+			"documents), then place the pods of --add (Pods, Deployments, ReplicaSets, StatefulSets,\n" +
+			"Jobs: expanded to their pods; those that name no namespace go to -n's, else the\n" +
+			"context's) one after the other with the pipeline of --config, each assumed before the\n" +
 			"next, and print where each would go and why the others stay Pending. Nothing is written.\n\n" +
 			"--capacity FILE: how many more replicas of that pod (or workload's pod) fit, and what\n" +
-			"runs out first. --drain NODE: where the pods of that node would go if it were drained.",
+			"runs out first. --drain NODE: where the pods of that node would go if it were drained.\n\n" +
+			"-o wide adds each pod's feasible nodes and profile; -o json and -o yaml print the\n" +
+			"SimulationResult (apiVersion " + explain.APIVersion + ", docs/schemas/); -o name prints\n" +
+			"pod/NAME of each pod that would stay Pending.\n\n" +
+			exitCodesHelp + " --capacity alone answers a number and exits 0.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(&f.output); err != nil {
+				return err
+			}
 			ctx, cancel := signalContext(cmd.Context())
 			defer cancel()
 			return runSimulate(ctx, cmd.OutOrStdout(), f)
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&f.cluster, "cluster", "", "file of Nodes and Pods (and PVs, PVCs, StorageClasses, ...) to simulate on, instead of the live cluster")
+	f.kube.AddFlags(fs)
+	fs.StringVar(&f.clusterFile, "cluster-file", "", "file of Nodes and Pods (and PVs, PVCs, StorageClasses, ...) to simulate on, instead of the live cluster (--cluster names a kubeconfig cluster, as in kubectl)")
 	fs.StringSliceVar(&f.add, "add", nil, "manifest file of Pods or workloads to place (repeatable)")
 	fs.StringVar(&f.capacity, "capacity", "", "manifest of one pod or workload: how many more replicas of its pod fit")
 	fs.StringVar(&f.drain, "drain", "", "node to drain: where its pods would go")
-	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "path to a kubeconfig, for the live cluster (default $KUBECONFIG, then ~/.kube/config)")
 	fs.StringVar(&f.configFile, "config", "", "KubeSchedulerConfiguration file the scheduler runs with (default: the defaults)")
-	fs.StringVarP(&f.output, "output", "o", explain.FormatTable, "table, json or yaml")
+	fs.StringVarP(&f.output, "output", "o", "", "Output format: wide, json, yaml or name (default: the table)")
 	fs.BoolVar(&f.explainAll, "explain", false, "print the explanation of every pod, not only a line each")
 	return cmd
 }
@@ -84,24 +97,37 @@ type Placement struct {
 	Explanation *explain.Explanation `json:"explanation,omitempty"`
 }
 
+// KindSimulationResult is the kind of a SimulationResult, of apiVersion
+// explain.APIVersion.
+const KindSimulationResult = "SimulationResult"
+
 // SimulationResult is simulate's answer.
 type SimulationResult struct {
-	Placements []Placement `json:"placements,omitempty"`
+	metav1.TypeMeta `json:",inline"`
+	Placements      []Placement `json:"placements,omitempty"`
 	// Capacity is how many more replicas fit (--capacity); Limit is the
 	// explanation of the first that did not.
 	Capacity *int                 `json:"capacity,omitempty"`
 	Limit    *explain.Explanation `json:"limit,omitempty"`
 }
 
+// runSimulate runs the simulation of f, prints it, and returns the
+// ExitPending error when a pod it placed would stay Pending.
 func runSimulate(ctx context.Context, w io.Writer, f simulateFlags) error {
 	c, err := loadConfigOrDefault(f.configFile, f.registry)
 	if err != nil {
 		return err
 	}
+	ns := metav1.NamespaceDefault
+	if f.kube != nil {
+		if ns, err = namespace(f.kube); err != nil {
+			return clusterFlagHint(f.kube, err)
+		}
+	}
 	var s *scheduler.Scheduler
 	var stop func()
-	if f.cluster != "" {
-		objs, err := readObjects(f.cluster)
+	if f.clusterFile != "" {
+		objs, err := readObjects(f.clusterFile)
 		if err != nil {
 			return err
 		}
@@ -110,28 +136,61 @@ func runSimulate(ctx context.Context, w io.Writer, f simulateFlags) error {
 			return err
 		}
 	} else {
-		cfg, err := clientConfig(f.kubeconfig)
+		cfg, err := restConfig(f.kube)
 		if err != nil {
-			return err
+			return clusterFlagHint(f.kube, err)
 		}
 		if s, stop, err = startSnapshotScheduler(ctx, c, cfg); err != nil {
 			return err
 		}
 	}
 	defer stop()
-	sim := &simulation{s: s, defaultProfile: c.Profiles[0].SchedulerName}
+	sim := &simulation{s: s, defaultProfile: c.Profiles[0].SchedulerName, namespace: ns}
 	res, err := sim.run(ctx, f)
 	if err != nil {
 		return err
 	}
-	return printSimulation(w, res, f)
+	res.TypeMeta = metav1.TypeMeta{APIVersion: explain.APIVersion, Kind: KindSimulationResult}
+	if err := printSimulation(w, res, f); err != nil {
+		return err
+	}
+	if pending := res.pending(); pending > 0 {
+		return pendingError(fmt.Sprintf("%d of %d pods", pending, len(res.Placements)))
+	}
+	return nil
+}
+
+// clusterFlagHint adds to err, when --cluster names a file, that
+// --cluster is kubectl's now and the file is --cluster-file: simulate's
+// --cluster was the file before it took kubectl's flags.
+func clusterFlagHint(cf *genericclioptions.ConfigFlags, err error) error {
+	if cf.ClusterName == nil || *cf.ClusterName == "" {
+		return err
+	}
+	if _, statErr := os.Stat(*cf.ClusterName); statErr != nil {
+		return err
+	}
+	return fmt.Errorf("%w (--cluster names a kubeconfig cluster, as in kubectl; the file to simulate on is --cluster-file)", err)
+}
+
+// pending returns how many placements found no node.
+func (r *SimulationResult) pending() int {
+	n := 0
+	for _, p := range r.Placements {
+		if p.Node == "" {
+			n++
+		}
+	}
+	return n
 }
 
 // simulation places pods on one in-memory scheduler.
 type simulation struct {
 	s              *scheduler.Scheduler
 	defaultProfile string
-	n              int
+	// namespace is given to the pods that name none.
+	namespace string
+	n         int
 }
 
 func (sim *simulation) run(ctx context.Context, f simulateFlags) (*SimulationResult, error) {
@@ -154,7 +213,7 @@ func (sim *simulation) run(ctx context.Context, f simulateFlags) (*SimulationRes
 		if err != nil {
 			return nil, err
 		}
-		for _, p := range expandPods(objs) {
+		for _, p := range expandPods(objs, sim.namespace) {
 			pl, err := sim.place(ctx, p)
 			if err != nil {
 				return nil, err
@@ -167,7 +226,7 @@ func (sim *simulation) run(ctx context.Context, f simulateFlags) (*SimulationRes
 		if err != nil {
 			return nil, err
 		}
-		pods := expandPods(objs)
+		pods := expandPods(objs, sim.namespace)
 		if len(pods) == 0 {
 			return nil, fmt.Errorf("%s: no pod or workload", f.capacity)
 		}
@@ -189,7 +248,7 @@ func SimulateCapacity(ctx context.Context, cfg *rest.Config, c *config.Config, p
 		return 0, nil, err
 	}
 	defer stop()
-	sim := &simulation{s: s, defaultProfile: c.Profiles[0].SchedulerName}
+	sim := &simulation{s: s, defaultProfile: c.Profiles[0].SchedulerName, namespace: metav1.NamespaceDefault}
 	return sim.capacity(ctx, pod)
 }
 
@@ -214,7 +273,7 @@ func (sim *simulation) prepare(p *v1.Pod) *v1.Pod {
 	pod.Spec.NodeName = ""
 	pod.Status = v1.PodStatus{Phase: v1.PodPending}
 	if pod.Namespace == "" {
-		pod.Namespace = metav1.NamespaceDefault
+		pod.Namespace = cmpOr(sim.namespace, metav1.NamespaceDefault)
 	}
 	if !slices.Contains(sim.s.ProfileNames(), pod.Spec.SchedulerName) {
 		pod.Spec.SchedulerName = sim.defaultProfile
@@ -305,8 +364,9 @@ func clusterObjects(objs []runtime.Object) []runtime.Object {
 
 // expandPods returns the pods objs stand for: Pods as they are, a
 // workload's template once per replica (a Job's parallelism), named as
-// its controller would.
-func expandPods(objs []runtime.Object) []*v1.Pod {
+// its controller would; a workload without a namespace in ns, as kubectl
+// apply would create it.
+func expandPods(objs []runtime.Object, ns string) []*v1.Pod {
 	var out []*v1.Pod
 	fromTemplate := func(meta metav1.ObjectMeta, kind string, t v1.PodTemplateSpec, replicas *int32, name func(i int) string) {
 		n := int32(1)
@@ -315,7 +375,7 @@ func expandPods(objs []runtime.Object) []*v1.Pod {
 		}
 		for i := range int(n) {
 			p := &v1.Pod{ObjectMeta: *t.ObjectMeta.DeepCopy(), Spec: *t.Spec.DeepCopy()}
-			p.Namespace = cmpOr(meta.Namespace, metav1.NamespaceDefault)
+			p.Namespace = cmpOr(meta.Namespace, ns)
 			p.Name = name(i)
 			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: kind, Name: meta.Name, Controller: ptrTo(true)}}
 			out = append(out, p)
@@ -347,8 +407,21 @@ func cmpOr(a, b string) string {
 
 func ptrTo[T any](v T) *T { return &v }
 
+// printSimulation writes res in the format of -o: the table (-o wide
+// adds columns), the pods that would stay Pending (-o name), or the whole
+// result as JSON or YAML, where the explanations of the placed pods are
+// left out without --explain.
 func printSimulation(w io.Writer, res *SimulationResult, f simulateFlags) error {
-	if f.output != "" && f.output != explain.FormatTable {
+	switch f.output {
+	case outputName:
+		for _, p := range res.Placements {
+			if p.Node == "" {
+				_, name, _ := strings.Cut(p.Pod, "/")
+				fmt.Fprintln(w, "pod/"+name)
+			}
+		}
+		return nil
+	case outputJSON, outputYAML:
 		if !f.explainAll {
 			for i := range res.Placements {
 				if res.Placements[i].Node != "" {
@@ -358,17 +431,26 @@ func printSimulation(w io.Writer, res *SimulationResult, f simulateFlags) error 
 		}
 		return explain.Marshal(w, res, f.output)
 	}
+	wide := f.output == outputWide
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	if len(res.Placements) > 0 {
 		placed := 0
-		fmt.Fprintln(tw, "POD\tNODE\tWHY")
+		if wide {
+			fmt.Fprintln(tw, "POD\tNODE\tFEASIBLE\tPROFILE\tWHY")
+		} else {
+			fmt.Fprintln(tw, "POD\tNODE\tWHY")
+		}
 		for _, p := range res.Placements {
+			node, why := "Pending", p.Explanation.Message
 			if p.Node != "" {
 				placed++
-				fmt.Fprintf(tw, "%s\t%s\tbest of %d feasible nodes, score %d\n", p.Pod, p.Node, p.Explanation.Feasible(), p.Explanation.Verdicts[0].Total)
+				node, why = p.Node, fmt.Sprintf("best of %d feasible nodes, score %d", p.Explanation.Feasible(), p.Explanation.Verdicts[0].Total)
+			}
+			if wide {
+				fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\n", p.Pod, node, p.Explanation.Feasible(), p.Explanation.Nodes, p.Explanation.Profile, why)
 				continue
 			}
-			fmt.Fprintf(tw, "%s\tPending\t%s\n", p.Pod, p.Explanation.Message)
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Pod, node, why)
 		}
 		if err := tw.Flush(); err != nil {
 			return err

@@ -138,7 +138,7 @@ func TestSimulateFromFile(t *testing.T) {
 	ctx := context.Background()
 
 	var out bytes.Buffer
-	if err := runSimulate(ctx, &out, simulateFlags{cluster: cluster, add: []string{web}, capacity: web}); err != nil {
+	if err := runSimulate(ctx, &out, simulateFlags{clusterFile: cluster, add: []string{web}, capacity: web}); err != nil {
 		t.Fatal(err)
 	}
 	got := out.String()
@@ -150,8 +150,9 @@ func TestSimulateFromFile(t *testing.T) {
 	}
 
 	out.Reset()
-	if err := runSimulate(ctx, &out, simulateFlags{cluster: cluster, drain: "n2"}); err != nil {
-		t.Fatal(err)
+	// A pod that stays Pending is the answer ExitPending.
+	if err := runSimulate(ctx, &out, simulateFlags{clusterFile: cluster, drain: "n2"}); exitCode(err) != ExitPending {
+		t.Fatalf("drain: %v, want exit code %d", err, ExitPending)
 	}
 	// existing (3 cpus) fits on no node once n2 is cordoned: n1 has 2.
 	if !strings.Contains(out.String(), "default/existing  Pending  0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s), 1 node(s) were unschedulable.") {
@@ -189,7 +190,7 @@ spec: {containers: [{name: c, image: x}]}
 		t.Fatal(err)
 	}
 	var got []string
-	for _, p := range expandPods(objs) {
+	for _, p := range expandPods(objs, "default") {
 		got = append(got, p.Namespace+"/"+p.Name)
 	}
 	want := []string{"default/web-sim-0", "default/web-sim-1", "default/web-sim-2", "default/web-sim-3",
@@ -207,7 +208,7 @@ func TestKubectlPluginHelp(t *testing.T) {
 	if err := root.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "kubectl yardmaster explain POD [flags]") {
+	if !strings.Contains(out.String(), "kubectl yardmaster explain (NAME | TYPE/NAME) [flags]") {
 		t.Errorf("help does not say how kubectl runs it:\n%s", out.String())
 	}
 }
@@ -273,8 +274,8 @@ func TestSimulateReservesVolumes(t *testing.T) {
 	cluster := writeFile(t, "cluster.yaml", volumeClusterFile)
 	pods := writeFile(t, "pods.yaml", volumePodsFile)
 	var out bytes.Buffer
-	if err := runSimulate(context.Background(), &out, simulateFlags{cluster: cluster, add: []string{pods}}); err != nil {
-		t.Fatal(err)
+	if err := runSimulate(context.Background(), &out, simulateFlags{clusterFile: cluster, add: []string{pods}}); !errors.Is(err, ErrPending) {
+		t.Fatalf("%v, want %v", err, ErrPending)
 	}
 	got := out.String()
 	for _, want := range []string{"1 placed, 1 Pending.", "default/a  n1", "default/b  Pending"} {
