@@ -29,7 +29,7 @@ type NodeLoad struct {
 	Rejected string
 }
 
-// Explainer is a load plugin's debug view: `yardmaster explain-load` and
+// Explainer is a load plugin's debug view: `yardmaster explain load` and
 // the demo print it.
 type Explainer interface {
 	framework.Plugin

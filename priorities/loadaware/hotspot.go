@@ -168,5 +168,5 @@ func (pl *LoadHotSpot) utilization(p *pinnedTables, ni *framework.NodeInfo) (cpu
 }
 
 // Metrics returns the plugin's metrics, in the order of its queries (nil
-// where the args switched one off): for explain-load and tests.
+// where the args switched one off): for `explain load` and tests.
 func (pl *LoadHotSpot) Metrics() []*prommetric.Metric { return pl.set.Metrics() }

@@ -173,5 +173,5 @@ func clamp01(x float64) float64 { return min(max(x, 0), 1) }
 func (*LoadVariationRiskBalancing) ScoreExtensions() framework.ScoreExtensions { return nil }
 
 // Metrics returns the plugin's metrics, in the order of its queries (nil
-// where the args switched one off): for explain-load and tests.
+// where the args switched one off): for `explain load` and tests.
 func (pl *LoadVariationRiskBalancing) Metrics() []*prommetric.Metric { return pl.set.Metrics() }

@@ -119,5 +119,5 @@ func (pl *PrometheusScore) NormalizeScore(_ context.Context, _ *framework.CycleS
 }
 
 // Metrics returns the plugin's metrics, in the order of its queries (nil
-// where the args switched one off): for explain-load and tests.
+// where the args switched one off): for `explain load` and tests.
 func (pl *PrometheusScore) Metrics() []*prommetric.Metric { return pl.set.Metrics() }

@@ -149,5 +149,5 @@ func (ms *metricSet) run(ctx context.Context) {
 }
 
 // Metrics returns the plugin's metrics, in the order of its queries (nil
-// where the args switched one off): for explain-load and tests.
+// where the args switched one off): for `explain load` and tests.
 func (pl *TargetLoadPacking) Metrics() []*prommetric.Metric { return pl.set.Metrics() }

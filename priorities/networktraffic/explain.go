@@ -44,7 +44,7 @@ func (pl *NetworkTraffic) Explain(nodes []*framework.NodeInfo) []NodeBandwidth {
 }
 
 // Explain returns the debug view for sample s at now, for args (defaulted
-// and validated) — what `yardmaster explain-bandwidth` prints after one
+// and validated) — what `yardmaster explain bandwidth` prints after one
 // Source.Fetch. nil nodes means every node of s, without pods, so without
 // the pile-on estimate.
 func Explain(args *Args, s *Sample, now time.Time, nodes []*framework.NodeInfo) []NodeBandwidth {

@@ -259,7 +259,7 @@ func explainSnapshot(ctx context.Context, f explainFlags, ns, name string) (*exp
 	return ExplainSnapshot(ctx, cfg, c, ns, name)
 }
 
-// ExplainSnapshot is `yardmaster explain` without --server: the pipeline
+// ExplainSnapshot is `yardmaster explain` without --scheduler-url: the pipeline
 // of c's profiles on a snapshot of the cluster cfg reaches, read through
 // a client that can only read.
 func ExplainSnapshot(ctx context.Context, cfg *rest.Config, c *config.Config, ns, name string) (*explain.Explanation, error) {

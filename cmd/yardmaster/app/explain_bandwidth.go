@@ -16,7 +16,7 @@ import (
 
 // newExplainBandwidthCommand returns `yardmaster explain bandwidth` (use
 // "bandwidth", beneath explain) or its deprecated alias
-// `yardmaster explain-bandwidth`: query Prometheus once, with the
+// `yardmaster explain bandwidth`: query Prometheus once, with the
 // NetworkTraffic arguments of a profile and the plugin's own code, and
 // print every node's traffic and score. It reads Prometheus only, not the
 // cluster, so it takes none of kubectl's flags.
