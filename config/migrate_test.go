@@ -254,18 +254,7 @@ func TestMigrateLegacyFiles(t *testing.T) {
 					t.Errorf("the output lacks %q:\n%s", s, m.Output)
 				}
 			}
-			var notes []string
-			for _, n := range m.Notes {
-				notes = append(notes, n.Error())
-			}
-			if len(notes) != len(tc.notes) {
-				t.Fatalf("notes:\n%s\nwant %d", strings.Join(notes, "\n"), len(tc.notes))
-			}
-			for i, want := range tc.notes {
-				if !strings.HasPrefix(notes[i], want) {
-					t.Errorf("note %d is %q, want it to start with %q", i, notes[i], want)
-				}
-			}
+			checkNotes(t, m.Notes, tc.notes)
 			// Migrating the result again changes nothing.
 			again, err := Migrate(m.Output, registry.NewInTree())
 			if err != nil || !again.Current || string(again.Output) != string(m.Output) {
@@ -488,18 +477,7 @@ profiles:
 			if err != nil {
 				t.Fatalf("the output does not load: %v\n%s", err, m.Output)
 			}
-			var notes []string
-			for _, n := range m.Notes {
-				notes = append(notes, n.Error())
-			}
-			if len(notes) != len(tc.notes) {
-				t.Fatalf("notes:\n%s\nwant %d", strings.Join(notes, "\n"), len(tc.notes))
-			}
-			for i, want := range tc.notes {
-				if !strings.HasPrefix(notes[i], want) {
-					t.Errorf("note %d is %q, want it to start with %q", i, notes[i], want)
-				}
-			}
+			checkNotes(t, m.Notes, tc.notes)
 			for _, s := range tc.gone {
 				if strings.Contains(string(m.Output), s) {
 					t.Errorf("the output still has %q:\n%s", s, m.Output)
@@ -550,4 +528,22 @@ func FuzzMigrate(f *testing.F) {
 			t.Fatalf("the migration of\n%s\ndoes not load: %v\n%s", data, err, m.Output)
 		}
 	})
+}
+
+// checkNotes checks that the migration made as many notes as want, each
+// starting with its want.
+func checkNotes(t *testing.T, got []FieldError, want []string) {
+	t.Helper()
+	var notes []string
+	for _, n := range got {
+		notes = append(notes, n.Error())
+	}
+	if len(notes) != len(want) {
+		t.Fatalf("notes:\n%s\nwant %d", strings.Join(notes, "\n"), len(want))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(notes[i], w) {
+			t.Errorf("note %d is %q, want it to start with %q", i, notes[i], w)
+		}
+	}
 }

@@ -172,6 +172,16 @@ func (e *env) createPod(p *frameworktest.PodWrapper) *v1.Pod {
 // waitBound waits until every named pod has a node and returns pod → node.
 func (e *env) waitBound(timeout time.Duration, names ...string) map[string]string {
 	e.t.Helper()
+	got, err := e.pollBound(timeout, names)
+	if err != nil {
+		e.t.Fatalf("waiting for pods to be bound (got %v): %v", got, err)
+	}
+	return got
+}
+
+// pollBound waits until every named pod has a node; it returns pod →
+// node for those that have one.
+func (e *env) pollBound(timeout time.Duration, names []string) (map[string]string, error) {
 	got := map[string]string{}
 	err := wait.PollUntilContextTimeout(e.ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		for _, n := range names {
@@ -189,10 +199,7 @@ func (e *env) waitBound(timeout time.Duration, names ...string) map[string]strin
 		}
 		return true, nil
 	})
-	if err != nil {
-		e.t.Fatalf("waiting for pods to be bound (got %v): %v", got, err)
-	}
-	return got
+	return got, err
 }
 
 // waitAllBound waits until n pods of the namespace are bound and returns

@@ -17,11 +17,9 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/yardmaster-io/yardmaster/cmd/yardmaster/app"
+	"github.com/yardmaster-io/yardmaster/docs/schemas"
 	"github.com/yardmaster-io/yardmaster/internal/controlplane"
 )
-
-// outputSchema is the JSON Schema of what -o json prints.
-const outputSchema = "../../docs/schemas/yardmaster.io_v1alpha1.schema.json"
 
 // pluginResult is one run of the plugin.
 type pluginResult struct {
@@ -276,20 +274,7 @@ func twoContextKubeconfig(t *testing.T, dir, nsA, nsB string) string {
 // compileOutputSchema compiles docs/schemas' output schema.
 func compileOutputSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	f, err := os.Open(outputSchema)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("schema.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile("schema.json")
+	s, err := schemas.CompileOutputV1alpha1()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -915,20 +915,7 @@ func waitProbe(t *testing.T, proc *procgroup.Process, p podProbe) {
 // pods are not bound.
 func (e *env) waitBoundOrLog(proc *procgroup.Process, timeout time.Duration, names ...string) map[string]string {
 	e.t.Helper()
-	got := map[string]string{}
-	err := wait.PollUntilContextTimeout(e.ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		for _, n := range names {
-			p, err := e.client.CoreV1().Pods(e.ns).Get(ctx, n, metav1.GetOptions{})
-			if err != nil {
-				return false, err
-			}
-			if p.Spec.NodeName == "" {
-				return false, nil
-			}
-			got[n] = p.Spec.NodeName
-		}
-		return true, nil
-	})
+	got, err := e.pollBound(timeout, names)
 	if err != nil {
 		e.t.Fatalf("waiting for pods %v to be bound (got %v): %v\n%s", names, got, err, proc.LogTail(replicaLogTail))
 	}

@@ -3,8 +3,6 @@ package app
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -16,12 +14,10 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
+	"github.com/yardmaster-io/yardmaster/docs/schemas"
 	"github.com/yardmaster-io/yardmaster/explain"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
-
-// schemaPath is the JSON Schema of what -o json and -o yaml print.
-const schemaPath = "../../../docs/schemas/yardmaster.io_v1alpha1.schema.json"
 
 func TestParsePodArgs(t *testing.T) {
 	tests := []struct {
@@ -316,20 +312,7 @@ func TestExplainCommandFamily(t *testing.T) {
 // compileSchema compiles the output schema.
 func compileSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	f, err := os.Open(schemaPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("schema.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile("schema.json")
+	s, err := schemas.CompileOutputV1alpha1()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +327,7 @@ func validate(t *testing.T, s *jsonschema.Schema, data []byte) {
 		t.Fatalf("not JSON: %v\n%s", err, data)
 	}
 	if err := s.Validate(doc); err != nil {
-		t.Errorf("does not validate against %s: %v\n%s", filepath.Base(schemaPath), err, data)
+		t.Errorf("does not validate against %s: %v\n%s", schemas.OutputV1alpha1File, err, data)
 	}
 }
 
@@ -417,10 +400,7 @@ func TestOutputValidatesAgainstSchema(t *testing.T) {
 // requires exactly those not omitted when empty: a field added to a type
 // without the schema (or to the schema without the type) fails here.
 func TestOutputSchemaMatchesTypes(t *testing.T) {
-	data, err := os.ReadFile(schemaPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := schemas.OutputV1alpha1
 	var schema struct {
 		Defs map[string]struct {
 			Properties map[string]json.RawMessage `json:"properties"`
