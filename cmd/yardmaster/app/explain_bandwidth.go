@@ -174,7 +174,7 @@ func bandwidthExplanation(profile string, args *networktraffic.Args, src *networ
 	e := &BandwidthExplanation{
 		TypeMeta: metav1.TypeMeta{APIVersion: explain.APIVersion, Kind: KindBandwidthExplanation},
 		Profile:  profile, Prometheus: src.Address(), Query: src.Query(), NodeNameLabel: args.NodeNameLabel,
-		Answer: PrometheusAnswer{Time: s.Time.UTC().Format(time.RFC3339Nano), Series: s.Series, Nodes: len(s.Bandwidth),
+		Answer: PrometheusAnswer{Time: rfc3339(s.Time), Series: s.Series, Nodes: len(s.Bandwidth),
 			Invalid: s.Invalid, Unlabelled: s.Unlabelled, Duplicates: s.Duplicates, Warnings: s.Warnings},
 		MaxBandwidth: args.MaxBandwidth, FilterAbove: args.FilterAbove, Nodes: []BandwidthNode{},
 	}

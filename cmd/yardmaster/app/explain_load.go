@@ -20,7 +20,6 @@ import (
 	"github.com/yardmaster-io/yardmaster/explain"
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/priorities/loadaware"
-	"github.com/yardmaster-io/yardmaster/priorities/prommetric"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
@@ -286,11 +285,8 @@ func finite(v float64) *float64 {
 	return &v
 }
 
-// answerOf is the PrometheusAnswer of a table.
-func answerOf(t *prommetric.Table) *PrometheusAnswer {
-	return &PrometheusAnswer{Time: t.Time.UTC().Format(time.RFC3339Nano), Series: t.Series, Nodes: len(t.Values),
-		Invalid: t.Invalid, Unlabelled: t.Unlabelled, Duplicates: t.Duplicates, Warnings: t.Warnings}
-}
+// rfc3339 is t as PrometheusAnswer.Time writes it.
+func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // explainLoad queries each plugin's metrics once, reads the nodes (all, or
 // the named ones) and their pods, and prints each plugin's view in the
@@ -318,7 +314,8 @@ func explainLoad(ctx context.Context, w io.Writer, profile string, plugins []loa
 				lm.Error = err.Error()
 			} else {
 				m.Store(t)
-				lm.Answer = answerOf(t)
+				lm.Answer = &PrometheusAnswer{Time: rfc3339(t.Time), Series: t.Series, Nodes: len(t.Values),
+					Invalid: t.Invalid, Unlabelled: t.Unlabelled, Duplicates: t.Duplicates, Warnings: t.Warnings}
 			}
 			lp.Metrics = append(lp.Metrics, lm)
 		}
