@@ -227,7 +227,7 @@ type LoadPlugin struct {
 
 // LoadMetric is one metric of a plugin and what Prometheus answered.
 type LoadMetric struct {
-	// Name is the metric's name in the plugin (cpu, memory, ...), the
+	// Name is the metric's name in the plugin (cpu%, memory% mean, ...), the
 	// table's column.
 	Name string `json:"name"`
 	// Off is true when the plugin's arguments turn the metric off: there is

@@ -2,7 +2,6 @@ package app
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -80,7 +79,7 @@ func TestExplainLoad(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out bytes.Buffer
-		if err := explainLoad(context.Background(), &out, profile, plugins, client, nil, pod, output); err != nil {
+		if err := explainLoad(t.Context(), &out, profile, plugins, client, nil, pod, output); err != nil {
 			t.Fatalf("-o %q: %v\n%s", output, err, out.String())
 		}
 		return out.String()
