@@ -1,5 +1,6 @@
 // Package schemas holds the JSON Schemas of what yardmaster prints for
-// scripts: `explain` and `simulate` with -o json or -o yaml. The tests of
+// scripts: `explain`, `explain load`, `explain bandwidth` and `simulate`
+// with -o json or -o yaml, and `config validate -o json`. The tests of
 // the commands and the e2e tests validate real output against them.
 package schemas
 
@@ -15,7 +16,8 @@ import (
 const OutputV1alpha1File = "yardmaster.io_v1alpha1.schema.json"
 
 // OutputV1alpha1 is the JSON Schema of the yardmaster.io/v1alpha1 objects
-// (Explanation, SimulationResult).
+// (Explanation, SimulationResult, LoadExplanation, BandwidthExplanation,
+// ConfigValidation).
 //
 //go:embed yardmaster.io_v1alpha1.schema.json
 var OutputV1alpha1 []byte

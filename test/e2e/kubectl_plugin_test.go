@@ -211,6 +211,29 @@ profiles:
 					tc.args, got.code, tc.wantCode, tc.wantStdout, tc.wantStderr, got.stdout, got.stderr)
 			}
 		}
+		// -o json: the LoadExplanation, valid against the schema, with
+		// the node and the failed query (Prometheus is not there), and no
+		// value for the node (null: JSON has no NaN).
+		got := plugin("explain", "load", "--kubeconfig", kubeconfig, "--config", loadConfig, "node/"+node.Name, "-o", "json")
+		if got.code != app.ExitPlaced {
+			t.Fatalf("explain load -o json: exit code %d: %s", got.code, got.stderr)
+		}
+		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(got.stdout))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := compileOutputSchema(t).Validate(doc); err != nil {
+			t.Errorf("explain load -o json does not validate: %v\n%s", err, got.stdout)
+		}
+		var le app.LoadExplanation
+		if err := json.Unmarshal([]byte(got.stdout), &le); err != nil {
+			t.Fatal(err)
+		}
+		if le.Kind != app.KindLoadExplanation || le.Profile != e.scheduler || len(le.Plugins) != 1 ||
+			len(le.Plugins[0].Metrics) != 1 || le.Plugins[0].Metrics[0].Error == "" ||
+			len(le.Plugins[0].Nodes) != 1 || le.Plugins[0].Nodes[0].Node != node.Name || le.Plugins[0].Nodes[0].Values[0] != nil {
+			t.Errorf("explain load -o json: %s", got.stdout)
+		}
 	})
 
 	t.Run("simulate", func(t *testing.T) {

@@ -82,23 +82,25 @@ const (
 	validationKind       = "ConfigValidation"
 )
 
-// configValidation is what `config validate -o json` prints: whether the
+// ConfigValidation is what `config validate -o json` prints (kind
+// ConfigValidation of yardmaster.io/v1alpha1, in docs/schemas/): whether the
 // file is valid, every problem and warning with where it is, and the
 // effective configuration when the file is valid.
-type configValidation struct {
-	APIVersion string              `json:"apiVersion"`
-	Kind       string              `json:"kind"`
-	File       string              `json:"file"`
-	Valid      bool                `json:"valid"`
-	Problems   []validationProblem `json:"problems"`
+type ConfigValidation struct {
+	APIVersion string          `json:"apiVersion"`
+	Kind       string          `json:"kind"`
+	File       string          `json:"file"`
+	Valid      bool            `json:"valid"`
+	Problems   []ConfigProblem `json:"problems"`
 	// Effective is the configuration the file resolves to, as a v1 file
 	// (what -o yaml prints, in JSON); absent when the file is not valid.
 	Effective json.RawMessage `json:"effective,omitempty"`
 }
 
-// validationProblem is one problem or warning; Line and Column are 0 when
-// the file has no position for it.
-type validationProblem struct {
+// ConfigProblem is one problem or warning of a ConfigValidation; Line and
+// Column are 0 when the file has no position for it, Severity is "error"
+// or "warning".
+type ConfigProblem struct {
 	Line     int    `json:"line"`
 	Column   int    `json:"column"`
 	Field    string `json:"field"`
@@ -106,10 +108,10 @@ type validationProblem struct {
 	Severity string `json:"severity"`
 }
 
-func problemsOf(list []config.FieldError, severity string) []validationProblem {
-	out := make([]validationProblem, 0, len(list))
+func problemsOf(list []config.FieldError, severity string) []ConfigProblem {
+	out := make([]ConfigProblem, 0, len(list))
 	for _, fe := range list {
-		out = append(out, validationProblem{Line: fe.Line, Column: fe.Column, Field: fe.Path, Message: fe.Message, Severity: severity})
+		out = append(out, ConfigProblem{Line: fe.Line, Column: fe.Column, Field: fe.Path, Message: fe.Message, Severity: severity})
 	}
 	return out
 }
@@ -171,7 +173,7 @@ func newValidateCommand(reg framework.Registry) *cobra.Command {
 // c or refused with loadErr. A file that cannot be read at all is an error,
 // not a document.
 func printValidation(cmd *cobra.Command, file string, c *config.Config, loadErr error) error {
-	doc := configValidation{APIVersion: validationAPIVersion, Kind: validationKind, File: file, Problems: []validationProblem{}}
+	doc := ConfigValidation{APIVersion: validationAPIVersion, Kind: validationKind, File: file, Problems: []ConfigProblem{}}
 	var cerr *config.Error
 	switch {
 	case errors.As(loadErr, &cerr):

@@ -115,6 +115,7 @@ func TestConfigValidateOutput(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &doc); err != nil {
 			t.Fatalf("not one JSON document: %v\n%s", err, out)
 		}
+		validate(t, compileSchema(t), []byte(out))
 		if doc.APIVersion != "yardmaster.io/v1alpha1" || doc.Kind != "ConfigValidation" || doc.File != good || !doc.Valid {
 			t.Errorf("header %+v", doc)
 		}
@@ -137,6 +138,7 @@ func TestConfigValidateOutput(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &doc); err != nil {
 			t.Fatalf("not one JSON document: %v\n%s", err, out)
 		}
+		validate(t, compileSchema(t), []byte(out))
 		if doc.Valid || doc.Effective != nil {
 			t.Errorf("valid %v, effective %+v: want invalid, none", doc.Valid, doc.Effective)
 		}

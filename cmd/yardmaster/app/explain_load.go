@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/yardmaster-io/yardmaster/config"
+	"github.com/yardmaster-io/yardmaster/explain"
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/priorities/loadaware"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
@@ -32,6 +33,7 @@ import (
 func newExplainLoadCommand(reg framework.Registry, use string) *cobra.Command {
 	var path, profile, podCPU, podMemory string
 	var all bool
+	var output string
 	kube := newConfigFlags()
 	cmd := &cobra.Command{
 		Use:   use + " (NODE... | --all)",
@@ -44,8 +46,13 @@ func newExplainLoadCommand(reg framework.Registry, use string) *cobra.Command {
 			"with the requests of --pod-cpu and --pod-memory. NODE is NAME or node/NAME (nodes/,\n" +
 			"no/). The cluster is reached with kubectl's flags (--kubeconfig, --context, --as,\n" +
 			"--server, --request-timeout, ...).\n\n" +
+			"-o json and -o yaml print the LoadExplanation (apiVersion " + explain.APIVersion + ",\n" +
+			"docs/schemas/), where a missing value is null; -o wide is the table.\n\n" +
 			"Exit codes: 0 printed; 1 an error (bad input, the API or Prometheus unreachable).",
 		RunE: func(cmd *cobra.Command, names []string) error {
+			if err := checkOutputOf(&output, reportOutputFormats); err != nil {
+				return err
+			}
 			if all == (len(names) > 0) {
 				return fmt.Errorf("name nodes or pass --all, not both or neither")
 			}
@@ -73,7 +80,7 @@ func newExplainLoadCommand(reg framework.Registry, use string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return explainLoad(cmd.Context(), cmd.OutOrStdout(), name, plugins, client, names, pod)
+			return explainLoad(cmd.Context(), cmd.OutOrStdout(), name, plugins, client, names, pod, output)
 		},
 	}
 	f := cmd.Flags()
@@ -83,6 +90,7 @@ func newExplainLoadCommand(reg framework.Registry, use string) *cobra.Command {
 	f.BoolVar(&all, "all", false, "every node")
 	f.StringVar(&podCPU, "pod-cpu", "", "CPU request of the pod to score for (none: TargetLoadPacking predicts defaultRequests)")
 	f.StringVar(&podMemory, "pod-memory", "", "memory request of the pod to score for")
+	f.StringVarP(&output, "output", "o", "", "Output format: wide, json or yaml (default: the table)")
 	_ = cmd.MarkFlagRequired("config")
 	deprecatedAlias(cmd, "load")
 	return cmd
@@ -193,56 +201,186 @@ func hypotheticalPod(cpu, memory string) (*v1.Pod, error) {
 		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{Requests: rl}}}}}, nil
 }
 
+// KindLoadExplanation is the kind of a LoadExplanation, of apiVersion
+// explain.APIVersion.
+const KindLoadExplanation = "LoadExplanation"
+
+// LoadExplanation is what `explain load -o json|yaml` prints: every
+// load-aware plugin of a profile, the answer of each of its metrics and
+// each node's values and score, as the table shows them. Values that are
+// missing (no data for the node, a metric off or its query failed) are
+// null, as JSON has no NaN.
+type LoadExplanation struct {
+	metav1.TypeMeta `json:",inline"`
+	// Profile is the schedulerName of the profile whose plugins these are.
+	Profile string       `json:"profile"`
+	Plugins []LoadPlugin `json:"plugins"`
+}
+
+// LoadPlugin is one plugin's view: its metrics, in order, and a row per
+// node, sorted by name.
+type LoadPlugin struct {
+	Name    string       `json:"name"`
+	Metrics []LoadMetric `json:"metrics"`
+	Nodes   []LoadNode   `json:"nodes"`
+}
+
+// LoadMetric is one metric of a plugin and what Prometheus answered.
+type LoadMetric struct {
+	// Name is the metric's name in the plugin (cpu%, memory% mean, ...), the
+	// table's column.
+	Name string `json:"name"`
+	// Off is true when the plugin's arguments turn the metric off: there is
+	// no query then.
+	Off   bool   `json:"off,omitempty"`
+	Query string `json:"query,omitempty"`
+	// Error is why the query failed; the plugin then treats every node
+	// alike.
+	Error string `json:"error,omitempty"`
+	// Answer is Prometheus's answer, absent when off or failed.
+	Answer *PrometheusAnswer `json:"answer,omitempty"`
+}
+
+// PrometheusAnswer counts one answer of Prometheus: how many series it
+// held and why those that give no node value were left out.
+type PrometheusAnswer struct {
+	// Time is when the query was sent, RFC 3339.
+	Time string `json:"time"`
+	// Series is how many series the answer held.
+	Series int `json:"series"`
+	// Nodes is how many nodes have a value.
+	Nodes int `json:"nodes"`
+	// Invalid counts series whose value was NaN, ±Inf or negative.
+	Invalid int `json:"invalid"`
+	// Unlabelled counts series without the node name label.
+	Unlabelled int `json:"unlabelled"`
+	// Duplicates counts series of a node already seen.
+	Duplicates int      `json:"duplicates"`
+	Warnings   []string `json:"warnings,omitempty"`
+}
+
+// LoadNode is one node's row of a plugin's view. Values and Added are
+// aligned with the plugin's metrics.
+type LoadNode struct {
+	Node string `json:"node"`
+	// Values are each metric's value for the node, null where there is
+	// none.
+	Values []*float64 `json:"values"`
+	// Added are, per metric, the estimate of the pods placed on the node
+	// since the answer, in the metric's unit; null where Values is.
+	Added []*float64 `json:"added"`
+	// Score is the normalized score among the nodes shown; absent for a
+	// filter, whose verdict is Rejected.
+	Score *int64 `json:"score,omitempty"`
+	// Rejected is a filter's reason for refusing the node, absent when it
+	// passes (and for a scorer).
+	Rejected string `json:"rejected,omitempty"`
+}
+
+// finite returns v, or nil when v is NaN or infinite (JSON has neither).
+func finite(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+// rfc3339 is t as PrometheusAnswer.Time writes it.
+func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
 // explainLoad queries each plugin's metrics once, reads the nodes (all, or
-// the named ones) and their pods, and prints each plugin's view.
-func explainLoad(ctx context.Context, w io.Writer, profile string, plugins []loadaware.Explainer, client kubernetes.Interface, names []string, pod *v1.Pod) error {
+// the named ones) and their pods, and prints each plugin's view in the
+// format of -o.
+func explainLoad(ctx context.Context, w io.Writer, profile string, plugins []loadaware.Explainer, client kubernetes.Interface, names []string, pod *v1.Pod, output string) error {
 	nodes, err := nodeInfos(ctx, client, names)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "profile: %s\n", profile)
+	e := &LoadExplanation{TypeMeta: metav1.TypeMeta{APIVersion: explain.APIVersion, Kind: KindLoadExplanation}, Profile: profile, Plugins: []LoadPlugin{}}
 	for _, pl := range plugins {
-		fmt.Fprintf(w, "\n%s\n", pl.Name())
+		lp := LoadPlugin{Name: pl.Name(), Metrics: []LoadMetric{}, Nodes: []LoadNode{}}
 		now := time.Now()
 		metrics, labels := pl.Metrics(), pl.MetricNames()
 		for i, m := range metrics {
+			lm := LoadMetric{Name: labels[i]}
 			if m == nil {
-				fmt.Fprintf(w, "  %-15s off\n", labels[i]+":")
+				lm.Off = true
+				lp.Metrics = append(lp.Metrics, lm)
 				continue
 			}
+			lm.Query = m.Query()
 			t, err := m.Fetch(ctx, now)
 			if err != nil {
-				fmt.Fprintf(w, "  %-15s %s\n  %-15s ERROR %v (the plugin treats every node alike without data)\n", labels[i]+":", m.Query(), "", err)
-				continue
+				lm.Error = err.Error()
+			} else {
+				m.Store(t)
+				lm.Answer = &PrometheusAnswer{Time: rfc3339(t.Time), Series: t.Series, Nodes: len(t.Values),
+					Invalid: t.Invalid, Unlabelled: t.Unlabelled, Duplicates: t.Duplicates, Warnings: t.Warnings}
 			}
-			m.Store(t)
-			fmt.Fprintf(w, "  %-15s %s\n  %-15s %d series: %d nodes, %d invalid, %d unlabelled, %d duplicates\n",
-				labels[i]+":", m.Query(), "", t.Series, len(t.Values), t.Invalid, t.Unlabelled, t.Duplicates)
+			lp.Metrics = append(lp.Metrics, lm)
 		}
-		rows := pl.Explain(ctx, nodes, pod)
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for _, r := range pl.Explain(ctx, nodes, pod) {
+			ln := LoadNode{Node: r.Node, Values: make([]*float64, len(r.Values)), Added: make([]*float64, len(r.Values)), Rejected: r.Rejected}
+			for i, v := range r.Values {
+				if ln.Values[i] = finite(v); ln.Values[i] != nil {
+					ln.Added[i] = finite(r.Added[i])
+				}
+			}
+			if r.Score >= 0 {
+				ln.Score = &r.Score
+			}
+			lp.Nodes = append(lp.Nodes, ln)
+		}
+		e.Plugins = append(e.Plugins, lp)
+	}
+	if output == outputJSON || output == outputYAML {
+		return explain.Marshal(w, e, output)
+	}
+	return printLoad(w, e)
+}
+
+// printLoad writes e as the table (the default and -o wide).
+func printLoad(w io.Writer, e *LoadExplanation) error {
+	fmt.Fprintf(w, "profile: %s\n", e.Profile)
+	for _, pl := range e.Plugins {
+		fmt.Fprintf(w, "\n%s\n", pl.Name)
 		header := []string{"  NODE"}
-		for _, l := range labels {
-			header = append(header, strings.ToUpper(l), "+SINCE")
+		for _, m := range pl.Metrics {
+			header = append(header, strings.ToUpper(m.Name), "+SINCE")
+			switch {
+			case m.Off:
+				fmt.Fprintf(w, "  %-15s off\n", m.Name+":")
+			case m.Answer == nil:
+				fmt.Fprintf(w, "  %-15s %s\n  %-15s ERROR %s (the plugin treats every node alike without data)\n", m.Name+":", m.Query, "", m.Error)
+			default:
+				a := m.Answer
+				fmt.Fprintf(w, "  %-15s %s\n  %-15s %d series: %d nodes, %d invalid, %d unlabelled, %d duplicates\n",
+					m.Name+":", m.Query, "", a.Series, a.Nodes, a.Invalid, a.Unlabelled, a.Duplicates)
+			}
 		}
 		header = append(header, "SCORE")
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, strings.Join(header, "\t"))
-		for _, r := range rows {
+		for _, r := range pl.Nodes {
 			cols := []string{"  " + r.Node}
-			for i := range r.Values {
-				if math.IsNaN(r.Values[i]) {
+			for i, v := range r.Values {
+				if v == nil {
 					cols = append(cols, "-", "-")
 					continue
 				}
-				cols = append(cols, fmt.Sprintf("%.4g", r.Values[i]), fmt.Sprintf("%.4g", r.Added[i]))
+				added := "-"
+				if r.Added[i] != nil {
+					added = fmt.Sprintf("%.4g", *r.Added[i])
+				}
+				cols = append(cols, fmt.Sprintf("%.4g", *v), added)
 			}
 			switch {
 			case r.Rejected != "":
 				cols = append(cols, "filtered: "+r.Rejected)
-			case r.Score < 0:
+			case r.Score == nil:
 				cols = append(cols, "passes")
 			default:
-				cols = append(cols, fmt.Sprint(r.Score))
+				cols = append(cols, fmt.Sprint(*r.Score))
 			}
 			fmt.Fprintln(tw, strings.Join(cols, "\t"))
 		}

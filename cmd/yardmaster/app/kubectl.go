@@ -116,13 +116,24 @@ const legacyOutputTable = "table"
 // empty, the table), before anything is read; it turns
 // legacyOutputTable into outputTable.
 func checkOutput(o *string) error {
+	return checkOutputOf(o, outputFormats)
+}
+
+// reportOutputFormats are the values -o of explain load and explain
+// bandwidth takes: their rows are nodes seen by one or several plugins,
+// not objects with one answer each, so there is no -o name.
+var reportOutputFormats = []string{outputWide, outputJSON, outputYAML}
+
+// checkOutputOf is checkOutput for a command that takes the formats
+// allowed, refusing the others with kubectl's message.
+func checkOutputOf(o *string, allowed []string) error {
 	if *o == legacyOutputTable {
 		*o = outputTable
 	}
-	if *o == outputTable || slices.Contains(outputFormats, *o) {
+	if *o == outputTable || slices.Contains(allowed, *o) {
 		return nil
 	}
-	return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: %s", *o, strings.Join(outputFormats, ","))
+	return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: %s", *o, strings.Join(allowed, ","))
 }
 
 // newConfigFlags returns kubectl's flags for reaching a cluster

@@ -388,6 +388,9 @@ func TestOutputValidatesAgainstSchema(t *testing.T) {
 		`{"apiVersion":"yardmaster.io/v1","kind":"Explanation","pod":"a/b","profile":"p","nodes":1,"summary":"s"}`,
 		`{"apiVersion":"yardmaster.io/v1alpha1","kind":"SimulationResult","placements":[{"node":"n"}]}`,
 		`{"pod":"a/b","profile":"p","nodes":1,"summary":"s"}`,
+		`{"apiVersion":"yardmaster.io/v1alpha1","kind":"LoadExplanation","profile":"p","plugins":[{"name":"x","metrics":[],"nodes":[{"node":"n","values":["NaN"],"added":[null]}]}]}`,
+		`{"apiVersion":"yardmaster.io/v1alpha1","kind":"BandwidthExplanation","profile":"p","prometheus":"u","query":"q","nodeNameLabel":"l","nodes":[]}`,
+		`{"apiVersion":"yardmaster.io/v1alpha1","kind":"ConfigValidation","file":"f","valid":false,"problems":[{"line":1,"column":1,"field":"x","message":"m","severity":"fatal"}]}`,
 	} {
 		v, _ := jsonschema.UnmarshalJSON(strings.NewReader(doc))
 		if err := s.Validate(v); err == nil {
@@ -411,16 +414,25 @@ func TestOutputSchemaMatchesTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	types := map[string]reflect.Type{
-		"Explanation":         reflect.TypeFor[explain.Explanation](),
-		"Rejection":           reflect.TypeFor[explain.Rejection](),
-		"Scorer":              reflect.TypeFor[explain.Scorer](),
-		"NodeVerdict":         reflect.TypeFor[explain.NodeVerdict](),
-		"Preemption":          reflect.TypeFor[explain.Preemption](),
-		"PreemptionCandidate": reflect.TypeFor[explain.PreemptionCandidate](),
-		"Kept":                reflect.TypeFor[explain.Kept](),
-		"ReasonCount":         reflect.TypeFor[explain.ReasonCount](),
-		"SimulationResult":    reflect.TypeFor[SimulationResult](),
-		"Placement":           reflect.TypeFor[Placement](),
+		"Explanation":          reflect.TypeFor[explain.Explanation](),
+		"Rejection":            reflect.TypeFor[explain.Rejection](),
+		"Scorer":               reflect.TypeFor[explain.Scorer](),
+		"NodeVerdict":          reflect.TypeFor[explain.NodeVerdict](),
+		"Preemption":           reflect.TypeFor[explain.Preemption](),
+		"PreemptionCandidate":  reflect.TypeFor[explain.PreemptionCandidate](),
+		"Kept":                 reflect.TypeFor[explain.Kept](),
+		"ReasonCount":          reflect.TypeFor[explain.ReasonCount](),
+		"SimulationResult":     reflect.TypeFor[SimulationResult](),
+		"Placement":            reflect.TypeFor[Placement](),
+		"LoadExplanation":      reflect.TypeFor[LoadExplanation](),
+		"LoadPlugin":           reflect.TypeFor[LoadPlugin](),
+		"LoadMetric":           reflect.TypeFor[LoadMetric](),
+		"LoadNode":             reflect.TypeFor[LoadNode](),
+		"PrometheusAnswer":     reflect.TypeFor[PrometheusAnswer](),
+		"BandwidthExplanation": reflect.TypeFor[BandwidthExplanation](),
+		"BandwidthNode":        reflect.TypeFor[BandwidthNode](),
+		"ConfigValidation":     reflect.TypeFor[ConfigValidation](),
+		"ConfigProblem":        reflect.TypeFor[ConfigProblem](),
 	}
 	for name, typ := range types {
 		def, ok := schema.Defs[name]
@@ -463,7 +475,35 @@ func TestOutputSchemaMatchesTypes(t *testing.T) {
 			walk(f.Type)
 		}
 	}
-	walk(reflect.TypeFor[SimulationResult]())
+	for _, root := range []reflect.Type{
+		reflect.TypeFor[SimulationResult](), reflect.TypeFor[LoadExplanation](),
+		reflect.TypeFor[BandwidthExplanation](), reflect.TypeFor[ConfigValidation](),
+	} {
+		walk(root)
+	}
+	// Every kind of the top level's oneOf has its $defs entry and a Go type.
+	var top struct {
+		OneOf []struct {
+			Properties struct {
+				Kind struct {
+					Const string `json:"const"`
+				} `json:"kind"`
+			} `json:"properties"`
+		} `json:"oneOf"`
+	}
+	if err := json.Unmarshal(data, &top); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, o := range top.OneOf {
+		kinds = append(kinds, o.Properties.Kind.Const)
+	}
+	slices.Sort(kinds)
+	wantKinds := []string{KindBandwidthExplanation, validationKind, explain.KindExplanation, KindLoadExplanation, KindSimulationResult}
+	slices.Sort(wantKinds)
+	if diff := cmp.Diff(wantKinds, kinds); diff != "" {
+		t.Errorf("the kinds of the schema's oneOf (-want +got):\n%s", diff)
+	}
 }
 
 // jsonFields appends the JSON names of typ's fields (embedded structs
