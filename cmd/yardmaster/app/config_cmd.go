@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/yardmaster-io/yardmaster/config"
+	"github.com/yardmaster-io/yardmaster/explain"
 	"github.com/yardmaster-io/yardmaster/framework"
 )
 
@@ -75,12 +76,9 @@ func newPrintDefaultsCommand(reg framework.Registry) *cobra.Command {
 	return cmd
 }
 
-// validationKind and validationAPIVersion name the document `config
-// validate -o json` prints.
-const (
-	validationAPIVersion = "yardmaster.io/v1alpha1"
-	validationKind       = "ConfigValidation"
-)
+// validationKind is the kind of the document `config validate -o json`
+// prints, of the group and version of explain's (explain.APIVersion).
+const validationKind = "ConfigValidation"
 
 // ConfigValidation is what `config validate -o json` prints (kind
 // ConfigValidation of yardmaster.io/v1alpha1, in docs/schemas/): whether the
@@ -133,7 +131,7 @@ func newValidateCommand(reg framework.Registry) *cobra.Command {
 			"  (default)  the effective configuration on stdout; warnings, problems and \"FILE: valid\" on stderr\n" +
 			"  -o yaml    the effective configuration only on stdout; warnings and problems on stderr\n" +
 			"  -o json    one document on stdout, for scripts, valid or not (exit status 1 when not):\n" +
-			"             {\"apiVersion\": \"" + validationAPIVersion + "\", \"kind\": \"" + validationKind + "\", \"file\": FILE,\n" +
+			"             {\"apiVersion\": \"" + explain.APIVersion + "\", \"kind\": \"" + validationKind + "\", \"file\": FILE,\n" +
 			"              \"valid\": true|false, \"problems\": [{\"line\", \"column\", \"field\", \"message\",\n" +
 			"              \"severity\": \"error\"|\"warning\"}], \"effective\": {the effective configuration}}",
 		Args: cobra.ExactArgs(1),
@@ -173,7 +171,7 @@ func newValidateCommand(reg framework.Registry) *cobra.Command {
 // c or refused with loadErr. A file that cannot be read at all is an error,
 // not a document.
 func printValidation(cmd *cobra.Command, file string, c *config.Config, loadErr error) error {
-	doc := ConfigValidation{APIVersion: validationAPIVersion, Kind: validationKind, File: file, Problems: []ConfigProblem{}}
+	doc := ConfigValidation{APIVersion: explain.APIVersion, Kind: validationKind, File: file, Problems: []ConfigProblem{}}
 	var cerr *config.Error
 	switch {
 	case errors.As(loadErr, &cerr):
