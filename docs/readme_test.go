@@ -254,7 +254,7 @@ func TestDocMakeTargets(t *testing.T) {
 // names; every flag named alone in inline code is a flag of some
 // yardmaster command.
 func TestDocCommandsAndFlags(t *testing.T) {
-	root := app.NewCommand()
+	root, plugin := app.NewCommand(), app.NewKubectlCommand()
 	all := allFlags(root)
 	for _, page := range pages(t) {
 		for _, c := range readMarkdown(t, page).code {
@@ -263,17 +263,18 @@ func TestDocCommandsAndFlags(t *testing.T) {
 			}
 			for _, words := range commands(c.text) {
 				var args []string
+				tree := root
 				switch {
 				case binary.MatchString(words[0]):
 					args = words[1:]
 				case words[0] == "kubectl" && len(words) > 1 && words[1] == "yardmaster":
-					args = words[2:]
+					args, tree = words[2:], plugin
 				case words[0] == app.KubectlPluginName:
-					args = words[1:]
+					args, tree = words[1:], plugin
 				default:
 					continue
 				}
-				if err := checkCommand(root, args); err != nil {
+				if err := checkCommand(tree, args); err != nil {
 					t.Errorf("%s:%d: `%s`: %v", page, c.line, strings.Join(words, " "), err)
 				}
 			}

@@ -603,6 +603,24 @@ pluginConfig:
 			checkDashboardData(t, d)
 		},
 	}, {
+		name:   "dashboard labels that repeat the chart's and the sidecar's",
+		values: `dashboard: {enabled: true, labels: {grafana_dashboard: "0", app.kubernetes.io/component: other, team: scheduling}}`,
+		check: func(t *testing.T, r *rendered) {
+			d := r.dashboard
+			if d == nil {
+				t.Fatal("no dashboard ConfigMap with dashboard.enabled")
+			}
+			want := map[string]string{
+				"app.kubernetes.io/name":      "yardmaster",
+				"app.kubernetes.io/component": "dashboard",
+				"grafana_dashboard":           "1",
+				"team":                        "scheduling",
+			}
+			if diff := cmp.Diff(want, d.Labels); diff != "" {
+				t.Errorf("dashboard labels (-want +got):\n%s", diff)
+			}
+		},
+	}, {
 		name:   "dashboard under another sidecar label",
 		values: `dashboard: {enabled: true, label: dashboards, labelValue: yardmaster}`,
 		check: func(t *testing.T, r *rendered) {

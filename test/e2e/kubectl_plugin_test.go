@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -73,9 +75,16 @@ func TestKubectlPluginConventions(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		// Its own deadline: the test's context may have run out.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
 		zero := int64(0)
-		_ = e.client.CoreV1().Pods(other).DeleteCollection(e.ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{})
-		_ = e.client.CoreV1().Namespaces().Delete(e.ctx, other, metav1.DeleteOptions{})
+		if err := e.client.CoreV1().Pods(other).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{}); err != nil {
+			t.Errorf("cleanup: pods of %s: %v", other, err)
+		}
+		if err := e.client.CoreV1().Namespaces().Delete(ctx, other, metav1.DeleteOptions{}); err != nil {
+			t.Errorf("cleanup: namespace %s: %v", other, err)
+		}
 	})
 	node := e.addNode(e.node("small").Capacity("2", "4Gi", 110))
 	// No scheduler runs: the pods stay Pending, and explain says whether

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/yardmaster-io/yardmaster/config"
 	"github.com/yardmaster-io/yardmaster/explain"
@@ -222,8 +223,14 @@ func newMigrateCommand(reg framework.Registry) *cobra.Command {
 		Args: cobra.ExactArgs(1),
 	}
 	var outFile string
-	cmd.Flags().StringVarP(&outFile, "output", "o", "", "write the v1 file to this path instead of stdout")
+	cmd.Flags().StringVar(&outFile, "output-file", "", "write the v1 file to this path instead of stdout")
+	// -o is the format, as for validate, print-defaults and kubectl:
+	// YAML keeps the file's comments, JSON cannot.
+	format := outputFlag(cmd, "the v1 file's format: yaml (the default; comments kept) or json")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := checkConfigOutput(*format); err != nil {
+			return fmt.Errorf("%w (the file to write to is --output-file)", err)
+		}
 		file := args[0]
 		data, err := os.ReadFile(file)
 		if err != nil {
@@ -243,11 +250,18 @@ func newMigrateCommand(reg framework.Registry) *cobra.Command {
 		if m.Current {
 			fmt.Fprintf(cmd.ErrOrStderr(), "%s: already %s, written unchanged\n", file, m.From)
 		}
+		out := m.Output
+		if *format == outputJSON {
+			if out, err = sigsyaml.YAMLToJSON(out); err != nil {
+				return fmt.Errorf("migrated configuration as JSON: %w", err)
+			}
+			out = append(out, '\n')
+		}
 		if outFile == "" {
-			_, err = cmd.OutOrStdout().Write(m.Output)
+			_, err = cmd.OutOrStdout().Write(out)
 			return err
 		}
-		if err := os.WriteFile(outFile, m.Output, 0o644); err != nil {
+		if err := os.WriteFile(outFile, out, 0o644); err != nil {
 			return fmt.Errorf("write migrated configuration: %w", err)
 		}
 		return nil

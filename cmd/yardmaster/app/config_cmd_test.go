@@ -216,9 +216,9 @@ func TestConfigMigrateCommand(t *testing.T) {
 			t.Errorf("stderr %q lacks the note at line 5", errOut)
 		}
 	})
-	t.Run("-o file, then validate", func(t *testing.T) {
+	t.Run("--output-file, then validate", func(t *testing.T) {
 		dst := filepath.Join(t.TempDir(), "v1.yaml")
-		out, _, err := runConfigCmd("config", "migrate", legacy, "-o", dst)
+		out, _, err := runConfigCmd("config", "migrate", legacy, "--output-file", dst)
 		if err != nil || out != "" {
 			t.Fatalf("err %v, stdout %q", err, out)
 		}
@@ -229,12 +229,31 @@ func TestConfigMigrateCommand(t *testing.T) {
 	t.Run("refused", func(t *testing.T) {
 		src := writeConfigCmdFile(t, "old.yaml", "apiVersion: kubescheduler.config.k8s.io/v1beta1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n    filter:\n      enabled:\n      - name: ServiceAffinity\n")
 		dst := filepath.Join(t.TempDir(), "v1.yaml")
-		_, _, err := runConfigCmd("config", "migrate", src, "-o", dst)
+		_, _, err := runConfigCmd("config", "migrate", src, "--output-file", dst)
 		if err == nil || !strings.Contains(err.Error(), src+`:7:15: plugin "ServiceAffinity" has no v1 equivalent`) {
 			t.Errorf("err %v", err)
 		}
 		if _, statErr := os.Stat(dst); !errors.Is(statErr, os.ErrNotExist) {
 			t.Errorf("a refused migration wrote %s", dst)
+		}
+	})
+	t.Run("-o json", func(t *testing.T) {
+		out, _, err := runConfigCmd("config", "migrate", legacy, "-o", "json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := config.Decode([]byte(out)); err != nil || !strings.HasPrefix(out, "{") {
+			t.Errorf("the JSON output does not validate: %v\n%s", err, out)
+		}
+	})
+	t.Run("-o is the format, not the file", func(t *testing.T) {
+		dir := t.TempDir()
+		_, _, err := runConfigCmd("config", "migrate", legacy, "-o", filepath.Join(dir, "v1.yaml"))
+		if err == nil || !strings.Contains(err.Error(), "--output-file") {
+			t.Errorf("err %v, want a refusal naming --output-file", err)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("a refused -o wrote %v", entries)
 		}
 	})
 	t.Run("already v1", func(t *testing.T) {

@@ -197,14 +197,16 @@ func printExplanation(w io.Writer, e *explain.Explanation, output string, allNod
 // kubeconfig's user (after --context, --user, --token): its secure port
 // authenticates and authorizes them as kube-scheduler's does.
 func explainRemote(ctx context.Context, f explainFlags, ns, name string) (*explain.Explanation, error) {
-	if *f.kube.Impersonate != "" || len(*f.kube.ImpersonateGroup) > 0 || *f.kube.ImpersonateUID != "" {
-		// A scheduler's secure port, as kube-scheduler's, does not
-		// impersonate: the request would be authorized as the real user.
-		return nil, errors.New("--as, --as-group and --as-uid impersonate at the API server; yardmaster's secure port (--scheduler-url) does not impersonate: use a kubeconfig user (--user, --context) with the rights instead")
-	}
 	cfg, err := restConfig(f.kube)
 	if err != nil {
 		return nil, err
+	}
+	// Impersonation from the flags (--as, --as-group, --as-uid) or from
+	// the kubeconfig's user (as:, as-groups:, as-user-extra:). A
+	// scheduler's secure port, as kube-scheduler's, does not impersonate:
+	// the request would be authorized as the real user.
+	if im := cfg.Impersonate; im.UserName != "" || im.UID != "" || len(im.Groups) > 0 || len(im.Extra) > 0 {
+		return nil, errors.New("impersonation (--as, --as-group, --as-uid, or the kubeconfig user's as:) is the API server's; yardmaster's secure port (--scheduler-url) does not impersonate: use a kubeconfig user (--user, --context) with the rights instead")
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.Host = f.scheduler

@@ -238,6 +238,15 @@ func kubectlPluginCommand(reg framework.Registry) *cobra.Command {
 	return root
 }
 
+// NewKubectlCommand returns the root command of `kubectl yardmaster`
+// (the binary run as KubectlPluginName) with the plugins of opts.
+func NewKubectlCommand(opts ...Option) *cobra.Command {
+	s := newSettings(opts)
+	root := kubectlPluginCommand(s.registry)
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return s.err }
+	return root
+}
+
 // ExecuteArgv is Execute for a whole argv: as kubectl-yardmaster (a
 // symlink), the kubectl plugin's commands; otherwise yardmaster's, with
 // kube-scheduler's default names when run as kube-scheduler
@@ -246,10 +255,7 @@ func kubectlPluginCommand(reg framework.Registry) *cobra.Command {
 // the exit code: ExitPlaced, ExitPending or ExitError.
 func ExecuteArgv(argv []string, opts ...Option) int {
 	if len(argv) > 0 && asKubectlPlugin(argv[0]) {
-		s := newSettings(opts)
-		root := kubectlPluginCommand(s.registry)
-		root.PersistentPreRunE = func(*cobra.Command, []string) error { return s.err }
-		return runRoot(root, argv[1:], os.Stderr, "kubectl yardmaster")
+		return runRoot(NewKubectlCommand(opts...), argv[1:], os.Stderr, "kubectl yardmaster")
 	}
 	if len(argv) > 0 && programName(argv[0]) == KubeSchedulerName {
 		opts = append(slices.Clip(opts), func(s *settings) { s.kubeSchedulerDefaults = true })

@@ -95,6 +95,8 @@ users:
   user: {token: alice-token}
 - name: bob
   user: {token: bob-token}
+- name: carol-as-admin
+  user: {token: carol-token, as: admin}
 contexts:
 - name: a
   context: {cluster: c, user: alice, namespace: ns-a}
@@ -203,6 +205,8 @@ func TestExitCodes(t *testing.T) {
 		{name: "unknown TYPE", args: []string{"explain", "deploy/web"}, wantCode: ExitError, wantStderr: `explain takes a pod, not "deploy"`},
 		{name: "kept without scheduler", args: []string{"explain", "web", "--kept"}, wantCode: ExitError, wantStderr: "--kept needs --scheduler-url"},
 		{name: "impersonation at the scheduler", args: []string{"explain", "web", "--kubeconfig", kubeconfig, "--scheduler-url", "https://127.0.0.1:1", "--as", "carol"},
+			wantCode: ExitError, wantStderr: "does not impersonate"},
+		{name: "the kubeconfig user's impersonation at the scheduler", args: []string{"explain", "web", "--kubeconfig", kubeconfig, "--user", "carol-as-admin", "--scheduler-url", "https://127.0.0.1:1"},
 			wantCode: ExitError, wantStderr: "does not impersonate"},
 		{name: "API unreachable", args: []string{"explain", "web", "--kubeconfig", kubeconfig, "--request-timeout", "2s"}, wantCode: ExitError,
 			wantStderr: "127.0.0.1:1"},
