@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	v1 "k8s.io/api/core/v1"
 )
 
 // Overrides are settings given on the command line. They take precedence
@@ -45,12 +47,10 @@ type Overrides struct {
 	KubeSchedulerDefaults bool
 }
 
-// KubeSchedulerName and KubeSchedulerLease are kube-scheduler's default
-// profile name and Lease name (see Overrides.KubeSchedulerDefaults).
-const (
-	KubeSchedulerName  = "default-scheduler"
-	KubeSchedulerLease = "kube-scheduler"
-)
+// KubeSchedulerLease is kube-scheduler's default Lease name (see
+// Overrides.KubeSchedulerDefaults); its default profile name is
+// v1.DefaultSchedulerName.
+const KubeSchedulerLease = "kube-scheduler"
 
 // Apply sets o on c and validates the result. On error c is unchanged.
 func (c *Config) Apply(o Overrides) error {
@@ -82,7 +82,7 @@ func (c *Config) override(o Overrides) error {
 	le := &c.LeaderElection
 	if o.KubeSchedulerDefaults {
 		if c.profileNameDefaulted {
-			c.Profiles[0].SchedulerName = KubeSchedulerName
+			c.Profiles[0].SchedulerName = v1.DefaultSchedulerName
 		}
 		if c.leaseNameFromProfile {
 			le.ResourceName = KubeSchedulerLease

@@ -36,6 +36,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/yardmaster-io/yardmaster/config"
 	"github.com/yardmaster-io/yardmaster/deploy"
 	"github.com/yardmaster-io/yardmaster/internal/procgroup"
 )
@@ -55,9 +56,6 @@ const imageTarballEnv = "YARDMASTER_IMAGE_TARBALL"
 
 // hackImageDir is hack/image, the module that builds the image.
 var hackImageDir = filepath.Join("..", "..", "hack", "image")
-
-// kubeSchedulerLease is kube-scheduler's Lease in kube-system.
-const kubeSchedulerLease = "kube-scheduler"
 
 // otherScheduler is a scheduler no manifest runs: its pod must stay.
 const otherScheduler = "some-other-scheduler"
@@ -114,7 +112,7 @@ func TestKubeSchedulerManifests(t *testing.T) {
 			name:          "kubeadm's static pod",
 			file:          "kube-scheduler.yaml",
 			schedulerName: v1.DefaultSchedulerName,
-			lease:         kubeSchedulerLease,
+			lease:         config.KubeSchedulerLease,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -165,7 +163,7 @@ func TestKubeSchedulerManifests(t *testing.T) {
 			}
 
 			if tc.lease == "" {
-				for _, name := range []string{tc.schedulerName, kubeSchedulerLease} {
+				for _, name := range []string{tc.schedulerName, config.KubeSchedulerLease} {
 					if l, err := leases.Get(e.ctx, name, metav1.GetOptions{}); err == nil {
 						t.Errorf("leader election is off, but Lease kube-system/%s exists (holder %v)", name, l.Spec.HolderIdentity)
 					}
