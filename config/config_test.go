@@ -473,7 +473,7 @@ func TestPluginResolution(t *testing.T) {
 		name: "kube-scheduler plugins yardmaster lacks may be disabled; DefaultPreemption is accepted",
 		plugins: `
     multiPoint:
-      disabled: [{name: GangScheduling}, {name: DeferredPodScheduling}, {name: SelectorSpread}]
+      disabled: [{name: DeferredPodScheduling}, {name: SelectorSpread}]
     postFilter:
       enabled: [{name: DefaultPreemption}]
     preEnqueue:
@@ -497,7 +497,7 @@ func TestPluginResolution(t *testing.T) {
       enabled: [{name: DefaultPreemption}]`,
 		check: func(t *testing.T, p framework.Profile) {
 			want := dp
-			want.PreEnqueue = []string{registry.DefaultPreemptionName, "DynamicResources"}
+			want.PreEnqueue = []string{registry.DefaultPreemptionName, "DynamicResources", registry.GangSchedulingName}
 			if diff := cmp.Diff(want, p, cmpopts.IgnoreFields(framework.Profile{}, "SchedulerName", "Args")); diff != "" {
 				t.Errorf("profile (-want +got):\n%s", diff)
 			}
@@ -965,7 +965,7 @@ func TestDecodeErrors(t *testing.T) {
 
 		// Plugins.
 		{"unknown plugin", prof("    filter:\n      enabled: [{name: NodeResourceFit}]\n"), "profiles[0].plugins.filter.enabled[0].name", 7, `unknown plugin "NodeResourceFit" (did you mean "NodeResourcesFit"?)`},
-		{"kube-scheduler plugin yardmaster lacks", prof("    multiPoint:\n      enabled: [{name: GangScheduling}]\n"), "profiles[0].plugins.multiPoint.enabled[0].name", 7, "does not implement"},
+		{"kube-scheduler plugin yardmaster lacks", prof("    multiPoint:\n      enabled: [{name: DeferredPodScheduling}]\n"), "profiles[0].plugins.multiPoint.enabled[0].name", 7, "does not implement"},
 		{"removed plugin", prof("    score:\n      enabled: [{name: NodeResourcesLeastAllocated, weight: 2}]\n"), "profiles[0].plugins.score.enabled[0].name", 7, "scoringStrategy: {type: LeastAllocated"},
 		{"plugin at a point it does not implement", prof("    score:\n      enabled: [{name: NodeUnschedulable}]\n"), "profiles[0].plugins.score.enabled[0].name", 7, `"NodeUnschedulable" does not implement score (it implements preFilter, filter)`},
 		{"another queueSort", prof("    queueSort:\n      enabled: [{name: NodeResourcesFit}]\n"), "profiles[0].plugins.queueSort.enabled[0].name", 7, `plugin "NodeResourcesFit" does not implement queueSort`},

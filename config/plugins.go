@@ -42,7 +42,7 @@ const wildcard = "*"
 // DeferredPodScheduling is kube-scheduler v1.37's, for pods whose in-place
 // resize is deferred (alpha gate InPlacePodVerticalScalingSchedulerPreemption,
 // off by default: the plugin then does nothing).
-var kubeSchedulerPlugins = []string{"GangScheduling", "DeferredPodScheduling"}
+var kubeSchedulerPlugins = []string{"DeferredPodScheduling"}
 
 // removedPlugins are plugins kube-scheduler has removed, with what to do
 // instead. Disabling one is accepted; anything else is an error carrying

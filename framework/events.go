@@ -49,6 +49,8 @@ const (
 	ResourceClaim
 	ResourceSlice
 	DeviceClass
+	// PodGroup is a scheduling.k8s.io PodGroup (framework.PodGroupOf).
+	PodGroup
 
 	numEventResources // keep last
 )
@@ -70,6 +72,7 @@ var resourceNames = [numEventResources]string{
 	ResourceClaim:         "resource.k8s.io/ResourceClaim",
 	ResourceSlice:         "resource.k8s.io/ResourceSlice",
 	DeviceClass:           "resource.k8s.io/DeviceClass",
+	PodGroup:              "scheduling.k8s.io/PodGroup",
 }
 
 // String returns kube-scheduler's name of the resource: for one of

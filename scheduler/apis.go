@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	resourceapi "k8s.io/api/resource/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -43,6 +44,7 @@ var (
 	gvrCSIDrivers           = storagev1.SchemeGroupVersion.WithResource("csidrivers")
 	gvrCSIStorageCapacities = storagev1.SchemeGroupVersion.WithResource("csistoragecapacities")
 	gvrVolumeAttachments    = storagev1.SchemeGroupVersion.WithResource("volumeattachments")
+	gvrPodGroups            = schedulingv1beta1.SchemeGroupVersion.WithResource("podgroups")
 )
 
 // optionalResources maps each optional resource to an empty object and
@@ -61,6 +63,7 @@ var optionalResources = map[schema.GroupVersionResource]struct {
 	gvrCSIDrivers:           {&storagev1.CSIDriver{}, func() runtime.Object { return &storagev1.CSIDriverList{} }},
 	gvrCSIStorageCapacities: {&storagev1.CSIStorageCapacity{}, func() runtime.Object { return &storagev1.CSIStorageCapacityList{} }},
 	gvrVolumeAttachments:    {&storagev1.VolumeAttachment{}, func() runtime.Object { return &storagev1.VolumeAttachmentList{} }},
+	gvrPodGroups:            {&schedulingv1beta1.PodGroup{}, func() runtime.Object { return &schedulingv1beta1.PodGroupList{} }},
 }
 
 // DiscoverAPIs asks the server which of the optional resources it serves.
@@ -123,6 +126,8 @@ type Feature struct {
 var (
 	draFeature = Feature{Name: "DynamicResources", Needs: []schema.GroupVersionResource{gvrResourceClaims, gvrResourceSlices, gvrDeviceClasses},
 		Without: "pods with resource claims stay Pending with a reason; extended resources are only those of the nodes' allocatable"}
+	podGroupsFeature = Feature{Name: "PodGroups", Needs: []schema.GroupVersionResource{gvrPodGroups},
+		Without: "no pod can name a pod group (the API server drops spec.schedulingGroup), so none is scheduled as a gang"}
 	deviceTaintRulesFeature = Feature{Name: "DeviceTaintRules", Needs: []schema.GroupVersionResource{gvrDeviceTaintRules},
 		Without: "devices are tainted only by the taints their ResourceSlices publish"}
 )
@@ -132,6 +137,7 @@ var (
 var Features = []Feature{
 	draFeature,
 	deviceTaintRulesFeature,
+	podGroupsFeature,
 	{Name: "StorageClasses", Needs: []schema.GroupVersionResource{gvrStorageClasses},
 		Without: "claims that name a StorageClass are not bound by the scheduler"},
 	{Name: "CSINodes", Needs: []schema.GroupVersionResource{gvrCSINodes, gvrCSIDrivers},

@@ -84,6 +84,13 @@ func (s *Scheduler) prepareBinding(ctx context.Context, j *bindJob) error {
 	if st, by := j.prof.runReserve(ctx, j); !st.IsSuccess() {
 		return pluginFailure("Reserve", st, by, j.res.node)
 	}
+	return s.permitBinding(ctx, j)
+}
+
+// permitBinding is prepareBinding after Reserve: Permit and
+// PreBindPreFlight. A group cycle reserves each member as it places it,
+// and permits them once the whole group is placed.
+func (s *Scheduler) permitBinding(ctx context.Context, j *bindJob) error {
 	st, by, timeouts := j.prof.runPermit(ctx, j)
 	switch {
 	case st.IsWait():

@@ -50,6 +50,9 @@ func (s *Scheduler) addEventHandlers(f informers.SharedInformerFactory) error {
 		return fmt.Errorf("add node handler: %w", err)
 	}
 	s.handlers = append(s.handlers, reg)
+	if err := s.addPodGroupHandlers(f); err != nil {
+		return err
+	}
 	return s.addStorageEventHandlers(f)
 }
 
@@ -83,6 +86,11 @@ func (s *Scheduler) ours(pod *v1.Pod) bool {
 
 func (s *Scheduler) addPod(obj any) {
 	pod := obj.(*v1.Pod)
+	// Before the queue's PreEnqueue counts the pod's group.
+	key, members, inGroup := s.groups.set(pod)
+	if inGroup {
+		defer s.memberAdded(key, members)
+	}
 	switch {
 	case pod.Spec.NodeName != "":
 		s.Cache.AddPod(pod)
@@ -110,6 +118,7 @@ func (s *Scheduler) updatePod(oldObj, newObj any) {
 	if oldPod.ResourceVersion == newPod.ResourceVersion {
 		return // periodic resync: nothing changed
 	}
+	s.groups.set(newPod)
 	switch {
 	case newPod.Spec.NodeName != "":
 		// Bound (by us or anyone) or changed while bound: the cache
@@ -152,6 +161,7 @@ func (s *Scheduler) deletePod(obj any) {
 		return
 	}
 	s.outcomes.tell(pod.UID, bindingOutcome{gone: true})
+	s.groups.remove(pod)
 	if pod.Spec.NodeName != "" {
 		s.Cache.RemovePod(pod)
 		// A pod the informer saw only bound (a relist) may still be

@@ -46,6 +46,9 @@ type profile struct {
 	// preEnqueue are the PreEnqueue plugins (SchedulingGates is the
 	// queue's own).
 	preEnqueue []framework.PreEnqueuePlugin
+	// podGroupFeasible judge a group cycle's progress: the plugins
+	// enabled at preEnqueue or permit that implement it (GangScheduling).
+	podGroupFeasible []framework.PodGroupFeasiblePlugin
 	// metrics records the profile's cycles (metrics.go); counters are
 	// the scheduler's metrics the runtime counts in (preemption attempts).
 	metrics  *profileMetrics
@@ -168,6 +171,11 @@ func newProfile(reg framework.Registry, p framework.Profile, sh handle) (*profil
 	prof.preEnqueue = pluginsAt[framework.PreEnqueuePlugin](p.PreEnqueue, parts)
 	prof.reserve = pluginsAt[framework.ReservePlugin](p.Reserve, parts)
 	prof.permit = pluginsAt[framework.PermitPlugin](p.Permit, parts)
+	for _, pl := range pluginsAt[framework.PodGroupFeasiblePlugin](append(slices.Clone(p.PreEnqueue), p.Permit...), parts) {
+		if !slices.ContainsFunc(prof.podGroupFeasible, func(x framework.PodGroupFeasiblePlugin) bool { return x.Name() == pl.Name() }) {
+			prof.podGroupFeasible = append(prof.podGroupFeasible, pl)
+		}
+	}
 	prof.preBind = pluginsAt[framework.PreBindPlugin](p.PreBind, parts)
 	prof.postBind = pluginsAt[framework.PostBindPlugin](p.PostBind, parts)
 	return prof, nil

@@ -52,7 +52,7 @@ func TestProfileSteps(t *testing.T) {
 		p:          registry.DefaultProfile("s"),
 		preFilter:  []string{"NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DynamicResources", "NodeDeclaredFeatures"},
 		preScore:   []string{"ImageLocality", "TaintToleration", "NodeAffinity", "NodeResourcesFit", "VolumeBinding", "PodTopologySpread", "InterPodAffinity", "NodeResourcesBalancedAllocation"},
-		preEnqueue: 1, // DynamicResources
+		preEnqueue: 2, // DynamicResources, GangScheduling
 		preempts:   true,
 	}}
 	for _, tc := range tests {

@@ -31,6 +31,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	schedulinglisters "k8s.io/client-go/listers/scheduling/v1beta1"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
@@ -198,6 +199,10 @@ type Scheduler struct {
 	outcomes outcomeWaiters
 	// podLister reads the informer's pods; nil without informers.
 	podLister corelisters.PodLister
+	// groups are the pod groups and their members (podgroups.go);
+	// groupStatus writes their PodGroupInitiallyScheduled condition.
+	groups      *podGroups
+	groupStatus *podGroupStatusWriter
 	// loop is the scheduling loop's progress, for LoopHealthy.
 	loop loopProgress
 	// kept are the last failed attempts of pending pods (kept.go).
@@ -232,6 +237,9 @@ func (h handle) RaiseEvent(ev framework.ClusterEvent, oldObj, newObj any) {
 	}
 }
 func (h handle) ClientSet() kubernetes.Interface { return h.s.client }
+
+// PodGroups implements framework.PodGroupHandle.
+func (h handle) PodGroups() framework.PodGroupLister { return h.s.groups }
 func (h handle) KubeConfig() *rest.Config {
 	if h.s.restConfig == nil {
 		return nil
@@ -322,6 +330,13 @@ func New(opts Options) (*Scheduler, error) {
 		rng:                      rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 	}
 	h := handle{s}
+	// Before the profiles: GangScheduling reads it.
+	var pgLister schedulinglisters.PodGroupLister
+	if opts.InformerFactory != nil && podGroupsFeature.Enabled(opts.APIs) {
+		pgLister = opts.InformerFactory.Scheduling().V1beta1().PodGroups().Lister()
+	}
+	s.groups = newPodGroups(pgLister, s.Cache.IsAssumed)
+	s.groupStatus = newPodGroupStatusWriter(opts.Client, s.logger)
 	// Before the profiles: their DynamicResources plugins use it. Without
 	// informers (tests of the loop) it reads empty stores, so a pod with
 	// claims waits rather than being placed unchecked.
@@ -449,6 +464,7 @@ func (s *Scheduler) Run(ctx context.Context) {
 	s.waitForBinds()
 	close(s.bindJobs)
 	bg.Wait()
+	s.groupStatus.wait()
 	s.logger.Info("scheduling loop stopped", zap.Int64("scheduled", s.Scheduled()))
 }
 
@@ -499,6 +515,10 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 	prof := s.profiles[pod.Spec.SchedulerName]
 	if prof == nil || pod.DeletionTimestamp != nil || s.Cache.IsAssumed(pod.UID) {
 		s.Queue.Done(qpi)
+		return
+	}
+	if key, ok := framework.PodGroupOf(pod); ok && s.groups.Served() {
+		s.scheduleGroup(ctx, prof, key, append([]*queue.QueuedPodInfo{qpi}, s.Queue.TakeGroup(key)...))
 		return
 	}
 	cycle := s.Queue.SchedulingCycle()
@@ -586,9 +606,8 @@ func (s *Scheduler) handleFailure(ctx context.Context, qpi *queue.QueuedPodInfo,
 		_ = s.Queue.AddUnschedulable(qpi, cycle, false)
 		return
 	}
-	var fitErr *FitError
-	unschedulable := errors.As(err, &fitErr) || errors.Is(err, ErrNoNodesAvailable)
-	if fitErr != nil {
+	unschedulable := isUnschedulable(err)
+	if fitErr, ok := errors.AsType[*FitError](err); ok {
 		// The queue wakes the pod on the events these plugins registered.
 		qpi.UnschedulablePlugins = fitErr.Plugins
 	}

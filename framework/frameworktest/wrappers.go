@@ -299,6 +299,12 @@ func (t *NodeSelectorTermWrapper) Field(key string, op v1.NodeSelectorOperator, 
 	return t
 }
 
+// PodGroup names the pod's group (spec.schedulingGroup.podGroupName).
+func (p *PodWrapper) PodGroup(name string) *PodWrapper {
+	p.Spec.SchedulingGroup = &v1.PodSchedulingGroup{PodGroupName: &name}
+	return p
+}
+
 // PriorityClassName sets spec.priorityClassName (the API server's admission
 // fills spec.priority from it).
 func (p *PodWrapper) PriorityClassName(name string) *PodWrapper {

@@ -5,6 +5,7 @@ import (
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/predicates/defaultpreemption"
 	"github.com/yardmaster-io/yardmaster/predicates/dynamicresources"
+	"github.com/yardmaster-io/yardmaster/predicates/gangscheduling"
 	"github.com/yardmaster-io/yardmaster/predicates/interpodaffinity"
 	"github.com/yardmaster-io/yardmaster/predicates/nodeaffinity"
 	"github.com/yardmaster-io/yardmaster/predicates/nodedeclaredfeatures"
@@ -39,7 +40,14 @@ const (
 	// TaintTolerationName is TaintToleration's, whose rejections explain
 	// completes with the taint.
 	TaintTolerationName = tainttoleration.Name
+	// GangSchedulingName is GangScheduling's: the group cycle names it
+	// among a failed group's rejectors.
+	GangSchedulingName = gangscheduling.Name
 )
+
+// PodGroupMissingMessage is why a member of a group without its
+// PodGroup waits (kube-scheduler's words).
+var PodGroupMissingMessage = gangscheduling.MsgWaitingForPodGroup
 
 // DefaultPlugins is kube-scheduler v1.37's default multiPoint plugin list,
 // in order, with its score weights, limited to the plugins yardmaster has
@@ -74,6 +82,11 @@ func DefaultPlugins() []framework.WeightedPlugin {
 		// NodeDeclaredFeatures (GA and locked on in v1.37) is on: its
 		// filter runs last.
 		{Name: nodedeclaredfeatures.Name},
+		// Appended by kube-scheduler v1.37 while its feature gate
+		// GenericWorkload is on; yardmaster's equivalent of the gate is
+		// the API server serving PodGroups, without which no pod names a
+		// group and the plugin lets every pod through.
+		{Name: gangscheduling.Name},
 	}
 }
 
@@ -161,6 +174,7 @@ func NewInTree() framework.Registry {
 		imagelocality.Registration(),
 		dynamicresources.Registration(),
 		defaultpreemption.Registration(),
+		gangscheduling.Registration(),
 		defaultbinder.Registration(),
 		networktraffic.Registration(pool),
 	)

@@ -1,0 +1,80 @@
+package queue
+
+import (
+	"slices"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+)
+
+// TakeGroup takes the group's members from activeQ, backoffQ and the
+// unschedulable pool, not its gated members nor other pods, and puts them
+// in flight.
+func TestTakeGroup(t *testing.T) {
+	held := map[string]bool{"g-gated": true}
+	q, _ := newTestQueue(Options{PreEnqueue: func(p *v1.Pod) bool { return !held[p.Name] }})
+	member := func(name, group string) *v1.Pod { return makePod(name).Namespace("ns").PodGroup(group).Obj() }
+	for _, p := range []*v1.Pod{member("g-active", "g"), member("g-parked", "g"), member("g-backoff", "g"), member("g-gated", "g"),
+		member("h-0", "h"), makePod("loner").Namespace("ns").Obj()} {
+		q.Add(p)
+	}
+	// Park one member in the pool and one in backoffQ, as failed attempts
+	// do; Pop takes by Timestamp, so pop until each one comes.
+	for _, park := range []struct {
+		name          string
+		unschedulable bool
+	}{{"g-parked", true}, {"g-backoff", false}} {
+		for {
+			qpi := mustPop(t, q)
+			if qpi.Pod.Name == park.name {
+				if err := q.AddUnschedulable(qpi, q.SchedulingCycle(), park.unschedulable); err != nil {
+					t.Fatal(err)
+				}
+				break
+			}
+			// Not the one: put it back where it was.
+			q.Done(qpi)
+			q.Add(qpi.Pod)
+		}
+	}
+	taken := q.TakeGroup(framework.PodGroupKey{Namespace: "ns", Name: "g"})
+	var names []string
+	for _, qpi := range taken {
+		names = append(names, qpi.Pod.Name)
+		if got := q.Locate(qpi.Pod.UID); got != InFlight {
+			t.Errorf("%s is in %s after TakeGroup, want in flight", qpi.Pod.Name, got)
+		}
+		if qpi.Attempts == 0 {
+			t.Errorf("%s: attempts not counted", qpi.Pod.Name)
+		}
+	}
+	slices.Sort(names)
+	if want := []string{"g-active", "g-backoff", "g-parked"}; !slices.Equal(names, want) {
+		t.Errorf("TakeGroup took %v, want %v", names, want)
+	}
+	if got := q.Locate(uidOf("g-gated")); got != GatedPods {
+		t.Errorf("gated member is in %s, want still gated", got)
+	}
+	// Each taken member's cycle ends as a popped pod's does.
+	for _, qpi := range taken {
+		if err := q.AddUnschedulable(qpi, q.SchedulingCycle(), true); err != nil {
+			t.Errorf("AddUnschedulable(%s): %v", qpi.Pod.Name, err)
+		}
+	}
+	// Activate asks PreEnqueue again for the gated member, and moves the
+	// parked ones to activeQ.
+	held["g-gated"] = false
+	var uids []types.UID
+	for _, n := range []string{"g-active", "g-parked", "g-backoff", "g-gated", "loner"} {
+		uids = append(uids, uidOf(n))
+	}
+	q.Activate(uids, ForceActivate)
+	for _, n := range []string{"g-active", "g-parked", "g-backoff", "g-gated"} {
+		if got := q.Locate(uidOf(n)); got != ActiveQ {
+			t.Errorf("%s is in %s after Activate, want activeQ", n, got)
+		}
+	}
+}

@@ -1,0 +1,359 @@
+package scheduler
+
+// The group cycle: every queued member of a pod group decided in one
+// scheduling cycle, against one snapshot, all or nothing (kube-scheduler
+// v1.37's PodGroup scheduling cycle, schedule_one_podgroup.go).
+//
+//	take the queued members → validate → order them
+//	→ for each member: filter/score, assume and Reserve (the next member
+//	  sees it), PodGroupFeasible (Wait: go on; rejected: stop)
+//	→ group placed: Permit and PreBindPreFlight for every placed member,
+//	  then their binding cycles
+//	→ group not placed: Unreserve and forget every placed member; every
+//	  member back to the queue with the group's reason
+//
+// Members are assumed in the cache as they are placed, under cycleMu,
+// so no other cycle runs in between and nothing else sees them before
+// the group is decided: a group that does not fit never holds room that
+// another group needs (the deadlocks of interleaved gangs), and members
+// are only handed to their binding cycles once enough of them fit.
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/queue"
+	"github.com/yardmaster-io/yardmaster/scheduler/registry"
+)
+
+// errPodGroupUnschedulable marks the failure of a member whose group was
+// not placed: unschedulable, not an error.
+var errPodGroupUnschedulable = errors.New("pod group is unschedulable")
+
+// podGroupUnschedulable is the failure of a member whose group was not
+// placed although the member itself fitted, or was never tried: the
+// group's reason, which is what kube-scheduler writes on it.
+type podGroupUnschedulable struct{ message string }
+
+func (e *podGroupUnschedulable) Error() string {
+	if e.message == "" {
+		return errPodGroupUnschedulable.Error()
+	}
+	return e.message
+}
+
+func (e *podGroupUnschedulable) Is(target error) bool { return target == errPodGroupUnschedulable }
+
+// memberResult is one member's outcome in a group cycle.
+type memberResult struct {
+	qpi *queue.QueuedPodInfo
+	// job is set once the member was assumed and reserved.
+	job *bindJob
+	// err is why it was not placed (a *FitError when the filters
+	// rejected it); nil when placed or never tried.
+	err   error
+	tried bool
+}
+
+// scheduleGroup runs the group cycle of key's members, the first of
+// which Pop returned.
+func (s *Scheduler) scheduleGroup(ctx context.Context, prof *profile, key framework.PodGroupKey, members []*queue.QueuedPodInfo) {
+	cycle := s.Queue.SchedulingCycle()
+	start := s.clock.Now()
+	results := make([]memberResult, 0, len(members))
+	defer func() {
+		if r := recover(); r != nil {
+			pe := framework.NewPanicError(r)
+			_, err := s.panicFailure(pe)
+			s.logger.Error("panic in a group cycle: the group's attempt failed", zap.String("podGroup", key.String()),
+				zap.Error(err), zap.ByteString("stack", pe.Stack))
+			s.undoGroup(ctx, results)
+			for _, m := range members {
+				s.handleFailure(ctx, m, cycle, err, start)
+			}
+		}
+	}()
+	s.cycleMu.Lock()
+	defer s.cycleMu.Unlock()
+	s.recordPluginMetrics = s.rng.IntN(100) < 10
+
+	// Members being deleted, or assumed already (a cycle that took them
+	// before), are not this cycle's.
+	live := members[:0:0]
+	for _, m := range members {
+		if m.Pod.DeletionTimestamp != nil || s.Cache.IsAssumed(m.Pod.UID) {
+			s.Queue.Done(m)
+			continue
+		}
+		live = append(live, m)
+	}
+	if len(live) == 0 {
+		return
+	}
+	s.Cache.UpdateSnapshot(s.snapshot)
+	group := s.groups.Get(key)
+	if err := validateGroup(&group, live); err != nil {
+		s.failGroup(ctx, &group, live, nil, cycle, start, err)
+		return
+	}
+	slices.SortFunc(live, compareMembers)
+
+	scheduled, remaining := group.Scheduled, len(live)
+	st := prof.runPodGroupFeasible(ctx, &group, scheduled, remaining)
+	placed := 0
+	if !st.IsRejected() && st.Code() != framework.Error {
+		for _, m := range live {
+			r := memberResult{qpi: m, tried: true}
+			j, err := s.placeMember(ctx, prof, m, start)
+			if err != nil && !isUnschedulable(err) {
+				// An error, not a rejection: the group's attempt fails.
+				results = append(results, r)
+				s.undoGroup(ctx, results)
+				s.failGroup(ctx, &group, live, nil, cycle, start, err)
+				return
+			}
+			r.job, r.err = j, err
+			results = append(results, r)
+			remaining--
+			if j != nil {
+				scheduled++
+				placed++
+			}
+			st = prof.runPodGroupFeasible(ctx, &group, scheduled, remaining)
+			if st.IsRejected() || st.Code() == framework.Error {
+				break
+			}
+		}
+	}
+	switch {
+	case st.Code() == framework.Error:
+		s.undoGroup(ctx, results)
+		s.failGroup(ctx, &group, live, nil, cycle, start, st.Err())
+		return
+	case st.IsSuccess() && placed > 0:
+		s.bindGroup(ctx, &group, live, results, cycle, start)
+		return
+	}
+	s.undoGroup(ctx, results)
+	s.failGroup(ctx, &group, live, results, cycle, start, &podGroupUnschedulable{message: st.Message()})
+}
+
+// placeMember is one member's part of the group cycle: the pod's
+// ordinary scheduling algorithm (no PostFilter: the group preempts, or
+// nobody), then assume and Reserve, so the members after it see it. It
+// returns the member's job when placed, else why not.
+func (s *Scheduler) placeMember(ctx context.Context, prof *profile, m *queue.QueuedPodInfo, start time.Time) (*bindJob, error) {
+	pod := m.Pod
+	state := framework.NewCycleState()
+	res, err := s.schedulePod(ctx, prof, state, pod)
+	if err != nil {
+		var fitErr *FitError
+		if errors.As(err, &fitErr) {
+			s.kept.record(pod, prof.name, m.Attempts, fitErr, s.clock.Now())
+		}
+		return nil, err
+	}
+	assumedPod := pod.DeepCopy()
+	assumedPod.Spec.NodeName = res.node
+	if err := s.Cache.AssumePod(assumedPod); err != nil {
+		return nil, err
+	}
+	j := &bindJob{prof: prof, qpi: m, state: state, assumed: assumedPod, res: res, start: start, sampled: s.recordPluginMetrics}
+	if st, by := prof.runReserve(ctx, j); !st.IsSuccess() {
+		prof.runUnreserve(ctx, j)
+		s.Cache.ForgetPod(assumedPod)
+		s.Cache.UpdateSnapshot(s.snapshot)
+		return nil, pluginFailure("Reserve", st, by, res.node)
+	}
+	s.Cache.UpdateSnapshot(s.snapshot)
+	return j, nil
+}
+
+// bindGroup ends a group cycle that placed the group: every placed
+// member goes through Permit and PreBindPreFlight, and then, all of them
+// permitted, to its binding cycle; a member that did not fit is
+// requeued with its own reason. Should one of them fail Permit (a plugin
+// that rejects what it reserved), no member binds and the group fails.
+func (s *Scheduler) bindGroup(ctx context.Context, group *framework.PodGroupInfo, live []*queue.QueuedPodInfo, results []memberResult, cycle int64, start time.Time) {
+	for i := range results {
+		j := results[i].job
+		if j == nil {
+			continue
+		}
+		if err := s.permitBinding(ctx, j); err != nil {
+			s.undoGroup(ctx, results)
+			msg := fmt.Sprintf("pod %s/%s: %v", j.assumed.Namespace, j.assumed.Name, err)
+			if isUnschedulable(err) {
+				s.failGroup(ctx, group, live, nil, cycle, start, &podGroupUnschedulable{message: msg})
+			} else {
+				s.failGroup(ctx, group, live, nil, cycle, start, errors.New(msg))
+			}
+			return
+		}
+	}
+	tried := map[*queue.QueuedPodInfo]bool{}
+	for _, r := range results {
+		tried[r.qpi] = true
+		if r.job == nil {
+			s.handleFailure(ctx, r.qpi, cycle, r.err, start)
+			continue
+		}
+		s.nominations.forget(r.qpi.Pod.UID)
+		s.kept.forget(r.qpi.Pod.UID)
+		s.logger.Debug("pod assumed", zap.String("pod", r.qpi.Pod.Namespace+"/"+r.qpi.Pod.Name), zap.String("node", r.job.res.node),
+			zap.String("podGroup", group.Key.String()))
+		s.startBinding(ctx, *r.job)
+	}
+	for _, m := range live {
+		if !tried[m] {
+			// Never tried: the loop stops early only on a rejection,
+			// so this is defence.
+			s.handleFailure(ctx, m, cycle, &podGroupUnschedulable{}, start)
+		}
+	}
+	s.groupStatus.record(group.Object, metav1.ConditionTrue, "Scheduled", "")
+}
+
+// undoGroup gives back what the placed members hold: Unreserve, in
+// reverse order of placement, and the assumptions.
+func (s *Scheduler) undoGroup(ctx context.Context, results []memberResult) {
+	for i := len(results) - 1; i >= 0; i-- {
+		if j := results[i].job; j != nil {
+			s.unreserveAndForget(context.WithoutCancel(ctx), j)
+			results[i].job = nil
+		}
+	}
+}
+
+// failGroup requeues every member of a group that was not placed and
+// tells each why: a member the filters rejected gets its own reason, the
+// others the group's (err), as kube-scheduler does; the PodGroup gets the
+// group's reason in its PodGroupInitiallyScheduled condition. results are
+// the members' outcomes when members were tried.
+func (s *Scheduler) failGroup(ctx context.Context, group *framework.PodGroupInfo, live []*queue.QueuedPodInfo, results []memberResult, cycle int64, start time.Time, err error) {
+	own := map[*queue.QueuedPodInfo]error{}
+	// The group wakes on what rejected any of its members, and on what
+	// the gang waits for.
+	rejectors := sets.New[string]()
+	for _, r := range results {
+		var fitErr *FitError
+		if errors.As(r.err, &fitErr) {
+			own[r.qpi] = r.err
+			rejectors = rejectors.Union(fitErr.Plugins)
+		}
+	}
+	unschedulable := isUnschedulable(err)
+	rejectors.Insert(registry.GangSchedulingName)
+	for _, m := range live {
+		e := err
+		if o, ok := own[m]; ok {
+			e = o
+		}
+		if unschedulable && !errors.As(e, new(*FitError)) {
+			m.UnschedulablePlugins = rejectors.Clone()
+		}
+		s.handleFailure(ctx, m, cycle, e, start)
+	}
+	reason := schedulingv1beta1.PodGroupReasonUnschedulable
+	if !unschedulable {
+		reason = schedulingv1beta1.PodGroupReasonSchedulerError
+	}
+	s.groupStatus.record(group.Object, metav1.ConditionFalse, reason, err.Error())
+	s.logger.Info("pod group did not fit", zap.String("podGroup", group.Key.String()), zap.Int("members", len(live)),
+		zap.String("reason", err.Error()))
+}
+
+// isUnschedulable reports whether err is a rejection rather than an error.
+func isUnschedulable(err error) bool {
+	var fitErr *FitError
+	return errors.As(err, &fitErr) || errors.Is(err, ErrNoNodesAvailable) || errors.Is(err, errPodGroupUnschedulable)
+}
+
+// runPodGroupFeasible asks the profile's PodGroupFeasible plugins about
+// a group cycle's progress: the first rejection or error, else Wait if
+// any plugin waits, else Success.
+func (prof *profile) runPodGroupFeasible(ctx context.Context, g *framework.PodGroupInfo, scheduled, remaining int) *framework.Status {
+	var wait *framework.Status
+	for _, pl := range prof.podGroupFeasible {
+		st := pl.PodGroupFeasible(ctx, g, scheduled, remaining)
+		switch {
+		case st.IsSuccess():
+		case st.IsWait():
+			if wait == nil {
+				wait = st
+			}
+		default:
+			return st
+		}
+	}
+	if wait != nil {
+		return wait
+	}
+	return nil
+}
+
+// validateGroup is kube-scheduler's validatePodGroup: a group needs its
+// PodGroup, and its members the same scheduler and the PodGroup's
+// priority.
+func validateGroup(g *framework.PodGroupInfo, members []*queue.QueuedPodInfo) error {
+	if g.Object == nil {
+		return &podGroupUnschedulable{message: registry.PodGroupMissingMessage(g.Key.Name)}
+	}
+	var groupPriority int32
+	if g.Object.Spec.Priority != nil {
+		groupPriority = *g.Object.Spec.Priority
+	}
+	schedulerName := members[0].Pod.Spec.SchedulerName
+	var policy *v1.PreemptionPolicy
+	for _, m := range members {
+		pod := m.Pod
+		if pod.Spec.SchedulerName != schedulerName {
+			return fmt.Errorf("all pods in a single pod group should have the same .spec.schedulerName set, got: %q and %q", pod.Spec.SchedulerName, schedulerName)
+		}
+		if p := corev1helpers.PodPriority(pod); p != groupPriority {
+			return fmt.Errorf("all pods in a single pod group should have the same priority as the pod group's priority, got %d and %d", p, groupPriority)
+		}
+		pp := preemptionPolicyOf(pod)
+		if policy == nil {
+			policy = &pp
+		} else if pp != *policy {
+			return fmt.Errorf("all pods in a single pod group should have the same preemption policy, got %v and %v", pp, *policy)
+		}
+	}
+	return nil
+}
+
+func preemptionPolicyOf(pod *v1.Pod) v1.PreemptionPolicy {
+	if pod.Spec.PreemptionPolicy != nil {
+		return *pod.Spec.PreemptionPolicy
+	}
+	return v1.PreemptLowerPriority
+}
+
+// compareMembers orders a group's members as kube-scheduler does: higher
+// priority first, then more attempts, then earlier queued, then by name.
+func compareMembers(a, b *queue.QueuedPodInfo) int {
+	if c := cmp.Compare(corev1helpers.PodPriority(b.Pod), corev1helpers.PodPriority(a.Pod)); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.Attempts, a.Attempts); c != 0 {
+		return c
+	}
+	if c := a.Timestamp.Compare(b.Timestamp); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Pod.Name, b.Pod.Name)
+}
