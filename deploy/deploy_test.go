@@ -338,6 +338,12 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 		{"", "pods/binding", ""}:                          {"create"},
 		{"", "pods/status", ""}:                           {"patch"},
 		{"events.k8s.io", "events", ""}:                   {"create", "patch"},
+		// Gangs: native PodGroups (whose status yardmaster writes) and
+		// Workloads, and scheduler-plugins' PodGroup CRD.
+		{"scheduling.k8s.io", "podgroups", ""}:        {"get", "list", "watch"},
+		{"scheduling.k8s.io", "podgroups/status", ""}: {"patch", "update"},
+		{"scheduling.k8s.io", "workloads", ""}:        {"get", "list", "watch"},
+		{"scheduling.x-k8s.io", "podgroups", ""}:      {"get", "list", "watch"},
 		// The secure port's delegated authentication and authorization.
 		{"authentication.k8s.io", "tokenreviews", ""}:        {"create"},
 		{"authorization.k8s.io", "subjectaccessreviews", ""}: {"create"},

@@ -42,6 +42,12 @@ const (
 	// a claim's status.reservedFor and deallocates a claim that nobody uses
 	// any more.
 	ResourceClaimController = "resourceclaim-controller"
+	// PodGroupProtectionController removes the
+	// scheduling.k8s.io/podgroup-protection finalizer from a deleted
+	// PodGroup once no pod that has not terminated names it. It runs only
+	// with the GenericWorkload feature gate
+	// (GenericWorkloadControllerManagerFlags).
+	PodGroupProtectionController = "podgroup-protection-controller"
 )
 
 // StorageControllers returns the controllers that make PersistentVolumes
@@ -73,6 +79,49 @@ func StorageControllers() []string {
 // collector.
 func DRAControllers() []string {
 	return []string{ResourceClaimController}
+}
+
+// GangControllers returns the controllers that PodGroups
+// (scheduling.k8s.io/v1beta1) need beside a scheduler: only
+// PodGroupProtectionController. kube-apiserver's PodGroupProtection
+// admission puts the finalizer scheduling.k8s.io/podgroup-protection on
+// every new PodGroup, and without the controller that removes it a deleted
+// PodGroup stays Terminating for ever. kube-controller-manager must run
+// with GenericWorkloadControllerManagerFlags, and the API server with
+// GenericWorkloadAPIServerFlags, or the controller is not built and the
+// start times out naming it.
+func GangControllers() []string {
+	return []string{PodGroupProtectionController}
+}
+
+// GenericWorkloadAPIServerFlags returns the flags that make a v1.37
+// kube-apiserver serve Workloads and PodGroups (scheduling.k8s.io/v1beta1)
+// and accept a PodGroup's spec.schedulingConstraints.topology, for
+// Options.ExtraAPIServerFlags. The beta version is off by default and is
+// served only with the GenericWorkload feature gate too (beta, off by
+// default in v1.37): with the runtime-config alone the group has no
+// resources. TopologyAwareWorkloadScheduling (alpha, needs GenericWorkload)
+// keeps the API server from dropping spec.schedulingConstraints. With the
+// gate on, the built-in system:kube-scheduler role also reads podgroups and
+// writes podgroups/status.
+//
+// Both are list flags that kube-apiserver adds up when given twice, and
+// ExtraAPIServerFlags keeps every one given there, so a caller's own
+// --runtime-config or --feature-gates beside these adds to them (a key
+// given in both takes the later value). They are for v1.37 only: v1.35 and
+// v1.36 serve other, alpha versions under the same gate.
+func GenericWorkloadAPIServerFlags() []string {
+	return []string{
+		"--runtime-config=scheduling.k8s.io/v1beta1=true",
+		"--feature-gates=GenericWorkload=true,TopologyAwareWorkloadScheduling=true",
+	}
+}
+
+// GenericWorkloadControllerManagerFlags returns the flags that
+// kube-controller-manager v1.37 needs to build PodGroupProtectionController,
+// for Options.ExtraControllerManagerFlags: the GenericWorkload feature gate.
+func GenericWorkloadControllerManagerFlags() []string {
+	return []string{"--feature-gates=GenericWorkload=true"}
 }
 
 // controllerManagerPollInterval paces the readiness wait of

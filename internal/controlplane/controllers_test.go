@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,11 +27,13 @@ const (
 	pvcProtection      = "kubernetes.io/pvc-protection"
 	pvProtection       = "kubernetes.io/pv-protection"
 	annPodClaimName    = "resource.kubernetes.io/pod-claim-name"
+	podGroupProtection = "scheduling.k8s.io/podgroup-protection"
 	controllerDeadline = 30 * time.Second
 )
 
 // testControllers checks, on a control plane started with
-// StorageControllers and DRAControllers, that each controller does on the
+// StorageControllers, DRAControllers and GangControllers (and the
+// GenericWorkload flags), that each controller does on the
 // API what tests of the scheduler will rely on.
 func testControllers(t *testing.T, cp *controlplane.ControlPlane) {
 	ctx := t.Context()
@@ -153,6 +156,62 @@ func testControllers(t *testing.T, cp *controlplane.ControlPlane) {
 
 	t.Run("resource claim from template", func(t *testing.T) {
 		testResourceClaimFromTemplate(t, client, ns)
+	})
+
+	t.Run("podgroup protection", func(t *testing.T) {
+		testPodGroupProtection(t, client, ns)
+	})
+}
+
+// testPodGroupProtection checks that a PodGroup gets its protection
+// finalizer from kube-apiserver's admission, that a deleted PodGroup stays
+// while a pod that has not terminated names it, and that the PodGroup
+// protection controller lets it go once that pod is gone.
+func testPodGroupProtection(t *testing.T, client kubernetes.Interface, ns string) {
+	ctx := t.Context()
+	pg := &schedulingv1beta1.PodGroup{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gang"},
+		Spec: schedulingv1beta1.PodGroupSpec{SchedulingPolicy: schedulingv1beta1.PodGroupSchedulingPolicy{
+			Gang: &schedulingv1beta1.GangSchedulingPolicy{MinCount: 2},
+		}},
+	}
+	pg, err := client.SchedulingV1beta1().PodGroups(ns).Create(ctx, pg, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(pg.Finalizers, podGroupProtection) {
+		t.Errorf("PodGroup finalizers %q, want %q", pg.Finalizers, podGroupProtection)
+	}
+
+	// A member bound to a node (which need not exist) has not terminated.
+	pod := frameworktest.MakePod().Namespace(ns).Name("gang-member").Node("nowhere").Obj()
+	pod.UID = ""
+	pod.Spec.SchedulingGroup = &v1.PodSchedulingGroup{PodGroupName: &pg.Name}
+	pod, err = client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pod.Spec.SchedulingGroup == nil {
+		t.Fatal("the API server dropped the pod's spec.schedulingGroup (GenericWorkload off?)")
+	}
+	if err := client.SchedulingV1beta1().PodGroups(ns).Delete(ctx, pg.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Long enough for the controller to have looked: it acts within
+	// milliseconds of an event.
+	time.Sleep(2 * time.Second)
+	got, err := client.SchedulingV1beta1().PodGroups(ns).Get(ctx, pg.Name, metav1.GetOptions{})
+	if err != nil || got.DeletionTimestamp == nil || !slices.Contains(got.Finalizers, podGroupProtection) {
+		t.Fatalf("PodGroup named by a pod after delete: err %v, want it Terminating with finalizer %q", err, podGroupProtection)
+	}
+
+	zero := int64(0)
+	if err := client.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, "PodGroup "+pg.Name, func(ctx context.Context) error {
+		_, err := client.SchedulingV1beta1().PodGroups(ns).Get(ctx, pg.Name, metav1.GetOptions{})
+		return err
 	})
 }
 

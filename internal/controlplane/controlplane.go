@@ -117,7 +117,10 @@ type Options struct {
 	LogDir string
 	// ExtraAPIServerFlags are appended after the defaults, and a flag given
 	// here replaces the default of the same name (also a list flag, such
-	// as --authorization-mode, which given twice would add up).
+	// as --authorization-mode, which given twice would add up). Flags
+	// given here are all kept: a list flag given twice here adds up, as
+	// with append(GenericWorkloadAPIServerFlags(),
+	// "--runtime-config=resource.k8s.io/v1=false").
 	ExtraAPIServerFlags []string
 	// ExtraControllerManagerFlags are added to kube-controller-manager's
 	// defaults in the same way; unused without Controllers.

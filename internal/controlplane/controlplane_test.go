@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -76,7 +77,12 @@ func startAll(t *testing.T, opts ...controlplane.Options) []*controlplane.Contro
 func TestControlPlane(t *testing.T) {
 	cps := startAll(t,
 		controlplane.Options{Tokens: []controlplane.Token{viewer}},
-		controlplane.Options{LogDir: t.TempDir(), Controllers: append(controlplane.StorageControllers(), controlplane.DRAControllers()...)},
+		controlplane.Options{
+			LogDir:                      t.TempDir(),
+			Controllers:                 slices.Concat(controlplane.StorageControllers(), controlplane.DRAControllers(), controlplane.GangControllers()),
+			ExtraAPIServerFlags:         controlplane.GenericWorkloadAPIServerFlags(),
+			ExtraControllerManagerFlags: controlplane.GenericWorkloadControllerManagerFlags(),
+		},
 	)
 	a, b := cps[0], cps[1]
 	ctx := t.Context()
@@ -215,6 +221,23 @@ func TestControlPlane(t *testing.T) {
 
 	t.Run("controllers", func(t *testing.T) {
 		testControllers(t, b)
+	})
+
+	// PodGroups are served only with GenericWorkloadAPIServerFlags.
+	t.Run("podgroups served", func(t *testing.T) {
+		for _, tc := range []struct {
+			name   string
+			plane  *controlplane.ControlPlane
+			served bool
+		}{
+			{"defaults", a, false},
+			{"GenericWorkloadAPIServerFlags", b, true},
+		} {
+			_, err := tc.plane.AdminClient().SchedulingV1beta1().PodGroups(ns).List(ctx, metav1.ListOptions{})
+			if tc.served && err != nil || !tc.served && !apierrors.IsNotFound(err) {
+				t.Errorf("%s: list PodGroups: err = %v, want served %t", tc.name, err, tc.served)
+			}
+		}
 	})
 
 	// Controllers started later on the first, which has none; one is

@@ -36,7 +36,10 @@ func exitError(p *procgroup.Process) error {
 // extra: a flag given in extra replaces the default of the same name even
 // where the component would add the two up (list flags such as
 // --authorization-mode or --runtime-config, given twice, accumulate).
-// Defaults are all written --name=value.
+// Within extra every flag is kept, so a list flag given there twice, say
+// GenericWorkloadAPIServerFlags' --runtime-config beside a caller's own,
+// reaches the component twice and adds up. Defaults are all written
+// --name=value.
 func withFlags(defaults, extra []string) []string {
 	named := map[string]bool{}
 	for _, f := range extra {

@@ -22,6 +22,13 @@ func TestWithFlags(t *testing.T) {
 			[]string{"--authorization-mode=Node,RBAC", "--secure-port=6443", "-v=4"}},
 		{"flag and value as two arguments", []string{"--secure-port", "7443"},
 			[]string{"--authorization-mode=Node,RBAC", "-v=1", "--secure-port", "7443"}},
+		{"list flag given twice in extra: both kept, to add up",
+			append(GenericWorkloadAPIServerFlags(), "--runtime-config=resource.k8s.io/v1=false", "--feature-gates=DRAConsumableCapacity=true"),
+			[]string{"--authorization-mode=Node,RBAC", "--secure-port=6443", "-v=1",
+				"--runtime-config=scheduling.k8s.io/v1beta1=true",
+				"--feature-gates=GenericWorkload=true,TopologyAwareWorkloadScheduling=true",
+				"--runtime-config=resource.k8s.io/v1=false",
+				"--feature-gates=DRAConsumableCapacity=true"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

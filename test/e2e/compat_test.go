@@ -162,10 +162,16 @@ func TestWithoutResourceAPI(t *testing.T) {
 	e.expectPending("dra", 2*time.Second)
 }
 
-// The API server the package's tests share serves what
-// docs/compatibility.md says v1.37 serves.
+// kube-apiserver v1.37 serves what docs/compatibility.md says it serves:
+// with its defaults (on a control plane of the test's own), and with the
+// GenericWorkload flags, as the API server the package's tests share.
 func TestCurrentAPIServerServesAsDocumented(t *testing.T) {
-	expectServedAsDocumented(t, cp, "v1.37")
+	t.Run("defaults", func(t *testing.T) {
+		expectServedAsDocumented(t, startPlaneOf(t, controlplane.Options{}), "v1.37")
+	})
+	t.Run("GenericWorkload", func(t *testing.T) {
+		expectServedAsDocumented(t, cp, columnGenericWorkload)
+	})
 }
 
 // compatibilityDoc is the document whose table expectServedAsDocumented
@@ -173,11 +179,15 @@ func TestCurrentAPIServerServesAsDocumented(t *testing.T) {
 const compatibilityDoc = "../../docs/compatibility.md"
 
 // compatibilityHeader is the header row of its table of served APIs.
-var compatibilityHeader = []string{"group/version", "resource", "yardmaster reads it for", "v1.35", "v1.36", "v1.37", columnWithoutResourceAPI}
+var compatibilityHeader = []string{"group/version", "resource", "yardmaster reads it for", "v1.35", "v1.36", "v1.37", columnWithoutResourceAPI, columnGenericWorkload}
 
 // columnWithoutResourceAPI is the table's column of TestWithoutResourceAPI's
 // server.
 const columnWithoutResourceAPI = "v1.37, resource.k8s.io/v1=false"
+
+// columnGenericWorkload is the table's column of the shared server, started
+// with controlplane.GenericWorkloadAPIServerFlags.
+const columnGenericWorkload = "v1.37, GenericWorkload"
 
 // expectServedAsDocumented checks that plane's API server serves each
 // resource of docs/compatibility.md's table whose cell in column is "yes",

@@ -61,9 +61,11 @@ func newEnvOn(t *testing.T, plane *controlplane.ControlPlane) *env {
 }
 
 // cleanup removes what the test made. Without a kubelet a pod only
-// disappears with grace period 0. Claims go after the pods: their
-// protection finalizers stay until the storage and DRA controllers see no
-// pod using them, and then they release their volumes and devices. Without
+// disappears with grace period 0. Claims and PodGroups go after the pods:
+// their protection finalizers stay until the storage, DRA and PodGroup
+// protection controllers see no pod using them, and then they release
+// their volumes and devices. A plane that serves no PodGroups answers
+// NotFound, which is nothing to clean. Without
 // the namespace controller a namespace is never emptied, so what is left
 // stays in a Terminating namespace.
 func (e *env) cleanup() {
@@ -78,6 +80,9 @@ func (e *env) cleanup() {
 	}
 	if err := e.client.ResourceV1().ResourceClaims(e.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 		e.t.Logf("cleanup ResourceClaims: %v", err)
+	}
+	if err := e.client.SchedulingV1beta1().PodGroups(e.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		e.t.Logf("cleanup PodGroups: %v", err)
 	}
 	if err := e.client.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: testLabel + "=" + e.ns}); err != nil {
 		e.t.Logf("cleanup nodes: %v", err)

@@ -5,6 +5,11 @@
 // (controlplane.StorageControllers and DRAControllers), so claims get bound
 // to volumes, protection finalizers are removed, and ResourceClaims are
 // made from templates and released when their pods go, as in a cluster.
+// It serves Workloads and PodGroups (scheduling.k8s.io/v1beta1, with the
+// GenericWorkload and TopologyAwareWorkloadScheduling gates:
+// controlplane.GenericWorkloadAPIServerFlags) and runs the PodGroup
+// protection controller (controlplane.GangControllers), so a deleted
+// PodGroup goes once no pod names it.
 // The tests of cluster_test.go run on a second control plane, started by
 // the first of them, where KWOK plays the kubelet of every node and the
 // workload controllers run (Deployments, StatefulSets, Jobs).
@@ -17,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/yardmaster-io/yardmaster/cmd/yardmaster/app"
@@ -39,8 +45,10 @@ func TestMain(m *testing.M) {
 func run(m *testing.M) int {
 	var err error
 	cp, err = controlplane.Start(context.Background(), controlplane.Options{
-		Tokens:      identities(),
-		Controllers: append(controlplane.StorageControllers(), controlplane.DRAControllers()...),
+		Tokens:                      identities(),
+		Controllers:                 slices.Concat(controlplane.StorageControllers(), controlplane.DRAControllers(), controlplane.GangControllers()),
+		ExtraAPIServerFlags:         controlplane.GenericWorkloadAPIServerFlags(),
+		ExtraControllerManagerFlags: controlplane.GenericWorkloadControllerManagerFlags(),
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: start control plane:", err)

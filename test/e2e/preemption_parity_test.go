@@ -34,6 +34,25 @@ func (e *env) startKubeScheduler(profile ...string) {
 // configuration's top level (its extenders, say), added to the file.
 func (e *env) startKubeSchedulerWith(top string, profile ...string) {
 	e.t.Helper()
+	e.startKubeSchedulerFlags(nil, top, profile...)
+}
+
+// Feature gates of kube-scheduler v1.37.2 for startKubeSchedulerFlags.
+// With GenericWorkload its default profile appends GangScheduling to
+// multiPoint and it watches PodGroups; TopologyAwareWorkloadScheduling
+// (which needs GenericWorkload) appends TopologyPlacementGenerator and
+// PodGroupPodsCount too. The API server must serve PodGroups (the shared
+// control plane does: main_test.go).
+var (
+	kubeSchedulerGangFlags         = []string{"--feature-gates=GenericWorkload=true"}
+	kubeSchedulerTopologyGangFlags = []string{"--feature-gates=GenericWorkload=true,TopologyAwareWorkloadScheduling=true"}
+)
+
+// startKubeSchedulerFlags is startKubeSchedulerWith with flags, such as
+// kubeSchedulerGangFlags, added to kube-scheduler's command line. It runs
+// as the admin user, so its RBAC does not limit what it reads.
+func (e *env) startKubeSchedulerFlags(flags []string, top string, profile ...string) {
+	e.t.Helper()
 	bin, err := controlplane.BinaryPath("kube-scheduler")
 	if err != nil {
 		e.t.Fatalf("kube-scheduler: %v (make control-plane builds it)", err)
@@ -56,9 +75,8 @@ leaderElection:
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	p, err := procgroup.Start("kube-scheduler", bin,
-		[]string{"--config", cfg, "--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(port)},
-		filepath.Join(dir, "kube-scheduler.log"))
+	args := append([]string{"--config", cfg, "--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(port)}, flags...)
+	p, err := procgroup.Start("kube-scheduler", bin, args, filepath.Join(dir, "kube-scheduler.log"))
 	if err != nil {
 		e.t.Fatalf("start kube-scheduler: %v", err)
 	}

@@ -210,6 +210,10 @@ func runKubeScheduler(t *testing.T, bin, path string) ([]byte, error) {
 		"--master", "https://127.0.0.1:1",
 		// No listener: tests run in parallel.
 		"--secure-port", "0",
+		// yardmaster's default profile has GangScheduling, as
+		// kube-scheduler's has only with this gate (beta, off by default
+		// in v1.37): it appends GangScheduling to multiPoint.
+		"--feature-gates=GenericWorkload=true",
 		"--write-config-to", out)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -244,6 +248,9 @@ var points = []string{"preEnqueue", "queueSort", "preFilter", "filter", "postFil
 // expands to; the test expands it with this table, as its framework does.
 // The pod-group point podGroupPostFilter (DynamicResources and
 // DefaultPreemption implement it) is not compared: yardmaster has none.
+// GangScheduling's third interface, PlacementFeasiblePlugin, is no
+// extension point of the configuration: kube-scheduler calls it on the
+// GangScheduling plugin of the profile, if any.
 var kubePoints = map[string][]string{
 	"SchedulingGates":                 {"preEnqueue"},
 	"PrioritySort":                    {"queueSort"},
@@ -265,6 +272,7 @@ var kubePoints = map[string][]string{
 	"ImageLocality":                   {"score"},
 	"DefaultBinder":                   {"bind"},
 	"NodeDeclaredFeatures":            {"preFilter", "filter"},
+	"GangScheduling":                  {"preEnqueue", "permit"},
 }
 
 // kubeArgs are the plugins both schedulers have that take args in
