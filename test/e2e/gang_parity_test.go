@@ -272,6 +272,21 @@ func TestGangParity(t *testing.T) {
 		})
 	})
 
+	// A gang of 4 members of 1 cpu, minCount 4, on a node of 1 cpu: the
+	// first fits, the second does not, and then minCount cannot be met
+	// (1 scheduled, 2 remaining): the cycle stops, and the last two
+	// members are never tried.
+	t.Run("a gang that stops at its first misfit", func(t *testing.T) {
+		sideBySide(t, func(t *testing.T, kube bool) waitingGroup {
+			e := newEnv(t)
+			e.addNode(e.node("a").Capacity("1", "4Gi", 110))
+			e.createGangOf("tight", 4, "")
+			names := e.createMembers("tight", 4, "1")
+			e.startGangScheduler(kube)
+			return e.waitingOutcome("tight", names)
+		})
+	})
+
 	// The PodGroup has priority 1000 (its class); one member has it too,
 	// the other none (0): kube-scheduler's validatePodGroup refuses the
 	// group with a SchedulerError.
