@@ -255,7 +255,14 @@ func TestGangParity(t *testing.T) {
 			e.waitBound(60*time.Second, small...)
 			e.waitGroupCondition("small", metav1.ConditionTrue, "Scheduled")
 			e.assertNoOvercommit()
-			return map[string]map[string]int{"big": e.perNode(big), "small": e.perNode(small)}
+			got := map[string]map[string]int{"big": e.perNode(big), "small": e.perNode(small)}
+			// The arithmetic above, checked under both schedulers: a tie
+			// would make the comparison a matter of luck.
+			want := map[string]map[string]int{"big": {"a": 1, "b": 2, "c": 4}, "small": {"a": 1, "b": 1, "c": 1}}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("members per node differ from the scores worked out by hand (-want +got):\n%s", diff)
+			}
+			return got
 		})
 	})
 
