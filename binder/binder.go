@@ -230,6 +230,18 @@ func (b *Binder) RecordFailure(_ context.Context, pod *v1.Pod, reason, message s
 	b.patches.add(patchCondition, pod, func() map[string]any { return conditionPatch(pod, reason, message) }, func() { b.forgetMessage(pod.UID) })
 }
 
+// RecordWaiting sets the pod's PodScheduled condition to False with
+// reason and message, in the background and without an event: for a pod
+// that waits before any scheduling attempt (a member of a pod group whose
+// group is incomplete), told again only when the message changes.
+func (b *Binder) RecordWaiting(pod *v1.Pod, reason, message string) {
+	message = unique.Make(TruncateNote(message)).Value()
+	if !b.rememberMessage(pod, message) {
+		return
+	}
+	b.patches.add(patchCondition, pod, func() map[string]any { return conditionPatch(pod, reason, message) }, func() { b.forgetMessage(pod.UID) })
+}
+
 // rememberMessage records message for the pod and reports whether it is new
 // (neither remembered nor already on the pod's condition).
 func (b *Binder) rememberMessage(pod *v1.Pod, message string) bool {

@@ -45,6 +45,9 @@ var (
 	gvrCSIStorageCapacities = storagev1.SchemeGroupVersion.WithResource("csistoragecapacities")
 	gvrVolumeAttachments    = storagev1.SchemeGroupVersion.WithResource("volumeattachments")
 	gvrPodGroups            = schedulingv1beta1.SchemeGroupVersion.WithResource("podgroups")
+	// gvrCoschedulingPodGroups are scheduler-plugins' PodGroups, a CRD
+	// read through the dynamic informer factory.
+	gvrCoschedulingPodGroups = schema.GroupVersionResource{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"}
 )
 
 // optionalResources maps each optional resource to an empty object and
@@ -103,7 +106,7 @@ func DiscoverAPIs(ctx context.Context, d discovery.DiscoveryInterface) (ServedAP
 		}
 		for _, res := range l.APIResources {
 			gvr := gv.WithResource(res.Name)
-			if _, ok := optionalResources[gvr]; ok {
+			if _, ok := optionalResources[gvr]; ok || gvr == gvrCoschedulingPodGroups {
 				served[gvr] = true
 			}
 		}
@@ -128,6 +131,8 @@ var (
 		Without: "pods with resource claims stay Pending with a reason; extended resources are only those of the nodes' allocatable"}
 	podGroupsFeature = Feature{Name: "PodGroups", Needs: []schema.GroupVersionResource{gvrPodGroups},
 		Without: "no pod can name a pod group (the API server drops spec.schedulingGroup), so none is scheduled as a gang"}
+	coschedulingFeature = Feature{Name: "CoschedulingPodGroups", Needs: []schema.GroupVersionResource{gvrCoschedulingPodGroups},
+		Without: "pods labelled scheduling.x-k8s.io/pod-group are scheduled one by one (install scheduler-plugins' PodGroup CRD, deploy/overlays/coscheduling, and restart)"}
 	deviceTaintRulesFeature = Feature{Name: "DeviceTaintRules", Needs: []schema.GroupVersionResource{gvrDeviceTaintRules},
 		Without: "devices are tainted only by the taints their ResourceSlices publish"}
 )
@@ -138,6 +143,7 @@ var Features = []Feature{
 	draFeature,
 	deviceTaintRulesFeature,
 	podGroupsFeature,
+	coschedulingFeature,
 	{Name: "StorageClasses", Needs: []schema.GroupVersionResource{gvrStorageClasses},
 		Without: "claims that name a StorageClass are not bound by the scheduler"},
 	{Name: "CSINodes", Needs: []schema.GroupVersionResource{gvrCSINodes, gvrCSIDrivers},

@@ -98,7 +98,8 @@ func (s *Scheduler) preEnqueue(pod *v1.Pod) (ok bool) {
 		}
 	}()
 	for _, pl := range prof.preEnqueue {
-		if !pl.PreEnqueue(context.Background(), pod).IsSuccess() {
+		if st := pl.PreEnqueue(context.Background(), pod); !st.IsSuccess() {
+			s.tellWaiting(pod, st)
 			return false
 		}
 	}

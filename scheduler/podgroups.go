@@ -6,6 +6,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	schedulinglisters "k8s.io/client-go/listers/scheduling/v1beta1"
@@ -25,21 +28,29 @@ import (
 // it) and takes the cache's, both leaves; nothing is called with it held
 // but the cache.
 type podGroups struct {
-	served  bool
 	lister  schedulinglisters.PodGroupLister // nil when not served
+	crd     toolscache.GenericLister         // nil when not served
 	assumed func(types.UID) bool
 
 	mu      sync.RWMutex
 	members map[framework.PodGroupKey]map[types.UID]*v1.Pod
 }
 
-func newPodGroups(lister schedulinglisters.PodGroupLister, assumed func(types.UID) bool) *podGroups {
-	return &podGroups{served: lister != nil, lister: lister, assumed: assumed,
+func newPodGroups(lister schedulinglisters.PodGroupLister, crd toolscache.GenericLister, assumed func(types.UID) bool) *podGroups {
+	return &podGroups{lister: lister, crd: crd, assumed: assumed,
 		members: map[framework.PodGroupKey]map[types.UID]*v1.Pod{}}
 }
 
 // Served implements framework.PodGroupLister.
-func (g *podGroups) Served() bool { return g != nil && g.served }
+func (g *podGroups) Served(api framework.PodGroupAPI) bool {
+	if g == nil {
+		return false
+	}
+	if api == framework.CoschedulingPodGroups {
+		return g.crd != nil
+	}
+	return g.lister != nil
+}
 
 // Get implements framework.PodGroupLister.
 func (g *podGroups) Get(key framework.PodGroupKey) framework.PodGroupInfo {
@@ -47,7 +58,11 @@ func (g *podGroups) Get(key framework.PodGroupKey) framework.PodGroupInfo {
 	if g == nil {
 		return pg
 	}
-	pg.Object = g.object(key)
+	if key.API == framework.CoschedulingPodGroups {
+		pg.Coscheduling = g.coscheduling(key)
+	} else {
+		pg.Object = g.object(key)
+	}
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	m := g.members[key]
@@ -72,6 +87,49 @@ func (g *podGroups) object(key framework.PodGroupKey) *schedulingv1beta1.PodGrou
 		return nil // not found: a lister has no other error
 	}
 	return obj
+}
+
+// coscheduling returns the group's scheduler-plugins PodGroup from the
+// dynamic informer, nil when there is none or it cannot be read.
+func (g *podGroups) coscheduling(key framework.PodGroupKey) *framework.CoschedulingPodGroup {
+	if g.crd == nil {
+		return nil
+	}
+	obj, err := g.crd.ByNamespace(key.Namespace).Get(key.Name)
+	if err != nil {
+		return nil
+	}
+	pg, err := coschedulingOf(obj)
+	if err != nil {
+		return nil
+	}
+	return pg
+}
+
+// coschedulingPodGroup is the part of a scheduler-plugins PodGroup
+// (scheduling.x-k8s.io/v1alpha1) the scheduler reads.
+type coschedulingPodGroup struct {
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		MinMember              int32           `json:"minMember,omitempty"`
+		MinResources           v1.ResourceList `json:"minResources,omitempty"`
+		ScheduleTimeoutSeconds *int32          `json:"scheduleTimeoutSeconds,omitempty"`
+	} `json:"spec"`
+}
+
+// coschedulingOf reads a scheduler-plugins PodGroup from the dynamic
+// informer's object.
+func coschedulingOf(obj any) (*framework.CoschedulingPodGroup, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, fmt.Errorf("not an unstructured object: %T", obj)
+	}
+	var pg coschedulingPodGroup
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &pg); err != nil {
+		return nil, fmt.Errorf("read PodGroup %s/%s: %w", u.GetNamespace(), u.GetName(), err)
+	}
+	return &framework.CoschedulingPodGroup{UID: pg.UID, MinMember: pg.Spec.MinMember,
+		MinResources: pg.Spec.MinResources, ScheduleTimeoutSeconds: pg.Spec.ScheduleTimeoutSeconds}, nil
 }
 
 // memberUIDs returns the UIDs of the group's known members.
@@ -123,11 +181,11 @@ func (g *podGroups) remove(pod *v1.Pod) {
 // one that makes minCount: until then PreEnqueue holds them back, and
 // afterwards each new member's own PreEnqueue lets it through.
 func (s *Scheduler) memberAdded(key framework.PodGroupKey, members int) {
-	if !s.groups.Served() {
+	if !s.groups.Served(key.API) {
 		return
 	}
 	g := s.groups.Get(key)
-	if g.Object == nil || members != g.MinCount() {
+	if !g.Exists() || members != g.MinCount() {
 		return
 	}
 	s.Queue.Activate(s.groups.memberUIDs(key), queue.EventOf(framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.Add}))
@@ -136,11 +194,11 @@ func (s *Scheduler) memberAdded(key framework.PodGroupKey, members int) {
 // addPodGroupHandlers wakes the members of a PodGroup added, or whose
 // gang's minCount was lowered; nothing when PodGroups are not served.
 func (s *Scheduler) addPodGroupHandlers(f informers.SharedInformerFactory) error {
-	if !s.groups.Served() {
+	if !s.groups.Served(framework.NativePodGroups) {
 		return nil
 	}
 	wake := func(pg *schedulingv1beta1.PodGroup, action framework.ActionType) {
-		key := framework.PodGroupKey{Namespace: pg.Namespace, Name: pg.Name}
+		key := framework.PodGroupKey{API: framework.NativePodGroups, Namespace: pg.Namespace, Name: pg.Name}
 		s.Queue.Activate(s.groups.memberUIDs(key), queue.EventOf(framework.ClusterEvent{Resource: framework.PodGroup, ActionType: action}))
 	}
 	reg, err := f.Scheduling().V1beta1().PodGroups().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
@@ -164,7 +222,7 @@ func (s *Scheduler) addPodGroupHandlers(f informers.SharedInformerFactory) error
 				obj = d.Obj
 			}
 			if pg, ok := obj.(*schedulingv1beta1.PodGroup); ok {
-				s.groupStatus.forget(framework.PodGroupKey{Namespace: pg.Namespace, Name: pg.Name})
+				s.groupStatus.forget(framework.PodGroupKey{API: framework.NativePodGroups, Namespace: pg.Namespace, Name: pg.Name})
 			}
 		},
 	})
@@ -172,5 +230,54 @@ func (s *Scheduler) addPodGroupHandlers(f informers.SharedInformerFactory) error
 		return fmt.Errorf("add PodGroup handler: %w", err)
 	}
 	s.handlers = append(s.handlers, reg)
+	return nil
+}
+
+// tellWaiting writes why a member of a pod group waits before any
+// attempt (its PodGroup missing, too few members) in its PodScheduled
+// condition, once per message, without an event. kube-scheduler writes
+// nothing there; a pod whose group never completes would otherwise sit
+// Pending without a word.
+func (s *Scheduler) tellWaiting(pod *v1.Pod, st *framework.Status) {
+	if s.binder == nil || st.Message() == "" {
+		return
+	}
+	if _, ok := framework.PodGroupOf(pod); !ok {
+		return
+	}
+	s.binder.RecordWaiting(pod, v1.PodReasonUnschedulable, st.Message())
+}
+
+// addCoschedulingHandlers wakes the members of a scheduler-plugins
+// PodGroup added, or whose minMember was lowered; nothing when the CRD
+// was not served at start.
+func (s *Scheduler) addCoschedulingHandlers() error {
+	if !s.groups.Served(framework.CoschedulingPodGroups) {
+		return nil
+	}
+	event := func(action framework.ActionType) queue.Event {
+		return queue.EventOf(framework.ClusterEvent{Resource: framework.PodGroup, ActionType: action})
+	}
+	wake := func(obj any, action framework.ActionType) {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return
+		}
+		key := framework.PodGroupKey{API: framework.CoschedulingPodGroups, Namespace: u.GetNamespace(), Name: u.GetName()}
+		s.Queue.Activate(s.groups.memberUIDs(key), event(action))
+	}
+	_, err := s.dynamicFactory.ForResource(gvrCoschedulingPodGroups).Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) { wake(obj, framework.Add) },
+		UpdateFunc: func(oldObj, newObj any) {
+			was, err1 := coschedulingOf(oldObj)
+			now, err2 := coschedulingOf(newObj)
+			if err1 == nil && err2 == nil && now.MinMember < was.MinMember {
+				wake(newObj, framework.Update)
+			}
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("add scheduler-plugins PodGroup handler: %w", err)
+	}
 	return nil
 }

@@ -46,7 +46,21 @@ var errPodGroupUnschedulable = errors.New("pod group is unschedulable")
 // podGroupUnschedulable is the failure of a member whose group was not
 // placed although the member itself fitted, or was never tried: the
 // group's reason, which is what kube-scheduler writes on it.
-type podGroupUnschedulable struct{ message string }
+type podGroupUnschedulable struct {
+	message string
+	// full is the group's reason with what its PostFilter (preemption)
+	// said appended: the PodGroup's condition, and the reason of the
+	// members that fitted. Empty: message.
+	full string
+}
+
+// fullMessage is the group's reason with its PostFilter's.
+func (e *podGroupUnschedulable) fullMessage() string {
+	if e.full == "" {
+		return e.message
+	}
+	return e.full
+}
 
 func (e *podGroupUnschedulable) Error() string {
 	if e.message == "" {
@@ -111,8 +125,8 @@ func (s *Scheduler) scheduleGroup(ctx context.Context, prof *profile, key framew
 	}
 	slices.SortFunc(live, compareMembers)
 
-	scheduled, remaining := group.Scheduled, len(live)
-	st := prof.runPodGroupFeasible(ctx, &group, scheduled, remaining)
+	progress := framework.PodGroupProgress{Scheduled: group.Scheduled, Remaining: len(live)}
+	st := prof.runPodGroupFeasible(ctx, &group, progress)
 	placed := 0
 	if !st.IsRejected() && st.Code() != framework.Error {
 		for _, m := range live {
@@ -127,12 +141,13 @@ func (s *Scheduler) scheduleGroup(ctx context.Context, prof *profile, key framew
 			}
 			r.job, r.err = j, err
 			results = append(results, r)
-			remaining--
+			progress.Remaining--
+			progress.Tried++
 			if j != nil {
-				scheduled++
+				progress.Scheduled++
 				placed++
 			}
-			st = prof.runPodGroupFeasible(ctx, &group, scheduled, remaining)
+			st = prof.runPodGroupFeasible(ctx, &group, progress)
 			if st.IsRejected() || st.Code() == framework.Error {
 				break
 			}
@@ -148,7 +163,44 @@ func (s *Scheduler) scheduleGroup(ctx context.Context, prof *profile, key framew
 		return
 	}
 	s.undoGroup(ctx, results)
-	s.failGroup(ctx, &group, live, results, cycle, start, &podGroupUnschedulable{message: st.Message()})
+	gu := &podGroupUnschedulable{message: st.Message()}
+	if st.Code() == framework.Unschedulable && prof.planner != nil {
+		gu.full = joinReasons(gu.message, "pod group preemption: "+s.groupPreemptionBlocker(&group, live))
+	}
+	s.failGroup(ctx, &group, live, results, cycle, start, gu)
+}
+
+// joinReasons joins two reasons as a status's Message does.
+func joinReasons(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + ", " + b
+}
+
+// groupPreemptionBlocker says why a group that did not fit preempts
+// nobody: kube-scheduler v1.37.2's DefaultPreemption words where it would
+// not preempt either (a preemption policy of Never, no pod of lower
+// priority anywhere). yardmaster does not preempt for a group yet.
+func (s *Scheduler) groupPreemptionBlocker(g *framework.PodGroupInfo, members []*queue.QueuedPodInfo) string {
+	if preemptionPolicyOf(members[0].Pod) == v1.PreemptNever {
+		return "not eligible due to preemptionPolicy=Never."
+	}
+	priority := corev1helpers.PodPriority(members[0].Pod)
+	if g.Object != nil {
+		priority = 0
+		if g.Object.Spec.Priority != nil {
+			priority = *g.Object.Spec.Priority
+		}
+	}
+	for _, ni := range s.snapshot.List() {
+		for _, pi := range ni.Pods {
+			if corev1helpers.PodPriority(pi.Pod) < priority {
+				return "preempting for a pod group is not supported by yardmaster yet"
+			}
+		}
+	}
+	return "No preemption victims found for incoming preemptor"
 }
 
 // placeMember is one member's part of the group cycle: the pod's
@@ -257,6 +309,20 @@ func (s *Scheduler) failGroup(ctx context.Context, group *framework.PodGroupInfo
 	}
 	unschedulable := isUnschedulable(err)
 	rejectors.Insert(registry.GangSchedulingName)
+	condition := err.Error()
+	// Members that fitted carry the group's whole reason, as in
+	// kube-scheduler; members never tried the reason the cycle stopped
+	// with.
+	var fitted error
+	if gu, ok := errors.AsType[*podGroupUnschedulable](err); ok {
+		condition = gu.fullMessage()
+		fitted = &podGroupUnschedulable{message: joinReasons(errPodGroupUnschedulable.Error(), condition)}
+	}
+	for _, r := range results {
+		if r.tried && r.err == nil && fitted != nil {
+			own[r.qpi] = fitted
+		}
+	}
 	for _, m := range live {
 		e := err
 		if o, ok := own[m]; ok {
@@ -271,9 +337,9 @@ func (s *Scheduler) failGroup(ctx context.Context, group *framework.PodGroupInfo
 	if !unschedulable {
 		reason = schedulingv1beta1.PodGroupReasonSchedulerError
 	}
-	s.groupStatus.record(group.Object, metav1.ConditionFalse, reason, err.Error())
+	s.groupStatus.record(group.Object, metav1.ConditionFalse, reason, condition)
 	s.logger.Info("pod group did not fit", zap.String("podGroup", group.Key.String()), zap.Int("members", len(live)),
-		zap.String("reason", err.Error()))
+		zap.String("reason", condition))
 }
 
 // isUnschedulable reports whether err is a rejection rather than an error.
@@ -285,10 +351,10 @@ func isUnschedulable(err error) bool {
 // runPodGroupFeasible asks the profile's PodGroupFeasible plugins about
 // a group cycle's progress: the first rejection or error, else Wait if
 // any plugin waits, else Success.
-func (prof *profile) runPodGroupFeasible(ctx context.Context, g *framework.PodGroupInfo, scheduled, remaining int) *framework.Status {
+func (prof *profile) runPodGroupFeasible(ctx context.Context, g *framework.PodGroupInfo, progress framework.PodGroupProgress) *framework.Status {
 	var wait *framework.Status
 	for _, pl := range prof.podGroupFeasible {
-		st := pl.PodGroupFeasible(ctx, g, scheduled, remaining)
+		st := pl.PodGroupFeasible(ctx, g, progress)
 		switch {
 		case st.IsSuccess():
 		case st.IsWait():
@@ -309,11 +375,13 @@ func (prof *profile) runPodGroupFeasible(ctx context.Context, g *framework.PodGr
 // PodGroup, and its members the same scheduler and the PodGroup's
 // priority.
 func validateGroup(g *framework.PodGroupInfo, members []*queue.QueuedPodInfo) error {
-	if g.Object == nil {
-		return &podGroupUnschedulable{message: registry.PodGroupMissingMessage(g.Key.Name)}
+	if !g.Exists() {
+		return &podGroupUnschedulable{message: registry.PodGroupMissingMessage(g.Key)}
 	}
+	// A scheduler-plugins PodGroup has no priority of its own.
+	checkPriority := g.Object != nil
 	var groupPriority int32
-	if g.Object.Spec.Priority != nil {
+	if checkPriority && g.Object.Spec.Priority != nil {
 		groupPriority = *g.Object.Spec.Priority
 	}
 	schedulerName := members[0].Pod.Spec.SchedulerName
@@ -323,7 +391,7 @@ func validateGroup(g *framework.PodGroupInfo, members []*queue.QueuedPodInfo) er
 		if pod.Spec.SchedulerName != schedulerName {
 			return fmt.Errorf("all pods in a single pod group should have the same .spec.schedulerName set, got: %q and %q", pod.Spec.SchedulerName, schedulerName)
 		}
-		if p := corev1helpers.PodPriority(pod); p != groupPriority {
+		if p := corev1helpers.PodPriority(pod); checkPriority && p != groupPriority {
 			return fmt.Errorf("all pods in a single pod group should have the same priority as the pod group's priority, got %d and %d", p, groupPriority)
 		}
 		pp := preemptionPolicyOf(pod)

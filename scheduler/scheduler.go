@@ -335,7 +335,11 @@ func New(opts Options) (*Scheduler, error) {
 	if opts.InformerFactory != nil && podGroupsFeature.Enabled(opts.APIs) {
 		pgLister = opts.InformerFactory.Scheduling().V1beta1().PodGroups().Lister()
 	}
-	s.groups = newPodGroups(pgLister, s.Cache.IsAssumed)
+	var crdLister toolscache.GenericLister
+	if opts.DynamicInformerFactory != nil && opts.APIs != nil && coschedulingFeature.Enabled(opts.APIs) {
+		crdLister = opts.DynamicInformerFactory.ForResource(gvrCoschedulingPodGroups).Lister()
+	}
+	s.groups = newPodGroups(pgLister, crdLister, s.Cache.IsAssumed)
 	s.groupStatus = newPodGroupStatusWriter(opts.Client, s.logger)
 	// Before the profiles: their DynamicResources plugins use it. Without
 	// informers (tests of the loop) it reads empty stores, so a pod with
@@ -405,6 +409,9 @@ func New(opts Options) (*Scheduler, error) {
 		s.podLister = opts.InformerFactory.Core().V1().Pods().Lister()
 	}
 	if err := s.watchCustomResources(); err != nil {
+		return nil, err
+	}
+	if err := s.addCoschedulingHandlers(); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -517,7 +524,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) {
 		s.Queue.Done(qpi)
 		return
 	}
-	if key, ok := framework.PodGroupOf(pod); ok && s.groups.Served() {
+	if key, ok := framework.PodGroupOf(pod); ok && s.groups.Served(key.API) {
 		s.scheduleGroup(ctx, prof, key, append([]*queue.QueuedPodInfo{qpi}, s.Queue.TakeGroup(key)...))
 		return
 	}

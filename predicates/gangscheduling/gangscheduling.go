@@ -3,11 +3,14 @@ package gangscheduling
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/yardmaster-io/yardmaster/framework"
 )
@@ -29,15 +32,22 @@ const (
 const permitTimeout = 5 * time.Minute
 
 // MsgWaitingForPodGroup is why a member whose PodGroup does not exist
-// waits in the queue (kube-scheduler's words, "pods's" included).
-func MsgWaitingForPodGroup(name string) string {
-	return fmt.Sprintf("waiting for pods's pod group %q to appear in scheduling queue", name)
+// waits in the queue: kube-scheduler's words ("pods's" included) for a
+// native group.
+func MsgWaitingForPodGroup(key framework.PodGroupKey) string {
+	if key.API == framework.CoschedulingPodGroups {
+		return fmt.Sprintf("waiting for PodGroup %q (scheduling.x-k8s.io/v1alpha1) to exist", key.Name)
+	}
+	return fmt.Sprintf("waiting for pods's pod group %q to appear in scheduling queue", key.Name)
 }
 
 // GangScheduling holds gang members back until their gang can be
-// scheduled, and judges a group cycle's progress against minCount.
+// scheduled, and judges a group cycle's progress against minCount (a
+// native gang's) or minMember and minResources (a scheduler-plugins
+// PodGroup's).
 type GangScheduling struct {
 	groups framework.PodGroupLister
+	nodes  framework.NodeInfoLister
 }
 
 var (
@@ -47,46 +57,107 @@ var (
 	_ framework.EnqueueExtensions      = &GangScheduling{}
 )
 
-// New returns the plugin over groups.
-func New(groups framework.PodGroupLister) *GangScheduling {
-	return &GangScheduling{groups: groups}
+// New returns the plugin over groups; nodes, the scheduler's snapshot,
+// is what minResources is checked against (nil: not checked).
+func New(groups framework.PodGroupLister, nodes framework.NodeInfoLister) *GangScheduling {
+	return &GangScheduling{groups: groups, nodes: nodes}
 }
 
 // Name returns Name.
 func (*GangScheduling) Name() string { return Name }
 
-// PreEnqueue lets a pod of no group through; a member waits until its
-// PodGroup exists and, for a gang, until minCount members exist (pending
-// or bound).
+// PreEnqueue lets a pod of no group through, and a pod whose group's API
+// the server did not serve (scheduled on its own, as before); a member
+// waits until its PodGroup exists and, for a gang, until minCount
+// members exist (pending or bound).
 func (pl *GangScheduling) PreEnqueue(_ context.Context, pod *v1.Pod) *framework.Status {
 	key, ok := framework.PodGroupOf(pod)
-	if !ok {
+	if !ok || !pl.groups.Served(key.API) {
 		return nil
 	}
 	g := pl.groups.Get(key)
-	if g.Object == nil {
-		return framework.NewStatus(framework.UnschedulableAndUnresolvable, MsgWaitingForPodGroup(key.Name))
+	if !g.Exists() {
+		return framework.NewStatus(framework.UnschedulableAndUnresolvable, MsgWaitingForPodGroup(key))
 	}
-	if !g.IsGang() {
+	if !g.IsGang() || g.Members >= g.MinCount() {
 		return nil
 	}
-	if g.Members < g.MinCount() {
-		return framework.NewStatus(framework.UnschedulableAndUnresolvable, MsgWaitingForMinCount)
+	if key.API == framework.CoschedulingPodGroups {
+		return framework.NewStatus(framework.UnschedulableAndUnresolvable,
+			fmt.Sprintf("cannot find enough sibling pods, current pods number: %d, minMember of group: %d", g.Members, g.MinCount()))
 	}
-	return nil
+	return framework.NewStatus(framework.UnschedulableAndUnresolvable, MsgWaitingForMinCount)
 }
 
 // PodGroupFeasible is kube-scheduler's PlacementFeasible: the group can
 // no longer reach minCount (Unschedulable), has not yet (Wait), or has.
-func (pl *GangScheduling) PodGroupFeasible(_ context.Context, g *framework.PodGroupInfo, scheduled, remaining int) *framework.Status {
-	minCount := g.MinCount()
-	if remaining+scheduled < minCount {
-		return framework.NewStatus(framework.Unschedulable, fmt.Sprintf("minCount (%d) cannot be satisfied: %d scheduled, %d remaining", minCount, scheduled, remaining))
+// Before the first member of a scheduler-plugins PodGroup with
+// minResources is tried, the cluster must have that much free in all
+// (Coscheduling's check; its own members' room counts as free).
+func (pl *GangScheduling) PodGroupFeasible(_ context.Context, g *framework.PodGroupInfo, p framework.PodGroupProgress) *framework.Status {
+	if p.Tried == 0 && g.Coscheduling != nil && len(g.Coscheduling.MinResources) > 0 && pl.nodes != nil {
+		if gap := resourceGap(pl.nodes.List(), g); gap != "" {
+			return framework.NewStatus(framework.UnschedulableAndUnresolvable, "resource gap: "+gap)
+		}
 	}
-	if scheduled < minCount {
-		return framework.NewStatus(framework.Wait, fmt.Sprintf("minCount (%d) is not yet satisfied: %d scheduled, %d remaining", minCount, scheduled, remaining))
+	minCount := g.MinCount()
+	if p.Remaining+p.Scheduled < minCount {
+		return framework.NewStatus(framework.Unschedulable, fmt.Sprintf("minCount (%d) cannot be satisfied: %d scheduled, %d remaining", minCount, p.Scheduled, p.Remaining))
+	}
+	if p.Scheduled < minCount {
+		return framework.NewStatus(framework.Wait, fmt.Sprintf("minCount (%d) is not yet satisfied: %d scheduled, %d remaining", minCount, p.Scheduled, p.Remaining))
 	}
 	return nil
+}
+
+// resourceGap returns what the cluster lacks of g's minResources (and of
+// room for its minMember pods), "" when nothing: free allocatable summed
+// over the nodes, the group's own pods' requests counted as free.
+func resourceGap(nodes []*framework.NodeInfo, g *framework.PodGroupInfo) string {
+	want := framework.NewResource(g.Coscheduling.MinResources)
+	want.AllowedPodNumber = int64(g.MinCount())
+	var free framework.Resource
+	for _, ni := range nodes {
+		if ni.Node() == nil {
+			continue
+		}
+		left := ni.Allocatable.Clone()
+		left.AddResource(&ni.Requested, -1)
+		pods := int64(len(ni.Pods))
+		for _, pi := range ni.Pods {
+			if key, ok := framework.PodGroupOf(pi.Pod); ok && key == g.Key {
+				left.AddResource(&pi.Requests, 1)
+				pods--
+			}
+		}
+		left.AllowedPodNumber = ni.Allocatable.AllowedPodNumber - pods
+		free.AddResource(left, 1)
+	}
+	names := []v1.ResourceName{v1.ResourcePods}
+	for name := range g.Coscheduling.MinResources {
+		if name != v1.ResourcePods {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	var gaps []string
+	for _, name := range names {
+		if short := want.Get(name) - free.Get(name); short > 0 {
+			gaps = append(gaps, fmt.Sprintf("%s short by %s", name, quantity(name, short)))
+		}
+	}
+	return strings.Join(gaps, ", ")
+}
+
+// quantity formats v, in the scheduler's units of name, as a quantity.
+func quantity(name v1.ResourceName, v int64) string {
+	switch name {
+	case v1.ResourceCPU:
+		return resource.NewMilliQuantity(v, resource.DecimalSI).String()
+	case v1.ResourceMemory, v1.ResourceEphemeralStorage:
+		return resource.NewQuantity(v, resource.BinarySI).String()
+	}
+	return resource.NewQuantity(v, resource.DecimalSI).String()
 }
 
 // Permit lets a gang member through once minCount members of its gang
@@ -97,22 +168,50 @@ func (pl *GangScheduling) Permit(_ context.Context, _ *framework.CycleState, pod
 	if !ok {
 		return nil, 0
 	}
+	if !pl.groups.Served(key.API) {
+		return nil, 0
+	}
 	g := pl.groups.Get(key)
 	if !g.IsGang() || g.Scheduled >= g.MinCount() {
 		return nil, 0
 	}
-	return framework.NewStatus(framework.Wait, msgWaitingForQuorum), permitTimeout
+	timeout := permitTimeout
+	if g.Coscheduling != nil {
+		// Coscheduling's: the group's scheduleTimeoutSeconds, else 60s.
+		timeout = 60 * time.Second
+		if t := g.Coscheduling.ScheduleTimeoutSeconds; t != nil && *t > 0 {
+			timeout = time.Duration(*t) * time.Second
+		}
+	}
+	return framework.NewStatus(framework.Wait, msgWaitingForQuorum), timeout
 }
 
 // EventsToRegister: a member added, pending or bound (it may complete
-// the gang), and its PodGroup added or its minCount lowered.
+// the gang), and its PodGroup added or its minCount lowered; for a
+// member of a scheduler-plugins PodGroup with minResources, room made in
+// the cluster (a node added or grown, a bound pod gone).
 func (pl *GangScheduling) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
 		{Event: framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.Add}, QueueingHintFn: sameGroupPod},
 		{Event: framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Add}, QueueingHintFn: sameGroupPod},
 		{Event: framework.ClusterEvent{Resource: framework.PodGroup, ActionType: framework.Add}, QueueingHintFn: ownGroupAdded},
 		{Event: framework.ClusterEvent{Resource: framework.PodGroup, ActionType: framework.Update}, QueueingHintFn: ownMinCountLowered},
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeAllocatable}, QueueingHintFn: pl.needsMinResources},
+		{Event: framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete}, QueueingHintFn: pl.needsMinResources},
 	}, nil
+}
+
+// needsMinResources queues a member of a scheduler-plugins PodGroup
+// with minResources, which more room may let in; others skip.
+func (pl *GangScheduling) needsMinResources(_ *zap.Logger, pod *v1.Pod, _, _ any) (framework.QueueingHint, error) {
+	key, ok := framework.PodGroupOf(pod)
+	if !ok || key.API != framework.CoschedulingPodGroups {
+		return framework.QueueSkip, nil
+	}
+	if g := pl.groups.Get(key); g.Coscheduling != nil && len(g.Coscheduling.MinResources) > 0 {
+		return framework.Queue, nil
+	}
+	return framework.QueueSkip, nil
 }
 
 func sameGroupPod(_ *zap.Logger, pod *v1.Pod, oldObj, newObj any) (framework.QueueingHint, error) {

@@ -15,7 +15,7 @@ func Registration() framework.Registration {
 			if ph, ok := h.(framework.PodGroupHandle); ok && ph.PodGroups() != nil {
 				groups = ph.PodGroups()
 			}
-			return []framework.Plugin{New(groups)}, nil
+			return []framework.Plugin{New(groups, h.SnapshotSharedLister())}, nil
 		},
 	}
 }
@@ -28,4 +28,4 @@ func (noPodGroups) Get(key framework.PodGroupKey) framework.PodGroupInfo {
 	return framework.PodGroupInfo{Key: key}
 }
 
-func (noPodGroups) Served() bool { return false }
+func (noPodGroups) Served(framework.PodGroupAPI) bool { return false }

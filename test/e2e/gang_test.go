@@ -103,7 +103,9 @@ func TestGangWaitsWhole(t *testing.T) {
 	e.createGang("mpi", 3)
 	names := e.createMembers("mpi", 3, "1")
 	c := e.waitGroupCondition("mpi", metav1.ConditionFalse, schedulingv1beta1.PodGroupReasonUnschedulable)
-	if want := "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"; c.Message != want {
+	// kube-scheduler v1.37.2's words: the group's reason, then what its
+	// preemption found (gang_parity_test.go compares them side by side).
+	if want := "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining, pod group preemption: No preemption victims found for incoming preemptor"; c.Message != want {
 		t.Errorf("PodGroup condition message %q, want %q", c.Message, want)
 	}
 	// The two members that fitted carry the group's reason; the third its own.
@@ -111,7 +113,7 @@ func TestGangWaitsWhole(t *testing.T) {
 	for _, name := range names {
 		msg := e.waitUnschedulableCondition(name)
 		switch {
-		case msg == c.Message:
+		case msg == "pod group is unschedulable, "+c.Message:
 		case strings.HasPrefix(msg, "0/1 nodes are available: 1 Insufficient cpu"):
 			own++
 		default:
@@ -196,9 +198,18 @@ func TestGangWaitsForItsGroupAndMembers(t *testing.T) {
 	e.createPod(e.pod("solo").Req("100m", "100Mi"))
 	e.waitBound(30*time.Second, "solo")
 	e.expectNoneBound(early, time.Second)
+	// kube-scheduler writes nothing on such pods; yardmaster says why.
+	if msg := e.waitUnschedulableCondition(early[0]); msg != `waiting for pods's pod group "late" to appear in scheduling queue` {
+		t.Errorf("member without its PodGroup: PodScheduled message %q", msg)
+	}
 
 	e.createGang("late", 3)
 	e.expectNoneBound(early, 2*time.Second)
+	if err := wait.PollUntilContextTimeout(e.ctx, 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return e.waitUnschedulableCondition(early[1]) == "waiting for minCount pods from a gang to appear in scheduling queue", nil
+	}); err != nil {
+		t.Errorf("member of a gang short of minCount: PodScheduled message %q", e.waitUnschedulableCondition(early[1]))
+	}
 	e.createPod(e.pod("late-2").PodGroup("late").Req("100m", "100Mi"))
 	e.waitBound(30*time.Second, append(early, "late-2")...)
 }

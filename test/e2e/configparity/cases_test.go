@@ -1456,7 +1456,13 @@ profiles:
 - plugins:
     multiPoint:
       enabled: [{name: GangScheduling}]
-`, refused: "profiles[0].plugins.multiPoint.enabled[0].name", deliberate: "pod-group scheduling is not implemented"},
+`},
+	{name: "gang scheduling disabled", file: `
+profiles:
+- plugins:
+    multiPoint:
+      disabled: [{name: GangScheduling}]
+`},
 	{name: "deferred pod scheduling", file: `
 profiles:
 - plugins:
