@@ -281,3 +281,22 @@ func (s *Scheduler) addCoschedulingHandlers() error {
 	}
 	return nil
 }
+
+// scheduledNodes returns the nodes of the group's members that are bound,
+// or assumed (assumed gives the cache's assumed pod).
+func (g *podGroups) scheduledNodes(key framework.PodGroupKey, assumed func(types.UID) (*v1.Pod, bool)) []string {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	var nodes []string
+	for uid, pod := range g.members[key] {
+		switch {
+		case pod.Spec.NodeName != "":
+			nodes = append(nodes, pod.Spec.NodeName)
+		default:
+			if p, ok := assumed(uid); ok {
+				nodes = append(nodes, p.Spec.NodeName)
+			}
+		}
+	}
+	return nodes
+}

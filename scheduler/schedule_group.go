@@ -125,35 +125,19 @@ func (s *Scheduler) scheduleGroup(ctx context.Context, prof *profile, key framew
 	}
 	slices.SortFunc(live, compareMembers)
 
-	progress := framework.PodGroupProgress{Scheduled: group.Scheduled, Remaining: len(live)}
-	st := prof.runPodGroupFeasible(ctx, &group, progress)
-	placed := 0
-	if !st.IsRejected() && st.Code() != framework.Error {
-		for _, m := range live {
-			r := memberResult{qpi: m, tried: true}
-			j, err := s.placeMember(ctx, prof, m, start)
-			if err != nil && !isUnschedulable(err) {
-				// An error, not a rejection: the group's attempt fails.
-				results = append(results, r)
-				s.undoGroup(ctx, results)
-				s.failGroup(ctx, &group, live, nil, cycle, start, err)
-				return
-			}
-			r.job, r.err = j, err
-			results = append(results, r)
-			progress.Remaining--
-			progress.Tried++
-			if j != nil {
-				progress.Scheduled++
-				placed++
-			}
-			st = prof.runPodGroupFeasible(ctx, &group, progress)
-			if st.IsRejected() || st.Code() == framework.Error {
-				break
-			}
-		}
+	var st *framework.Status
+	var placed int
+	var err error
+	if key := topologyKey(&group); key == "" {
+		st, placed, err = s.placeMembers(ctx, prof, &group, live, start, &results)
+	} else {
+		st, placed, err = s.placeInDomain(ctx, prof, &group, live, key, start, &results)
 	}
 	switch {
+	case err != nil:
+		s.undoGroup(ctx, results)
+		s.failGroup(ctx, &group, live, nil, cycle, start, err)
+		return
 	case st.Code() == framework.Error:
 		s.undoGroup(ctx, results)
 		s.failGroup(ctx, &group, live, nil, cycle, start, st.Err())
@@ -201,6 +185,49 @@ func (s *Scheduler) groupPreemptionBlocker(g *framework.PodGroupInfo, members []
 		}
 	}
 	return "No preemption victims found for incoming preemptor"
+}
+
+// placeMembers places the members one after another on the cycle's
+// nodes, asking the PodGroupFeasible plugins before the first and after
+// each: it stops at a rejection or an error. It returns every member's
+// outcome (those placed stay assumed and reserved), the last status of
+// the plugins, how many members it placed, and an error that ends the
+// group's attempt (not a rejection).
+func (s *Scheduler) placeMembers(ctx context.Context, prof *profile, group *framework.PodGroupInfo, live []*queue.QueuedPodInfo, start time.Time, out *[]memberResult) (*framework.Status, int, error) {
+	results := (*out)[:0]
+	defer func() { *out = results }()
+	progress := framework.PodGroupProgress{Scheduled: group.Scheduled, Remaining: len(live)}
+	st := prof.runPodGroupFeasible(ctx, group, progress)
+	placed := 0
+	if st.IsRejected() || st.Code() == framework.Error {
+		return st, 0, nil
+	}
+	for _, m := range live {
+		r := memberResult{qpi: m, tried: true}
+		// Recorded before it is placed, so that a panic undoes it too.
+		results = append(results, r)
+		*out = results
+		j, err := s.placeMember(ctx, prof, m, start)
+		if err != nil && !isUnschedulable(err) {
+			return st, placed, err
+		}
+		results[len(results)-1].job, results[len(results)-1].err = j, err
+		*out = results
+		progress.Remaining--
+		progress.Tried++
+		if j != nil {
+			progress.Scheduled++
+			placed++
+		}
+		st = prof.runPodGroupFeasible(ctx, group, progress)
+		if st.IsRejected() || st.Code() == framework.Error {
+			break
+		}
+	}
+	if st.IsWait() {
+		st = framework.NewStatus(framework.Unschedulable, st.Reasons()...)
+	}
+	return st, placed, nil
 }
 
 // placeMember is one member's part of the group cycle: the pod's

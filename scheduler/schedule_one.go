@@ -27,7 +27,7 @@ func (s *Scheduler) schedulePod(ctx context.Context, prof *profile, state *frame
 // scheduleRecorded is schedulePod with a recorder, nil but for profiles
 // that write kube-scheduler-simulator's annotations (annotations.go).
 func (s *Scheduler) scheduleRecorded(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, rec *cycleRecorder) (scheduleResult, error) {
-	all := s.snapshot.List()
+	all := s.cycleNodes()
 	if len(all) == 0 {
 		return scheduleResult{}, ErrNoNodesAvailable
 	}
@@ -140,6 +140,9 @@ func (s *Scheduler) findFeasible(ctx context.Context, prof *profile, state *fram
 	if allowed != nil {
 		nodes = make([]*framework.NodeInfo, 0, len(allowed))
 		for name := range allowed {
+			if s.placementNodes != nil && !s.placementNodes[name] {
+				continue // outside the group's domain
+			}
 			if ni, err := s.snapshot.Get(name); err == nil {
 				nodes = append(nodes, ni)
 			}
@@ -337,7 +340,7 @@ func rejectionsOf(numAll int, nodes []*framework.NodeInfo, statuses []rejection,
 // nil sends the pod through every node, as in kube-scheduler.
 func (s *Scheduler) tryNominatedNode(ctx context.Context, prof *profile, active []int, state *framework.CycleState, pod *v1.Pod, nominated nominatedView) ([]*framework.NodeInfo, error) {
 	ni := s.nominatedNodeInfo(pod)
-	if ni == nil {
+	if ni == nil || (s.placementNodes != nil && !s.placementNodes[ni.NodeName()]) {
 		return nil, nil
 	}
 	if st, _ := prof.runFiltersWithNominated(ctx, active, state, pod, ni, nominated.on(ni.NodeName()), nil); !st.IsSuccess() {

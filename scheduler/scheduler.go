@@ -203,6 +203,9 @@ type Scheduler struct {
 	// groupStatus writes their PodGroupInitiallyScheduled condition.
 	groups      *podGroups
 	groupStatus *podGroupStatusWriter
+	// placementNodes, under cycleMu, are the only nodes a group cycle
+	// places in while it tries one topology domain; nil: every node.
+	placementNodes map[string]bool
 	// loop is the scheduling loop's progress, for LoopHealthy.
 	loop loopProgress
 	// kept are the last failed attempts of pending pods (kept.go).

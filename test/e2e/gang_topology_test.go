@@ -1,0 +1,118 @@
+package e2e
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Gangs that must stay within one domain of a node label
+// (spec.schedulingConstraints.topology), side by side with kube-scheduler
+// v1.37.2 running TopologyAwareWorkloadScheduling.
+
+const rackLabel = "e2e.yardmaster.io/rack"
+
+// createRackGang creates a gang of minCount members that must share one
+// value of rackLabel, and its members of cpu each; it returns their names.
+func (e *env) createRackGang(name string, members int, cpu string) []string {
+	e.t.Helper()
+	pg := &schedulingv1beta1.PodGroup{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name},
+		Spec: schedulingv1beta1.PodGroupSpec{
+			SchedulingPolicy:      schedulingv1beta1.PodGroupSchedulingPolicy{Gang: &schedulingv1beta1.GangSchedulingPolicy{MinCount: int32(members)}},
+			SchedulingConstraints: &schedulingv1beta1.PodGroupSchedulingConstraints{Topology: []schedulingv1beta1.TopologyConstraint{{Key: rackLabel}}},
+		},
+	}
+	got, err := e.client.SchedulingV1beta1().PodGroups(e.ns).Create(e.ctx, pg, metav1.CreateOptions{})
+	if err != nil {
+		e.t.Fatalf("create PodGroup %s: %v", name, err)
+	}
+	if got.Spec.SchedulingConstraints == nil {
+		e.t.Fatalf("the API server dropped the PodGroup's topology constraint: is TopologyAwareWorkloadScheduling on?")
+	}
+	return e.createMembers(name, members, cpu)
+}
+
+// racksOf returns the racks the named pods are bound in.
+func (e *env) racksOf(names []string) map[string]int {
+	e.t.Helper()
+	placed := e.placements()
+	racks := map[string]int{}
+	for _, n := range names {
+		node, ok := placed[n]
+		if !ok {
+			continue
+		}
+		obj, err := e.client.CoreV1().Nodes().Get(e.ctx, node, metav1.GetOptions{})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		racks[obj.Labels[rackLabel]]++
+	}
+	return racks
+}
+
+func TestGangTopology(t *testing.T) {
+	// rack-a: 2 nodes of 2 cpu; rack-b: 3 nodes of 2 cpu.
+	rig := func(e *env) {
+		for i := range 2 {
+			e.addNode(e.node(fmt.Sprintf("a%d", i)).Capacity("2", "4Gi", 110).Label(rackLabel, "rack-a"))
+		}
+		for i := range 3 {
+			e.addNode(e.node(fmt.Sprintf("b%d", i)).Capacity("2", "4Gi", 110).Label(rackLabel, "rack-b"))
+		}
+	}
+	t.Run("the rack it fits in, then the fullest", func(t *testing.T) {
+		sideBySide(t, func(t *testing.T, kube bool) map[string]map[string]int {
+			e := newEnv(t)
+			rig(e)
+			if kube {
+				e.startKubeSchedulerFlags(kubeSchedulerTopologyGangFlags, "")
+			} else {
+				e.startScheduler()
+			}
+			// 5 of 1 cpu fit only in rack-b (6 cpu).
+			five := e.createRackGang("five", 5, "1")
+			e.waitBound(60*time.Second, five...)
+			// 3 of 1 cpu now fit only in rack-a (rack-b has 1 cpu left).
+			three := e.createRackGang("three", 3, "1")
+			e.waitBound(60*time.Second, three...)
+			e.assertNoOvercommit()
+			return map[string]map[string]int{"five": e.racksOf(five), "three": e.racksOf(three)}
+		})
+	})
+	t.Run("a gang no rack can hold waits whole", func(t *testing.T) {
+		sideBySide(t, func(t *testing.T, kube bool) groupCondition {
+			e := newEnv(t)
+			rig(e)
+			if kube {
+				e.startKubeSchedulerFlags(kubeSchedulerTopologyGangFlags, "")
+			} else {
+				e.startScheduler()
+			}
+			// 7 cpu fit in the cluster (10), in no rack.
+			seven := e.createRackGang("seven", 7, "1")
+			c := e.waitGroupCondition("seven", metav1.ConditionFalse, schedulingv1beta1.PodGroupReasonUnschedulable)
+			e.expectNoneBound(seven, time.Second)
+			return groupCondition{Status: c.Status, Reason: c.Reason, Message: c.Message}
+		})
+	})
+	t.Run("the fullest rack after placement", func(t *testing.T) {
+		sideBySide(t, func(t *testing.T, kube bool) map[string]int {
+			e := newEnv(t)
+			rig(e)
+			if kube {
+				e.startKubeSchedulerFlags(kubeSchedulerTopologyGangFlags, "")
+			} else {
+				e.startScheduler()
+			}
+			// 2 of 1 cpu fit in both; rack-a is fuller after (2/4 against 2/6).
+			two := e.createRackGang("two", 2, "1")
+			e.waitBound(60*time.Second, two...)
+			return e.racksOf(two)
+		})
+	})
+}
