@@ -122,6 +122,10 @@ type PodGroupLister interface {
 	// Get returns the group named key. Members and Scheduled are counted
 	// now; Exists is false when the group has no PodGroup.
 	Get(key PodGroupKey) PodGroupInfo
+	// Peek is Get without Scheduled (left 0): its PodGroup and how many
+	// members it has, cheap enough for PreEnqueue and queueing hints,
+	// which run for every waiting pod on many events.
+	Peek(key PodGroupKey) PodGroupInfo
 	// Served reports whether the API server served the API's PodGroups
 	// when the scheduler started: native ones need kube-apiserver v1.37
 	// with GenericWorkload, scheduler-plugins' their CRD. A pod naming a

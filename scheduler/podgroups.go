@@ -54,6 +54,15 @@ func (g *podGroups) Served(api framework.PodGroupAPI) bool {
 
 // Get implements framework.PodGroupLister.
 func (g *podGroups) Get(key framework.PodGroupKey) framework.PodGroupInfo {
+	return g.get(key, true)
+}
+
+// Peek implements framework.PodGroupLister.
+func (g *podGroups) Peek(key framework.PodGroupKey) framework.PodGroupInfo {
+	return g.get(key, false)
+}
+
+func (g *podGroups) get(key framework.PodGroupKey, countScheduled bool) framework.PodGroupInfo {
 	pg := framework.PodGroupInfo{Key: key}
 	if g == nil {
 		return pg
@@ -67,6 +76,9 @@ func (g *podGroups) Get(key framework.PodGroupKey) framework.PodGroupInfo {
 	defer g.mu.RUnlock()
 	m := g.members[key]
 	pg.Members = len(m)
+	if !countScheduled {
+		return pg
+	}
 	for uid, pod := range m {
 		if pod.Spec.NodeName != "" || g.assumed(uid) {
 			pg.Scheduled++
@@ -184,7 +196,7 @@ func (s *Scheduler) memberAdded(key framework.PodGroupKey, members int) {
 	if !s.groups.Served(key.API) {
 		return
 	}
-	g := s.groups.Get(key)
+	g := s.groups.Peek(key)
 	if !g.Exists() || members != g.MinCount() {
 		return
 	}

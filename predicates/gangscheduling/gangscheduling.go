@@ -75,7 +75,7 @@ func (pl *GangScheduling) PreEnqueue(_ context.Context, pod *v1.Pod) *framework.
 	if !ok || !pl.groups.Served(key.API) {
 		return nil
 	}
-	g := pl.groups.Get(key)
+	g := pl.groups.Peek(key)
 	if !g.Exists() {
 		return framework.NewStatus(framework.UnschedulableAndUnresolvable, MsgWaitingForPodGroup(key))
 	}
@@ -208,7 +208,7 @@ func (pl *GangScheduling) needsMinResources(_ *zap.Logger, pod *v1.Pod, _, _ any
 	if !ok || key.API != framework.CoschedulingPodGroups {
 		return framework.QueueSkip, nil
 	}
-	if g := pl.groups.Get(key); g.Coscheduling != nil && len(g.Coscheduling.MinResources) > 0 {
+	if g := pl.groups.Peek(key); g.Coscheduling != nil && len(g.Coscheduling.MinResources) > 0 {
 		return framework.Queue, nil
 	}
 	return framework.QueueSkip, nil

@@ -25,6 +25,12 @@ func (g groups) Get(key framework.PodGroupKey) framework.PodGroupInfo {
 	return framework.PodGroupInfo{Key: key}
 }
 
+func (g groups) Peek(key framework.PodGroupKey) framework.PodGroupInfo {
+	info := g.Get(key)
+	info.Scheduled = 0
+	return info
+}
+
 func (groups) Served(framework.PodGroupAPI) bool { return true }
 
 func gang(name string, minCount int32) *schedulingv1beta1.PodGroup {

@@ -28,4 +28,8 @@ func (noPodGroups) Get(key framework.PodGroupKey) framework.PodGroupInfo {
 	return framework.PodGroupInfo{Key: key}
 }
 
+func (noPodGroups) Peek(key framework.PodGroupKey) framework.PodGroupInfo {
+	return framework.PodGroupInfo{Key: key}
+}
+
 func (noPodGroups) Served(framework.PodGroupAPI) bool { return false }

@@ -52,6 +52,14 @@ type featureOff struct {
 // resource.k8s.io/v1: those before v1.37.
 var deviceTaintRulesOff = featureOff{featureDeviceTaintRules, "devicetaintrules", "resource.k8s.io/v1"}
 
+// podGroupsOff is off on servers that serve no scheduling.k8s.io/v1beta1
+// PodGroups (before v1.37, or without GenericWorkload), and
+// coschedulingOff where scheduler-plugins' PodGroup CRD is not installed.
+var (
+	podGroupsOff    = featureOff{"PodGroups", "podgroups", "scheduling.k8s.io/v1beta1"}
+	coschedulingOff = featureOff{"CoschedulingPodGroups", "podgroups", "scheduling.x-k8s.io/v1alpha1"}
+)
+
 // metricFeatureEnabled is the daemon's gauge of the features decided from
 // discovery, 1 on and 0 off, labelled feature.
 const metricFeatureEnabled = "yardmaster_feature_enabled"
@@ -67,7 +75,9 @@ const logFeatureOff = "feature turned off"
 // it binds to a local volume, and a pod whose claim, made from a template,
 // it allocates a device to; and it turns off, saying so, DeviceTaintRules
 // (DeviceTaintRule is served in resource.k8s.io/v1 only from v1.37) and
-// nothing else: DynamicResources and the storage features stay on.
+// PodGroups (scheduling.k8s.io/v1beta1 is v1.37's) and scheduler-plugins'
+// PodGroups (no CRD), and nothing else: DynamicResources and the storage
+// features stay on.
 func TestOlderAPIServers(t *testing.T) {
 	for _, version := range []string{"1.35", "1.36"} {
 		t.Run(version, func(t *testing.T) {
@@ -88,7 +98,7 @@ func TestOlderAPIServers(t *testing.T) {
 			expectServedAsDocumented(t, plane, "v"+version)
 			e := newEnvOn(t, plane)
 			d, logs := e.startObservedScheduler()
-			e.expectFeatures(endpoint(d.HTTPAddr()), logs, []string{featureDynamicResources}, []featureOff{deviceTaintRulesOff})
+			e.expectFeatures(endpoint(d.HTTPAddr()), logs, []string{featureDynamicResources}, []featureOff{deviceTaintRulesOff, podGroupsOff, coschedulingOff})
 
 			for _, n := range []string{"n0", "n1"} {
 				e.addKWOKNode(e.node(n).Capacity("4", "8Gi", 110))
@@ -145,7 +155,7 @@ func TestWithoutResourceAPI(t *testing.T) {
 	d, logs := e.startObservedScheduler()
 	e.expectFeatures(endpoint(d.HTTPAddr()), logs, nil, []featureOff{
 		{featureDynamicResources, "resourceclaims", "resource.k8s.io/v1"},
-		deviceTaintRulesOff,
+		deviceTaintRulesOff, podGroupsOff, coschedulingOff,
 	})
 
 	for _, n := range []string{"n0", "n1"} {
