@@ -55,6 +55,17 @@ func (e *env) racksOf(names []string) map[string]int {
 	return racks
 }
 
+// startTopologyScheduler starts kube-scheduler with the gang and
+// topology gates, or yardmaster.
+func (e *env) startTopologyScheduler(kube bool) {
+	e.t.Helper()
+	if kube {
+		e.startKubeSchedulerFlags(kubeSchedulerTopologyGangFlags, "")
+		return
+	}
+	e.startScheduler()
+}
+
 func TestGangTopology(t *testing.T) {
 	// rack-a: 2 nodes of 2 cpu; rack-b: 3 nodes of 2 cpu.
 	rig := func(e *env) {
@@ -69,11 +80,7 @@ func TestGangTopology(t *testing.T) {
 		sideBySide(t, func(t *testing.T, kube bool) map[string]map[string]int {
 			e := newEnv(t)
 			rig(e)
-			if kube {
-				e.startKubeSchedulerFlags(kubeSchedulerTopologyGangFlags, "")
-			} else {
-				e.startScheduler()
-			}
+			e.startTopologyScheduler(kube)
 			// 5 of 1 cpu fit only in rack-b (6 cpu).
 			five := e.createRackGang("five", 5, "1")
 			e.waitBound(60*time.Second, five...)
@@ -88,11 +95,7 @@ func TestGangTopology(t *testing.T) {
 		sideBySide(t, func(t *testing.T, kube bool) groupCondition {
 			e := newEnv(t)
 			rig(e)
-			if kube {
-				e.startKubeSchedulerFlags(kubeSchedulerTopologyGangFlags, "")
-			} else {
-				e.startScheduler()
-			}
+			e.startTopologyScheduler(kube)
 			// 7 cpu fit in the cluster (10), in no rack.
 			seven := e.createRackGang("seven", 7, "1")
 			c := e.waitGroupCondition("seven", metav1.ConditionFalse, schedulingv1beta1.PodGroupReasonUnschedulable)
@@ -104,11 +107,7 @@ func TestGangTopology(t *testing.T) {
 		sideBySide(t, func(t *testing.T, kube bool) map[string]int {
 			e := newEnv(t)
 			rig(e)
-			if kube {
-				e.startKubeSchedulerFlags(kubeSchedulerTopologyGangFlags, "")
-			} else {
-				e.startScheduler()
-			}
+			e.startTopologyScheduler(kube)
 			// 2 of 1 cpu fit in both; rack-a is fuller after (2/4 against 2/6).
 			two := e.createRackGang("two", 2, "1")
 			e.waitBound(60*time.Second, two...)
