@@ -35,6 +35,7 @@ import (
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
+	"github.com/yardmaster-io/yardmaster/metrics"
 	"github.com/yardmaster-io/yardmaster/queue"
 	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
@@ -102,7 +103,7 @@ func (s *Scheduler) scheduleGroup(ctx context.Context, prof *profile, key framew
 	}()
 	s.cycleMu.Lock()
 	defer s.cycleMu.Unlock()
-	s.recordPluginMetrics = s.rng.IntN(100) < 10
+	s.recordPluginMetrics = s.rng.IntN(100) < metrics.SamplePercent
 
 	// Members being deleted, or assumed already (a cycle that took them
 	// before), are not this cycle's.
