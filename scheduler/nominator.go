@@ -264,3 +264,38 @@ func (v nominatedView) on(node string) []*framework.PodInfo {
 	}
 	return out
 }
+
+// take removes the nominations of the pods with these UIDs and returns
+// them, for put to restore: a group cycle places the members of a group
+// that preempted, and a member's room must not count against its
+// siblings while they are placed beside it.
+func (n *nominator) take(uids []types.UID) []*nomination {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []*nomination
+	for _, uid := range uids {
+		if p, ok := n.byPod[uid]; ok {
+			out = append(out, p)
+			delete(n.byPod, uid)
+		}
+	}
+	if len(out) > 0 {
+		n.changed()
+	}
+	return out
+}
+
+// put restores nominations take removed, unless the pod has another now.
+func (n *nominator) put(ps []*nomination) {
+	if len(ps) == 0 {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, p := range ps {
+		if _, ok := n.byPod[p.pod.UID]; !ok {
+			n.byPod[p.pod.UID] = p
+		}
+	}
+	n.changed()
+}

@@ -29,7 +29,13 @@ type podGroupStatusWriter struct {
 	wg     sync.WaitGroup
 
 	mu   sync.Mutex
-	last map[framework.PodGroupKey]metav1.Condition
+	last map[conditionKey]metav1.Condition
+}
+
+// conditionKey is one condition of one PodGroup.
+type conditionKey struct {
+	group framework.PodGroupKey
+	typ   string
 }
 
 // maxPodGroupStatusWrites bounds the writes in flight.
@@ -37,26 +43,32 @@ const maxPodGroupStatusWrites = 8
 
 func newPodGroupStatusWriter(client kubernetes.Interface, logger *zap.Logger) *podGroupStatusWriter {
 	return &podGroupStatusWriter{client: client, logger: logger, slots: make(chan struct{}, maxPodGroupStatusWrites),
-		last: map[framework.PodGroupKey]metav1.Condition{}}
+		last: map[conditionKey]metav1.Condition{}}
 }
 
 // record writes the condition on pg (the informer's object) unless it is
 // there already.
 func (w *podGroupStatusWriter) record(pg *schedulingv1beta1.PodGroup, status metav1.ConditionStatus, reason, message string) {
+	w.recordCondition(pg, metav1.Condition{Type: schedulingv1beta1.PodGroupInitiallyScheduled, Status: status, Reason: reason, Message: message})
+}
+
+// recordCondition writes cond on pg unless it is there already.
+func (w *podGroupStatusWriter) recordCondition(pg *schedulingv1beta1.PodGroup, cond metav1.Condition) {
 	if w.client == nil || pg == nil {
 		return
 	}
-	cond := metav1.Condition{Type: schedulingv1beta1.PodGroupInitiallyScheduled, Status: status, Reason: reason, Message: message, ObservedGeneration: pg.Generation}
+	cond.ObservedGeneration = pg.Generation
 	if !needsCondition(pg, cond) {
 		return
 	}
 	key := framework.PodGroupKey{Namespace: pg.Namespace, Name: pg.Name}
+	ck := conditionKey{group: key, typ: cond.Type}
 	w.mu.Lock()
-	if prev, ok := w.last[key]; ok && sameCondition(prev, cond) {
+	if prev, ok := w.last[ck]; ok && sameCondition(prev, cond) {
 		w.mu.Unlock()
 		return
 	}
-	w.last[key] = cond
+	w.last[ck] = cond
 	w.mu.Unlock()
 	w.wg.Add(1)
 	go func() {
@@ -68,7 +80,7 @@ func (w *podGroupStatusWriter) record(pg *schedulingv1beta1.PodGroup, status met
 		if err := w.write(ctx, key, cond); err != nil {
 			w.logger.Warn("PodGroup status not written", zap.String("podGroup", key.String()), zap.Error(err))
 			w.mu.Lock()
-			delete(w.last, key)
+			delete(w.last, ck)
 			w.mu.Unlock()
 		}
 	}()
@@ -92,13 +104,26 @@ func (w *podGroupStatusWriter) write(ctx context.Context, key framework.PodGroup
 	})
 }
 
+// recordDisruption marks pg, whose members a group preemption evicts all
+// together (disruptionMode all), with the DisruptionTarget condition,
+// reason PreemptionByScheduler. kube-scheduler v1.37.2 marks only the
+// pods.
+func (w *podGroupStatusWriter) recordDisruption(pg *schedulingv1beta1.PodGroup, schedulerName string) {
+	w.recordCondition(pg, metav1.Condition{Type: schedulingv1beta1.DisruptionTarget, Status: metav1.ConditionTrue,
+		Reason: schedulingv1beta1.PodGroupReasonPreemptionByScheduler, Message: schedulerName + ": preempting to accommodate a higher priority podgroup"})
+}
+
 // wait waits for the writes in flight.
 func (w *podGroupStatusWriter) wait() { w.wg.Wait() }
 
 // forget drops what was last written for a group that is gone.
 func (w *podGroupStatusWriter) forget(key framework.PodGroupKey) {
 	w.mu.Lock()
-	delete(w.last, key)
+	for ck := range w.last {
+		if ck.group == key {
+			delete(w.last, ck)
+		}
+	}
 	w.mu.Unlock()
 }
 

@@ -31,6 +31,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
@@ -126,6 +127,15 @@ func (s *Scheduler) scheduleGroup(ctx context.Context, prof *profile, key framew
 	}
 	slices.SortFunc(live, compareMembers)
 
+	// The members' nominations (from the group's preemption) keep room
+	// from others, not from each other: out of the way while they are
+	// placed, back if the group is not.
+	uids := make([]types.UID, len(live))
+	for i, m := range live {
+		uids[i] = m.Pod.UID
+	}
+	nominated := s.nominations.take(uids)
+	defer func() { s.nominations.put(nominated) }()
 	var st *framework.Status
 	var placed int
 	var err error
@@ -144,13 +154,14 @@ func (s *Scheduler) scheduleGroup(ctx context.Context, prof *profile, key framew
 		s.failGroup(ctx, &group, live, nil, cycle, start, st.Err())
 		return
 	case st.IsSuccess() && placed > 0:
+		nominated = nil // placed: the room they kept is theirs now
 		s.bindGroup(ctx, &group, live, results, cycle, start)
 		return
 	}
 	s.undoGroup(ctx, results)
 	gu := &podGroupUnschedulable{message: st.Message()}
 	if st.Code() == framework.Unschedulable && prof.planner != nil {
-		gu.full = joinReasons(gu.message, "pod group preemption: "+s.groupPreemptionBlocker(&group, live))
+		gu.full = joinReasons(gu.message, "pod group preemption: "+s.preemptGroup(ctx, prof, &group, live, start, nominated))
 	}
 	s.failGroup(ctx, &group, live, results, cycle, start, gu)
 }
@@ -161,31 +172,6 @@ func joinReasons(a, b string) string {
 		return b
 	}
 	return a + ", " + b
-}
-
-// groupPreemptionBlocker says why a group that did not fit preempts
-// nobody: kube-scheduler v1.37.2's DefaultPreemption words where it would
-// not preempt either (a preemption policy of Never, no pod of lower
-// priority anywhere). yardmaster does not preempt for a group yet.
-func (s *Scheduler) groupPreemptionBlocker(g *framework.PodGroupInfo, members []*queue.QueuedPodInfo) string {
-	if preemptionPolicyOf(members[0].Pod) == v1.PreemptNever {
-		return "not eligible due to preemptionPolicy=Never."
-	}
-	priority := corev1helpers.PodPriority(members[0].Pod)
-	if g.Object != nil {
-		priority = 0
-		if g.Object.Spec.Priority != nil {
-			priority = *g.Object.Spec.Priority
-		}
-	}
-	for _, ni := range s.snapshot.List() {
-		for _, pi := range ni.Pods {
-			if corev1helpers.PodPriority(pi.Pod) < priority {
-				return "preempting for a pod group is not supported by yardmaster yet"
-			}
-		}
-	}
-	return "No preemption victims found for incoming preemptor"
 }
 
 // placeMembers places the members one after another on the cycle's
@@ -241,13 +227,20 @@ func (s *Scheduler) placeMember(ctx context.Context, prof *profile, m *queue.Que
 	res, err := s.schedulePod(ctx, prof, state, pod)
 	if err != nil {
 		var fitErr *FitError
-		if errors.As(err, &fitErr) {
+		if errors.As(err, &fitErr) && s.whatIf == nil {
 			s.kept.record(pod, prof.name, m.Attempts, fitErr, s.clock.Now())
 		}
 		return nil, err
 	}
 	assumedPod := pod.DeepCopy()
 	assumedPod.Spec.NodeName = res.node
+	if s.whatIf != nil {
+		// A preemption's dry run: on the what-if only, nothing reserved.
+		if err := s.whatIf.AddPod(assumedPod); err != nil {
+			return nil, err
+		}
+		return &bindJob{prof: prof, qpi: m, state: state, assumed: assumedPod, res: res, start: start, simulated: true}, nil
+	}
 	if err := s.Cache.AssumePod(assumedPod); err != nil {
 		return nil, err
 	}
@@ -311,7 +304,7 @@ func (s *Scheduler) bindGroup(ctx context.Context, group *framework.PodGroupInfo
 // reverse order of placement, and the assumptions.
 func (s *Scheduler) undoGroup(ctx context.Context, results []memberResult) {
 	for i := len(results) - 1; i >= 0; i-- {
-		if j := results[i].job; j != nil {
+		if j := results[i].job; j != nil && !j.simulated {
 			s.unreserveAndForget(context.WithoutCancel(ctx), j)
 			results[i].job = nil
 		}

@@ -37,14 +37,7 @@ func (w *WhatIf) AddPod(pod *v1.Pod) error {
 	if !ok || ni.Node() == nil {
 		return fmt.Errorf("what-if: node %q not in the snapshot", pod.Spec.NodeName)
 	}
-	if _, done := w.saved[ni.NodeName()]; !done {
-		w.saved[ni.NodeName()] = *ni
-		// A copy with slices and maps of its own: the saved ones stay as
-		// they were.
-		*ni = *ni.Clone()
-		ni.Generation = 0
-		w.setSlotGen(ni, 0)
-	}
+	w.save(ni)
 	ni.AddPodInfo(framework.NewPodInfo(pod))
 	w.s.fileAffinity(ni, true)
 	return nil
@@ -67,4 +60,32 @@ func (w *WhatIf) setSlotGen(ni *framework.NodeInfo, gen int64) {
 	if ni.Slot > 0 && ni.Slot < len(w.s.slotNodes) && w.s.slotNodes[ni.Slot] == ni {
 		w.s.slotGens[ni.Slot] = gen
 	}
+}
+
+// RemovePod takes pod off its node (spec.nodeName) in the snapshot, as if
+// it were gone (a preemption's victim).
+func (w *WhatIf) RemovePod(pod *v1.Pod) error {
+	ni, ok := w.s.nodeInfoMap[pod.Spec.NodeName]
+	if !ok || ni.Node() == nil {
+		return fmt.Errorf("what-if: node %q not in the snapshot", pod.Spec.NodeName)
+	}
+	w.save(ni)
+	if err := ni.RemovePod(pod); err != nil {
+		return fmt.Errorf("what-if: %w", err)
+	}
+	w.s.fileAffinity(ni, true)
+	return nil
+}
+
+// save keeps ni as it is, the first time the dry run changes it, and
+// gives it a copy with slices and maps of its own (the saved ones stay as
+// they were) and generation 0.
+func (w *WhatIf) save(ni *framework.NodeInfo) {
+	if _, done := w.saved[ni.NodeName()]; done {
+		return
+	}
+	w.saved[ni.NodeName()] = *ni
+	*ni = *ni.Clone()
+	ni.Generation = 0
+	w.setSlotGen(ni, 0)
 }
