@@ -25,11 +25,13 @@ import (
 	v1 "k8s.io/api/core/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
 	"github.com/yardmaster-io/yardmaster/queue"
 	"github.com/yardmaster-io/yardmaster/scheduler/cache"
+	"github.com/yardmaster-io/yardmaster/scheduler/registry"
 )
 
 // victimUnit is what is evicted together: one pod, or every scheduled
@@ -117,8 +119,11 @@ func (s *Scheduler) preemptGroup(ctx context.Context, prof *profile, g *framewor
 		}
 	}
 
-	// Give back the most important first; keep each the members allow.
+	// Give back the most important first, those a PodDisruptionBudget
+	// protects before the others (kube-scheduler's order); keep each the
+	// members allow.
 	slices.SortStableFunc(units, moreImportant)
+	units = s.protectedFirst(units)
 	var victims []*v1.Pod
 	for _, u := range units {
 		for _, p := range u.pods {
@@ -292,4 +297,37 @@ func (s *Scheduler) evictForGroup(live []*queue.QueuedPodInfo, assigned map[*v1.
 	for _, e := range plan {
 		s.startEvictions(e.pod, e.node, e.victims)
 	}
+}
+
+// protectedFirst reorders units (most important first) so that those
+// with a pod whose eviction a PodDisruptionBudget forbids come first,
+// each part in its order.
+func (s *Scheduler) protectedFirst(units []victimUnit) []victimUnit {
+	if s.informerFactory == nil {
+		return units
+	}
+	pdbs, err := s.informerFactory.Policy().V1().PodDisruptionBudgets().Lister().List(labels.Everything())
+	if err != nil || len(pdbs) == 0 {
+		return units
+	}
+	var pods []*framework.PodInfo
+	for _, u := range units {
+		for _, p := range u.pods {
+			pods = append(pods, framework.NewPodInfo(p))
+		}
+	}
+	violating, _ := registry.SplitByPDB(pods, pdbs)
+	protected := map[*v1.Pod]bool{}
+	for _, pi := range violating {
+		protected[pi.Pod] = true
+	}
+	var first, rest []victimUnit
+	for _, u := range units {
+		if slices.ContainsFunc(u.pods, func(p *v1.Pod) bool { return protected[p] }) {
+			first = append(first, u)
+		} else {
+			rest = append(rest, u)
+		}
+	}
+	return append(first, rest...)
 }

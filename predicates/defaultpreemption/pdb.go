@@ -8,7 +8,7 @@ import (
 	"github.com/yardmaster-io/yardmaster/framework"
 )
 
-// splitByPDB splits pods (most important first) into those whose eviction
+// SplitByPDB splits pods (most important first) into those whose eviction
 // some PodDisruptionBudget does not allow and the others, as kube-scheduler
 // v1.37's FilterVictimsWithPDBViolation: each eviction is counted against
 // the budgets it falls under, in the order of pdbs, until one of them goes
@@ -16,7 +16,7 @@ import (
 // not charged for it (v1.36 charged them all, so a pod already violating
 // one budget used up another and made the next pod under it violate too).
 // A pod the budget already counts as disrupted does not use it up again.
-func splitByPDB(pods []*framework.PodInfo, pdbs []*policyv1.PodDisruptionBudget) (violating, nonViolating []*framework.PodInfo) {
+func SplitByPDB(pods []*framework.PodInfo, pdbs []*policyv1.PodDisruptionBudget) (violating, nonViolating []*framework.PodInfo) {
 	allowed := make([]int32, len(pdbs))
 	selectors := make([]labels.Selector, len(pdbs))
 	for i, pdb := range pdbs {

@@ -11,7 +11,7 @@ import (
 	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
 )
 
-// splitByPDB charges a pod against the budgets it falls under, in order,
+// SplitByPDB charges a pod against the budgets it falls under, in order,
 // until one goes below zero (kube-scheduler v1.37's
 // FilterVictimsWithPDBViolation).
 func TestSplitByPDB(t *testing.T) {
@@ -76,7 +76,7 @@ func TestSplitByPDB(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			violating, nonViolating := splitByPDB(tt.pods, tt.pdbs)
+			violating, nonViolating := SplitByPDB(tt.pods, tt.pdbs)
 			var got []string
 			for _, pi := range violating {
 				got = append(got, pi.Pod.Name)

@@ -299,7 +299,7 @@ func (p *Plugin) selectVictimsOnNode(ctx context.Context, state *framework.Cycle
 	}
 
 	slices.SortStableFunc(potential, func(a, b *framework.PodInfo) int { return moreImportant(a.Pod, b.Pod) })
-	violating, nonViolating := splitByPDB(potential, pdbs)
+	violating, nonViolating := SplitByPDB(potential, pdbs)
 	var victims []*v1.Pod
 	violations := 0
 	reprieve := func(pi *framework.PodInfo) (bool, *framework.Status) {

@@ -45,6 +45,11 @@ const (
 	GangSchedulingName = gangscheduling.Name
 )
 
+// SplitByPDB is DefaultPreemption's split of victims (most important
+// first) by whether a PodDisruptionBudget forbids their eviction, which a
+// group's preemption uses too.
+var SplitByPDB = defaultpreemption.SplitByPDB
+
 // PodGroupMissingMessage is why a member of a group without its
 // PodGroup waits (kube-scheduler's words).
 var PodGroupMissingMessage = gangscheduling.MsgWaitingForPodGroup

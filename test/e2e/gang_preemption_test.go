@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -119,6 +120,51 @@ func TestGangPreemptionDisruptsWholeGroups(t *testing.T) {
 	})
 	if err != nil {
 		t.Errorf("the batch's PodGroup was not marked DisruptionTarget: %v", err)
+	}
+	e.assertNoOvercommit()
+}
+
+// Victims a PodDisruptionBudget protects are given back first: the gang
+// evicts the pods without a budget. No disruption controller runs here,
+// so the budget allows no disruption at all.
+func TestGangPreemptionPrefersPodsWithoutBudget(t *testing.T) {
+	e := newEnv(t)
+	for _, n := range []string{"a", "b"} {
+		e.addNode(e.node(n).Capacity("2", "4Gi", 110))
+	}
+	e.priorityClass("low", 10)
+	e.priorityClass("high", 1000)
+	pdb := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "protected"},
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MinAvailable: ptrIntOrString(1),
+			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"budget": "yes"}},
+		},
+	}
+	if _, err := e.client.PolicyV1().PodDisruptionBudgets(e.ns).Create(e.ctx, pdb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.startScheduler()
+	// One unprotected and one protected pod on each node, bound there,
+	// the unprotected first: among equals, the earlier would be given
+	// back first but for the budget.
+	for i, node := range []string{"a", "a", "b", "b"} {
+		p := e.pod(fmt.Sprintf("low-%d", i)).PriorityClassName(e.ns+"-low").Req("1", "").Node(e.ns + "-" + node)
+		if i%2 == 1 {
+			p = p.Label("budget", "yes")
+		}
+		p.Spec.TerminationGracePeriodSeconds = ptr(int64(0))
+		e.createPod(p)
+	}
+	e.createGangOf("train", 2, "high")
+	e.gangMember("train-0", "train", "high", "1")
+	e.gangMember("train-1", "train", "high", "1")
+	e.waitBound(60*time.Second, "train-0", "train-1")
+	if n := e.gone([]string{"low-0", "low-2"}); n != 2 {
+		t.Errorf("%d of the 2 pods without a budget evicted, want both", n)
+	}
+	if n := e.gone([]string{"low-1", "low-3"}); n != 0 {
+		t.Errorf("%d protected pods evicted, want none", n)
 	}
 	e.assertNoOvercommit()
 }
