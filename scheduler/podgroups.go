@@ -312,3 +312,16 @@ func (g *podGroups) scheduledNodes(key framework.PodGroupKey, assumed func(types
 	}
 	return nodes
 }
+
+// scheduledPods returns the group's members bound to a node.
+func (g *podGroups) scheduledPods(key framework.PodGroupKey) []*v1.Pod {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	var out []*v1.Pod
+	for _, pod := range g.members[key] {
+		if pod.Spec.NodeName != "" {
+			out = append(out, pod)
+		}
+	}
+	return out
+}

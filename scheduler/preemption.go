@@ -44,6 +44,7 @@ func (s *Scheduler) syncNomination(pod *v1.Pod) {
 // background; the pod is requeued by the caller and comes back once the
 // victims are gone from the cache.
 func (s *Scheduler) startEvictions(pod *v1.Pod, node string, victims []*v1.Pod) {
+	victims = s.wholeGroups(pod, victims)
 	uids := make([]types.UID, len(victims))
 	for i, v := range victims {
 		uids[i] = v.UID
@@ -107,4 +108,40 @@ func (s *Scheduler) nominationReleased(pod *v1.Pod, node string) {
 	s.Queue.MoveToActiveOrBackoff(assignedPodDelete, &held, nil, func(q *queue.QueuedPodInfo) bool {
 		return corev1helpers.PodPriority(q.Pod) <= prio
 	})
+}
+
+// wholeGroups adds to victims every other scheduled member of a native
+// PodGroup whose disruptionMode is all, when one of its members is a
+// victim, and marks that PodGroup DisruptionTarget: such a group is
+// disrupted whole or not at all (kube-scheduler v1.37 counts it as one
+// victim).
+func (s *Scheduler) wholeGroups(preemptor *v1.Pod, victims []*v1.Pod) []*v1.Pod {
+	if !s.groups.Served(framework.NativePodGroups) {
+		return victims
+	}
+	seen := map[types.UID]bool{}
+	for _, v := range victims {
+		seen[v.UID] = true
+	}
+	done := map[framework.PodGroupKey]bool{}
+	out := victims
+	for _, v := range victims {
+		key, ok := framework.PodGroupOf(v)
+		if !ok || key.API != framework.NativePodGroups || done[key] {
+			continue
+		}
+		done[key] = true
+		pg := s.groups.object(key)
+		if pg == nil || pg.Spec.DisruptionMode == nil || pg.Spec.DisruptionMode.All == nil {
+			continue
+		}
+		for _, m := range s.groups.scheduledPods(key) {
+			if !seen[m.UID] {
+				seen[m.UID] = true
+				out = append(out, m)
+			}
+		}
+		s.groupStatus.recordDisruption(pg, preemptor.Spec.SchedulerName)
+	}
+	return out
 }

@@ -69,6 +69,18 @@ func TestGangPreemption(t *testing.T) {
 // goes whole, its members on other nodes too, and its PodGroup is marked
 // DisruptionTarget.
 func TestGangPreemptionDisruptsWholeGroups(t *testing.T) {
+	for _, byGang := range []bool{true, false} {
+		name := "by a pod"
+		if byGang {
+			name = "by a gang"
+		}
+		t.Run(name, func(t *testing.T) { disruptsWholeGroup(t, byGang) })
+	}
+}
+
+// disruptsWholeGroup is TestGangPreemptionDisruptsWholeGroups with the
+// preemptor a gang of one, or a plain pod.
+func disruptsWholeGroup(t *testing.T, byGang bool) {
 	e := newEnv(t)
 	for _, n := range []string{"a", "b"} {
 		e.addNode(e.node(n).Capacity("2", "4Gi", 110))
@@ -100,8 +112,10 @@ func TestGangPreemptionDisruptsWholeGroups(t *testing.T) {
 
 	// One node's room is enough, but the batch goes whole.
 	p := e.pod("urgent").PriorityClassName(e.ns+"-high").Req("2", "")
-	e.createGangOf("urgent", 1, "high")
-	p = p.PodGroup("urgent")
+	if byGang {
+		e.createGangOf("urgent", 1, "high")
+		p = p.PodGroup("urgent")
+	}
 	e.createPod(p)
 	e.waitBound(60*time.Second, "urgent")
 	err = wait.PollUntilContextTimeout(e.ctx, 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
