@@ -1,0 +1,70 @@
+package cache
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/yardmaster-io/yardmaster/framework"
+)
+
+// WhatIf adds pods to a snapshot's nodes for a dry run (explain's dry run
+// of a pod group cycle: each member placed sees the ones before it) and
+// takes them out again, without touching the cache: nothing is assumed,
+// nothing another cycle or an informer sees. A node it changes gets
+// generation 0 until Undo, so that no memo of per-node answers (which
+// reuse an answer while the generation is unchanged) answers for it as
+// it was; Undo puts back each node as it was, with its generation, so
+// the next UpdateSnapshot, which copies only the nodes the cache
+// changed, finds the snapshot as the cache left it.
+//
+// The snapshot is the scheduler's own: the caller holds what keeps
+// cycles off it (the scheduler's cycleMu) from the first AddPod to Undo.
+type WhatIf struct {
+	s *Snapshot
+	// saved are the changed nodes as they were, by node name.
+	saved map[string]framework.NodeInfo
+}
+
+// WhatIf starts a dry run on s.
+func (s *Snapshot) WhatIf() *WhatIf {
+	return &WhatIf{s: s, saved: map[string]framework.NodeInfo{}}
+}
+
+// AddPod puts pod on its node (spec.nodeName) in the snapshot.
+func (w *WhatIf) AddPod(pod *v1.Pod) error {
+	ni, ok := w.s.nodeInfoMap[pod.Spec.NodeName]
+	if !ok || ni.Node() == nil {
+		return fmt.Errorf("what-if: node %q not in the snapshot", pod.Spec.NodeName)
+	}
+	if _, done := w.saved[ni.NodeName()]; !done {
+		w.saved[ni.NodeName()] = *ni
+		// A copy with slices and maps of its own: the saved ones stay as
+		// they were.
+		*ni = *ni.Clone()
+		ni.Generation = 0
+		w.setSlotGen(ni, 0)
+	}
+	ni.AddPodInfo(framework.NewPodInfo(pod))
+	w.s.fileAffinity(ni, true)
+	return nil
+}
+
+// Undo takes out every pod AddPod added. The WhatIf is empty afterwards.
+func (w *WhatIf) Undo() {
+	for name, saved := range w.saved {
+		ni := w.s.nodeInfoMap[name]
+		*ni = saved
+		w.setSlotGen(ni, ni.Generation)
+		w.s.fileAffinity(ni, true)
+	}
+	clear(w.saved)
+}
+
+// setSlotGen sets the generation the snapshot files for ni's slot, which
+// the filters' per-slot answers are checked against.
+func (w *WhatIf) setSlotGen(ni *framework.NodeInfo, gen int64) {
+	if ni.Slot > 0 && ni.Slot < len(w.s.slotNodes) && w.s.slotNodes[ni.Slot] == ni {
+		w.s.slotGens[ni.Slot] = gen
+	}
+}
