@@ -20,6 +20,7 @@ import (
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/yardmaster-io/yardmaster/explain"
@@ -297,4 +298,40 @@ func mapsEqual(a, b map[v1.ResourceName]int64) bool {
 		}
 	}
 	return true
+}
+
+// PlaceGroup is simulate's step for a pod group: the group cycle's
+// placement of pods, the members of pg (a native PodGroup), on the
+// scheduler's cache, each member assumed on its node and reserved as
+// the cycle does. When the group is placed its members stay assumed, so
+// that what comes next sees them; otherwise nothing is left. Nothing is
+// bound or written. Each pod needs a UID of its own, and the first a
+// schedulerName that names a profile.
+func (s *Scheduler) PlaceGroup(ctx context.Context, pg *schedulingv1beta1.PodGroup, pods []*v1.Pod) (*explain.PodGroupExplanation, error) {
+	if len(pods) == 0 {
+		return nil, fmt.Errorf("pod group %s/%s: no pods", pg.Namespace, pg.Name)
+	}
+	prof := s.profiles[pods[0].Spec.SchedulerName]
+	if prof == nil {
+		return nil, fmt.Errorf("pod %s/%s has schedulerName %q: %w", pods[0].Namespace, pods[0].Name, pods[0].Spec.SchedulerName, ErrNoProfile)
+	}
+	s.cycleMu.Lock()
+	defer s.cycleMu.Unlock()
+	s.Cache.UpdateSnapshot(s.snapshot)
+	s.recordPluginMetrics = false
+	group := framework.PodGroupInfo{Key: framework.PodGroupKey{API: framework.NativePodGroups, Namespace: pg.Namespace, Name: pg.Name},
+		Object: pg, Members: len(pods)}
+	g := &explain.PodGroupExplanation{
+		PodGroup: group.Key.String(), API: group.Key.API.String(), Profile: prof.name, Exists: true, Gang: group.IsGang(),
+		MinCount: group.MinCount(), Members: len(pods), Pending: len(pods),
+	}
+	defer g.Summarize()
+	live := make([]*queue.QueuedPodInfo, len(pods))
+	for i, pod := range pods {
+		live[i] = &queue.QueuedPodInfo{QueuedPodInfo: framework.QueuedPodInfo{PodInfo: framework.NewPodInfo(pod)}}
+	}
+	if err := s.placeGroupLocked(ctx, prof, &group, live, &cachePlacer{}, g); err != nil {
+		return nil, err
+	}
+	return g, nil
 }
