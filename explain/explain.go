@@ -273,7 +273,7 @@ func (e *Explanation) Summarize() {
 		fmt.Fprintf(&b, " It is bound to %s.", e.BoundTo)
 	}
 	if g := e.PodGroup; g != nil {
-		fmt.Fprintf(&b, " Its pod group %s: %s", g.PodGroup, g.Summary)
+		fmt.Fprintf(&b, " Its pod group %s: %s", g.PodGroup, lowerFirst(g.Summary))
 	}
 	if p := e.Preemption; p != nil {
 		switch {

@@ -204,7 +204,7 @@ func TestExplainMemberOfPodGroup(t *testing.T) {
 	if e.Selected != "n0" || e.PodGroup == nil || e.PodGroup.Placed || e.Placed() {
 		t.Fatalf("selected %q, group %+v, placed %v", e.Selected, e.PodGroup, e.Placed())
 	}
-	if !strings.Contains(e.Summary, "Its pod group default/g: Would stay Pending") {
+	if !strings.Contains(e.Summary, "Its pod group default/g: would stay Pending") {
 		t.Errorf("summary: %s", e.Summary)
 	}
 	// Room for the third: the group, and the pod with it, would be placed.
