@@ -11,12 +11,16 @@ import (
 // WhatIf adds pods to a snapshot's nodes for a dry run (explain's dry run
 // of a pod group cycle: each member placed sees the ones before it) and
 // takes them out again, without touching the cache: nothing is assumed,
-// nothing another cycle or an informer sees. A node it changes gets
-// generation 0 until Undo, so that no memo of per-node answers (which
-// reuse an answer while the generation is unchanged) answers for it as
-// it was; Undo puts back each node as it was, with its generation, so
-// the next UpdateSnapshot, which copies only the nodes the cache
-// changed, finds the snapshot as the cache left it.
+// nothing another cycle or an informer sees. Every change gives the node
+// a generation of the snapshot's own, below zero, which the cache (whose
+// generations count up from 1) never gives: a memo of per-node answers,
+// which reuses an answer while the generation is unchanged, computes the
+// node anew, and may keep that answer for the what-if state. Generation 0
+// would not do: it means "not the cache's" and some memos then leave the
+// node out of their totals. Undo puts back each node as it was, with its
+// generation, so the next UpdateSnapshot, which copies only the nodes the
+// cache changed, finds the snapshot as the cache left it, and the memos
+// see the generation change back.
 //
 // The snapshot is the scheduler's own: the caller holds what keeps
 // cycles off it (the scheduler's cycleMu) from the first AddPod to Undo.
@@ -42,10 +46,11 @@ func (w *WhatIf) AddPod(pod *v1.Pod) error {
 		// A copy with slices and maps of its own: the saved ones stay as
 		// they were.
 		*ni = *ni.Clone()
-		ni.Generation = 0
-		w.setSlotGen(ni, 0)
 	}
 	ni.AddPodInfo(framework.NewPodInfo(pod))
+	w.s.whatIfGeneration--
+	ni.Generation = w.s.whatIfGeneration
+	w.setSlotGen(ni, ni.Generation)
 	w.s.fileAffinity(ni, true)
 	return nil
 }

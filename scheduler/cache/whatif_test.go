@@ -10,8 +10,8 @@ import (
 	"github.com/yardmaster-io/yardmaster/scheduler/cache"
 )
 
-// A what-if adds pods to the snapshot's nodes, with generation 0 there,
-// and Undo puts the snapshot back as the cache left it; the cache never
+// A what-if adds pods to the snapshot's nodes, each change with a
+// generation of its own below zero, and Undo puts the snapshot back as the cache left it; the cache never
 // sees the pods.
 func TestWhatIfAddAndUndo(t *testing.T) {
 	c := cache.New(nil, 0)
@@ -39,12 +39,12 @@ func TestWhatIfAddAndUndo(t *testing.T) {
 		t.Error("a pod on a node the snapshot does not hold was added")
 	}
 	a, _ := s.Get("a")
-	// 1 running + 2 + 0.5 of the what-if.
-	if got := a.Requested.MilliCPU; got != 3500 || len(a.Pods) != 3 || a.Generation != 0 {
-		t.Errorf("during: node a requests %dm, %d pods, generation %d; want 3500m, 3 pods, generation 0", got, len(a.Pods), a.Generation)
+	// 1 running + 2 + 0.5 of the what-if; two changes: generation -2.
+	if got := a.Requested.MilliCPU; got != 3500 || len(a.Pods) != 3 || a.Generation != -2 {
+		t.Errorf("during: node a requests %dm, %d pods, generation %d; want 3500m, 3 pods, generation -2", got, len(a.Pods), a.Generation)
 	}
-	if gen := s.Slots().Gens[a.Slot]; gen != 0 {
-		t.Errorf("during: slot generation %d, want 0", gen)
+	if gen := s.Slots().Gens[a.Slot]; gen != -2 {
+		t.Errorf("during: slot generation %d, want -2", gen)
 	}
 	if l := s.HavePodsWithRequiredAntiAffinityList(); len(l) != 1 || l[0] != a {
 		t.Errorf("during: nodes with required anti-affinity %v", l)
