@@ -46,6 +46,10 @@ type cycleRecorder struct {
 	// allNodes makes findFeasible filter every node (explain); without
 	// it, the cycle stops where a scheduling cycle stops (annotations).
 	allNodes bool
+	// placing marks the cycles of a pod group's dry run
+	// (explain_group.go): they stop where a scheduling cycle stops, but
+	// call no extender either.
+	placing bool
 	// feasible are the nodes prioritize scored, in its order.
 	feasible []string
 	// nodesToFind is how many feasible nodes the scheduler's own cycle
@@ -72,7 +76,7 @@ type cycleRecorder struct {
 // dryRun reports whether r records an explanation (explain's dry run),
 // which calls no extender; nil, and the recorder of a profile writing the
 // simulator's annotations, are real cycles.
-func (r *cycleRecorder) dryRun() bool { return r != nil && r.allNodes }
+func (r *cycleRecorder) dryRun() bool { return r != nil && (r.allNodes || r.placing) }
 
 func (r *cycleRecorder) preFilterRejected(plugin string, st *framework.Status) {
 	if r != nil {

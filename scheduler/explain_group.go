@@ -201,38 +201,25 @@ func (s *Scheduler) placeGroupLocked(ctx context.Context, prof *profile, group *
 		return nil
 	}
 	slices.SortFunc(live, compareMembers)
+	// A dry run leaves the loop where it was.
+	defer func(next int) { s.nextStartNodeIndex = next }(s.nextStartNodeIndex)
 	progress := framework.PodGroupProgress{Scheduled: group.Scheduled, Remaining: len(live)}
 	st := prof.runPodGroupFeasible(ctx, group, progress)
 	if !st.IsRejected() && st.Code() != framework.Error {
 		for _, m := range live {
-			state := framework.NewCycleState()
-			e, _, err := s.explainLocked(ctx, prof, state, m.Pod, false)
+			node, blocker, err := s.placeMemberDryRun(ctx, prof, m.Pod, p, g.Blocker == nil)
 			if err != nil {
 				p.undo(ctx, s)
 				return err
 			}
-			e.Source = g.Source
-			mp := explain.MemberPlacement{Pod: e.Pod}
-			if e.Selected != "" {
-				assumed := m.Pod.DeepCopy()
-				assumed.Spec.NodeName = e.Selected
-				if err := p.place(ctx, s, prof, state, assumed); err != nil {
-					if !isUnschedulable(err) {
-						p.undo(ctx, s)
-						return err
-					}
-					e.Message, e.Selected = err.Error(), ""
-					e.Summarize()
-				}
-			}
+			mp := explain.MemberPlacement{Pod: m.Pod.Namespace + "/" + m.Pod.Name, Node: node}
 			progress.Remaining--
 			progress.Tried++
-			if e.Selected != "" {
-				mp.Node = e.Selected
+			if node != "" {
 				progress.Scheduled++
 				g.Fit++
 			} else if g.Blocker == nil {
-				g.Blocker = e
+				g.Blocker = blocker
 			}
 			g.Placements = append(g.Placements, mp)
 			st = prof.runPodGroupFeasible(ctx, group, progress)
@@ -255,6 +242,40 @@ func (s *Scheduler) placeGroupLocked(ctx context.Context, prof *profile, group *
 		g.Message = joinReasons(g.Message, "pod group preemption: "+s.groupPreemptionBlocker(group, live))
 	}
 	return nil
+}
+
+// placeMemberDryRun is one member's part of a group's dry run: the
+// member's scheduling algorithm as the group cycle runs it (filters until
+// enough nodes are found, scores, no preemption, no extender), and, when
+// it fits, p places it. It returns the node, or "" and, when explain is
+// set, the full explanation of why it does not fit (every node filtered,
+// on the snapshot with the members before it).
+func (s *Scheduler) placeMemberDryRun(ctx context.Context, prof *profile, pod *v1.Pod, p groupPlacer, explainFailure bool) (string, *explain.Explanation, error) {
+	state := framework.NewCycleState()
+	res, err := s.scheduleRecorded(ctx, prof, state, pod, &cycleRecorder{placing: true})
+	if err == nil {
+		assumed := pod.DeepCopy()
+		assumed.Spec.NodeName = res.node
+		if err = p.place(ctx, s, prof, state, assumed); err == nil {
+			return res.node, nil, nil
+		}
+	}
+	if !isUnschedulable(err) {
+		return "", nil, err
+	}
+	if !explainFailure {
+		return "", nil, nil
+	}
+	e, _, xerr := s.explainLocked(ctx, prof, framework.NewCycleState(), pod, false)
+	if xerr != nil {
+		return "", nil, xerr
+	}
+	if e.Selected != "" {
+		// It passed the filters; a Reserve plugin refused the node.
+		e.Message, e.Selected = err.Error(), ""
+		e.Summarize()
+	}
+	return "", e, nil
 }
 
 // sameRequests returns what each member requests when they all request
