@@ -114,6 +114,9 @@ func (g *PodGroupExplanation) Summarize() {
 	switch {
 	case !g.Exists && g.Waiting == nil:
 		fmt.Fprintf(&b, "Would stay Pending: the PodGroup %s (%s) does not exist.", g.PodGroup, g.API)
+	case g.Waiting != nil && !g.Exists:
+		fmt.Fprintf(&b, "Would stay Pending: the PodGroup %s (%s) does not exist, and its %d pending %s wait in the queue before any attempt (%s: %s).",
+			g.PodGroup, g.API, g.Pending, plural(g.Pending, "member"), orUnknown(g.Waiting.Plugin), strings.Join(g.Waiting.Reasons, "; "))
 	case g.Waiting != nil:
 		fmt.Fprintf(&b, "Would stay Pending: its %d pending %s wait in the queue before any attempt (%s: %s); %d of minCount %d %s exist.",
 			g.Pending, plural(g.Pending, "member"), orUnknown(g.Waiting.Plugin), strings.Join(g.Waiting.Reasons, "; "),

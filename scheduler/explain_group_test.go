@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	schedulinglisters "k8s.io/client-go/listers/scheduling/v1beta1"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -260,4 +262,65 @@ func verdictsOf(e *explain.Explanation) string {
 		parts = append(parts, n+"="+v)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// A member whose PodGroup does not exist: the group's explanation says
+// so, and no dry run runs.
+func TestExplainPodGroupMissing(t *testing.T) {
+	s := newTestScheduler(t, 0, frameworktest.MakeNode().Name("n0").Capacity("8", "16Gi", 110).Obj())
+	servePodGroups(t, s)
+	pods := members(s, "ghost", 2, "1")
+	e, err := s.Explain(context.Background(), pods[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := e.PodGroup
+	if g == nil || g.Exists || g.Waiting == nil || len(g.Placements) != 0 || e.Placed() {
+		t.Fatalf("group %+v, placed %v", g, e.Placed())
+	}
+	want := `Would stay Pending: the PodGroup default/ghost (scheduling.k8s.io) does not exist, and its 2 pending members wait in the queue before any attempt (GangScheduling: waiting for pods's pod group "ghost" to appear in scheduling queue).`
+	if g.Summary != want {
+		t.Errorf("summary\n%s\nwant\n%s", g.Summary, want)
+	}
+	if _, err := s.ResolvePodGroup("default", "ghost", ""); !errors.Is(err, ErrPodGroupNotFound) {
+		t.Errorf("resolve a PodGroup that is not there: %v", err)
+	}
+}
+
+// A name both APIs have is ambiguous until the API is given; the dry run
+// of a scheduler-plugins PodGroup judges by its minMember.
+func TestResolvePodGroupAndCoscheduling(t *testing.T) {
+	s := newTestScheduler(t, 0, frameworktest.MakeNode().Name("n0").Capacity("2", "16Gi", 110).Obj())
+	servePodGroups(t, s, gang("g", 3))
+	idx := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc})
+	crd := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+		"metadata": map[string]any{"namespace": "default", "name": "g"},
+		"spec":     map[string]any{"minMember": int64(2)},
+	}}
+	if err := idx.Add(crd); err != nil {
+		t.Fatal(err)
+	}
+	s.groups.crd = toolscache.NewGenericLister(idx, gvrCoschedulingPodGroups.GroupResource())
+	if _, err := s.ResolvePodGroup("default", "g", ""); !errors.Is(err, ErrPodGroupAmbiguous) {
+		t.Errorf("both APIs: %v", err)
+	}
+	key, err := s.ResolvePodGroup("default", "g", "scheduling.x-k8s.io")
+	if err != nil || key.API != framework.CoschedulingPodGroups {
+		t.Fatalf("scheduling.x-k8s.io: %+v %v", key, err)
+	}
+	// Three members of 1 cpu by the label, 2 cpus: minMember 2 is met.
+	for i := range 3 {
+		name := fmt.Sprintf("c-%d", i)
+		p := frameworktest.MakePod().Namespace("default").Name(name).Label(framework.CoschedulingPodGroupLabel, "g").Req("1", "100Mi").Obj()
+		p.UID = types.UID(name)
+		s.groups.set(p)
+	}
+	g, err := s.ExplainPodGroup(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !g.Placed || g.Fit != 2 || g.MinCount != 2 || g.API != "scheduling.x-k8s.io" || !g.Gang || g.Blocker == nil {
+		t.Errorf("placed %v, fit %d, minCount %d, api %s, gang %v, blocker %v; want 2 of 3 placed, minMember 2", g.Placed, g.Fit, g.MinCount, g.API, g.Gang, g.Blocker != nil)
+	}
 }
