@@ -96,6 +96,10 @@ type Explanation struct {
 	// Kept is set when the explanation is the last attempt's, kept by
 	// the scheduler, not a new run (see Kept).
 	Kept *Kept `json:"kept,omitempty"`
+	// PodGroup is, for a pending member of a pod group, what the group
+	// cycle would do for the whole group (a dry run): the pod is placed
+	// only with its group.
+	PodGroup *PodGroupExplanation `json:"podGroup,omitempty"`
 }
 
 // Rejection is a plugin's verdict against the pod.
@@ -267,6 +271,9 @@ func (e *Explanation) Summarize() {
 	}
 	if e.BoundTo != "" {
 		fmt.Fprintf(&b, " It is bound to %s.", e.BoundTo)
+	}
+	if g := e.PodGroup; g != nil {
+		fmt.Fprintf(&b, " Its pod group %s: %s", g.PodGroup, lowerFirst(g.Summary))
 	}
 	if p := e.Preemption; p != nil {
 		switch {

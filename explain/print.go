@@ -134,7 +134,15 @@ func printTable(w io.Writer, e *Explanation, all bool) error {
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", c.Node, picked, c.PDBViolations, strings.Join(c.Victims, ", "))
 		}
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if e.PodGroup != nil {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Its pod group, a dry run of the group cycle:")
+		return PrintPodGroup(w, e.PodGroup, PrintOptions{AllNodes: all})
+	}
+	return nil
 }
 
 func scorerHeads(scorers []Scorer) string {

@@ -46,6 +46,10 @@ type cycleRecorder struct {
 	// allNodes makes findFeasible filter every node (explain); without
 	// it, the cycle stops where a scheduling cycle stops (annotations).
 	allNodes bool
+	// placing marks the cycles of a pod group's dry run
+	// (explain_group.go): they stop where a scheduling cycle stops, but
+	// call no extender either.
+	placing bool
 	// feasible are the nodes prioritize scored, in its order.
 	feasible []string
 	// nodesToFind is how many feasible nodes the scheduler's own cycle
@@ -72,7 +76,7 @@ type cycleRecorder struct {
 // dryRun reports whether r records an explanation (explain's dry run),
 // which calls no extender; nil, and the recorder of a profile writing the
 // simulator's annotations, are real cycles.
-func (r *cycleRecorder) dryRun() bool { return r != nil && r.allNodes }
+func (r *cycleRecorder) dryRun() bool { return r != nil && (r.allNodes || r.placing) }
 
 func (r *cycleRecorder) preFilterRejected(plugin string, st *framework.Status) {
 	if r != nil {
@@ -145,8 +149,17 @@ func (s *Scheduler) Explain(ctx context.Context, pod *v1.Pod) (*explain.Explanat
 	s.Cache.UpdateSnapshot(s.snapshot)
 	// Plugins are timed in the scheduler's cycles only.
 	s.recordPluginMetrics = false
-	e, _, err := s.explainLocked(ctx, prof, framework.NewCycleState(), pod)
-	return e, err
+	e, _, err := s.explainLocked(ctx, prof, framework.NewCycleState(), pod, true)
+	if err != nil {
+		return nil, err
+	}
+	if key, ok := framework.PodGroupOf(pod); ok && s.groups.Served(key.API) {
+		if e.PodGroup, err = s.explainGroupLocked(ctx, key, pod); err != nil {
+			return nil, err
+		}
+		e.Summarize()
+	}
+	return e, nil
 }
 
 // ExplainPod is Explain for the pod namespace/name as the scheduler's
@@ -180,7 +193,7 @@ func (s *Scheduler) Place(ctx context.Context, pod *v1.Pod) (*explain.Explanatio
 	s.Cache.UpdateSnapshot(s.snapshot)
 	s.recordPluginMetrics = false
 	state := framework.NewCycleState()
-	e, chosen, err := s.explainLocked(ctx, prof, state, pod)
+	e, chosen, err := s.explainLocked(ctx, prof, state, pod, true)
 	if err != nil || chosen == nil {
 		return e, err
 	}
@@ -210,8 +223,10 @@ func (s *Scheduler) ProfileNames() []string {
 }
 
 // explainLocked is Explain under cycleMu with the snapshot updated. It
-// also returns the chosen node's NodeInfo when the pod fits.
-func (s *Scheduler) explainLocked(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod) (*explain.Explanation, *framework.NodeInfo, error) {
+// also returns the chosen node's NodeInfo when the pod fits. preempt runs
+// preemption's dry run when the pod fits nowhere; a member of a group
+// cycle has none (the group preempts, or nobody).
+func (s *Scheduler) explainLocked(ctx context.Context, prof *profile, state *framework.CycleState, pod *v1.Pod, preempt bool) (*explain.Explanation, *framework.NodeInfo, error) {
 	e := &explain.Explanation{
 		Pod:           pod.Namespace + "/" + pod.Name,
 		Profile:       prof.name,
@@ -317,7 +332,7 @@ func (s *Scheduler) explainLocked(ctx context.Context, prof *profile, state *fra
 				e.PreFilter.Reasons = []string{fitErr.Error()}
 			}
 		}
-		if prof.planner != nil && ctx.Err() == nil {
+		if preempt && prof.planner != nil && ctx.Err() == nil {
 			prof.keepActiveFilters(state)
 			plan := prof.planner.PlanPreemption(ctx, state, pod, &framework.FilteredNodes{NumAllNodes: fitErr.NumAllNodes, Resolvable: fitErr.candidates})
 			p := &explain.Preemption{Eligible: plan.Eligible, Message: plan.Message}

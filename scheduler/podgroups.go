@@ -155,6 +155,31 @@ func (g *podGroups) memberUIDs(key framework.PodGroupKey) []types.UID {
 	return uids
 }
 
+// pendingMembers returns the group's known members that are neither
+// bound nor assumed, nor being deleted: those a group cycle would try.
+func (g *podGroups) pendingMembers(key framework.PodGroupKey) []*v1.Pod {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	var out []*v1.Pod
+	for uid, pod := range g.members[key] {
+		if pod.Spec.NodeName == "" && pod.DeletionTimestamp == nil && !g.assumed(uid) {
+			out = append(out, pod)
+		}
+	}
+	return out
+}
+
+// known reports whether uid is a known member of the group.
+func (g *podGroups) known(key framework.PodGroupKey, uid types.UID) bool {
+	if g == nil {
+		return false
+	}
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	_, ok := g.members[key][uid]
+	return ok
+}
+
 // set records pod, a member of its group, and returns the group and how
 // many members it has now; ok is false for a pod of no group.
 func (g *podGroups) set(pod *v1.Pod) (key framework.PodGroupKey, n int, ok bool) {

@@ -76,16 +76,41 @@ func startOf(u victimUnit) metav1.Time {
 // returns what it found, in kube-scheduler's words: why nobody is
 // evicted, or how many victims are.
 func (s *Scheduler) preemptGroup(ctx context.Context, prof *profile, g *framework.PodGroupInfo, live []*queue.QueuedPodInfo, start time.Time, nominated []*nomination) string {
-	if preemptionPolicyOf(live[0].Pod) == v1.PreemptNever {
-		return "not eligible due to preemptionPolicy=Never."
-	}
 	if s.preemptionUnderWay(nominated) {
 		return "ongoing preemption on nominated nodes"
+	}
+	plan, msg := s.planGroupPreemption(ctx, prof, g, live, start)
+	if plan == nil {
+		return msg
+	}
+	for _, pg := range plan.disrupted {
+		s.groupStatus.recordDisruption(pg, prof.name)
+	}
+	s.evictForGroup(live, plan.assigned, plan.victims)
+	return msg
+}
+
+// groupPreemptionPlan is what a group's preemption would do: evict
+// victims (among them every member of the disrupted PodGroups), each
+// member then going to its assigned node.
+type groupPreemptionPlan struct {
+	victims   []*v1.Pod
+	disrupted []*schedulingv1beta1.PodGroup
+	assigned  map[*v1.Pod]string
+}
+
+// planGroupPreemption finds the victims a group's preemption would evict
+// and where its members would go, on a what-if undone before it returns;
+// nil and why not when it would evict nobody. The message is
+// kube-scheduler's for either.
+func (s *Scheduler) planGroupPreemption(ctx context.Context, prof *profile, g *framework.PodGroupInfo, live []*queue.QueuedPodInfo, start time.Time) (*groupPreemptionPlan, string) {
+	if preemptionPolicyOf(live[0].Pod) == v1.PreemptNever {
+		return nil, "not eligible due to preemptionPolicy=Never."
 	}
 	priority := groupPriority(g, live)
 	units := s.potentialVictims(priority)
 	if len(units) == 0 {
-		return "No preemption victims found for incoming preemptor"
+		return nil, "No preemption victims found for incoming preemptor"
 	}
 
 	w := s.snapshot.WhatIf()
@@ -98,17 +123,17 @@ func (s *Scheduler) preemptGroup(ctx context.Context, prof *profile, g *framewor
 		for _, p := range u.pods {
 			if err := w.RemovePod(p); err != nil {
 				s.logger.Warn("group preemption: a victim is not where the snapshot says", zap.Error(err))
-				return "preemption failed: " + err.Error()
+				return nil, "preemption failed: " + err.Error()
 			}
 		}
 	}
 	var results []memberResult
 	st, placed, err := s.placeMembers(ctx, prof, g, live, start, &results)
 	if err != nil {
-		return err.Error()
+		return nil, err.Error()
 	}
 	if !st.IsSuccess() || placed == 0 {
-		return st.Message()
+		return nil, st.Message()
 	}
 	assigned := map[*v1.Pod]string{}
 	var order []*v1.Pod
@@ -124,7 +149,7 @@ func (s *Scheduler) preemptGroup(ctx context.Context, prof *profile, g *framewor
 	// members allow.
 	slices.SortStableFunc(units, moreImportant)
 	units = s.protectedFirst(units)
-	var victims []*v1.Pod
+	plan := &groupPreemptionPlan{assigned: assigned}
 	for _, u := range units {
 		for _, p := range u.pods {
 			_ = w.AddPod(p)
@@ -135,13 +160,12 @@ func (s *Scheduler) preemptGroup(ctx context.Context, prof *profile, g *framewor
 		for _, p := range u.pods {
 			_ = w.RemovePod(p)
 		}
-		victims = append(victims, u.pods...)
+		plan.victims = append(plan.victims, u.pods...)
 		if u.group != nil {
-			s.groupStatus.recordDisruption(u.group, prof.name)
+			plan.disrupted = append(plan.disrupted, u.group)
 		}
 	}
-	s.evictForGroup(live, assigned, victims)
-	return fmt.Sprintf("found a placement for podgroup, preempting %d victims", len(victims))
+	return plan, fmt.Sprintf("found a placement for podgroup, preempting %d victims", len(plan.victims))
 }
 
 // membersStillFit reports whether every member still passes the filters

@@ -39,6 +39,9 @@ type Snapshot struct {
 
 	generation     int64
 	nodeSetVersion int64
+	// whatIfGeneration is the last generation a WhatIf gave a node:
+	// below zero, counting down, never given twice.
+	whatIfGeneration int64
 }
 
 var _ framework.NodeInfoLister = &Snapshot{}

@@ -8,15 +8,19 @@ import (
 	"github.com/yardmaster-io/yardmaster/framework"
 )
 
-// WhatIf adds pods to a snapshot's nodes for a dry run (explain's dry run
-// of a pod group cycle: each member placed sees the ones before it) and
-// takes them out again, without touching the cache: nothing is assumed,
-// nothing another cycle or an informer sees. A node it changes gets
-// generation 0 until Undo, so that no memo of per-node answers (which
-// reuse an answer while the generation is unchanged) answers for it as
-// it was; Undo puts back each node as it was, with its generation, so
-// the next UpdateSnapshot, which copies only the nodes the cache
-// changed, finds the snapshot as the cache left it.
+// WhatIf adds pods to a snapshot's nodes, or takes them off, for a dry run
+// (explain's dry run of a pod group cycle: each member placed sees the
+// ones before it; a group preemption's: the victims gone) and undoes it, without touching the cache: nothing is assumed,
+// nothing another cycle or an informer sees. Every change gives the node
+// a generation of the snapshot's own, below zero, which the cache (whose
+// generations count up from 1) never gives: a memo of per-node answers,
+// which reuses an answer while the generation is unchanged, computes the
+// node anew, and may keep that answer for the what-if state. Generation 0
+// would not do: it means "not the cache's" and some memos then leave the
+// node out of their totals. Undo puts back each node as it was, with its
+// generation, so the next UpdateSnapshot, which copies only the nodes the
+// cache changed, finds the snapshot as the cache left it, and the memos
+// see the generation change back.
 //
 // The snapshot is the scheduler's own: the caller holds what keeps
 // cycles off it (the scheduler's cycleMu) from the first AddPod to Undo.
@@ -39,8 +43,42 @@ func (w *WhatIf) AddPod(pod *v1.Pod) error {
 	}
 	w.save(ni)
 	ni.AddPodInfo(framework.NewPodInfo(pod))
-	w.s.fileAffinity(ni, true)
+	w.changed(ni)
 	return nil
+}
+
+// RemovePod takes pod off its node (spec.nodeName) in the snapshot, as if
+// it were gone (a preemption's victim).
+func (w *WhatIf) RemovePod(pod *v1.Pod) error {
+	ni, ok := w.s.nodeInfoMap[pod.Spec.NodeName]
+	if !ok || ni.Node() == nil {
+		return fmt.Errorf("what-if: node %q not in the snapshot", pod.Spec.NodeName)
+	}
+	w.save(ni)
+	if err := ni.RemovePod(pod); err != nil {
+		return fmt.Errorf("what-if: %w", err)
+	}
+	w.changed(ni)
+	return nil
+}
+
+// save keeps ni as it is, the first time the dry run changes it, and
+// gives it a copy with slices and maps of its own: the saved ones stay as
+// they were.
+func (w *WhatIf) save(ni *framework.NodeInfo) {
+	if _, done := w.saved[ni.NodeName()]; done {
+		return
+	}
+	w.saved[ni.NodeName()] = *ni
+	*ni = *ni.Clone()
+}
+
+// changed gives ni, just changed, a what-if generation of its own.
+func (w *WhatIf) changed(ni *framework.NodeInfo) {
+	w.s.whatIfGeneration--
+	ni.Generation = w.s.whatIfGeneration
+	w.setSlotGen(ni, ni.Generation)
+	w.s.fileAffinity(ni, true)
 }
 
 // Undo takes out every pod AddPod added. The WhatIf is empty afterwards.
@@ -60,32 +98,4 @@ func (w *WhatIf) setSlotGen(ni *framework.NodeInfo, gen int64) {
 	if ni.Slot > 0 && ni.Slot < len(w.s.slotNodes) && w.s.slotNodes[ni.Slot] == ni {
 		w.s.slotGens[ni.Slot] = gen
 	}
-}
-
-// RemovePod takes pod off its node (spec.nodeName) in the snapshot, as if
-// it were gone (a preemption's victim).
-func (w *WhatIf) RemovePod(pod *v1.Pod) error {
-	ni, ok := w.s.nodeInfoMap[pod.Spec.NodeName]
-	if !ok || ni.Node() == nil {
-		return fmt.Errorf("what-if: node %q not in the snapshot", pod.Spec.NodeName)
-	}
-	w.save(ni)
-	if err := ni.RemovePod(pod); err != nil {
-		return fmt.Errorf("what-if: %w", err)
-	}
-	w.s.fileAffinity(ni, true)
-	return nil
-}
-
-// save keeps ni as it is, the first time the dry run changes it, and
-// gives it a copy with slices and maps of its own (the saved ones stay as
-// they were) and generation 0.
-func (w *WhatIf) save(ni *framework.NodeInfo) {
-	if _, done := w.saved[ni.NodeName()]; done {
-		return
-	}
-	w.saved[ni.NodeName()] = *ni
-	*ni = *ni.Clone()
-	ni.Generation = 0
-	w.setSlotGen(ni, 0)
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/yardmaster-io/yardmaster/scheduler/cache"
 )
 
-// A what-if adds pods to the snapshot's nodes, with generation 0 there,
-// and Undo puts the snapshot back as the cache left it; the cache never
+// A what-if adds pods to the snapshot's nodes, each change with a
+// generation of its own below zero, and Undo puts the snapshot back as the cache left it; the cache never
 // sees the pods.
 func TestWhatIfAddAndUndo(t *testing.T) {
 	c := cache.New(nil, 0)
@@ -39,12 +39,12 @@ func TestWhatIfAddAndUndo(t *testing.T) {
 		t.Error("a pod on a node the snapshot does not hold was added")
 	}
 	a, _ := s.Get("a")
-	// 1 running + 2 + 0.5 of the what-if.
-	if got := a.Requested.MilliCPU; got != 3500 || len(a.Pods) != 3 || a.Generation != 0 {
-		t.Errorf("during: node a requests %dm, %d pods, generation %d; want 3500m, 3 pods, generation 0", got, len(a.Pods), a.Generation)
+	// 1 running + 2 + 0.5 of the what-if; two changes: generation -2.
+	if got := a.Requested.MilliCPU; got != 3500 || len(a.Pods) != 3 || a.Generation != -2 {
+		t.Errorf("during: node a requests %dm, %d pods, generation %d; want 3500m, 3 pods, generation -2", got, len(a.Pods), a.Generation)
 	}
-	if gen := s.Slots().Gens[a.Slot]; gen != 0 {
-		t.Errorf("during: slot generation %d, want 0", gen)
+	if gen := s.Slots().Gens[a.Slot]; gen != -2 {
+		t.Errorf("during: slot generation %d, want -2", gen)
 	}
 	if l := s.HavePodsWithRequiredAntiAffinityList(); len(l) != 1 || l[0] != a {
 		t.Errorf("during: nodes with required anti-affinity %v", l)
@@ -73,5 +73,28 @@ func TestWhatIfAddAndUndo(t *testing.T) {
 		if ni.Generation != before[ni.NodeName()] {
 			t.Errorf("node %s: generation %d, want %d", ni.NodeName(), ni.Generation, before[ni.NodeName()])
 		}
+	}
+}
+
+// RemovePod takes a pod off its node for the dry run; Undo brings it back.
+func TestWhatIfRemovePod(t *testing.T) {
+	nodes := []*v1.Node{frameworktest.MakeNode().Name("a").Capacity("4", "8Gi", 110).Obj()}
+	victim := frameworktest.MakePod().Name("victim").Node("a").Req("3", "1Gi").Obj()
+	s := cache.NewSnapshotFromNodes(nodes, []*v1.Pod{victim})
+	a, _ := s.Get("a")
+	gen := a.Generation
+	w := s.WhatIf()
+	if err := w.RemovePod(victim); err != nil {
+		t.Fatal(err)
+	}
+	if a.Requested.MilliCPU != 0 || len(a.Pods) != 0 || a.Generation >= 0 {
+		t.Errorf("during: %dm requested, %d pods, generation %d; want 0m, none, a what-if generation", a.Requested.MilliCPU, len(a.Pods), a.Generation)
+	}
+	if err := w.RemovePod(victim); err == nil {
+		t.Error("removing a pod twice: no error")
+	}
+	w.Undo()
+	if a.Requested.MilliCPU != 3000 || len(a.Pods) != 1 || a.Generation != gen {
+		t.Errorf("after Undo: %dm requested, %d pods, generation %d; want 3000m, 1 pod, generation %d", a.Requested.MilliCPU, len(a.Pods), a.Generation, gen)
 	}
 }

@@ -43,6 +43,10 @@ func (d *Daemon) explainHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		ns, name := q.Get("namespace"), q.Get("name")
+		if group := q.Get("podgroup"); group != "" && ns != "" && name == "" {
+			d.explainPodGroup(w, r, ns, group, q.Get("api"))
+			return
+		}
 		if ns == "" || name == "" {
 			http.Error(w, "explain: namespace and name are required", http.StatusBadRequest)
 			return
@@ -78,10 +82,58 @@ func (d *Daemon) explainHandler() http.Handler {
 			return
 		}
 		e.Source = explain.SourceLive
+		setPodGroupSource(e.PodGroup, explain.SourceLive)
 		e.WithTypeMeta()
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(e)
 	})
+}
+
+// explainPodGroup answers explainPath's ?namespace=NS&podgroup=NAME
+// (&api=scheduling.k8s.io or scheduling.x-k8s.io to choose): the dry run
+// of the group's cycle, a PodGroupExplanation in JSON.
+func (d *Daemon) explainPodGroup(w http.ResponseWriter, r *http.Request, ns, name, api string) {
+	if !d.synced.Load() {
+		http.Error(w, "explain: yardmaster's informer caches are not synced yet", http.StatusServiceUnavailable)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+	defer cancel()
+	key, err := d.Scheduler.ResolvePodGroup(ns, name, api)
+	var g *explain.PodGroupExplanation
+	if err == nil {
+		g, err = d.Scheduler.ExplainPodGroup(ctx, key)
+	}
+	switch {
+	case errors.Is(err, scheduler.ErrPodGroupNotFound):
+		http.Error(w, "explain: "+err.Error()+" in yardmaster's cache", http.StatusNotFound)
+		return
+	case errors.Is(err, scheduler.ErrPodGroupAmbiguous):
+		http.Error(w, "explain: "+err.Error()+": write podgroups.scheduling.k8s.io/NAME or podgroups.scheduling.x-k8s.io/NAME", http.StatusConflict)
+		return
+	case errors.Is(err, scheduler.ErrNoProfile):
+		http.Error(w, "explain: "+err.Error(), http.StatusUnprocessableEntity)
+		return
+	case err != nil:
+		d.logger.Warn("explain failed", zap.String("podGroup", ns+"/"+name), zap.Error(err))
+		http.Error(w, "explain: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	setPodGroupSource(g, explain.SourceLive)
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(g.WithTypeMeta())
+}
+
+// setPodGroupSource sets the source of g and of its blocker's
+// explanation.
+func setPodGroupSource(g *explain.PodGroupExplanation, src string) {
+	if g == nil {
+		return
+	}
+	g.Source = src
+	if g.Blocker != nil {
+		g.Blocker.Source = src
+	}
 }
 
 // explainFlags are the flags of `yardmaster explain`.
@@ -115,6 +167,12 @@ func newExplainCommand(reg framework.Registry) *cobra.Command {
 			"The pod is NAME, pod/NAME (pods/NAME, po/NAME) or `pod NAME`, in the namespace of -n,\n" +
 			"else of the kubeconfig's current context, as kubectl reads it. A pod named bandwidth\n" +
 			"or load is pod/bandwidth, pod/load: the bare words are the subcommands.\n\n" +
+			"For a pod of a pod group, and for podgroup/NAME (podgroups/, pg/; podgroups.scheduling.k8s.io/\n" +
+			"or podgroups.scheduling.x-k8s.io/ to choose the API when both have that name), a dry run of\n" +
+			"the group cycle: would the group be placed now, how many of its pending members fit\n" +
+			"together, and what stops the next one. Nothing is assumed, reserved or written.\n" +
+			"-o json and -o yaml print a PodGroupExplanation for podgroup/NAME; -o name the members\n" +
+			"that would stay Pending. Exit code 0 when the group would be placed, 2 when not.\n\n" +
 			"Without --scheduler-url the cluster is read from the API server (read only) with\n" +
 			"kubectl's flags (--kubeconfig, --context, -n, --as, --server, --request-timeout, ...)\n" +
 			"and the pipeline built from --config, the file the scheduler runs with. With\n" +
@@ -128,15 +186,20 @@ func newExplainCommand(reg framework.Registry) *cobra.Command {
 			"`kubectl yardmaster explain POD`.",
 		Example: "  kubectl yardmaster explain web-7d9f -n shop\n" +
 			"  kubectl yardmaster explain pod/web-7d9f --context staging -o yaml\n" +
+			"  kubectl yardmaster explain podgroup/train -n ml\n" +
 			"  kubectl yardmaster explain web-7d9f --scheduler-url https://10.0.0.5:10259 --scheduler-insecure-skip-tls-verify --kept",
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(&f.output); err != nil {
 				return err
 			}
-			name, err := parsePodArgs(args)
+			target, err := parseExplainArgs(args)
 			if err != nil {
 				return err
+			}
+			name := target.name
+			if f.kept && target.podGroup {
+				return errors.New("--kept is a pod's last attempt: a pod group has none of its own (explain one of its pods)")
 			}
 			if f.kept && f.scheduler == "" {
 				return errors.New("--kept needs --scheduler-url (formerly --server, which now names the API server, as in kubectl): only a running yardmaster keeps attempts")
@@ -147,6 +210,9 @@ func newExplainCommand(reg framework.Registry) *cobra.Command {
 			}
 			ctx, cancel := signalContext(cmd.Context())
 			defer cancel()
+			if target.podGroup {
+				return runExplainPodGroup(ctx, cmd.OutOrStdout(), f, ns, target)
+			}
 			var e *explain.Explanation
 			if f.scheduler != "" {
 				e, err = explainRemote(ctx, f, ns, name)
@@ -159,7 +225,7 @@ func newExplainCommand(reg framework.Registry) *cobra.Command {
 			if err := printExplanation(cmd.OutOrStdout(), e.WithTypeMeta(), f.output, f.nodes); err != nil {
 				return err
 			}
-			if e.BoundTo == "" && e.Selected == "" {
+			if !e.Placed() {
 				return pendingError("pod " + e.Pod)
 			}
 			return nil
@@ -184,6 +250,9 @@ func printExplanation(w io.Writer, e *explain.Explanation, output string, allNod
 	case outputTable, outputWide:
 		return explain.Print(w, e, explain.PrintOptions{AllNodes: allNodes || output == outputWide})
 	case outputName:
+		if !e.Placed() {
+			return nil
+		}
 		if node := cmpOr(e.BoundTo, e.Selected); node != "" {
 			_, err := fmt.Fprintln(w, "node/"+node)
 			return err
@@ -193,20 +262,108 @@ func printExplanation(w io.Writer, e *explain.Explanation, output string, allNod
 	return explain.Marshal(w, e, output)
 }
 
+// runExplainPodGroup explains the pod group of target in ns, prints it,
+// and returns the ExitPending error when the group would not be placed.
+func runExplainPodGroup(ctx context.Context, w io.Writer, f explainFlags, ns string, target explainTarget) error {
+	var g *explain.PodGroupExplanation
+	var err error
+	if f.scheduler != "" {
+		q := url.Values{"namespace": {ns}, "podgroup": {target.name}}
+		if target.api != "" {
+			q.Set("api", target.api)
+		}
+		g = &explain.PodGroupExplanation{}
+		err = askScheduler(ctx, f, q, g)
+	} else {
+		var c *config.Config
+		if c, err = loadConfigOrDefault(f.configFile, f.registry); err == nil {
+			var cfg *rest.Config
+			if cfg, err = restConfig(f.kube); err == nil {
+				g, err = ExplainPodGroupSnapshot(ctx, cfg, c, ns, target.name, target.api)
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	g.WithTypeMeta()
+	switch f.output {
+	case outputTable, outputWide:
+		err = explain.PrintPodGroup(w, g, explain.PrintOptions{AllNodes: f.nodes || f.output == outputWide})
+	case outputName:
+		// As simulate's: the members that would stay Pending.
+		for _, p := range g.Placements {
+			if !g.Placed || p.Node == "" {
+				_, name, _ := strings.Cut(p.Pod, "/")
+				fmt.Fprintln(w, "pod/"+name)
+			}
+		}
+	default:
+		err = explain.Marshal(w, g, f.output)
+	}
+	if err != nil {
+		return err
+	}
+	if !g.Placed && g.Pending > 0 {
+		return pendingError("pod group " + g.PodGroup)
+	}
+	return nil
+}
+
+// ExplainPodGroupSnapshot is `yardmaster explain podgroup/NAME` without
+// --scheduler-url: the dry run of the group's cycle with the pipeline of
+// c's profiles on a snapshot of the cluster cfg reaches, read through a
+// client that can only read. api is scheduling.k8s.io,
+// scheduling.x-k8s.io, or "" for whichever has a PodGroup of that name.
+func ExplainPodGroupSnapshot(ctx context.Context, cfg *rest.Config, c *config.Config, ns, name, api string) (*explain.PodGroupExplanation, error) {
+	s, stop, err := startSnapshotScheduler(ctx, c, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	key, err := s.ResolvePodGroup(ns, name, api)
+	if errors.Is(err, scheduler.ErrPodGroupAmbiguous) {
+		return nil, fmt.Errorf("%w: write podgroups.scheduling.k8s.io/%s or podgroups.scheduling.x-k8s.io/%s", err, name, name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	g, err := s.ExplainPodGroup(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	setPodGroupSource(g, explain.SourceSnapshot)
+	return g, nil
+}
+
 // explainRemote asks a running yardmaster, with the credentials of the
 // kubeconfig's user (after --context, --user, --token): its secure port
 // authenticates and authorizes them as kube-scheduler's does.
 func explainRemote(ctx context.Context, f explainFlags, ns, name string) (*explain.Explanation, error) {
+	q := url.Values{"namespace": {ns}, "name": {name}}
+	if f.kept {
+		q.Set("kept", "true")
+	}
+	var e explain.Explanation
+	if err := askScheduler(ctx, f, q, &e); err != nil {
+		return nil, err
+	}
+	return &e, nil
+}
+
+// askScheduler GETs /debug/explain?q from the running yardmaster of
+// f.scheduler and decodes its JSON answer into out.
+func askScheduler(ctx context.Context, f explainFlags, q url.Values, out any) error {
 	cfg, err := restConfig(f.kube)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// Impersonation from the flags (--as, --as-group, --as-uid) or from
 	// the kubeconfig's user (as:, as-groups:, as-user-extra:). A
 	// scheduler's secure port, as kube-scheduler's, does not impersonate:
 	// the request would be authorized as the real user.
 	if im := cfg.Impersonate; im.UserName != "" || im.UID != "" || len(im.Groups) > 0 || len(im.Extra) > 0 {
-		return nil, errors.New("impersonation (--as, --as-group, --as-uid, or the kubeconfig user's as:) is the API server's; yardmaster's secure port (--scheduler-url) does not impersonate: use a kubeconfig user (--user, --context) with the rights instead")
+		return errors.New("impersonation (--as, --as-group, --as-uid, or the kubeconfig user's as:) is the API server's; yardmaster's secure port (--scheduler-url) does not impersonate: use a kubeconfig user (--user, --context) with the rights instead")
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.Host = f.scheduler
@@ -217,34 +374,29 @@ func explainRemote(ctx context.Context, f explainFlags, ns, name string) (*expla
 	cfg.Proxy = nil
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
-		return nil, err
-	}
-	q := url.Values{"namespace": {ns}, "name": {name}}
-	if f.kept {
-		q.Set("kept", "true")
+		return err
 	}
 	u := strings.TrimSuffix(f.scheduler, "/") + "/debug/explain?" + q.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("ask yardmaster at %s: %w", f.scheduler, err)
+		return fmt.Errorf("ask yardmaster at %s: %w", f.scheduler, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("yardmaster at %s answered %s: %s", f.scheduler, resp.Status, strings.TrimSpace(string(body)))
+		return fmt.Errorf("yardmaster at %s answered %s: %s", f.scheduler, resp.Status, strings.TrimSpace(string(body)))
 	}
-	var e explain.Explanation
-	if err := json.Unmarshal(body, &e); err != nil {
-		return nil, fmt.Errorf("yardmaster at %s: %w", f.scheduler, err)
+	if err := json.Unmarshal(body, out); err != nil {
+		return fmt.Errorf("yardmaster at %s: %w", f.scheduler, err)
 	}
-	return &e, nil
+	return nil
 }
 
 // explainSnapshot builds the pipeline from the configuration file on a
@@ -291,6 +443,7 @@ func ExplainSnapshot(ctx context.Context, cfg *rest.Config, c *config.Config, ns
 		return nil, err
 	}
 	e.Source = explain.SourceSnapshot
+	setPodGroupSource(e.PodGroup, explain.SourceSnapshot)
 	return e, nil
 }
 

@@ -175,10 +175,40 @@ func namespace(cf *genericclioptions.ConfigFlags) (string, error) {
 // name.
 var podTypes = []string{"pods", "pod", "po"}
 
+// podGroupTypes are the TYPE of TYPE/NAME that name pod groups: the
+// resource, its singular and its short name, as for pods. Both
+// scheduling.k8s.io (native) and scheduling.x-k8s.io (scheduler-plugins'
+// CRD) serve a resource podgroups; TYPE.GROUP, as kubectl reads it
+// (podgroups.scheduling.x-k8s.io), names one of them.
+var podGroupTypes = []string{"podgroups", "podgroup", "pg"}
+
+// explainTarget is what explain is asked about: a pod, or a pod group
+// (of api, "" for whichever has a PodGroup of that name).
+type explainTarget struct {
+	name     string
+	podGroup bool
+	api      string
+}
+
 // parsePodArgs reads explain's arguments as kubectl reads a pod's: NAME,
 // TYPE/NAME or TYPE NAME, TYPE one of podTypes (any case). The namespace
 // comes from -n or the context, never from the argument.
 func parsePodArgs(args []string) (string, error) {
+	t, err := parseExplainArgs(args)
+	if err != nil {
+		return "", err
+	}
+	if t.podGroup {
+		return "", fmt.Errorf("explain takes a pod here, not a pod group")
+	}
+	return t.name, nil
+}
+
+// parseExplainArgs reads explain's arguments as kubectl reads them: NAME
+// (a pod), TYPE/NAME or TYPE NAME, TYPE one of podTypes or of
+// podGroupTypes, the latter optionally .scheduling.k8s.io or
+// .scheduling.x-k8s.io (any case).
+func parseExplainArgs(args []string) (explainTarget, error) {
 	var typ, name string
 	switch len(args) {
 	case 1:
@@ -189,18 +219,29 @@ func parsePodArgs(args []string) (string, error) {
 	case 2:
 		typ, name = args[0], args[1]
 		if strings.Contains(name, "/") {
-			return "", fmt.Errorf("there is no need to specify a resource type as a separate argument when passing arguments in resource/name form (e.g. 'kubectl yardmaster explain pod/NAME' instead of 'explain pod pod/NAME')")
+			return explainTarget{}, fmt.Errorf("there is no need to specify a resource type as a separate argument when passing arguments in resource/name form (e.g. 'kubectl yardmaster explain pod/NAME' instead of 'explain pod pod/NAME')")
 		}
 	default:
-		return "", fmt.Errorf("explain takes one pod: NAME, pod/NAME or pod NAME, got %d arguments", len(args))
+		return explainTarget{}, fmt.Errorf("explain takes one pod or pod group: NAME, pod/NAME, pod NAME or podgroup/NAME, got %d arguments", len(args))
 	}
-	if !slices.Contains(podTypes, strings.ToLower(typ)) {
-		return "", fmt.Errorf("explain takes a pod, not %q: write pod/NAME, pods/NAME, po/NAME or NAME, with -n NAMESPACE for another namespace than the context's (NAMESPACE/NAME is not read)", typ)
+	t := explainTarget{name: name}
+	typ = strings.ToLower(typ)
+	resourceName, api, _ := strings.Cut(typ, ".")
+	switch {
+	case api == "" && slices.Contains(podTypes, typ):
+	case slices.Contains(podGroupTypes, resourceName) && (api == "" || api == framework.NativePodGroups.String() || api == framework.CoschedulingPodGroups.String()):
+		t.podGroup, t.api = true, api
+	default:
+		return explainTarget{}, fmt.Errorf("explain takes a pod, not %q: write pod/NAME, pods/NAME, po/NAME or NAME, with -n NAMESPACE for another namespace than the context's (NAMESPACE/NAME is not read); podgroup/NAME (podgroups/, pg/; podgroups.scheduling.k8s.io/ or podgroups.scheduling.x-k8s.io/ to choose the API) for a pod group", typ)
 	}
 	if name == "" || strings.Contains(name, "/") {
-		return "", fmt.Errorf("%q is not a pod name", name)
+		what := "pod"
+		if t.podGroup {
+			what = "pod group"
+		}
+		return explainTarget{}, fmt.Errorf("%q is not a %s name", name, what)
 	}
-	return name, nil
+	return t, nil
 }
 
 // asKubectlPlugin reports whether the binary runs as kubectl's plugin:

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/yardmaster-io/yardmaster/docs/schemas"
@@ -55,6 +56,42 @@ func TestParsePodArgs(t *testing.T) {
 				t.Errorf("%q %v, want %q", got, err, tc.want)
 			}
 		})
+	}
+}
+
+func TestParseExplainArgs(t *testing.T) {
+	tests := []struct {
+		args    []string
+		want    explainTarget
+		wantErr string
+	}{
+		{args: []string{"web-1"}, want: explainTarget{name: "web-1"}},
+		{args: []string{"podgroup/train"}, want: explainTarget{name: "train", podGroup: true}},
+		{args: []string{"podgroups/train"}, want: explainTarget{name: "train", podGroup: true}},
+		{args: []string{"pg/train"}, want: explainTarget{name: "train", podGroup: true}},
+		{args: []string{"PodGroup", "train"}, want: explainTarget{name: "train", podGroup: true}},
+		{args: []string{"podgroups.scheduling.k8s.io/train"}, want: explainTarget{name: "train", podGroup: true, api: "scheduling.k8s.io"}},
+		{args: []string{"podgroup.scheduling.x-k8s.io/train"}, want: explainTarget{name: "train", podGroup: true, api: "scheduling.x-k8s.io"}},
+		{args: []string{"podgroups.example.com/train"}, wantErr: `not "podgroups.example.com"`},
+		{args: []string{"pods.scheduling.k8s.io/web"}, wantErr: `not "pods.scheduling.k8s.io"`},
+		{args: []string{"pg/"}, wantErr: `"" is not a pod group name`},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			got, err := parseExplainArgs(tc.args)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Errorf("%+v %v, want %+v", got, err, tc.want)
+			}
+		})
+	}
+	if _, err := parsePodArgs([]string{"pg/train"}); err == nil {
+		t.Error("parsePodArgs took a pod group")
 	}
 }
 
@@ -343,8 +380,10 @@ func TestOutputValidatesAgainstSchema(t *testing.T) {
 	web := writeFile(t, "web.yaml", webFile)
 	volumes := writeFile(t, "volumes.yaml", volumeClusterFile)
 	pods := writeFile(t, "pods.yaml", volumePodsFile)
+	gang := writeFile(t, "gang.yaml", gangFile("1"))
 	for _, args := range [][]string{
 		{"--cluster-file", cluster, "--add", web, "--capacity", web, "--drain", "n2", "--explain"},
+		{"--cluster-file", cluster, "--capacity", gang},
 		{"--cluster-file", cluster, "--add", web},
 		{"--cluster-file", volumes, "--add", pods, "--explain"},
 	} {
@@ -369,6 +408,25 @@ func TestOutputValidatesAgainstSchema(t *testing.T) {
 			}
 			if res.APIVersion != explain.APIVersion || res.Kind != KindSimulationResult {
 				t.Errorf("apiVersion %q kind %q", res.APIVersion, res.Kind)
+			}
+			// A pod group's placement, on its own and inside an explanation.
+			if g := res.CapacityPodGroup; g != nil {
+				if g.Kind != "" {
+					t.Errorf("a pod group inside a result has kind %q", g.Kind)
+				}
+				var out bytes.Buffer
+				if err := explain.Marshal(&out, g.WithTypeMeta(), outputJSON); err != nil {
+					t.Fatal(err)
+				}
+				validate(t, s, out.Bytes())
+				g.TypeMeta = metav1.TypeMeta{}
+				member := *res.Limit
+				member.PodGroup = g
+				out.Reset()
+				if err := printExplanation(&out, member.WithTypeMeta(), outputJSON, false); err != nil {
+					t.Fatal(err)
+				}
+				validate(t, s, out.Bytes())
 			}
 			for _, p := range res.Placements {
 				if p.Explanation == nil {
@@ -437,6 +495,8 @@ func TestOutputSchemaMatchesTypes(t *testing.T) {
 		"BandwidthNode":        reflect.TypeFor[BandwidthNode](),
 		"ConfigValidation":     reflect.TypeFor[ConfigValidation](),
 		"ConfigProblem":        reflect.TypeFor[ConfigProblem](),
+		"PodGroupExplanation":  reflect.TypeFor[explain.PodGroupExplanation](),
+		"MemberPlacement":      reflect.TypeFor[explain.MemberPlacement](),
 	}
 	for name, typ := range types {
 		def, ok := schema.Defs[name]
@@ -482,6 +542,7 @@ func TestOutputSchemaMatchesTypes(t *testing.T) {
 	for _, root := range []reflect.Type{
 		reflect.TypeFor[SimulationResult](), reflect.TypeFor[LoadExplanation](),
 		reflect.TypeFor[BandwidthExplanation](), reflect.TypeFor[ConfigValidation](),
+		reflect.TypeFor[explain.PodGroupExplanation](),
 	} {
 		walk(root)
 	}
@@ -503,7 +564,7 @@ func TestOutputSchemaMatchesTypes(t *testing.T) {
 		kinds = append(kinds, o.Properties.Kind.Const)
 	}
 	slices.Sort(kinds)
-	wantKinds := []string{KindBandwidthExplanation, validationKind, explain.KindExplanation, KindLoadExplanation, KindSimulationResult}
+	wantKinds := []string{KindBandwidthExplanation, validationKind, explain.KindExplanation, KindLoadExplanation, KindSimulationResult, explain.KindPodGroupExplanation}
 	slices.Sort(wantKinds)
 	if diff := cmp.Diff(wantKinds, kinds); diff != "" {
 		t.Errorf("the kinds of the schema's oneOf (-want +got):\n%s", diff)

@@ -15,6 +15,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -63,7 +64,9 @@ func newSimulateCommand(reg framework.Registry) *cobra.Command {
 			"context's) one after the other with the pipeline of --config, each assumed before the\n" +
 			"next, and print where each would go and why the others stay Pending. Nothing is written.\n\n" +
 			"--capacity FILE: how many more replicas of that pod (or workload's pod) fit, and what\n" +
-			"runs out first. --drain NODE: where the pods of that node would go if it were drained.\n\n" +
+			"runs out first; when FILE also holds a PodGroup (scheduling.k8s.io/v1beta1), how many\n" +
+			"more copies of that group (the PodGroup and all the file's pods) the group cycle places.\n" +
+			"--drain NODE: where the pods of that node would go if it were drained.\n\n" +
 			"-o wide adds each pod's feasible nodes and profile; -o json and -o yaml print the\n" +
 			"SimulationResult (apiVersion " + explain.APIVersion + ", docs/schemas/); -o name prints\n" +
 			"pod/NAME of each pod that would stay Pending.\n\n" +
@@ -82,7 +85,7 @@ func newSimulateCommand(reg framework.Registry) *cobra.Command {
 	f.kube.AddFlags(fs)
 	fs.StringVar(&f.clusterFile, "cluster-file", "", "file of Nodes and Pods (and PVs, PVCs, StorageClasses, ...) to simulate on, instead of the live cluster (--cluster names a kubeconfig cluster, as in kubectl)")
 	fs.StringSliceVar(&f.add, "add", nil, "manifest file of Pods or workloads to place (repeatable)")
-	fs.StringVar(&f.capacity, "capacity", "", "manifest of one pod or workload: how many more replicas of its pod fit")
+	fs.StringVar(&f.capacity, "capacity", "", "manifest of one pod or workload: how many more replicas of its pod fit; with a PodGroup in it, how many more copies of the group")
 	fs.StringVar(&f.drain, "drain", "", "node to drain: where its pods would go")
 	fs.StringVar(&f.configFile, "config", "", "KubeSchedulerConfiguration file the scheduler runs with (default: the defaults)")
 	fs.StringVarP(&f.output, "output", "o", "", "Output format: wide, json, yaml or name (default: the table)")
@@ -109,6 +112,11 @@ type SimulationResult struct {
 	// explanation of the first that did not.
 	Capacity *int                 `json:"capacity,omitempty"`
 	Limit    *explain.Explanation `json:"limit,omitempty"`
+	// CapacityPodGroup is, when --capacity's file holds a PodGroup, the
+	// placement of the first copy of the group that did not fit (Capacity
+	// counts copies of the group then, and Limit is the explanation of
+	// that copy's first member that did not fit).
+	CapacityPodGroup *explain.PodGroupExplanation `json:"capacityPodGroup,omitempty"`
 }
 
 // runSimulate runs the simulation of f, prints it, and returns the
@@ -230,6 +238,20 @@ func (sim *simulation) run(ctx context.Context, f simulateFlags) (*SimulationRes
 		if len(pods) == 0 {
 			return nil, fmt.Errorf("%s: no pod or workload", f.capacity)
 		}
+		if pg, members, err := groupOf(objs, pods, f.capacity); err != nil || pg != nil {
+			if err != nil {
+				return nil, err
+			}
+			n, limit, err := sim.capacityGroup(ctx, pg, members)
+			if err != nil {
+				return nil, err
+			}
+			res.Capacity, res.CapacityPodGroup = &n, limit
+			if limit != nil {
+				res.Limit = limit.Blocker
+			}
+			return res, nil
+		}
 		n, limit, err := sim.capacity(ctx, pods[0])
 		if err != nil {
 			return nil, err
@@ -250,6 +272,79 @@ func SimulateCapacity(ctx context.Context, cfg *rest.Config, c *config.Config, p
 	defer stop()
 	sim := &simulation{s: s, defaultProfile: c.Profiles[0].SchedulerName, namespace: metav1.NamespaceDefault}
 	return sim.capacity(ctx, pod)
+}
+
+// SimulatePodGroupCapacity is `yardmaster simulate --capacity` of a
+// file holding pg and its pods on the cluster cfg reaches (read only):
+// how many more copies of the group fit, and the placement of the first
+// copy that does not.
+func SimulatePodGroupCapacity(ctx context.Context, cfg *rest.Config, c *config.Config, pg *schedulingv1beta1.PodGroup, pods []*v1.Pod) (int, *explain.PodGroupExplanation, error) {
+	s, stop, err := startSnapshotScheduler(ctx, c, cfg)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer stop()
+	sim := &simulation{s: s, defaultProfile: c.Profiles[0].SchedulerName, namespace: metav1.NamespaceDefault}
+	return sim.capacityGroup(ctx, pg, pods)
+}
+
+// groupOf returns the PodGroup of a --capacity file and its members
+// among pods (those that name it, or no group), or nil when the file
+// holds no PodGroup.
+func groupOf(objs []runtime.Object, pods []*v1.Pod, path string) (*schedulingv1beta1.PodGroup, []*v1.Pod, error) {
+	var pg *schedulingv1beta1.PodGroup
+	for _, o := range objs {
+		if g, ok := o.(*schedulingv1beta1.PodGroup); ok {
+			if pg != nil {
+				return nil, nil, fmt.Errorf("%s: more than one PodGroup (--capacity counts copies of one group)", path)
+			}
+			pg = g
+		}
+	}
+	if pg == nil {
+		return nil, nil, nil
+	}
+	var members []*v1.Pod
+	for _, p := range pods {
+		if sg := p.Spec.SchedulingGroup; sg == nil || sg.PodGroupName == nil || *sg.PodGroupName == "" || *sg.PodGroupName == pg.Name {
+			members = append(members, p)
+		}
+	}
+	if len(members) == 0 {
+		return nil, nil, fmt.Errorf("%s: no pod of PodGroup %q", path, pg.Name)
+	}
+	return pg, members, nil
+}
+
+// capacityGroup places copies of the group pg of pods, each copy a
+// PodGroup NAME-N with pods NAME-N-0, NAME-N-1, ..., until one is not
+// placed, and returns how many were, with the placement of the one that
+// was not.
+func (sim *simulation) capacityGroup(ctx context.Context, pg *schedulingv1beta1.PodGroup, pods []*v1.Pod) (int, *explain.PodGroupExplanation, error) {
+	ns := cmpOr(pg.Namespace, cmpOr(sim.namespace, metav1.NamespaceDefault))
+	for n := 0; n < maxCapacity/len(pods); n++ {
+		group := pg.DeepCopy()
+		group.Namespace, group.Name = ns, fmt.Sprintf("%s-%d", pg.Name, n)
+		members := make([]*v1.Pod, len(pods))
+		for i, p := range pods {
+			m := p.DeepCopy()
+			m.Namespace, m.Name = ns, fmt.Sprintf("%s-%d", group.Name, i)
+			m.Spec.SchedulingGroup = &v1.PodSchedulingGroup{PodGroupName: &group.Name}
+			members[i] = sim.prepare(m)
+		}
+		g, err := sim.s.PlaceGroup(ctx, group, members)
+		if err != nil {
+			return 0, nil, err
+		}
+		g.Source = explain.SourceSimulation
+		if g.Blocker != nil {
+			g.Blocker.Source = explain.SourceSimulation
+		}
+		if !g.Placed {
+			return n, g, nil
+		}
+	}
+	return maxCapacity / len(pods), nil, nil
 }
 
 // place places a copy of p with a UID of its own.
@@ -407,6 +502,14 @@ func cmpOr(a, b string) string {
 
 func ptrTo[T any](v T) *T { return &v }
 
+// either returns one when n is 1, else many.
+func either(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 // printSimulation writes res in the format of -o: the table (-o wide
 // adds columns), the pods that would stay Pending (-o name), or the whole
 // result as JSON or YAML, where the explanations of the placed pods are
@@ -464,6 +567,11 @@ func printSimulation(w io.Writer, res *SimulationResult, f simulateFlags) error 
 				}
 			}
 		}
+	}
+	if g := res.CapacityPodGroup; g != nil && res.Capacity != nil {
+		fmt.Fprintf(w, "\nCapacity: %d more copies of the pod group fit (%d %s each, minCount %d).\n", *res.Capacity, g.Members, either(g.Members, "pod", "pods"), g.MinCount)
+		fmt.Fprintf(w, "The next one does not: %s\n", g.Summary)
+		return nil
 	}
 	if res.Capacity != nil {
 		fmt.Fprintf(w, "\nCapacity: %d more replicas fit.\n", *res.Capacity)

@@ -3,7 +3,9 @@ package app
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -282,5 +284,81 @@ func TestSimulateReservesVolumes(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
+	}
+}
+
+// gangFile is a gang of three 1-cpu pods (a Job of parallelism 3 naming
+// its PodGroup), with cpu as given.
+func gangFile(cpu string) string {
+	return `apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: train, namespace: default}
+spec:
+  schedulingPolicy: {gang: {minCount: 3}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train, namespace: default}
+spec:
+  parallelism: 3
+  template:
+    spec:
+      schedulingGroup: {podGroupName: train}
+      restartPolicy: Never
+      containers: [{name: c, image: x, resources: {requests: {cpu: "` + cpu + `"}}}]
+`
+}
+
+// simulate --capacity of a file with a PodGroup counts copies of the
+// group the group cycle places: on clusterFile's 2 + 1 free cpus, one
+// gang of three 1-cpu pods, two of three 500m pods; the next copy's
+// reason is the group's.
+func TestSimulatePodGroupCapacity(t *testing.T) {
+	cluster := writeFile(t, "cluster.yaml", clusterFile)
+	tests := []struct {
+		cpu         string
+		want        int
+		wantFit     int
+		wantMessage string
+		wantSummary string
+	}{
+		// Copy 2: its first member fits nowhere, and 0 + 2 < 3.
+		{cpu: "1", want: 1, wantFit: 0, wantMessage: "minCount (3) cannot be satisfied: 0 scheduled, 2 remaining",
+			wantSummary: "Would stay Pending: 3 pending pods need 1 cpu each; the cluster has room for none of them: minCount (3) cannot be satisfied"},
+		{cpu: "500m", want: 2, wantFit: 0, wantMessage: "minCount (3) cannot be satisfied: 0 scheduled, 2 remaining"},
+		// 1.5 cpu: n1 takes one, n2 none; the second member fits nowhere.
+		{cpu: "1500m", want: 0, wantFit: 1, wantMessage: "minCount (3) cannot be satisfied: 1 scheduled, 1 remaining",
+			wantSummary: "the cluster has room for 1 of them (n1: 1)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.cpu, func(t *testing.T) {
+			gang := writeFile(t, "gang.yaml", gangFile(tc.cpu))
+			var out bytes.Buffer
+			err := runSimulate(context.Background(), &out, simulateFlags{clusterFile: cluster, capacity: gang, output: outputJSON})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var res SimulationResult
+			if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+				t.Fatal(err)
+			}
+			g := res.CapacityPodGroup
+			if res.Capacity == nil || *res.Capacity != tc.want || g == nil {
+				t.Fatalf("capacity %v, group %+v; want %d", res.Capacity, g, tc.want)
+			}
+			if g.Placed || g.Fit != tc.wantFit || g.Pending != 3 || g.MinCount != 3 || !strings.HasPrefix(g.Message, tc.wantMessage) {
+				t.Errorf("the copy that does not fit: placed %v, fit %d, pending %d, minCount %d, message %q; want fit %d, message %q",
+					g.Placed, g.Fit, g.Pending, g.MinCount, g.Message, tc.wantFit, tc.wantMessage)
+			}
+			if res.Limit == nil || !strings.Contains(res.Limit.Message, "Insufficient cpu") {
+				t.Errorf("limit: %+v", res.Limit)
+			}
+			if !strings.Contains(g.Summary, tc.wantSummary) {
+				t.Errorf("summary %q lacks %q", g.Summary, tc.wantSummary)
+			}
+			if want := fmt.Sprintf("default/train-%d", tc.want); g.PodGroup != want {
+				t.Errorf("copy %q, want %q", g.PodGroup, want)
+			}
+		})
 	}
 }
