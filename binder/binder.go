@@ -113,6 +113,12 @@ func (b *Binder) Bind(ctx context.Context, pod *v1.Pod, node string) error {
 	if b.BeforeBind != nil {
 		b.BeforeBind(pod, node)
 	}
+	// A PodScheduled=False of an earlier attempt still queued, or in
+	// flight, must not land after the Binding (which sets it True) and
+	// leave a bound pod marked unschedulable: a group's members are
+	// retried within milliseconds of each other.
+	b.patches.supersede(ctx, pod.UID, patchCondition)
+	b.forgetMessage(pod.UID)
 	backoff := b.initialBackoff
 	var err error
 	// uncertain is set once an attempt may have been committed.
