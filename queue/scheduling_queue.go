@@ -886,9 +886,18 @@ func (q *PriorityQueue) pushActive(qpi *QueuedPodInfo, event Event, aim Location
 }
 
 // pushBackoff adds qpi, which is in no queue, to backoffQ (errorBackoffQ
-// after an error), and tells Run when qpi is the new head. A pod in backoffQ
+// after an error), or to the gated pods when a PreEnqueue plugin holds it
+// back, and tells Run when qpi is the new head. A pod in backoffQ
 // may be popped at once: waiting Pops are woken. q.mu must be held.
 func (q *PriorityQueue) pushBackoff(qpi *QueuedPodInfo, event Event, aim Location) {
+	// Pop may take the pod from backoffQ at once: the PreEnqueue plugins
+	// are asked on the way in, as kube-scheduler (with
+	// SchedulerPopFromBackoffQ) asks them.
+	if q.gatedLocked(qpi.Pod) {
+		q.gated[qpi.Pod.UID] = qpi
+		q.queued(GatedPods, aim, event)
+		return
+	}
 	h := q.backoffQ
 	if qpi.consecutiveErrors > 0 {
 		h = q.errorBackoffQ
