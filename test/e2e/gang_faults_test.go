@@ -125,9 +125,18 @@ func (w *gangInvariant) tolerate(group string) {
 	}
 }
 
-// stop ends the watch: it polls until no group is partly bound or grace
-// has passed, and fails the test for every breach seen.
+// stop ends the watch and fails the test for every breach (breaches).
 func (w *gangInvariant) stop() {
+	for _, b := range w.breaches() {
+		w.e.t.Errorf("gang invariant: %s", b)
+	}
+}
+
+// breaches ends the watch: it polls until no group is partly bound or
+// grace has passed, and returns every breach seen, those at the end
+// included. Later calls return nothing.
+func (w *gangInvariant) breaches() []string {
+	var out []string
 	w.once.Do(func() {
 		w.cancel()
 		<-w.done
@@ -139,12 +148,12 @@ func (w *gangInvariant) stop() {
 			partial = partial[:0]
 			groups, err := w.groups(ctx)
 			if err != nil {
-				w.e.t.Errorf("gang invariant: final poll: %v", err)
+				partial = append(partial, fmt.Sprintf("final poll: %v", err))
 				break
 			}
 			for _, key := range sortedKeys(groups) {
 				if g := groups[key]; g.partly() && !w.isTolerated(key) {
-					partial = append(partial, key+": "+g.String())
+					partial = append(partial, "at the end, group "+key+": "+g.String())
 				}
 			}
 			if len(partial) == 0 || time.Now().After(deadline) {
@@ -152,14 +161,10 @@ func (w *gangInvariant) stop() {
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
-		for _, p := range partial {
-			w.e.t.Errorf("gang invariant: at the end, group %s", p)
-		}
-		for _, v := range w.violations {
-			w.e.t.Errorf("gang invariant: %s", v)
-		}
+		out = append(w.violations, partial...)
 		w.e.t.Logf("gang invariant: %d polls, longest partly bound stretch %v", w.polls, w.longest.Round(time.Millisecond))
 	})
+	return out
 }
 
 func (w *gangInvariant) isTolerated(key string) bool {
@@ -317,6 +322,32 @@ func (e *env) deletePods(names ...string) {
 		if err := e.client.CoreV1().Pods(e.ns).Delete(e.ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
 			e.t.Fatalf("delete pod %s: %v", name, err)
 		}
+	}
+}
+
+// gangInvariant fails a gang left partly bound: one member of a gang of
+// 3 bound by hand, the others pending with no scheduler to place them;
+// and passes the same gang once all are bound.
+func TestGangFaultInvariantCatchesPartlyBound(t *testing.T) {
+	e := newEnv(t)
+	e.addNode(e.node("a").Capacity("4", "8Gi", 110))
+	e.createGang("half", 3)
+	w := e.watchGangs(time.Second, nil)
+	e.createPod(e.pod("half-0").PodGroup("half").Req("100m", "100Mi").Node(e.ns + "-a"))
+	e.createPod(e.pod("half-1").PodGroup("half").Req("100m", "100Mi"))
+	e.createPod(e.pod("half-2").PodGroup("half").Req("100m", "100Mi"))
+	time.Sleep(2 * time.Second)
+	got := w.breaches()
+	want := fmt.Sprintf("group %s/half (scheduling.k8s.io) partly bound for more than 1s: 1 of 3 members bound, minCount 3", e.ns)
+	if !slices.Contains(got, want) || len(got) != 2 {
+		t.Errorf("breaches %q, want %q and the same group at the end", got, want)
+	}
+
+	w = e.watchGangs(time.Second, nil)
+	e.startScheduler()
+	e.waitBound(30*time.Second, "half-1", "half-2")
+	if got := w.breaches(); len(got) != 0 {
+		t.Errorf("breaches %q once the gang is whole, want none", got)
 	}
 }
 
