@@ -84,6 +84,7 @@ func TestGangFits(t *testing.T) {
 		e.addNode(e.node(n).Capacity("2", "4Gi", 110))
 	}
 	e.startScheduler()
+	e.watchGangs(5*time.Second, nil)
 	e.createGang("train", 4)
 	names := e.createMembers("train", 4, "1")
 	got := e.waitBound(30*time.Second, names...)
@@ -100,6 +101,7 @@ func TestGangWaitsWhole(t *testing.T) {
 	e := newEnv(t)
 	e.addNode(e.node("a").Capacity("2", "4Gi", 110))
 	e.startScheduler()
+	e.watchGangs(5*time.Second, nil)
 	e.createGang("mpi", 3)
 	names := e.createMembers("mpi", 3, "1")
 	c := e.waitGroupCondition("mpi", metav1.ConditionFalse, schedulingv1beta1.PodGroupReasonUnschedulable)
@@ -141,6 +143,7 @@ func TestGangsOfSixtyPercent(t *testing.T) {
 		e.addNode(e.node(fmt.Sprint(i)).Capacity("2", "4Gi", 110))
 	}
 	e.startScheduler()
+	e.watchGangs(5*time.Second, nil)
 	e.createGang("left", 6)
 	e.createGang("right", 6)
 	// Interleave the two gangs' pods, as two controllers would.
@@ -194,6 +197,7 @@ func TestGangWaitsForItsGroupAndMembers(t *testing.T) {
 	e := newEnv(t)
 	e.addNode(e.node("a").Capacity("8", "16Gi", 110))
 	e.startScheduler()
+	e.watchGangs(5*time.Second, nil)
 	early := e.createMembers("late", 2, "100m")
 	e.createPod(e.pod("solo").Req("100m", "100Mi"))
 	e.waitBound(30*time.Second, "solo")
@@ -220,6 +224,7 @@ func TestGangBeyondMinCount(t *testing.T) {
 	e := newEnv(t)
 	e.addNode(e.node("a").Capacity("3", "4Gi", 110))
 	e.startScheduler()
+	e.watchGangs(5*time.Second, nil)
 	e.createGang("elastic", 2)
 	names := e.createMembers("elastic", 4, "1")
 	e.waitGroupCondition("elastic", metav1.ConditionTrue, "Scheduled")
@@ -248,6 +253,7 @@ func TestGangPriorityMismatch(t *testing.T) {
 	e.addNode(e.node("a").Capacity("4", "8Gi", 110))
 	e.priorityClass("high", 1000)
 	e.startScheduler()
+	e.watchGangs(5*time.Second, nil)
 	e.createGang("mixed", 2)
 	e.createPod(e.pod("mixed-0").PodGroup("mixed").Req("100m", "100Mi"))
 	e.createPod(e.pod("mixed-1").PodGroup("mixed").Req("100m", "100Mi").PriorityClassName(e.ns + "-high"))
