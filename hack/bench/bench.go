@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/yardmaster-io/yardmaster/internal/controlplane"
 )
@@ -147,6 +148,9 @@ func runCluster(ctx context.Context, o *options, r *Report, n int, out, logDir s
 	rc.QPS, rc.Burst = float32(o.qps), o.burst
 	rc.ContentType = "application/vnd.kubernetes.protobuf"
 	rc.UserAgent = "yardmaster-bench"
+	// v1.37 warns that PodGroup v1beta1 goes away in v1.43 on every
+	// request for one: once is enough.
+	rc.WarningHandler = rest.NewWarningWriter(os.Stderr, rest.WarningWriterOptions{Deduplicate: true})
 	client, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return err

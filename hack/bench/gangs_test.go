@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -85,6 +86,12 @@ func TestGangDefaults(t *testing.T) {
 		}
 		if len(w.controllers()) == 0 || len(w.controllerManagerFlags()) == 0 {
 			t.Errorf("%s runs no PodGroup protection controller: deleted PodGroups would stay", tc.workload)
+		}
+		// kube-scheduler's first binding of 10 groups of 1,000 came
+		// after 210 s at 5,000 nodes: the default -stall of 60 s would
+		// end its drain before it.
+		if tc.workload == "largegangs" && w.minStall < 2*210*time.Second {
+			t.Errorf("largegangs gives up after %s without a binding; kube-scheduler needs 210 s for its first", w.minStall)
 		}
 		if w.skipsCeilings() {
 			t.Errorf("%s skips the ceilings: binding every member places every group whole", tc.workload)

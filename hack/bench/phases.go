@@ -312,7 +312,7 @@ func (c *cluster) drain(ctx context.Context, w workload, contender string, count
 
 	// Trying a pool of 20,000 binds nothing for a while: the pool's
 	// first tries count as progress too.
-	ok, err := rec.waitProgress(ctx, c.opts.stall, proc, func() (int, bool) {
+	ok, err := rec.waitProgress(ctx, max(c.opts.stall, w.minStall), proc, func() (int, bool) {
 		_, bound := rec.counts()
 		_, attempted, _ := rec.poolCounts()
 		return bound + attempted, bound >= count
