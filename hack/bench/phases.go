@@ -185,10 +185,6 @@ func (c *cluster) drain(ctx context.Context, w workload, contender string, count
 			return nil, err
 		}
 	}
-	// The pool comes first in the queue either way: its pods have the
-	// higher priority, and both schedulers try the higher priority
-	// first. So every pool pod has been tried before the first measured
-	// pod is bound.
 	if w.gangs() {
 		// Before the pods, as scheduler_perf's createPodGroups: no
 		// member waits for its group.
@@ -196,6 +192,10 @@ func (c *cluster) drain(ctx context.Context, w workload, contender string, count
 			return nil, err
 		}
 	}
+	// The pool comes first in the queue either way: its pods have the
+	// higher priority, and both schedulers try the higher priority
+	// first. So every pool pod has been tried before the first measured
+	// pod is bound.
 	pods := podsFor(w, count, len(c.nodes), ns, profileName(contender))
 	if err := createPods(ctx, c.client, c.opts.workers, pods); err != nil {
 		return nil, err
