@@ -129,7 +129,8 @@ test: lint $(CONTROL_PLANE) $(COMPAT_BINARIES) prometheus ## Everything CI runs:
 # default (1,000 nodes; basic and spread with 2,000 pods, and the gangs of
 # scheduler_perf's GangScheduling: 1,000 PodGroups of 3 pods and 10 of
 # 1,000, on an API server that serves PodGroups, kube-scheduler with
-# --feature-gates=GenericWorkload=true);
+# --feature-gates=GenericWorkload=true; some 15 minutes on 2 cores, 5 of
+# them kube-scheduler's largegangs);
 # docs/performance.md gives the full matrix, e.g.
 #   make bench-compare BENCH_FLAGS='-nodes 1000,5000 -pods 5000 -workloads basic,spread,antiaffinity,mixed -runs 3'
 # and the volume workload (WaitForFirstConsumer claims on local volumes,
