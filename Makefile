@@ -126,7 +126,11 @@ test: lint $(CONTROL_PLANE) $(COMPAT_BINARIES) prometheus ## Everything CI runs:
 	$(GO) test -run '^$$' -fuzz FuzzLoad -fuzztime 60000x ./config/
 
 # Flags for hack/bench, the side-by-side harness. Empty means its quick
-# default (1,000 nodes, 2,000 pods, basic and spread: a few minutes);
+# default (1,000 nodes; basic and spread with 2,000 pods, and the gangs of
+# scheduler_perf's GangScheduling: 1,000 PodGroups of 3 pods and 10 of
+# 1,000, on an API server that serves PodGroups, kube-scheduler with
+# --feature-gates=GenericWorkload=true; some 15 minutes on 2 cores, 5 of
+# them kube-scheduler's largegangs);
 # docs/performance.md gives the full matrix, e.g.
 #   make bench-compare BENCH_FLAGS='-nodes 1000,5000 -pods 5000 -workloads basic,spread,antiaffinity,mixed -runs 3'
 # and the volume workload (WaitForFirstConsumer claims on local volumes,
@@ -147,6 +151,8 @@ test: lint $(CONTROL_PLANE) $(COMPAT_BINARIES) prometheus ## Everything CI runs:
 #   make bench-compare BENCH_FLAGS='-nodes 1000 -workloads preemption -stream-count 0'
 #   make bench-compare BENCH_FLAGS='-nodes 15000 -workloads daemonset -stream-count 0'
 #   make bench-compare BENCH_FLAGS='-nodes 5000 -workloads idle'
+# and the gangs alone, at the issue's size:
+#   make bench-compare BENCH_FLAGS='-nodes 5000 -workloads smallgangs,largegangs -stream-count 0'
 BENCH_FLAGS ?=
 
 bench: bench-go bench-compare ## Go benchmarks, then yardmaster against kube-scheduler side by side.

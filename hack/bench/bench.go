@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/yardmaster-io/yardmaster/internal/controlplane"
 )
@@ -51,8 +52,9 @@ func run(ctx context.Context, o *options) (err error) {
 			Nodes: o.nodes, NodeShape: fmt.Sprintf("%s cpu / %s / %d pods, %d zones", nodeCPU, nodeMemory, nodePods, zoneCount),
 			Pods: o.pods, Workloads: o.workloads, Schedulers: o.schedulers, Runs: o.runs,
 			QPS: o.qps, Burst: o.burst, StreamRate: o.streamRate, StreamCount: o.streamCount, Workers: o.workers,
-			Profiled: o.profile,
-			Quiesced: o.quiesce,
+			Profiled:  o.profile,
+			Quiesced:  o.quiesce,
+			PodGroups: o.podGroups,
 		},
 	}
 	logf("machine: %s, %d cores, load %.2f; results in %s", r.Machine.CPUModel, r.Machine.Cores, r.Machine.LoadAvg1AtStart, out)
@@ -69,7 +71,19 @@ func run(ctx context.Context, o *options) (err error) {
 			return fmt.Errorf("%d nodes: %w", n, err)
 		}
 	}
-	return nil
+	return splitGangs(r)
+}
+
+// splitGangs fails the benchmark if any run left a gang partially bound:
+// unlike a slow or stalled contender, that is a wrong result.
+func splitGangs(r *Report) error {
+	var errs []error
+	for _, run := range r.Runs {
+		if d := run.Drain; d != nil && d.Placement.PartialGroups > 0 {
+			errs = append(errs, fmt.Errorf("%d nodes, %s, %s run %d: %d PodGroups partially bound", run.Nodes, run.Workload, run.Contender, run.Run, d.Placement.PartialGroups))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // apiserverFlags are added to internal/controlplane's defaults.
@@ -106,10 +120,17 @@ func runCluster(ctx context.Context, o *options, r *Report, n int, out, logDir s
 		w, _ := workloadByName(name)
 		return w.idle
 	})
+	apiFlags := apiserverFlags()
+	if o.podGroups {
+		// For every workload of the run, so that the schedulers see the
+		// same API throughout: yardmaster watches PodGroups whenever the
+		// API server serves them, kube-scheduler then has its gate on.
+		apiFlags = append(apiFlags, controlplane.GenericWorkloadAPIServerFlags()...)
+	}
 	cp, err := controlplane.Start(ctx, controlplane.Options{
 		BinDir:              o.binDir,
 		LogDir:              logDir,
-		ExtraAPIServerFlags: apiserverFlags(),
+		ExtraAPIServerFlags: apiFlags,
 		// KWOK completes the idle workload's pods; it runs only when
 		// that workload does, since it watches every pod.
 		KWOK: kwok,
@@ -127,6 +148,9 @@ func runCluster(ctx context.Context, o *options, r *Report, n int, out, logDir s
 	rc.QPS, rc.Burst = float32(o.qps), o.burst
 	rc.ContentType = "application/vnd.kubernetes.protobuf"
 	rc.UserAgent = "yardmaster-bench"
+	// v1.37 warns that PodGroup v1beta1 goes away in v1.43 on every
+	// request for one: once is enough.
+	rc.WarningHandler = rest.NewWarningWriter(os.Stderr, rest.WarningWriterOptions{Deduplicate: true})
 	client, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return err
@@ -193,7 +217,7 @@ func (c *cluster) runWorkload(ctx context.Context, r *Report, w workload) error 
 		}
 	}
 	if controllers := w.controllers(); len(controllers) > 0 {
-		stop, err := c.startControllers(ctx, controllers)
+		stop, err := c.startControllers(ctx, controllers, w.controllerManagerFlags())
 		if err != nil {
 			return fmt.Errorf("%s: %w", w.name, err)
 		}
@@ -235,10 +259,10 @@ func (c *cluster) runWorkload(ctx context.Context, r *Report, w workload) error 
 }
 
 // startControllers starts kube-controller-manager with controllers and
-// returns the function that stops it.
-func (c *cluster) startControllers(ctx context.Context, controllers []string) (stop func(), err error) {
+// the extra flags they need, and returns the function that stops it.
+func (c *cluster) startControllers(ctx context.Context, controllers, extra []string) (stop func(), err error) {
 	t := time.Now()
-	c.controllers, err = c.cp.StartControllerManager(ctx, controllers, controllerManagerFlags(c.opts.profile))
+	c.controllers, err = c.cp.StartControllerManager(ctx, controllers, append(controllerManagerFlags(c.opts.profile), extra...))
 	if err != nil {
 		return nil, fmt.Errorf("starting kube-controller-manager: %w", err)
 	}
@@ -320,6 +344,9 @@ func (c *cluster) measure(ctx context.Context, w workload, run *Run) error {
 		logf("  %-12s run %d %-14s %d victims of %d low-priority pods for %d preemptors", w.name, run.Run, run.Contender, d.Victims, d.FillPods, d.Bound)
 	case d.ChurnOps > 0:
 		logf("  %-12s run %d %-14s %d churn creates and deletes", w.name, run.Run, run.Contender, d.ChurnOps)
+	case w.gangs():
+		logf("  %-12s run %d %-14s %d PodGroups: %d placed whole, %d partially bound; %.0f pods/s from the scheduler's start",
+			w.name, run.Run, run.Contender, d.Placement.Groups, d.Placement.GroupsPlaced, d.Placement.PartialGroups, d.podsPerSecondFromStart())
 	}
 	logf("  %-12s run %d %-14s drain %5d/%-5d pods %7.0f pods/s  first bind after %5.2fs  cpu %6.2f ms/pod  rss %4.0f MiB  violations %d  stddev %.0fm  other load %.2f  events %d (+%.1fs)",
 		w.name, run.Run, run.Contender, d.Bound, d.Pods, d.PodsPerSecond, d.StartToFirstBindS, d.CPUMsPerPod, d.PeakRSSMiB,
@@ -328,9 +355,16 @@ func (c *cluster) measure(ctx context.Context, w workload, run *Run) error {
 		logf("  %-12s run %d %-14s drain: kube-controller-manager %.2f ms/pod, kube-apiserver+etcd %.2f ms/pod",
 			w.name, run.Run, run.Contender, 1000*d.ControllerManagerCPUSeconds/float64(d.Bound), 1000*(d.APIServerCPUSeconds+d.EtcdCPUSeconds)/float64(d.Bound))
 	}
-	if isCeiling(run.Contender) || c.opts.streamCount == 0 || w.pool || w.churn || w.preempt {
+	if d.Placement.PartialGroups > 0 {
+		// Whatever else it measured: a scheduler that splits a gang
+		// has not done the job.
+		return fmt.Errorf("%s left %d of %d PodGroups partially bound (the notes show which)", run.Contender, d.Placement.PartialGroups, d.Placement.Groups)
+	}
+	if isCeiling(run.Contender) || c.opts.streamCount == 0 || w.pool || w.churn || w.preempt || w.gangs() {
 		// The scheduler_perf shapes have no stream phase: their
-		// background would have to be made again for it.
+		// background would have to be made again for it (for gangs,
+		// the PodGroups; a member's latency would be its group's
+		// last arrival's).
 		return nil
 	}
 	s, err := c.stream(ctx, w, run.Contender)

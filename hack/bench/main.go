@@ -37,6 +37,7 @@
 //	go run ./hack/bench -nodes 1000 -workloads preemption -stream-count 0
 //	go run ./hack/bench -nodes 15000 -workloads daemonset -stream-count 0
 //	go run ./hack/bench -nodes 5000 -workloads idle
+//	go run ./hack/bench -nodes 5000 -workloads smallgangs,largegangs -stream-count 0
 //
 // The shapes of kube-scheduler's scheduler_perf (scenarios.go) change the
 // drain: unschedulable queues a pool of higher-priority pods that fit
@@ -46,7 +47,11 @@
 // drain; preemption binds low-priority pods that fill every node first.
 // idle (idle.go) drains nothing: it measures the scheduler's CPU over a
 // pool it cannot place while KWOK, which the control plane then runs,
-// completes pods on a few nodes of its own.
+// completes pods on a few nodes of its own. smallgangs and largegangs
+// (gangs.go) drain pods in PodGroups, created before them, on an API
+// server that serves PodGroups (whenever they are among -workloads, for
+// every workload of the run), and fail a contender's run that leaves a
+// group partially bound.
 //
 // It prints a markdown table and writes results.json, results.md, one PNG
 // of pods bound over time per cluster size and workload, and every
@@ -131,6 +136,9 @@ type options struct {
 	completionRate float64
 	idleDuration   time.Duration
 	kwokNodes      int
+	// podGroups says that a gang workload runs: the API server serves
+	// PodGroups and kube-scheduler runs with GenericWorkload.
+	podGroups bool
 
 	qps   float64
 	burst int
@@ -168,7 +176,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.IntVar(&o.pods, "pods", 2000, "pods per drain for basic, spread and mixed (antiaffinity always uses one pod per node, volumes -volume-pods, dra -dra-pods)")
 	fs.IntVar(&o.volumePods, "volume-pods", 0, "pods per drain for volumes, each with its own claim and local volume, the volumes spread evenly over the nodes; 0 means one per node")
 	fs.IntVar(&o.draPods, "dra-pods", 0, "pods per drain for dra, each claiming one of the 8 devices per node; 0 means one per node")
-	fs.StringVar(&workloads, "workloads", "basic,spread", "comma-separated: "+strings.Join(workloadNames(), ","))
+	fs.StringVar(&workloads, "workloads", "basic,spread,smallgangs,largegangs", "comma-separated: "+strings.Join(workloadNames(), ","))
 	fs.StringVar(&schedulers, "schedulers", "yardmaster,kube-scheduler,ceiling,ceiling-events", "comma-separated; each run rotates the order. ceiling binds round-robin with no decisions, ceiling-events also posts the Scheduled event per pod")
 	fs.IntVar(&o.runs, "runs", 1, "repetitions of every (workload, scheduler); the table shows medians")
 	fs.BoolVar(&o.warmUp, "warmup", true, "drain a small unrecorded backlog with every contender first, so none pays for a cold API server")
@@ -177,7 +185,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.Float64Var(&o.streamRate, "stream-rate", 100, "pods created per second in the stream phase")
 	fs.IntVar(&o.streamCount, "stream-count", 1000, "pods in the stream phase (antiaffinity: at most one per node); 0 skips it")
 	fs.IntVar(&o.workers, "workers", 32, "parallel clients creating objects and, in the ceiling, binding")
-	fs.IntVar(&o.measurePods, "measure-pods", 0, "measured pods of unschedulable (default 5000), mixedchurn (10000), preemption and daemonset (one per node); 0 means those defaults, the first two capped at half the cluster's pod slots")
+	fs.IntVar(&o.measurePods, "measure-pods", 0, "measured pods of unschedulable (default 5000), mixedchurn (10000), smallgangs (3000: 1000 groups of 3), largegangs (10000: 10 groups of 1000), preemption and daemonset (one per node); 0 means those defaults, the first four capped at half the cluster's pod slots")
 	fs.IntVar(&o.poolPods, "pool-pods", 20000, "pods that fit nowhere, queued before unschedulable's measured pods and idling in idle")
 	fs.DurationVar(&o.churnInterval, "churn-interval", time.Second, "mixedchurn and idle: a node, an unschedulable pod and a Service are created at one tick and deleted at the next")
 	fs.Float64Var(&o.completionRate, "completion-rate", 50, "idle: pods completed per second on KWOK nodes")
@@ -208,10 +216,12 @@ func parseFlags(args []string) (*options, error) {
 		o.nodes = append(o.nodes, n)
 	}
 	o.workloads = splitList(workloads)
-	for _, w := range o.workloads {
-		if _, ok := workloadByName(w); !ok {
-			return nil, fmt.Errorf("-workloads: unknown workload %q (known: %s)", w, strings.Join(workloadNames(), ","))
+	for _, name := range o.workloads {
+		w, ok := workloadByName(name)
+		if !ok {
+			return nil, fmt.Errorf("-workloads: unknown workload %q (known: %s)", name, strings.Join(workloadNames(), ","))
 		}
+		o.podGroups = o.podGroups || w.gangs()
 	}
 	o.schedulers = splitList(schedulers)
 	for _, s := range o.schedulers {

@@ -91,10 +91,14 @@ func (c *cluster) controlPlanePIDs() []int {
 }
 
 // clear deletes what a phase of w made in ns: the pods and events, then
-// the claims and volumes of a workload with claims, or the claims,
-// template, slices and class of a workload with devices.
+// the claims and volumes of a workload with claims, the claims,
+// template, slices and class of a workload with devices, or the
+// PodGroups of a gang workload.
 func (c *cluster) clear(ctx context.Context, w workload, ns string) error {
 	err := clearNamespace(ctx, c.client, ns)
+	if w.gangs() {
+		err = errors.Join(err, deletePodGroups(ctx, c.client, ns))
+	}
 	if w.claims {
 		err = errors.Join(err, deleteStorage(ctx, c.client, c.opts.workers, ns))
 	}
@@ -106,9 +110,16 @@ func (c *cluster) clear(ctx context.Context, w workload, ns string) error {
 
 // checkPlacement checks where the pods of a phase in ns went, and for a
 // workload with claims, the claims and volumes; for one with devices, the
-// device claims.
+// device claims; for a gang workload, the gangs.
 func (c *cluster) checkPlacement(ctx context.Context, w workload, ns string, pods []*v1.Pod) (Placement, error) {
 	p := checkPlacement(c.nodes, pods)
+	if w.gangs() {
+		listed, groups, err := listGangs(ctx, c.client, ns)
+		if err != nil {
+			return p, err
+		}
+		checkGangs(&p, listed, groups)
+	}
 	if w.claims {
 		claims, pvs, err := listStorage(ctx, c.client, ns)
 		if err != nil {
@@ -171,6 +182,13 @@ func (c *cluster) drain(ctx context.Context, w workload, contender string, count
 			seen, _, _ := rec.poolCounts()
 			return seen, seen >= len(background)
 		}); err != nil {
+			return nil, err
+		}
+	}
+	if w.gangs() {
+		// Before the pods, as scheduler_perf's createPodGroups: no
+		// member waits for its group.
+		if err := createPodGroups(ctx, c.client, c.opts.workers, podGroupsFor(count, w.groupSize, ns)); err != nil {
 			return nil, err
 		}
 	}
@@ -294,7 +312,7 @@ func (c *cluster) drain(ctx context.Context, w workload, contender string, count
 
 	// Trying a pool of 20,000 binds nothing for a while: the pool's
 	// first tries count as progress too.
-	ok, err := rec.waitProgress(ctx, c.opts.stall, proc, func() (int, bool) {
+	ok, err := rec.waitProgress(ctx, max(c.opts.stall, w.minStall), proc, func() (int, bool) {
 		_, bound := rec.counts()
 		_, attempted, _ := rec.poolCounts()
 		return bound + attempted, bound >= count

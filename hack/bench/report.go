@@ -59,6 +59,10 @@ type Settings struct {
 	Profiled bool `json:"profiled,omitempty"`
 	// Quiesced drains started from a collected, idle API server.
 	Quiesced bool `json:"quiesced,omitempty"`
+	// PodGroups: the API server served PodGroups and kube-scheduler ran
+	// with its GenericWorkload gate, for every workload (a gang workload
+	// ran).
+	PodGroups bool `json:"pod_groups,omitempty"`
 }
 
 // Run is one contender on one workload once.
@@ -159,6 +163,18 @@ type DrainResult struct {
 	ControllerManagerMetrics [2]string `json:"controller_manager_metrics,omitempty"`
 }
 
+// podsPerSecondFromStart is the pods bound per second from the
+// scheduler's start (the ceiling's: its first request) to the last
+// binding. A scheduler that decides a gang whole before it binds any of
+// it (both do), or nominates every preemptor first, spends time before
+// its first binding that the rate from the first binding leaves out.
+func (d *DrainResult) podsPerSecondFromStart() float64 {
+	if t := d.StartToFirstBindS + d.FirstToLastBindS; t > 0 {
+		return float64(d.Bound) / t
+	}
+	return 0
+}
+
 // StreamResult is one steady-rate run.
 type StreamResult struct {
 	Namespace    string  `json:"namespace"`
@@ -232,6 +248,31 @@ func (r *Report) writeJSON(dir string) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "results.json"), append(b, '\n'), 0o644)
+}
+
+// writeGangs writes the gangs of each summary's median run: how many
+// PodGroups were placed whole and how many split (any split fails the
+// run, so a summary shows none), and the rate from the scheduler's start.
+func writeGangs(w io.Writer, all []*summary) {
+	var rows []string
+	for _, s := range all {
+		if s.medianRun == nil || s.medianRun.Drain.Placement.Groups == 0 {
+			continue
+		}
+		d := s.medianRun.Drain
+		rows = append(rows, fmt.Sprintf("| %d | %s | %s | %d | %d | %d | %.1f | %.0f |",
+			s.nodes, s.workload, s.contender, d.Placement.Groups, d.Placement.GroupsPlaced, d.Placement.PartialGroups, d.StartToFirstBindS, d.podsPerSecondFromStart()))
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nGangs (median runs): PodGroups placed whole (at least minCount bound) and partially bound (fails the run); a scheduler that decides a whole group before it binds any of it spends time before its first binding, which the rate from the start counts and the drain rate leaves out:")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| nodes | workload | scheduler | PodGroups | placed whole | partially bound | first bind after s | pods/s from the start |")
+	fmt.Fprintln(w, "|---:|---|---|---:|---:|---:|---:|---:|")
+	for _, r := range rows {
+		fmt.Fprintln(w, r)
+	}
 }
 
 // summary is the median over the runs of one (nodes, workload, contender)
@@ -380,6 +421,9 @@ func writeMarkdown(w io.Writer, r *Report) {
 	if st.Quiesced {
 		fmt.Fprintf(w, "Every drain started after kube-apiserver had collected its garbage and it and etcd were idle (-quiesce).\n\n")
 	}
+	if st.PodGroups {
+		fmt.Fprintf(w, "The API server served PodGroups (scheduling.k8s.io/v1beta1, GenericWorkload) for every workload, and kube-scheduler ran with --feature-gates=GenericWorkload=true.\n\n")
+	}
 	if st.Profiled {
 		fmt.Fprintf(w, "**Profiled run: both schedulers served CPU profiles during their drains; the figures carry that cost.**\n\n")
 	}
@@ -470,6 +514,7 @@ func writeMarkdown(w io.Writer, r *Report) {
 		}
 	}
 	writeShapes(w, all)
+	writeGangs(w, all)
 	writeIdle(w, r.Runs)
 	var notes []string
 	for _, sk := range r.Skipped {
@@ -479,6 +524,12 @@ func writeMarkdown(w io.Writer, r *Report) {
 		switch {
 		case run.Error != "":
 			notes = append(notes, fmt.Sprintf("- %d nodes, %s, %s run %d failed: %s", run.Nodes, run.Workload, run.Contender, run.Run, firstLine(run.Error)))
+			if d := run.Drain; d != nil && d.Placement.PartialGroups > 0 {
+				// The groups it split, whatever the notes' limit.
+				for _, ex := range d.Placement.Examples {
+					notes = append(notes, fmt.Sprintf("- %d nodes, %s, %s run %d (drain): %s", run.Nodes, run.Workload, run.Contender, run.Run, ex))
+				}
+			}
 		case run.Idle != nil:
 			if run.Idle.OtherCPUCores > noisyOtherCores {
 				notes = append(notes, fmt.Sprintf("- %d nodes, %s, %s run %d (idle): noisy, other processes kept %.2f cores busy", run.Nodes, run.Workload, run.Contender, run.Run, run.Idle.OtherCPUCores))
@@ -564,11 +615,7 @@ func writeShapes(w io.Writer, all []*summary) {
 			// the first (kube-scheduler does), so the rate from the first
 			// to the last binding flatters it: the rate from its start
 			// is the one to compare.
-			fromStart := 0.0
-			if t := d.StartToFirstBindS + d.FirstToLastBindS; t > 0 {
-				fromStart = float64(d.Bound) / t
-			}
-			victims = fmt.Sprintf("%d of %d (%.2f per pod, %d needed); %.0f pods/s from the scheduler's start", d.Victims, d.FillPods, perPod, preemptVictims, fromStart)
+			victims = fmt.Sprintf("%d of %d (%.2f per pod, %d needed); %.0f pods/s from the scheduler's start", d.Victims, d.FillPods, perPod, preemptVictims, d.podsPerSecondFromStart())
 		}
 		if d.ChurnOps > 0 {
 			churn = fmt.Sprintf("%d", d.ChurnOps)

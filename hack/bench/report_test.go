@@ -154,3 +154,33 @@ func TestWriteMarkdown(t *testing.T) {
 		t.Errorf("notes for runs that went well:\n%s", b.String())
 	}
 }
+
+// TestWriteMarkdownGangs: the gangs table from the median runs, the rate
+// from the scheduler's start, and a run that split a gang shown failed,
+// with the group it split.
+func TestWriteMarkdownGangs(t *testing.T) {
+	drain := func(placed, partial int) *DrainResult {
+		return &DrainResult{Pods: 9, Bound: 9, Complete: true, PodsPerSecond: 100, StartToFirstBindS: 1, FirstToLastBindS: 2,
+			Placement: Placement{Groups: 3, GroupsPlaced: placed, PartialGroups: partial}}
+	}
+	split := drain(2, 1)
+	split.Placement.Examples = []string{"PodGroup ns/gang-2 partially bound: 2 members bound, minCount 3"}
+	r := &Report{Settings: Settings{Runs: 1, PodGroups: true}, Runs: []*Run{
+		{Nodes: 10, Workload: "smallgangs", Contender: yardmasterName, Run: 1, Drain: drain(3, 0)},
+		{Nodes: 10, Workload: "smallgangs", Contender: kubeSchedulerName, Run: 1, Drain: split, Error: "kube-scheduler left 1 of 3 PodGroups partially bound"},
+	}}
+	var b bytes.Buffer
+	writeMarkdown(&b, r)
+	for _, want := range []string{
+		"kube-scheduler ran with --feature-gates=GenericWorkload=true",
+		// 9 pods in 1 + 2 s.
+		"| 10 | smallgangs | yardmaster | 3 | 3 | 0 | 1.0 | 3 |",
+		"| 10 | smallgangs | kube-scheduler | failed (see results.json) |",
+		"- 10 nodes, smallgangs, kube-scheduler run 1 failed: kube-scheduler left 1 of 3 PodGroups partially bound",
+		"- 10 nodes, smallgangs, kube-scheduler run 1 (drain): PodGroup ns/gang-2 partially bound",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, b.String())
+		}
+	}
+}

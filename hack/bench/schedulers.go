@@ -97,6 +97,11 @@ func startScheduler(o *options, c, kubeconfig, dir, logPath string) (*process, e
 			args = append(args, "--authorization-always-allow-paths=/healthz,/readyz,/livez,/debug/pprof/*")
 			pprofURL = "https://" + addr + "/debug/pprof/"
 		}
+		if o.podGroups {
+			// Without it kube-scheduler ignores spec.schedulingGroup. A
+			// --feature-gates in -kube-scheduler-flags adds to it.
+			args = append(args, "--feature-gates=GenericWorkload=true")
+		}
 		p, err = startProcess(c, o.kubeSchedulerBin, append(args, o.kubeSchedulerFlags...), logPath)
 	default:
 		return nil, fmt.Errorf("%q is not a scheduler binary", c)

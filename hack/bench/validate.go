@@ -49,6 +49,13 @@ type Placement struct {
 	DeviceAllocation int `json:"device_allocation,omitempty"`
 	// SharedDevices counts devices allocated to more than one claim.
 	SharedDevices int `json:"shared_devices,omitempty"`
+	// PartialGroups counts the gangs (gangs.go) with some members bound
+	// but fewer than minCount, and the bound pods whose PodGroup does not
+	// exist or has no gang policy. Groups counts the PodGroups of a gang
+	// workload and GroupsPlaced those with at least minCount bound.
+	PartialGroups int `json:"partial_groups,omitempty"`
+	Groups        int `json:"groups,omitempty"`
+	GroupsPlaced  int `json:"groups_placed,omitempty"`
 	// Examples describes the first few violations.
 	Examples []string `json:"examples,omitempty"`
 	// CPUStddevMilli is the population standard deviation of the CPU
@@ -71,7 +78,7 @@ func (p *Placement) violate(kind *int, format string, args ...any) {
 // resources fit, DoNotSchedule topology spread, required pod
 // anti-affinity, nodeSelector and required node affinity (and, in
 // checkVolumes, the claims and volumes; in checkDevices, the device
-// claims).
+// claims; in checkGangs, the gangs).
 func checkPlacement(nodes []*v1.Node, pods []*v1.Pod) Placement {
 	res := Placement{Pods: len(pods)}
 	nodeByName := make(map[string]*v1.Node, len(nodes))

@@ -7,9 +7,11 @@
 // (cluster.go): Deployments, a StatefulSet with a volumeClaimTemplate, a
 // Job, Deployments whose pods claim GPUs (claims.go), and high-priority
 // pods that fit only by preempting backfill pods. Then it scales a
-// Deployment up, drains a node and adds one, and prints which pods run on
-// each node, why the pending ones wait, and which volume and device each
-// claim got. With a prometheus binary (make demo installs one), it
+// Deployment up, drains a node and adds one, and runs two training jobs
+// whose workers are gangs (PodGroups, gangs.go): the first is placed
+// whole, the second waits whole until the first is deleted. It prints
+// which pods run on each node, why the pending ones wait, and which
+// volume and device each claim got. With a prometheus binary (make demo installs one), it
 // also shows NetworkTraffic placing pods by the traffic Prometheus
 // measures (see bandwidth.go). It stops everything it started unless
 // DEMO_KEEP=1, in which case it waits for Ctrl-C.
@@ -25,6 +27,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -36,6 +39,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/yardmaster-io/yardmaster/config"
 	"github.com/yardmaster-io/yardmaster/framework/frameworktest"
@@ -55,6 +59,9 @@ func main() {
 func run() error {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
+	// kube-apiserver v1.37 warns on every PodGroup request that
+	// scheduling.k8s.io/v1beta1 goes away in v1.43: once is enough.
+	rest.SetDefaultWarningHandler(rest.NewWarningWriter(os.Stderr, rest.WarningWriterOptions{Deduplicate: true}))
 
 	outDir, err := filepath.Abs(envOr("DEMO_DIR", "_output/demo"))
 	if err != nil {
@@ -91,11 +98,13 @@ func run() error {
 		defer ld.stop()
 	}
 
-	step("Starting a local control plane (etcd, kube-apiserver, KWOK as the kubelet of every node, kube-controller-manager's workload, volume and ResourceClaim controllers; loopback only)")
-	controllers := append(controlplane.WorkloadControllers(), controlplane.StorageControllers()...)
+	step("Starting a local control plane (etcd, kube-apiserver serving PodGroups, KWOK as the kubelet of every node, kube-controller-manager's workload, volume, ResourceClaim and PodGroup protection controllers; loopback only)")
 	cp, err := controlplane.Start(ctx, controlplane.Options{
-		KWOK:        true,
-		Controllers: append(controllers, controlplane.DRAControllers()...),
+		KWOK: true,
+		Controllers: slices.Concat(controlplane.WorkloadControllers(), controlplane.StorageControllers(),
+			controlplane.DRAControllers(), controlplane.GangControllers()),
+		ExtraAPIServerFlags:         controlplane.GenericWorkloadAPIServerFlags(),
+		ExtraControllerManagerFlags: controlplane.GenericWorkloadControllerManagerFlags(),
 	})
 	if err != nil {
 		return err
@@ -175,7 +184,7 @@ func run() error {
 		return err
 	}
 	fmt.Printf("   %.1fs\n", time.Since(start).Seconds())
-	for _, f := range []func(context.Context, kubernetes.Interface) error{fillAndPreempt, scaleWeb, drain, addNode} {
+	for _, f := range []func(context.Context, kubernetes.Interface) error{fillAndPreempt, scaleWeb, drain, addNode, gangs} {
 		if err := f(ctx, client); err != nil {
 			return err
 		}
