@@ -157,6 +157,8 @@ func restConfig(cf *genericclioptions.ConfigFlags) (*rest.Config, error) {
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = "kubectl-yardmaster/" + version.Version
+	// As kubectl prints them: "Warning: ..." on stderr, each once.
+	cfg.WarningHandler = rest.NewWarningWriter(os.Stderr, rest.WarningWriterOptions{Deduplicate: true})
 	return cfg, nil
 }
 

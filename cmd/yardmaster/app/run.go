@@ -357,6 +357,10 @@ func NewDaemon(o Options, logger *zap.Logger) (*Daemon, error) {
 	}
 	restConfig := cfg.ClientConnection.RESTConfig(base)
 	restConfig.UserAgent = "yardmaster/" + version.Version
+	// The API server's warnings (scheduling.k8s.io/v1beta1 PodGroups are
+	// deprecated in v1.40, say) come with every request of the kind:
+	// each is logged once.
+	restConfig.WarningHandler = &onceWarnings{logger: logger}
 	client, err := kubernetes.NewForConfig(limitInFlight(restConfig, maxRequestsInFlight))
 	if err != nil {
 		return nil, fmt.Errorf("build client: %w", err)
@@ -605,4 +609,22 @@ func loadRESTConfig(path string) (*rest.Config, error) {
 		return nil, fmt.Errorf("load kubeconfig: %w", err)
 	}
 	return cfg, nil
+}
+
+// onceWarnings logs each distinct warning the API server sends once, at
+// Warn (client-go's default logs every one).
+type onceWarnings struct {
+	logger *zap.Logger
+	seen   sync.Map
+}
+
+// HandleWarningHeader implements rest.WarningHandler.
+func (w *onceWarnings) HandleWarningHeader(code int, _ string, text string) {
+	if code != 299 || text == "" {
+		return
+	}
+	if _, dup := w.seen.LoadOrStore(text, struct{}{}); dup {
+		return
+	}
+	w.logger.Warn("the API server warns", zap.String("warning", text))
 }
