@@ -7,8 +7,11 @@ package main
 // workers go there. The first job fits and is placed whole; the second
 // cannot fit beside it and waits whole, none of its workers bound,
 // although one of them would fit; once the first job is deleted, the
-// second is placed whole. yardmaster decides each group in one cycle
-// (docs/gang.md): no worker holds a node while its group is undecided.
+// second is placed whole. Then a gang of higher priority preempts: the
+// second job's PodGroup says disruptionMode all, so its workers are
+// evicted together and its replacements wait whole. yardmaster decides
+// each group in one cycle (docs/gang.md): no worker holds a node while
+// its group is undecided.
 
 import (
 	"context"
@@ -20,6 +23,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -48,6 +52,9 @@ const (
 	gangHold = 3 * time.Second
 	// trainRunFor is how long KWOK runs a worker before it succeeds.
 	trainRunFor = "1h"
+	// urgentWorkers of urgentClass preempt for room.
+	urgentWorkers = 2
+	urgentClass   = "demo-urgent"
 )
 
 func trainNodeName(i int) string { return fmt.Sprintf("train-%02d", i) }
@@ -67,7 +74,7 @@ func gangs(ctx context.Context, c kubernetes.Interface) error {
 	}
 
 	step(fmt.Sprintf("Job train-a: %d workers × %s cpu, members of PodGroup train-a (gang, minCount %d): all placed or none", gangWorkers, workerCPU, gangWorkers))
-	if err := createGangJob(ctx, c, "train-a"); err != nil {
+	if err := createGangJob(ctx, c, "train-a", gangSpec{workers: gangWorkers}); err != nil {
 		return err
 	}
 	if err := waitRunning(ctx, c, "train-a", gangWorkers); err != nil {
@@ -81,7 +88,7 @@ func gangs(ctx context.Context, c kubernetes.Interface) error {
 	}
 
 	step(fmt.Sprintf("Job train-b: the same, while train-a holds %d of the %d nodes; one worker would fit on the last one, but the gang needs %d", gangWorkers, trainNodes, gangWorkers))
-	if err := createGangJob(ctx, c, "train-b"); err != nil {
+	if err := createGangJob(ctx, c, "train-b", gangSpec{workers: gangWorkers, disruptAll: true}); err != nil {
 		return err
 	}
 	if _, err := waitGroupCondition(ctx, c, "train-b", metav1.ConditionFalse); err != nil {
@@ -126,7 +133,69 @@ func gangs(ctx context.Context, c kubernetes.Interface) error {
 	if err := waitJobReady(ctx, c, "train-b", gangWorkers); err != nil {
 		return err
 	}
-	return waitPodGroupGone(ctx, c, "train-a")
+	if err := waitPodGroupGone(ctx, c, "train-a"); err != nil {
+		return err
+	}
+	return urgentGang(ctx, c)
+}
+
+// urgentGang shows a preemption by a group: a gang of higher priority
+// that fits only by evicting train-b, whose PodGroup's disruptionMode is
+// all, so train-b goes whole and its replacements wait whole.
+func urgentGang(ctx context.Context, c kubernetes.Interface) error {
+	step(fmt.Sprintf("Job urgent: %d workers of PriorityClass %s (1000); one training node is free, so the gang preempts, and train-b, whose PodGroup has disruptionMode all, is evicted whole", urgentWorkers, urgentClass))
+	pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: urgentClass}, Value: 1000}
+	if _, err := c.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create PriorityClass %s: %w", urgentClass, err)
+	}
+	if err := createGangJob(ctx, c, "urgent", gangSpec{workers: urgentWorkers, priorityClass: urgentClass}); err != nil {
+		return err
+	}
+	if err := waitRunning(ctx, c, "urgent", urgentWorkers); err != nil {
+		return err
+	}
+	if _, err := waitGroupCondition(ctx, c, "urgent", metav1.ConditionTrue); err != nil {
+		return err
+	}
+	if err := printGang(ctx, c, "urgent"); err != nil {
+		return err
+	}
+	// train-b: marked, its workers evicted; the Job's replacements wait
+	// whole (3 nodes are free, the gang needs 4).
+	err := wait.PollUntilContextTimeout(ctx, settlePollRate, settleTimeout, true, func(ctx context.Context) (bool, error) {
+		pg, err := c.SchedulingV1beta1().PodGroups(namespace).Get(ctx, "train-b", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if meta.FindStatusCondition(pg.Status.Conditions, schedulingv1beta1.DisruptionTarget) == nil {
+			return false, nil
+		}
+		pods, err := gangPods(ctx, c, "train-b")
+		if err != nil {
+			return false, err
+		}
+		for _, p := range pods {
+			if p.Spec.NodeName != "" {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if timedOut(ctx, err) {
+		return fmt.Errorf("train-b was not evicted whole within %s; see the yardmaster log", settleTimeout)
+	}
+	if err != nil {
+		return err
+	}
+	pg, err := c.SchedulingV1beta1().PodGroups(namespace).Get(ctx, "train-b", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if cond := meta.FindStatusCondition(pg.Status.Conditions, schedulingv1beta1.DisruptionTarget); cond != nil {
+		fmt.Printf("   PodGroup train-b: %s=%s, reason %s, %q\n", cond.Type, cond.Status, cond.Reason, cond.Message)
+	}
+	fmt.Printf("   train-b's %d workers were evicted together, none left bound; the new ones its Job makes wait whole until %d nodes are free\n", gangWorkers, gangWorkers)
+	return nil
 }
 
 // waitJobReady waits until the Job counts n ready pods, so that the
@@ -145,30 +214,57 @@ func waitJobReady(ctx context.Context, c kubernetes.Interface, name string, n in
 	return err
 }
 
+// gangSpec is what differs between the demo's gangs.
+type gangSpec struct {
+	workers       int32
+	priorityClass string
+	// disruptAll makes the group's disruptionMode all: a preemption
+	// evicts every worker or none.
+	disruptAll bool
+}
+
 // createGangJob creates the PodGroup name and then the Job name, an
-// Indexed Job of gangWorkers workers that name the group.
-func createGangJob(ctx context.Context, c kubernetes.Interface, name string) error {
+// Indexed Job of g.workers workers that name the group.
+func createGangJob(ctx context.Context, c kubernetes.Interface, name string, g gangSpec) error {
 	pg := &schedulingv1beta1.PodGroup{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-		Spec: schedulingv1beta1.PodGroupSpec{SchedulingPolicy: schedulingv1beta1.PodGroupSchedulingPolicy{
-			Gang: &schedulingv1beta1.GangSchedulingPolicy{MinCount: gangWorkers},
-		}},
+		Spec: schedulingv1beta1.PodGroupSpec{
+			SchedulingPolicy: schedulingv1beta1.PodGroupSchedulingPolicy{
+				Gang: &schedulingv1beta1.GangSchedulingPolicy{MinCount: g.workers},
+			},
+			PriorityClassName: g.priorityClass,
+		},
 	}
-	if _, err := c.SchedulingV1beta1().PodGroups(namespace).Create(ctx, pg, metav1.CreateOptions{}); err != nil {
+	if g.disruptAll {
+		pg.Spec.DisruptionMode = &schedulingv1beta1.DisruptionMode{All: &schedulingv1beta1.AllDisruptionMode{}}
+	}
+	// Admission finds a PriorityClass just created in its informer's
+	// cache a moment later.
+	err := wait.PollUntilContextTimeout(ctx, settlePollRate, settleTimeout, true, func(ctx context.Context) (bool, error) {
+		_, err := c.SchedulingV1beta1().PodGroups(namespace).Create(ctx, pg, metav1.CreateOptions{})
+		if g.priorityClass != "" && apierrors.IsForbidden(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+	if err != nil {
 		return fmt.Errorf("create PodGroup %q: %w", name, err)
 	}
 	pod := frameworktest.MakePod().Namespace(namespace).Label(appLabel, name).Req(workerCPU, "8Gi").
 		NodeSelector(map[string]string{"pool": trainPool}).
 		Toleration(trainTaint, v1.TolerationOpEqual, trainPool, v1.TaintEffectNoSchedule).
 		PodGroup(name)
+	if g.priorityClass != "" {
+		pod = pod.PriorityClassName(g.priorityClass)
+	}
 	pod.Spec.RestartPolicy = v1.RestartPolicyNever
 	t := template(pod)
 	// Training outlasts the demo: without it KWOK would have a Job's pods
 	// succeed at once.
 	t.Annotations = map[string]string{controlplane.KWOKRunDurationAnnotation: trainRunFor}
-	n := int32(gangWorkers)
+	n := g.workers
 	indexed := batchv1.IndexedCompletion
-	_, err := c.BatchV1().Jobs(namespace).Create(ctx, &batchv1.Job{
+	_, err = c.BatchV1().Jobs(namespace).Create(ctx, &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
 		Spec:       batchv1.JobSpec{Parallelism: &n, Completions: &n, CompletionMode: &indexed, Template: t},
 	}, metav1.CreateOptions{})
