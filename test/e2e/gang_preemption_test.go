@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -17,6 +16,18 @@ import (
 // Group preemption: a gang of higher priority that fits only by evicting
 // lower-priority pods evicts as few as it needs, everywhere in the
 // cluster, and takes their place.
+
+// newPreemptionRig is an env with two nodes of 2 cpu and the
+// PriorityClasses low (10) and high (1000).
+func newPreemptionRig(t *testing.T) *env {
+	e := newEnv(t)
+	for _, n := range []string{"a", "b"} {
+		e.addNode(e.node(n).Capacity("2", "4Gi", 110))
+	}
+	e.priorityClass("low", 10)
+	e.priorityClass("high", 1000)
+	return e
+}
 
 // gangMember creates a member of group in the priority class ns-class.
 func (e *env) gangMember(name, group, class, cpu string) {
@@ -39,12 +50,7 @@ func (e *env) gone(names []string) int {
 }
 
 func TestGangPreemption(t *testing.T) {
-	e := newEnv(t)
-	for _, n := range []string{"a", "b"} {
-		e.addNode(e.node(n).Capacity("2", "4Gi", 110))
-	}
-	e.priorityClass("low", 10)
-	e.priorityClass("high", 1000)
+	e := newPreemptionRig(t)
 	e.startScheduler()
 	var low []string
 	for i := range 4 {
@@ -81,12 +87,7 @@ func TestGangPreemptionDisruptsWholeGroups(t *testing.T) {
 // disruptsWholeGroup is TestGangPreemptionDisruptsWholeGroups with the
 // preemptor a gang of one, or a plain pod.
 func disruptsWholeGroup(t *testing.T, byGang bool) {
-	e := newEnv(t)
-	for _, n := range []string{"a", "b"} {
-		e.addNode(e.node(n).Capacity("2", "4Gi", 110))
-	}
-	e.priorityClass("low", 10)
-	e.priorityClass("high", 1000)
+	e := newPreemptionRig(t)
 	e.startScheduler()
 	pg := &schedulingv1beta1.PodGroup{
 		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "batch"},
@@ -142,22 +143,8 @@ func disruptsWholeGroup(t *testing.T, byGang bool) {
 // evicts the pods without a budget. No disruption controller runs here,
 // so the budget allows no disruption at all.
 func TestGangPreemptionPrefersPodsWithoutBudget(t *testing.T) {
-	e := newEnv(t)
-	for _, n := range []string{"a", "b"} {
-		e.addNode(e.node(n).Capacity("2", "4Gi", 110))
-	}
-	e.priorityClass("low", 10)
-	e.priorityClass("high", 1000)
-	pdb := &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "protected"},
-		Spec: policyv1.PodDisruptionBudgetSpec{
-			MinAvailable: ptrIntOrString(1),
-			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"budget": "yes"}},
-		},
-	}
-	if _, err := e.client.PolicyV1().PodDisruptionBudgets(e.ns).Create(e.ctx, pdb, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	e := newPreemptionRig(t)
+	e.budgetOfOne("budget", "yes")
 	e.startScheduler()
 	// One unprotected and one protected pod on each node, bound there,
 	// the unprotected first: among equals, the earlier would be given

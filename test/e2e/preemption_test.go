@@ -114,16 +114,7 @@ func TestPreemptionPrefersPodsWithoutBudget(t *testing.T) {
 	e.addNode(e.node("b").Capacity("1", "2Gi", 110))
 	e.priorityClass("low", 10)
 	e.priorityClass("high", 1000)
-	pdb := &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "protected"},
-		Spec: policyv1.PodDisruptionBudgetSpec{
-			MinAvailable: ptrIntOrString(1),
-			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"budget": "yes"}},
-		},
-	}
-	if _, err := e.client.PolicyV1().PodDisruptionBudgets(e.ns).Create(e.ctx, pdb, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	e.budgetOfOne("budget", "yes")
 	e.startScheduler()
 
 	protected := e.pod("protected").PriorityClassName(e.ns+"-low").Label("budget", "yes").Req("800m", "")
@@ -143,6 +134,22 @@ func TestPreemptionPrefersPodsWithoutBudget(t *testing.T) {
 	}
 	if _, err := e.client.CoreV1().Pods(e.ns).Get(e.ctx, "protected", metav1.GetOptions{}); err != nil {
 		t.Errorf("the protected pod was evicted: %v", err)
+	}
+}
+
+// budgetOfOne creates the PodDisruptionBudget "protected", minAvailable 1
+// of the pods labelled key=value.
+func (e *env) budgetOfOne(key, value string) {
+	e.t.Helper()
+	pdb := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "protected"},
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MinAvailable: ptrIntOrString(1),
+			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{key: value}},
+		},
+	}
+	if _, err := e.client.PolicyV1().PodDisruptionBudgets(e.ns).Create(e.ctx, pdb, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
 	}
 }
 
