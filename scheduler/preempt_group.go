@@ -26,6 +26,7 @@ import (
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	"github.com/yardmaster-io/yardmaster/framework"
@@ -219,8 +220,11 @@ func (s *Scheduler) fitsOn(ctx context.Context, prof *profile, pod *v1.Pod, node
 
 // preemptionUnderWay reports whether the members' earlier preemption
 // (their nominations, taken out for the cycle) still has victims in the
-// cluster: the group waits for them to go rather than preempting again.
+// cluster, as the cycle's snapshot or the cache (which may be ahead of
+// it) sees it: the group waits for them to go rather than preempting
+// again.
 func (s *Scheduler) preemptionUnderWay(nominated []*nomination) bool {
+	victims := map[types.UID]bool{}
 	for _, n := range nominated {
 		if n.fromStatus {
 			continue
@@ -233,6 +237,17 @@ func (s *Scheduler) preemptionUnderWay(nominated []*nomination) bool {
 		}
 		for _, v := range n.victims {
 			if s.Cache.HasPod(v) {
+				return true
+			}
+			victims[v] = true
+		}
+	}
+	if len(victims) == 0 {
+		return false
+	}
+	for _, ni := range s.snapshot.List() {
+		for _, pi := range ni.Pods {
+			if victims[pi.Pod.UID] {
 				return true
 			}
 		}

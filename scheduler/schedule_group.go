@@ -96,7 +96,13 @@ func (s *Scheduler) scheduleGroup(ctx context.Context, prof *profile, key framew
 			_, err := s.panicFailure(pe)
 			s.logger.Error("panic in a group cycle: the group's attempt failed", zap.String("podGroup", key.String()),
 				zap.Error(err), zap.ByteString("stack", pe.Stack))
-			s.undoGroup(ctx, results)
+			// cycleMu is released by now: the cache only, not the
+			// snapshot, which the next cycle brings up to date.
+			for _, r := range results {
+				if r.job != nil && !r.job.simulated {
+					s.unreserveAndForget(context.WithoutCancel(ctx), r.job)
+				}
+			}
 			for _, m := range members {
 				s.handleFailure(ctx, m, cycle, err, start)
 			}
@@ -301,13 +307,20 @@ func (s *Scheduler) bindGroup(ctx context.Context, group *framework.PodGroupInfo
 }
 
 // undoGroup gives back what the placed members hold: Unreserve, in
-// reverse order of placement, and the assumptions.
+// reverse order of placement, and the assumptions; the snapshot then
+// drops them too, so that what the cycle does next (another domain, a
+// preemption's dry run, the real placement) does not count them.
 func (s *Scheduler) undoGroup(ctx context.Context, results []memberResult) {
+	undone := false
 	for i := len(results) - 1; i >= 0; i-- {
 		if j := results[i].job; j != nil && !j.simulated {
 			s.unreserveAndForget(context.WithoutCancel(ctx), j)
 			results[i].job = nil
+			undone = true
 		}
+	}
+	if undone {
+		s.Cache.UpdateSnapshot(s.snapshot)
 	}
 }
 

@@ -103,6 +103,26 @@ func TestGangTopology(t *testing.T) {
 			return groupCondition{Status: c.Status, Reason: c.Reason, Message: c.Message}
 		})
 	})
+	// The best rack evaluated last: the group is placed there for real
+	// after being tried there (and undone), on a snapshot that must not
+	// count the tried members still.
+	t.Run("the fullest rack, tried last", func(t *testing.T) {
+		sideBySide(t, func(t *testing.T, kube bool) map[string]int {
+			e := newEnv(t)
+			for i := range 3 {
+				e.addNode(e.node(fmt.Sprintf("a%d", i)).Capacity("2", "4Gi", 110).Label(rackLabel, "rack-a"))
+			}
+			for i := range 2 {
+				e.addNode(e.node(fmt.Sprintf("z%d", i)).Capacity("2", "4Gi", 110).Label(rackLabel, "rack-z"))
+			}
+			e.startTopologyScheduler(kube)
+			// 4 of 1 cpu fit in both; rack-z is full after (4/4 against 4/6).
+			four := e.createRackGang("four", 4, "1")
+			e.waitBound(60*time.Second, four...)
+			e.assertNoOvercommit()
+			return e.racksOf(four)
+		})
+	})
 	t.Run("the fullest rack after placement", func(t *testing.T) {
 		sideBySide(t, func(t *testing.T, kube bool) map[string]int {
 			e := newEnv(t)
