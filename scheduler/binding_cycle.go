@@ -70,9 +70,6 @@ type bindJob struct {
 	nominated bool
 	// bindStart is when the Binding was posted; zero before.
 	bindStart time.Time
-	// simulated marks a member placed by a group preemption's dry run
-	// (on a what-if of the snapshot): nothing to unreserve or forget.
-	simulated bool
 }
 
 // errPodDeleted is the cause that cancels the binding cycle of a pod

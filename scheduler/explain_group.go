@@ -168,17 +168,11 @@ func (p *whatIfPlacer) undo(context.Context, *Scheduler) { p.w.Undo() }
 type cachePlacer struct{ jobs []*bindJob }
 
 func (p *cachePlacer) place(ctx context.Context, s *Scheduler, prof *profile, state *framework.CycleState, assumed *v1.Pod) error {
-	if err := s.Cache.AssumePod(assumed); err != nil {
-		return fmt.Errorf("assume %s/%s on %q: %w", assumed.Namespace, assumed.Name, assumed.Spec.NodeName, err)
-	}
 	j := &bindJob{prof: prof, state: state, assumed: assumed, res: scheduleResult{node: assumed.Spec.NodeName}}
-	if st, plugin := prof.runReserve(ctx, j); st != nil {
-		s.unreserveAndForget(ctx, j)
-		s.Cache.UpdateSnapshot(s.snapshot)
-		return pluginFailure("Reserve", st, plugin, assumed.Spec.NodeName)
+	if err := s.assumeAndReserve(ctx, j); err != nil {
+		return err
 	}
 	p.jobs = append(p.jobs, j)
-	s.Cache.UpdateSnapshot(s.snapshot)
 	return nil
 }
 
@@ -203,30 +197,22 @@ func (s *Scheduler) placeGroupLocked(ctx context.Context, prof *profile, group *
 	slices.SortFunc(live, compareMembers)
 	// A dry run leaves the loop where it was.
 	defer func(next int) { s.nextStartNodeIndex = next }(s.nextStartNodeIndex)
-	progress := framework.PodGroupProgress{Scheduled: group.Scheduled, Remaining: len(live)}
-	st := prof.runPodGroupFeasible(ctx, group, progress)
-	if !st.IsRejected() && st.Code() != framework.Error {
-		for _, m := range live {
-			node, blocker, err := s.placeMemberDryRun(ctx, prof, m.Pod, p, g.Blocker == nil)
-			if err != nil {
-				p.undo(ctx, s)
-				return err
-			}
-			mp := explain.MemberPlacement{Pod: m.Pod.Namespace + "/" + m.Pod.Name, Node: node}
-			progress.Remaining--
-			progress.Tried++
-			if node != "" {
-				progress.Scheduled++
-				g.Fit++
-			} else if g.Blocker == nil {
-				g.Blocker = blocker
-			}
-			g.Placements = append(g.Placements, mp)
-			st = prof.runPodGroupFeasible(ctx, group, progress)
-			if st.IsRejected() || st.Code() == framework.Error {
-				break
-			}
+	st, _, err := prof.runMembers(ctx, group, live, func(m *queue.QueuedPodInfo) (bool, error) {
+		node, blocker, err := s.placeMemberDryRun(ctx, prof, m.Pod, p, g.Blocker == nil)
+		if err != nil {
+			return false, err
 		}
+		g.Placements = append(g.Placements, explain.MemberPlacement{Pod: m.Pod.Namespace + "/" + m.Pod.Name, Node: node})
+		if node != "" {
+			g.Fit++
+		} else if g.Blocker == nil {
+			g.Blocker = blocker
+		}
+		return node != "", nil
+	})
+	if err != nil {
+		p.undo(ctx, s)
+		return err
 	}
 	switch {
 	case st.Code() == framework.Error:
@@ -240,7 +226,7 @@ func (s *Scheduler) placeGroupLocked(ctx context.Context, prof *profile, group *
 	g.Message = st.Message()
 	if st.Code() == framework.Unschedulable && prof.planner != nil {
 		// What its preemption would find, evicting nobody.
-		_, msg := s.planGroupPreemption(ctx, prof, group, live, s.clock.Now())
+		_, msg := s.planGroupPreemption(ctx, prof, group, live)
 		g.Message = joinReasons(g.Message, "pod group preemption: "+msg)
 	}
 	return nil

@@ -299,3 +299,10 @@ func (n *nominator) put(ps []*nomination) {
 	}
 	n.changed()
 }
+
+// isRunning reports whether p's eviction requests are still under way.
+func (n *nominator) isRunning(p *nomination) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return p.running
+}

@@ -19,7 +19,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"go.uber.org/zap"
 	v1 "k8s.io/api/core/v1"
@@ -76,11 +75,11 @@ func startOf(u victimUnit) metav1.Time {
 // preemptGroup tries to make room for a group that did not fit and
 // returns what it found, in kube-scheduler's words: why nobody is
 // evicted, or how many victims are.
-func (s *Scheduler) preemptGroup(ctx context.Context, prof *profile, g *framework.PodGroupInfo, live []*queue.QueuedPodInfo, start time.Time, nominated []*nomination) string {
+func (s *Scheduler) preemptGroup(ctx context.Context, prof *profile, g *framework.PodGroupInfo, live []*queue.QueuedPodInfo, nominated []*nomination) string {
 	if s.preemptionUnderWay(nominated) {
 		return "ongoing preemption on nominated nodes"
 	}
-	plan, msg := s.planGroupPreemption(ctx, prof, g, live, start)
+	plan, msg := s.planGroupPreemption(ctx, prof, g, live)
 	if plan == nil {
 		return msg
 	}
@@ -104,7 +103,7 @@ type groupPreemptionPlan struct {
 // and where its members would go, on a what-if undone before it returns;
 // nil and why not when it would evict nobody. The message is
 // kube-scheduler's for either.
-func (s *Scheduler) planGroupPreemption(ctx context.Context, prof *profile, g *framework.PodGroupInfo, live []*queue.QueuedPodInfo, start time.Time) (*groupPreemptionPlan, string) {
+func (s *Scheduler) planGroupPreemption(ctx context.Context, prof *profile, g *framework.PodGroupInfo, live []*queue.QueuedPodInfo) (*groupPreemptionPlan, string) {
 	if preemptionPolicyOf(live[0].Pod) == v1.PreemptNever {
 		return nil, "not eligible due to preemptionPolicy=Never."
 	}
@@ -115,11 +114,7 @@ func (s *Scheduler) planGroupPreemption(ctx context.Context, prof *profile, g *f
 	}
 
 	w := s.snapshot.WhatIf()
-	s.whatIf = w
-	defer func() {
-		s.whatIf = nil
-		w.Undo()
-	}()
+	defer w.Undo()
 	for _, u := range units {
 		for _, p := range u.pods {
 			if err := w.RemovePod(p); err != nil {
@@ -128,21 +123,32 @@ func (s *Scheduler) planGroupPreemption(ctx context.Context, prof *profile, g *f
 			}
 		}
 	}
-	var results []memberResult
-	st, placed, err := s.placeMembers(ctx, prof, g, live, start, &results)
+	// The members placed on the what-if only: nothing assumed or
+	// reserved.
+	assigned := map[*v1.Pod]string{}
+	var order []*v1.Pod
+	st, placed, err := prof.runMembers(ctx, g, live, func(m *queue.QueuedPodInfo) (bool, error) {
+		res, err := s.schedulePod(ctx, prof, framework.NewCycleState(), m.Pod)
+		if err != nil {
+			if isUnschedulable(err) {
+				return false, nil
+			}
+			return false, err
+		}
+		assumed := m.Pod.DeepCopy()
+		assumed.Spec.NodeName = res.node
+		if err := w.AddPod(assumed); err != nil {
+			return false, err
+		}
+		assigned[m.Pod] = res.node
+		order = append(order, assumed)
+		return true, nil
+	})
 	if err != nil {
 		return nil, err.Error()
 	}
 	if !st.IsSuccess() || placed == 0 {
 		return nil, st.Message()
-	}
-	assigned := map[*v1.Pod]string{}
-	var order []*v1.Pod
-	for _, r := range results {
-		if r.job != nil {
-			assigned[r.qpi.Pod] = r.job.res.node
-			order = append(order, r.job.assumed)
-		}
 	}
 
 	// Give back the most important first, those a PodDisruptionBudget
@@ -229,10 +235,7 @@ func (s *Scheduler) preemptionUnderWay(nominated []*nomination) bool {
 		if n.fromStatus {
 			continue
 		}
-		s.nominations.mu.Lock()
-		running := n.running
-		s.nominations.mu.Unlock()
-		if running {
+		if s.nominations.isRunning(n) {
 			return true
 		}
 		for _, v := range n.victims {

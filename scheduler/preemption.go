@@ -44,7 +44,6 @@ func (s *Scheduler) syncNomination(pod *v1.Pod) {
 // background; the pod is requeued by the caller and comes back once the
 // victims are gone from the cache.
 func (s *Scheduler) startEvictions(pod *v1.Pod, node string, victims []*v1.Pod) {
-	victims = s.wholeGroups(pod, victims)
 	uids := make([]types.UID, len(victims))
 	for i, v := range victims {
 		uids[i] = v.UID

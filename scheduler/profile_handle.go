@@ -84,7 +84,8 @@ func (h *profileHandle) PreemptionByExtenders(ctx context.Context, pod *v1.Pod, 
 }
 
 func (h *profileHandle) Preempt(pod *v1.Pod, node string, victims []*v1.Pod) {
-	h.s.startEvictions(pod, node, victims)
+	// A group's preemption brings whole groups already (preempt_group.go).
+	h.s.startEvictions(pod, node, h.s.wholeGroups(pod, victims))
 }
 
 func (h *profileHandle) ClearNomination(pod *v1.Pod) { h.s.clearNomination(pod) }

@@ -99,7 +99,7 @@ func (s *Scheduler) scheduleGroup(ctx context.Context, prof *profile, key framew
 			// cycleMu is released by now: the cache only, not the
 			// snapshot, which the next cycle brings up to date.
 			for _, r := range results {
-				if r.job != nil && !r.job.simulated {
+				if r.job != nil {
 					s.unreserveAndForget(context.WithoutCancel(ctx), r.job)
 				}
 			}
@@ -167,7 +167,7 @@ func (s *Scheduler) scheduleGroup(ctx context.Context, prof *profile, key framew
 	s.undoGroup(ctx, results)
 	gu := &podGroupUnschedulable{message: st.Message()}
 	if st.Code() == framework.Unschedulable && prof.planner != nil {
-		gu.full = joinReasons(gu.message, "pod group preemption: "+s.preemptGroup(ctx, prof, &group, live, start, nominated))
+		gu.full = joinReasons(gu.message, "pod group preemption: "+s.preemptGroup(ctx, prof, &group, live, nominated))
 	}
 	s.failGroup(ctx, &group, live, results, cycle, start, gu)
 }
@@ -180,15 +180,14 @@ func joinReasons(a, b string) string {
 	return a + ", " + b
 }
 
-// placeMembers places the members one after another on the cycle's
-// nodes, asking the PodGroupFeasible plugins before the first and after
-// each: it stops at a rejection or an error. It returns every member's
-// outcome (those placed stay assumed and reserved), the last status of
-// the plugins, how many members it placed, and an error that ends the
-// group's attempt (not a rejection).
-func (s *Scheduler) placeMembers(ctx context.Context, prof *profile, group *framework.PodGroupInfo, live []*queue.QueuedPodInfo, start time.Time, out *[]memberResult) (*framework.Status, int, error) {
-	results := (*out)[:0]
-	defer func() { *out = results }()
+// runMembers is the group cycle's loop over its members, in order: the
+// PodGroupFeasible plugins asked before the first and after each, the
+// loop stopped at a rejection or an error, a final Wait turned into
+// Unschedulable (minCount not reached), as kube-scheduler's
+// podGroupSchedulingDefaultAlgorithm. try places one member and reports
+// whether it was placed; an error from it (not a rejection) ends the
+// attempt. It returns the last status and how many members were placed.
+func (prof *profile) runMembers(ctx context.Context, group *framework.PodGroupInfo, live []*queue.QueuedPodInfo, try func(*queue.QueuedPodInfo) (bool, error)) (*framework.Status, int, error) {
 	progress := framework.PodGroupProgress{Scheduled: group.Scheduled, Remaining: len(live)}
 	st := prof.runPodGroupFeasible(ctx, group, progress)
 	placed := 0
@@ -196,19 +195,13 @@ func (s *Scheduler) placeMembers(ctx context.Context, prof *profile, group *fram
 		return st, 0, nil
 	}
 	for _, m := range live {
-		r := memberResult{qpi: m, tried: true}
-		// Recorded before it is placed, so that a panic undoes it too.
-		results = append(results, r)
-		*out = results
-		j, err := s.placeMember(ctx, prof, m, start)
-		if err != nil && !isUnschedulable(err) {
+		ok, err := try(m)
+		if err != nil {
 			return st, placed, err
 		}
-		results[len(results)-1].job, results[len(results)-1].err = j, err
-		*out = results
 		progress.Remaining--
 		progress.Tried++
-		if j != nil {
+		if ok {
 			progress.Scheduled++
 			placed++
 		}
@@ -223,6 +216,24 @@ func (s *Scheduler) placeMembers(ctx context.Context, prof *profile, group *fram
 	return st, placed, nil
 }
 
+// placeMembers is runMembers with each member placed by placeMember
+// (assumed and reserved): every member's outcome is in *out, those
+// placed still assumed and reserved.
+func (s *Scheduler) placeMembers(ctx context.Context, prof *profile, group *framework.PodGroupInfo, live []*queue.QueuedPodInfo, start time.Time, out *[]memberResult) (*framework.Status, int, error) {
+	*out = (*out)[:0]
+	return prof.runMembers(ctx, group, live, func(m *queue.QueuedPodInfo) (bool, error) {
+		// Recorded before it is placed, so that a panic undoes it too.
+		*out = append(*out, memberResult{qpi: m, tried: true})
+		j, err := s.placeMember(ctx, prof, m, start)
+		if err != nil && !isUnschedulable(err) {
+			return false, err
+		}
+		r := &(*out)[len(*out)-1]
+		r.job, r.err = j, err
+		return j != nil, nil
+	})
+}
+
 // placeMember is one member's part of the group cycle: the pod's
 // ordinary scheduling algorithm (no PostFilter: the group preempts, or
 // nobody), then assume and Reserve, so the members after it see it. It
@@ -233,32 +244,35 @@ func (s *Scheduler) placeMember(ctx context.Context, prof *profile, m *queue.Que
 	res, err := s.schedulePod(ctx, prof, state, pod)
 	if err != nil {
 		var fitErr *FitError
-		if errors.As(err, &fitErr) && s.whatIf == nil {
+		if errors.As(err, &fitErr) {
 			s.kept.record(pod, prof.name, m.Attempts, fitErr, s.clock.Now())
 		}
 		return nil, err
 	}
 	assumedPod := pod.DeepCopy()
 	assumedPod.Spec.NodeName = res.node
-	if s.whatIf != nil {
-		// A preemption's dry run: on the what-if only, nothing reserved.
-		if err := s.whatIf.AddPod(assumedPod); err != nil {
-			return nil, err
-		}
-		return &bindJob{prof: prof, qpi: m, state: state, assumed: assumedPod, res: res, start: start, simulated: true}, nil
-	}
-	if err := s.Cache.AssumePod(assumedPod); err != nil {
+	j := &bindJob{prof: prof, qpi: m, state: state, assumed: assumedPod, res: res, start: start, sampled: s.recordPluginMetrics}
+	if err := s.assumeAndReserve(ctx, j); err != nil {
 		return nil, err
 	}
-	j := &bindJob{prof: prof, qpi: m, state: state, assumed: assumedPod, res: res, start: start, sampled: s.recordPluginMetrics}
-	if st, by := prof.runReserve(ctx, j); !st.IsSuccess() {
-		prof.runUnreserve(ctx, j)
-		s.Cache.ForgetPod(assumedPod)
+	return j, nil
+}
+
+// assumeAndReserve assumes j's pod on its node in the cache, runs
+// Reserve and brings the snapshot up to date, so that what is placed
+// next sees it; on a failure nothing is left.
+func (s *Scheduler) assumeAndReserve(ctx context.Context, j *bindJob) error {
+	if err := s.Cache.AssumePod(j.assumed); err != nil {
+		return fmt.Errorf("assume %s/%s on %q: %w", j.assumed.Namespace, j.assumed.Name, j.res.node, err)
+	}
+	if st, by := j.prof.runReserve(ctx, j); !st.IsSuccess() {
+		j.prof.runUnreserve(ctx, j)
+		s.Cache.ForgetPod(j.assumed)
 		s.Cache.UpdateSnapshot(s.snapshot)
-		return nil, pluginFailure("Reserve", st, by, res.node)
+		return pluginFailure("Reserve", st, by, j.res.node)
 	}
 	s.Cache.UpdateSnapshot(s.snapshot)
-	return j, nil
+	return nil
 }
 
 // bindGroup ends a group cycle that placed the group: every placed
@@ -313,7 +327,7 @@ func (s *Scheduler) bindGroup(ctx context.Context, group *framework.PodGroupInfo
 func (s *Scheduler) undoGroup(ctx context.Context, results []memberResult) {
 	undone := false
 	for i := len(results) - 1; i >= 0; i-- {
-		if j := results[i].job; j != nil && !j.simulated {
+		if j := results[i].job; j != nil {
 			s.unreserveAndForget(context.WithoutCancel(ctx), j)
 			results[i].job = nil
 			undone = true

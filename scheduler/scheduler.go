@@ -206,9 +206,6 @@ type Scheduler struct {
 	// placementNodes, under cycleMu, are the only nodes a group cycle
 	// places in while it tries one topology domain; nil: every node.
 	placementNodes map[string]bool
-	// whatIf, under cycleMu, is a group preemption's dry run: members are
-	// placed on it instead of being assumed (preempt_group.go).
-	whatIf *cache.WhatIf
 	// loop is the scheduling loop's progress, for LoopHealthy.
 	loop loopProgress
 	// kept are the last failed attempts of pending pods (kept.go).
