@@ -295,6 +295,7 @@ var histogramsWithoutSeries = []string{
 	"scheduler_framework_extension_point_duration_seconds",
 	"scheduler_plugin_execution_duration_seconds",
 	"scheduler_permit_wait_duration_seconds",
+	"scheduler_podgroup_scheduling_attempt_duration_seconds",
 }
 
 // fqName is in Desc's String, the only place client_golang shows it.

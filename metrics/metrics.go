@@ -28,6 +28,7 @@
 package metrics
 
 import (
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -55,6 +56,9 @@ const (
 	ScheduledResult     = "scheduled"
 	UnschedulableResult = "unschedulable"
 	ErrorResult         = "error"
+	// WaitingOnPreemptionResult is a pod group's attempt that did not
+	// fit and whose preemption evicts victims for it.
+	WaitingOnPreemptionResult = "waiting_on_preemption"
 )
 
 // ExtensionPoint is a point of the scheduling framework, the
@@ -124,6 +128,10 @@ type Metrics struct {
 	preemptionAttempts     prometheus.Counter
 	preemptionVictims      prometheus.Histogram
 	permitWaitDuration     *prometheus.HistogramVec
+	// The pod group cycle's (kube-scheduler v1.37 with GenericWorkload).
+	podGroupAttempts          *prometheus.CounterVec
+	podGroupAttemptDuration   *prometheus.HistogramVec
+	podGroupAlgorithmDuration prometheus.Histogram
 
 	bindingGoroutines prometheus.Gauge
 	bindingSuccess    prometheus.Observer
@@ -142,10 +150,11 @@ type Metrics struct {
 const maxLocations = 8
 
 // EntityPod is the type label of scheduler_queued_entities and
-// scheduler_queue_incoming_entities_total for a pod of no pod group:
-// every pod here (yardmaster schedules no pod groups, which kube-scheduler
-// v1.37 counts as "podgroup" with its GenericWorkload feature, off by
-// default).
+// scheduler_queue_incoming_entities_total for a pod. yardmaster queues a
+// pod group's members as pods and takes them together when one is popped
+// (queue.TakeGroup), so every entity here is a pod; kube-scheduler v1.37
+// with its GenericWorkload feature queues a group as one entity of type
+// "podgroup".
 const EntityPod = "pod"
 
 // maxAttemptsLabel caps the attempts label of the SLI histogram, as
@@ -241,6 +250,23 @@ func New() *Metrics {
 			Help:      "Duration of waiting on permit.",
 			Buckets:   prometheus.ExponentialBuckets(0.001, 2, 15),
 		}, []string{"result"}),
+		podGroupAttempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Subsystem: SchedulerSubsystem,
+			Name:      "podgroup_schedule_attempts_total",
+			Help:      "Number of attempts to schedule pod group, by the result. 'unschedulable' means a pod group could not be scheduled, while 'error' means an internal scheduler problem.",
+		}, []string{"result", "profile"}),
+		podGroupAttemptDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Subsystem: SchedulerSubsystem,
+			Name:      "podgroup_scheduling_attempt_duration_seconds",
+			Help:      "Pod group scheduling attempt latency in seconds",
+			Buckets:   prometheus.ExponentialBuckets(0.001, 2, 15),
+		}, []string{"result", "profile"}),
+		podGroupAlgorithmDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Subsystem: SchedulerSubsystem,
+			Name:      "podgroup_scheduling_algorithm_duration_seconds",
+			Help:      "Pod group scheduling algorithm latency in seconds",
+			Buckets:   prometheus.ExponentialBuckets(0.001, 2, 15),
+		}),
 	}
 	m.numEvents = queue.NumEvents()
 	m.incoming = make([]lazyCounter, maxLocations*m.numEvents)
@@ -265,6 +291,7 @@ func (m *Metrics) Register(reg prometheus.Registerer, pending PendingPodsFunc) e
 		m.extensionPointDuration, m.pluginDuration,
 		m.queueIncomingPods, m.queueIncomingEntities, m.goroutines, m.bindingDuration,
 		m.preemptionAttempts, m.preemptionVictims, m.permitWaitDuration,
+		m.podGroupAttempts, m.podGroupAttemptDuration, m.podGroupAlgorithmDuration,
 	}
 	if pending != nil {
 		cs = append(cs, newPendingPodsCollector(pending))
@@ -335,6 +362,13 @@ var (
 // or find that none fits (scheduler_scheduling_algorithm_duration_seconds).
 func (m *Metrics) SchedulingAlgorithmDuration(d time.Duration) {
 	m.algorithmDuration.Observe(d.Seconds())
+}
+
+// PodGroupAlgorithmDuration records how long a group cycle took to place
+// its members or find that the group does not fit, before its members'
+// Permit and bindings (scheduler_podgroup_scheduling_algorithm_duration_seconds).
+func (m *Metrics) PodGroupAlgorithmDuration(d time.Duration) {
+	m.podGroupAlgorithmDuration.Observe(d.Seconds())
 }
 
 // PodBound records a pod bound after attempts cycles, sinceFirst after it
@@ -413,7 +447,10 @@ type Profile struct {
 	name      string
 	attempts  [numResults]prometheus.Counter
 	durations [numResults]prometheus.Observer
-	points    [numExtensionPoints][maxCodes]lazyObserver
+	// groupAttempts and groupDurations are parallel to podGroupResults.
+	groupAttempts  [len(podGroupResults)]lazyCounter
+	groupDurations [len(podGroupResults)]lazyObserver
+	points         [numExtensionPoints][maxCodes]lazyObserver
 }
 
 // PodScheduled records an attempt that bound its pod, d after the cycle
@@ -431,6 +468,38 @@ func (p *Profile) attempt(result int, d time.Duration) {
 	p.attempts[result].Inc()
 	p.durations[result].Observe(d.Seconds())
 }
+
+// PodGroupAttempt records a pod group's attempt, one per group cycle,
+// with its result (ScheduledResult, UnschedulableResult,
+// WaitingOnPreemptionResult or ErrorResult), d after the cycle began
+// (scheduler_podgroup_schedule_attempts_total and
+// scheduler_podgroup_scheduling_attempt_duration_seconds). Each member's
+// own attempt is recorded as well, as PodScheduled and the others, as
+// kube-scheduler does. The series appear with the first group, as
+// kube-scheduler registers them only with its GenericWorkload feature.
+func (p *Profile) PodGroupAttempt(result string, d time.Duration) {
+	i := slices.Index(podGroupResults[:], result)
+	if i < 0 {
+		p.m.podGroupAttempts.WithLabelValues(result, p.name).Inc()
+		p.m.podGroupAttemptDuration.WithLabelValues(result, p.name).Observe(d.Seconds())
+		return
+	}
+	l := &p.groupAttempts[i]
+	c := l.load()
+	if c == nil {
+		c = l.store(p.m.podGroupAttempts.WithLabelValues(result, p.name))
+	}
+	c.Inc()
+	o := p.groupDurations[i].load()
+	if o == nil {
+		o = p.groupDurations[i].store(p.m.podGroupAttemptDuration.WithLabelValues(result, p.name))
+	}
+	o.Observe(d.Seconds())
+}
+
+// podGroupResults are the results of a pod group's attempt, by index in
+// a Profile's lazy series.
+var podGroupResults = [...]string{ScheduledResult, UnschedulableResult, WaitingOnPreemptionResult, ErrorResult}
 
 // ExtensionPoint records how long all of the profile's plugins at point
 // took in one cycle, with the point's outcome
@@ -510,8 +579,10 @@ func (l *lazyCounter) store(c prometheus.Counter) prometheus.Counter {
 // pendingPodsCollector is scheduler_pending_pods, read from the queue at
 // scrape time: the queue keeps no gauge up to date on every transition.
 // kube-scheduler v1.37 also reports "incomplete" and "pending", the pods
-// of pod groups waiting for their PodGroup or for their group's attempt
-// to end; yardmaster schedules no pod groups, so those are always 0.
+// of pod groups waiting for their PodGroup object or for their group's
+// attempt to end, which it keeps outside its queues; yardmaster holds
+// the first in "gated" (GangScheduling's PreEnqueue) and has no second
+// (a group's members are taken in one cycle), so those are always 0.
 // With it, scheduler_queued_entities (kube-scheduler v1.37), from the same
 // read of the queue: every entity here is a pod (EntityPod), so the series
 // of type "pod" count what scheduler_pending_pods counts; kube-scheduler
@@ -549,7 +620,7 @@ func (c *pendingPodsCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(q.n), q.name)
 		ch <- prometheus.MustNewConstMetric(c.queued, prometheus.GaugeValue, float64(q.n), q.name, EntityPod)
 	}
-	// No pod groups yet: kube-scheduler v1.37's series for their pods.
+	// kube-scheduler v1.37's series for pods outside its queues.
 	for _, name := range []string{"incomplete", "pending"} {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, 0, name)
 	}

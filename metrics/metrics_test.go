@@ -204,6 +204,44 @@ scheduler_schedule_attempts_total{profile="spreader",result="unschedulable"} 0
 	}
 }
 
+// A pod group's attempts: kube-scheduler's pod group series, only for the
+// results that happened, none before the first group.
+func TestPodGroupAttempt(t *testing.T) {
+	m, reg := newRegistered(t, nil)
+	p := m.Profile("gangs")
+	if got := series(t, reg, "scheduler_podgroup_schedule_attempts_total"); len(got) != 0 {
+		t.Errorf("pod group attempt series before any group: %v", got)
+	}
+	p.PodGroupAttempt(UnschedulableResult, 2*time.Millisecond)
+	p.PodGroupAttempt(WaitingOnPreemptionResult, 3*time.Millisecond)
+	p.PodGroupAttempt(ScheduledResult, 4*time.Millisecond)
+	p.PodGroupAttempt(ScheduledResult, 5*time.Millisecond)
+	m.PodGroupAlgorithmDuration(time.Millisecond)
+
+	want := `
+# HELP scheduler_podgroup_schedule_attempts_total Number of attempts to schedule pod group, by the result. 'unschedulable' means a pod group could not be scheduled, while 'error' means an internal scheduler problem.
+# TYPE scheduler_podgroup_schedule_attempts_total counter
+scheduler_podgroup_schedule_attempts_total{profile="gangs",result="scheduled"} 2
+scheduler_podgroup_schedule_attempts_total{profile="gangs",result="unschedulable"} 1
+scheduler_podgroup_schedule_attempts_total{profile="gangs",result="waiting_on_preemption"} 1
+`
+	compareText(t, reg, "scheduler_podgroup_schedule_attempts_total", want)
+	durations := map[string]uint64{}
+	for k, m := range series(t, reg, "scheduler_podgroup_scheduling_attempt_duration_seconds") {
+		durations[k] = m.GetHistogram().GetSampleCount()
+	}
+	if diff := cmp.Diff(map[string]uint64{
+		"profile=gangs,result=scheduled":             2,
+		"profile=gangs,result=unschedulable":         1,
+		"profile=gangs,result=waiting_on_preemption": 1,
+	}, durations); diff != "" {
+		t.Errorf("group attempt durations (-want +got):\n%s", diff)
+	}
+	if got := series(t, reg, "scheduler_podgroup_scheduling_algorithm_duration_seconds")[""].GetHistogram().GetSampleCount(); got != 1 {
+		t.Errorf("%d group algorithm durations, want 1", got)
+	}
+}
+
 func TestPodBoundAndBinding(t *testing.T) {
 	m, reg := newRegistered(t, nil)
 	m.PodBound(1, 20*time.Millisecond)

@@ -73,21 +73,21 @@ func startOf(u victimUnit) metav1.Time {
 }
 
 // preemptGroup tries to make room for a group that did not fit and
-// returns what it found, in kube-scheduler's words: why nobody is
-// evicted, or how many victims are.
-func (s *Scheduler) preemptGroup(ctx context.Context, prof *profile, g *framework.PodGroupInfo, live []*queue.QueuedPodInfo, nominated []*nomination) string {
+// returns what it found, in kube-scheduler's words (why nobody is
+// evicted, or how many victims are), and whether it evicts victims.
+func (s *Scheduler) preemptGroup(ctx context.Context, prof *profile, g *framework.PodGroupInfo, live []*queue.QueuedPodInfo, nominated []*nomination) (string, bool) {
 	if s.preemptionUnderWay(nominated) {
-		return "ongoing preemption on nominated nodes"
+		return "ongoing preemption on nominated nodes", false
 	}
 	plan, msg := s.planGroupPreemption(ctx, prof, g, live)
 	if plan == nil {
-		return msg
+		return msg, false
 	}
 	for _, pg := range plan.disrupted {
 		s.groupStatus.recordDisruption(pg, prof.name)
 	}
 	s.evictForGroup(live, plan.assigned, plan.victims)
-	return msg
+	return msg, true
 }
 
 // groupPreemptionPlan is what a group's preemption would do: evict

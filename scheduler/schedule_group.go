@@ -111,6 +111,14 @@ func (s *Scheduler) scheduleGroup(ctx context.Context, prof *profile, key framew
 	s.cycleMu.Lock()
 	defer s.cycleMu.Unlock()
 	s.recordPluginMetrics = s.rng.IntN(100) < metrics.SamplePercent
+	// The group's attempt, as kube-scheduler records it: set on every
+	// way out once the group is tried.
+	var result string
+	defer func() {
+		if result != "" && prof.metrics != nil {
+			prof.metrics.PodGroupAttempt(result, s.clock.Since(start))
+		}
+	}()
 
 	// Members being deleted, or assumed already (a cycle that took them
 	// before), are not this cycle's.
@@ -128,7 +136,7 @@ func (s *Scheduler) scheduleGroup(ctx context.Context, prof *profile, key framew
 	s.Cache.UpdateSnapshot(s.snapshot)
 	group := s.groups.Get(key)
 	if err := validateGroup(&group, live); err != nil {
-		s.failGroup(ctx, &group, live, nil, cycle, start, err)
+		result = s.failGroup(ctx, &group, live, nil, cycle, start, err)
 		return
 	}
 	slices.SortFunc(live, compareMembers)
@@ -150,26 +158,33 @@ func (s *Scheduler) scheduleGroup(ctx context.Context, prof *profile, key framew
 	} else {
 		st, placed, err = s.placeInDomain(ctx, prof, &group, live, key, start, &results)
 	}
+	s.metrics.PodGroupAlgorithmDuration(s.clock.Since(start))
 	switch {
 	case err != nil:
 		s.undoGroup(ctx, results)
-		s.failGroup(ctx, &group, live, nil, cycle, start, err)
+		result = s.failGroup(ctx, &group, live, nil, cycle, start, err)
 		return
 	case st.Code() == framework.Error:
 		s.undoGroup(ctx, results)
-		s.failGroup(ctx, &group, live, nil, cycle, start, st.Err())
+		result = s.failGroup(ctx, &group, live, nil, cycle, start, st.Err())
 		return
 	case st.IsSuccess() && placed > 0:
 		nominated = nil // placed: the room they kept is theirs now
-		s.bindGroup(ctx, &group, live, results, cycle, start)
+		result = s.bindGroup(ctx, &group, live, results, cycle, start)
 		return
 	}
 	s.undoGroup(ctx, results)
 	gu := &podGroupUnschedulable{message: st.Message()}
+	evicting := false
 	if st.Code() == framework.Unschedulable && prof.planner != nil {
-		gu.full = joinReasons(gu.message, "pod group preemption: "+s.preemptGroup(ctx, prof, &group, live, nominated))
+		var msg string
+		msg, evicting = s.preemptGroup(ctx, prof, &group, live, nominated)
+		gu.full = joinReasons(gu.message, "pod group preemption: "+msg)
 	}
-	s.failGroup(ctx, &group, live, results, cycle, start, gu)
+	result = s.failGroup(ctx, &group, live, results, cycle, start, gu)
+	if evicting {
+		result = metrics.WaitingOnPreemptionResult
+	}
 }
 
 // joinReasons joins two reasons as a status's Message does.
@@ -280,7 +295,8 @@ func (s *Scheduler) assumeAndReserve(ctx context.Context, j *bindJob) error {
 // permitted, to its binding cycle; a member that did not fit is
 // requeued with its own reason. Should one of them fail Permit (a plugin
 // that rejects what it reserved), no member binds and the group fails.
-func (s *Scheduler) bindGroup(ctx context.Context, group *framework.PodGroupInfo, live []*queue.QueuedPodInfo, results []memberResult, cycle int64, start time.Time) {
+// It returns the attempt's result, as failGroup.
+func (s *Scheduler) bindGroup(ctx context.Context, group *framework.PodGroupInfo, live []*queue.QueuedPodInfo, results []memberResult, cycle int64, start time.Time) string {
 	for i := range results {
 		j := results[i].job
 		if j == nil {
@@ -290,11 +306,9 @@ func (s *Scheduler) bindGroup(ctx context.Context, group *framework.PodGroupInfo
 			s.undoGroup(ctx, results)
 			msg := fmt.Sprintf("pod %s/%s: %v", j.assumed.Namespace, j.assumed.Name, err)
 			if isUnschedulable(err) {
-				s.failGroup(ctx, group, live, nil, cycle, start, &podGroupUnschedulable{message: msg})
-			} else {
-				s.failGroup(ctx, group, live, nil, cycle, start, errors.New(msg))
+				return s.failGroup(ctx, group, live, nil, cycle, start, &podGroupUnschedulable{message: msg})
 			}
-			return
+			return s.failGroup(ctx, group, live, nil, cycle, start, errors.New(msg))
 		}
 	}
 	tried := map[*queue.QueuedPodInfo]bool{}
@@ -318,6 +332,7 @@ func (s *Scheduler) bindGroup(ctx context.Context, group *framework.PodGroupInfo
 		}
 	}
 	s.groupStatus.record(group.Object, metav1.ConditionTrue, "Scheduled", "")
+	return metrics.ScheduledResult
 }
 
 // undoGroup gives back what the placed members hold: Unreserve, in
@@ -342,8 +357,9 @@ func (s *Scheduler) undoGroup(ctx context.Context, results []memberResult) {
 // tells each why: a member the filters rejected gets its own reason, the
 // others the group's (err), as kube-scheduler does; the PodGroup gets the
 // group's reason in its PodGroupInitiallyScheduled condition. results are
-// the members' outcomes when members were tried.
-func (s *Scheduler) failGroup(ctx context.Context, group *framework.PodGroupInfo, live []*queue.QueuedPodInfo, results []memberResult, cycle int64, start time.Time, err error) {
+// the members' outcomes when members were tried. It returns the
+// attempt's result for the metrics: unschedulable or error.
+func (s *Scheduler) failGroup(ctx context.Context, group *framework.PodGroupInfo, live []*queue.QueuedPodInfo, results []memberResult, cycle int64, start time.Time, err error) string {
 	own := map[*queue.QueuedPodInfo]error{}
 	// The group wakes on what rejected any of its members, and on what
 	// the gang waits for.
@@ -381,13 +397,14 @@ func (s *Scheduler) failGroup(ctx context.Context, group *framework.PodGroupInfo
 		}
 		s.handleFailure(ctx, m, cycle, e, start)
 	}
-	reason := schedulingv1beta1.PodGroupReasonUnschedulable
+	reason, result := schedulingv1beta1.PodGroupReasonUnschedulable, metrics.UnschedulableResult
 	if !unschedulable {
-		reason = schedulingv1beta1.PodGroupReasonSchedulerError
+		reason, result = schedulingv1beta1.PodGroupReasonSchedulerError, metrics.ErrorResult
 	}
 	s.groupStatus.record(group.Object, metav1.ConditionFalse, reason, condition)
 	s.logger.Info("pod group did not fit", zap.String("podGroup", group.Key.String()), zap.Int("members", len(live)),
 		zap.String("reason", condition))
+	return result
 }
 
 // isUnschedulable reports whether err is a rejection rather than an error.

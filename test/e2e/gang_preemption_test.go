@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/yardmaster-io/yardmaster/cmd/yardmaster/app"
 )
 
 // Group preemption: a gang of higher priority that fits only by evicting
@@ -51,7 +53,7 @@ func (e *env) gone(names []string) int {
 
 func TestGangPreemption(t *testing.T) {
 	e := newPreemptionRig(t)
-	e.startScheduler()
+	d := e.startScheduler(func(o *app.Options) { o.HTTPBindAddress = "127.0.0.1:0" })
 	var low []string
 	for i := range 4 {
 		low = append(low, fmt.Sprintf("low-%d", i))
@@ -69,6 +71,13 @@ func TestGangPreemption(t *testing.T) {
 	}
 	e.waitGroupCondition("train", metav1.ConditionTrue, "Scheduled")
 	e.assertNoOvercommit()
+	// kube-scheduler's pod group metrics: the attempt that evicted, then
+	// the one that placed the group.
+	profile := "profile=" + e.scheduler
+	e.waitMetrics(endpoint(d.HTTPAddr()), 10*time.Second, "a group attempt waiting on preemption, then one scheduled", func(s scraped) bool {
+		return s.value("scheduler_podgroup_schedule_attempts_total", "result=waiting_on_preemption", profile) >= 1 &&
+			s.value("scheduler_podgroup_schedule_attempts_total", "result=scheduled", profile) == 1
+	})
 }
 
 // A victim whose PodGroup is disrupted all together (disruptionMode all)

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/yardmaster-io/yardmaster/cmd/yardmaster/app"
 )
 
 // Gangs: scheduling.k8s.io/v1beta1 PodGroups with a gang policy, placed
@@ -100,7 +102,7 @@ func TestGangFits(t *testing.T) {
 func TestGangWaitsWhole(t *testing.T) {
 	e := newEnv(t)
 	e.addNode(e.node("a").Capacity("2", "4Gi", 110))
-	e.startScheduler()
+	d := e.startScheduler(func(o *app.Options) { o.HTTPBindAddress = "127.0.0.1:0" })
 	e.watchGangs(5*time.Second, nil)
 	e.createGang("mpi", 3)
 	names := e.createMembers("mpi", 3, "1")
@@ -131,6 +133,30 @@ func TestGangWaitsWhole(t *testing.T) {
 	e.waitBound(30*time.Second, names...)
 	e.waitGroupCondition("mpi", metav1.ConditionTrue, "Scheduled")
 	e.assertNoOvercommit()
+
+	// kube-scheduler's pod group metrics: one attempt per group cycle,
+	// beside each member's own.
+	profile := "profile=" + e.scheduler
+	s := e.waitMetrics(endpoint(d.HTTPAddr()), 10*time.Second, "the group's attempts", func(s scraped) bool {
+		return s.value("scheduler_podgroup_schedule_attempts_total", "result=scheduled", profile) == 1
+	})
+	unschedulable := s.value("scheduler_podgroup_schedule_attempts_total", "result=unschedulable", profile)
+	if unschedulable < 1 {
+		t.Errorf("%v unschedulable group attempts, want ≥ 1", unschedulable)
+	}
+	for _, c := range []struct {
+		what      string
+		got, want float64
+	}{
+		{"group attempt durations", float64(s.count("scheduler_podgroup_scheduling_attempt_duration_seconds", profile)), unschedulable + 1},
+		{"group algorithm durations", float64(s.count("scheduler_podgroup_scheduling_algorithm_duration_seconds")), unschedulable + 1},
+		{"error group attempts", s.value("scheduler_podgroup_schedule_attempts_total", "result=error", profile), 0},
+		{"members scheduled", s.value("scheduler_schedule_attempts_total", "result=scheduled", profile), 3},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: %v, want %v", c.what, c.got, c.want)
+		}
+	}
 }
 
 // Two gangs that each need 60% of the cluster: one is placed whole, the
