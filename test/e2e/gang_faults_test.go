@@ -740,3 +740,41 @@ func (e *env) takeRoom(n int) []string {
 	}
 	return out
 }
+
+// Two groups naming each other's pods: each pod names one native
+// PodGroup in spec.schedulingGroup and carries the other's
+// scheduler-plugins label. A pod belongs to its native group (the one
+// kube-scheduler, which reads no label, sees), so each group is decided
+// from its own pods, never from a mix: with room for one group only, one
+// is placed whole and the other waits whole with its reason, and is
+// placed once the first is gone.
+func TestGangFaultCrossedGroups(t *testing.T) {
+	e := newEnv(t)
+	dc := e.installCoscheduling()
+	e.addNode(e.node("a").Capacity("3", "8Gi", 110))
+	e.startScheduler()
+	e.watchGangs(5*time.Second, dc)
+	for _, g := range []string{"left", "right"} {
+		e.createGang(g, 2)
+		e.createCoschedulingGroup(dc, g, map[string]any{"minMember": int64(2)})
+	}
+	var left, right []string
+	for i := range 2 {
+		left = append(left, fmt.Sprintf("left-%d", i))
+		right = append(right, fmt.Sprintf("right-%d", i))
+		e.createPod(e.pod(left[i]).PodGroup("left").Label(framework.CoschedulingPodGroupLabel, "right").Req("1", "100Mi"))
+		e.createPod(e.pod(right[i]).PodGroup("right").Label(framework.CoschedulingPodGroupLabel, "left").Req("1", "100Mi"))
+	}
+	// 3 cpus: either group's 2 × 1 cpu fits, not both, nor a mix that
+	// would make each label's group whole.
+	first, second, secondGroup := e.waitOneGroupWhole(left, right, "left", "right")
+	c := e.waitGroupCondition(secondGroup, metav1.ConditionFalse, schedulingv1beta1.PodGroupReasonUnschedulable)
+	if !strings.HasPrefix(c.Message, "minCount (2) cannot be satisfied") {
+		t.Errorf("PodGroup %s condition message %q, want minCount's reason", secondGroup, c.Message)
+	}
+	e.expectNoneBound(second, 2*time.Second)
+	e.deletePods(first...)
+	e.waitBound(30*time.Second, second...)
+	e.waitGroupCondition(secondGroup, metav1.ConditionTrue, "Scheduled")
+	e.assertNoOvercommit()
+}

@@ -67,6 +67,32 @@ func (e *env) boundOf(names []string) int {
 	return n
 }
 
+// waitOneGroupWhole waits until every pod of one group (left or right,
+// named leftName and rightName) is bound and none of the other's, and
+// returns the first's pods, the second's and the second's name. Pods of
+// both bound fail the test at once.
+func (e *env) waitOneGroupWhole(left, right []string, leftName, rightName string) (first, second []string, secondGroup string) {
+	e.t.Helper()
+	err := wait.PollUntilContextTimeout(e.ctx, 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		l, r := e.boundOf(left), e.boundOf(right)
+		switch {
+		case l == len(left) && r == 0:
+			first, second, secondGroup = left, right, rightName
+			return true, nil
+		case r == len(right) && l == 0:
+			first, second, secondGroup = right, left, leftName
+			return true, nil
+		case l != 0 && r != 0:
+			return false, fmt.Errorf("both groups partly bound: %d of %s, %d of %s", l, leftName, r, rightName)
+		}
+		return false, nil
+	})
+	if err != nil {
+		e.t.Fatalf("want one group placed whole and the other not at all: %v", err)
+	}
+	return first, second, secondGroup
+}
+
 // expectNoneBound checks that none of names is bound for d: a group that
 // does not fit holds nothing, not even for a moment.
 func (e *env) expectNoneBound(names []string, d time.Duration) {
@@ -180,25 +206,7 @@ func TestGangsOfSixtyPercent(t *testing.T) {
 		e.createPod(e.pod(left[i]).PodGroup("left").Req("1", "100Mi"))
 		e.createPod(e.pod(right[i]).PodGroup("right").Req("1", "100Mi"))
 	}
-	var first, second []string
-	var secondGroup string
-	err := wait.PollUntilContextTimeout(e.ctx, 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		l, r := e.boundOf(left), e.boundOf(right)
-		switch {
-		case l == 6 && r == 0:
-			first, second, secondGroup = left, right, "right"
-			return true, nil
-		case r == 6 && l == 0:
-			first, second, secondGroup = right, left, "left"
-			return true, nil
-		case l != 0 && r != 0:
-			return false, fmt.Errorf("both gangs partly bound: %d and %d", l, r)
-		}
-		return false, nil
-	})
-	if err != nil {
-		t.Fatalf("want one gang placed whole and the other not at all: %v", err)
-	}
+	first, second, secondGroup := e.waitOneGroupWhole(left, right, "left", "right")
 	c := e.waitGroupCondition(secondGroup, metav1.ConditionFalse, schedulingv1beta1.PodGroupReasonUnschedulable)
 	if !strings.Contains(c.Message, "minCount (6) cannot be satisfied") {
 		t.Errorf("waiting gang's reason %q", c.Message)
