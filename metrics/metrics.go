@@ -149,13 +149,18 @@ type Metrics struct {
 // fewer; a value beyond is still counted, through the vector.
 const maxLocations = 8
 
-// EntityPod is the type label of scheduler_queued_entities and
-// scheduler_queue_incoming_entities_total for a pod. yardmaster queues a
-// pod group's members as pods and takes them together when one is popped
-// (queue.TakeGroup), so every entity here is a pod; kube-scheduler v1.37
-// with its GenericWorkload feature queues a group as one entity of type
-// "podgroup".
-const EntityPod = "pod"
+// EntityPod and EntityPodGroup are the type label of
+// scheduler_queued_entities and scheduler_queue_incoming_entities_total:
+// a pod of no pod group, and a pod group (kube-scheduler v1.37 with its
+// GenericWorkload feature queues a group as one entity). yardmaster queues
+// a group's members as pods and takes them together when one is popped
+// (queue.TakeGroup): scheduler_queued_entities counts the groups with
+// members in each part of the queue, and
+// scheduler_queue_incoming_entities_total counts every pod as "pod".
+const (
+	EntityPod      = "pod"
+	EntityPodGroup = "podgroup"
+)
 
 // maxAttemptsLabel caps the attempts label of the SLI histogram, as
 // kube-scheduler does ("15+"), to bound its cardinality.
@@ -277,9 +282,9 @@ func New() *Metrics {
 	return m
 }
 
-// PendingPodsFunc reports how many pods wait in each part of the queue, as
-// queue.PriorityQueue.PendingPods does.
-type PendingPodsFunc func() (active, backoff, unschedulable, gated int)
+// PendingPodsFunc reports what waits in each part of the queue, as
+// queue.PriorityQueue.Census does.
+type PendingPodsFunc func() queue.Census
 
 // Register registers the metrics on reg, with scheduler_pending_pods and
 // scheduler_queued_entities read from pending at each scrape. It fails if
@@ -580,14 +585,14 @@ func (l *lazyCounter) store(c prometheus.Counter) prometheus.Counter {
 // scrape time: the queue keeps no gauge up to date on every transition.
 // kube-scheduler v1.37 also reports "incomplete" and "pending", the pods
 // of pod groups waiting for their PodGroup object or for their group's
-// attempt to end, which it keeps outside its queues; yardmaster holds
-// the first in "gated" (GangScheduling's PreEnqueue) and has no second
-// (a group's members are taken in one cycle), so those are always 0.
+// attempt to end, which it keeps outside its queues. yardmaster holds the
+// first in its gated pods (GangScheduling's PreEnqueue) and reports them
+// as "incomplete"; it has no second (a group's members are taken in one
+// cycle), so that one is always 0.
 // With it, scheduler_queued_entities (kube-scheduler v1.37), from the same
-// read of the queue: every entity here is a pod (EntityPod), so the series
-// of type "pod" count what scheduler_pending_pods counts; kube-scheduler
-// shows a series once an entity of its kind entered that queue,
-// yardmaster from the start.
+// read of the queue: type "pod" for the pods of no group, "podgroup" for
+// the groups with members there. kube-scheduler shows a series once an
+// entity of its kind entered that queue, yardmaster from the start.
 type pendingPodsCollector struct {
 	desc    *prometheus.Desc
 	queued  *prometheus.Desc
@@ -612,16 +617,14 @@ func (c *pendingPodsCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *pendingPodsCollector) Collect(ch chan<- prometheus.Metric) {
-	active, backoff, unschedulable, gated := c.pending()
-	for _, q := range []struct {
-		name string
-		n    int
-	}{{"active", active}, {"backoff", backoff}, {"unschedulable", unschedulable}, {"gated", gated}} {
-		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(q.n), q.name)
-		ch <- prometheus.MustNewConstMetric(c.queued, prometheus.GaugeValue, float64(q.n), q.name, EntityPod)
+	census := c.pending()
+	for _, l := range []queue.Location{queue.ActiveQ, queue.BackoffQ, queue.UnschedulablePods, queue.GatedPods} {
+		name := l.String()
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(census.Pods[l]), name)
+		ch <- prometheus.MustNewConstMetric(c.queued, prometheus.GaugeValue, float64(census.Pods[l]-census.Members[l]), name, EntityPod)
+		ch <- prometheus.MustNewConstMetric(c.queued, prometheus.GaugeValue, float64(census.Groups[l]), name, EntityPodGroup)
 	}
 	// kube-scheduler v1.37's series for pods outside its queues.
-	for _, name := range []string{"incomplete", "pending"} {
-		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, 0, name)
-	}
+	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(census.Incomplete), "incomplete")
+	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, 0, "pending")
 }

@@ -84,8 +84,9 @@ func compareText(t *testing.T, g prometheus.Gatherer, name, want string) {
 }
 
 func TestPendingPods(t *testing.T) {
-	active, backoff := 3, 1
-	_, reg := newRegistered(t, func() (int, int, int, int) { return active, backoff, 2, 0 })
+	var c queue.Census
+	c.Pods[queue.ActiveQ], c.Pods[queue.BackoffQ], c.Pods[queue.UnschedulablePods] = 3, 1, 2
+	_, reg := newRegistered(t, func() queue.Census { return c })
 	// kube-scheduler v1.37's series: "incomplete" and "pending" are pods
 	// of pod groups, none here.
 	want := `
@@ -99,22 +100,34 @@ scheduler_pending_pods{queue="pending"} 0
 scheduler_pending_pods{queue="unschedulable"} 2
 `
 	compareText(t, reg, "scheduler_pending_pods", want)
-	// Every entity is a pod: the same counts, by queue and type "pod".
+	// No groups: every entity is a pod, the same counts by queue.
 	wantEntities := `
 # HELP scheduler_queued_entities Number of queued scheduling entities ('pod' or 'podgroup'; 'pod' stands for individual pods that are not members of any podgroup) by the queue type. 'active' means number of entities in activeQ; 'backoff' means number of entities in backoffQ; 'unschedulable' means number of entities in unschedulableEntities that the scheduler attempted to schedule and failed; 'gated' is the number of unschedulable entities that the scheduler never attempted to schedule because they are gated.
 # TYPE scheduler_queued_entities gauge
 scheduler_queued_entities{queue="active",type="pod"} 3
+scheduler_queued_entities{queue="active",type="podgroup"} 0
 scheduler_queued_entities{queue="backoff",type="pod"} 1
+scheduler_queued_entities{queue="backoff",type="podgroup"} 0
 scheduler_queued_entities{queue="gated",type="pod"} 0
+scheduler_queued_entities{queue="gated",type="podgroup"} 0
 scheduler_queued_entities{queue="unschedulable",type="pod"} 2
+scheduler_queued_entities{queue="unschedulable",type="podgroup"} 0
 `
 	compareText(t, reg, "scheduler_queued_entities", wantEntities)
-	// Read at scrape time, not cached.
-	active, backoff = 0, 0
-	zeroed := strings.NewReplacer(`"active"} 3`, `"active"} 0`, `"backoff"} 1`, `"backoff"} 0`,
-		`type="pod"} 3`, `type="pod"} 0`, `"backoff",type="pod"} 1`, `"backoff",type="pod"} 0`)
-	compareText(t, reg, "scheduler_pending_pods", zeroed.Replace(want))
-	compareText(t, reg, "scheduler_queued_entities", zeroed.Replace(wantEntities))
+
+	// Read at scrape time, not cached: now two groups of 2 and a pod are
+	// active, one of them with a third member gated, and two members of a
+	// group without its PodGroup are held back.
+	c = queue.Census{Incomplete: 2}
+	c.Pods[queue.ActiveQ], c.Members[queue.ActiveQ], c.Groups[queue.ActiveQ] = 5, 4, 2
+	c.Pods[queue.GatedPods], c.Members[queue.GatedPods], c.Groups[queue.GatedPods] = 1, 1, 1
+	compareText(t, reg, "scheduler_pending_pods", strings.NewReplacer(
+		`"active"} 3`, `"active"} 5`, `"backoff"} 1`, `"backoff"} 0`, `"unschedulable"} 2`, `"unschedulable"} 0`,
+		`"gated"} 0`, `"gated"} 1`, `"incomplete"} 0`, `"incomplete"} 2`).Replace(want))
+	compareText(t, reg, "scheduler_queued_entities", strings.NewReplacer(
+		`"active",type="pod"} 3`, `"active",type="pod"} 1`, `"active",type="podgroup"} 0`, `"active",type="podgroup"} 2`,
+		`"backoff",type="pod"} 1`, `"backoff",type="pod"} 0`, `"unschedulable",type="pod"} 2`, `"unschedulable",type="pod"} 0`,
+		`"gated",type="podgroup"} 0`, `"gated",type="podgroup"} 1`).Replace(wantEntities))
 }
 
 func TestRegisterTwice(t *testing.T) {

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/yardmaster-io/yardmaster/framework"
@@ -78,4 +79,77 @@ func (q *PriorityQueue) Activate(uids []types.UID, event Event) {
 			q.pushActive(qpi, event, BackoffQ)
 		}
 	}
+}
+
+// Census is what waits in the queue at one moment, by Location (ActiveQ,
+// BackoffQ, UnschedulablePods and GatedPods; pods in flight are not
+// counted), for scheduler_pending_pods and scheduler_queued_entities.
+type Census struct {
+	// Pods counts every pod waiting there, Members those of them that
+	// are members of a pod group, Groups the pod groups with members
+	// there (a group whose members wait in two places counts in each).
+	Pods, Members, Groups [numLocations]int
+	// Incomplete counts the members held back because their group's
+	// object does not exist (kube-scheduler v1.37's incomplete pod group
+	// pods); they are not counted among the gated pods.
+	Incomplete int
+}
+
+// Census counts what waits in the queue. groupOf says which group a pod
+// is scheduled with, if any; missing whether a group's object does not
+// exist. Both are called with the queue's lock held.
+func (q *PriorityQueue) Census(groupOf func(*v1.Pod) (framework.PodGroupKey, bool), missing func(framework.PodGroupKey) bool) Census {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var c Census
+	var groups map[framework.PodGroupKey]Location
+	var missed map[framework.PodGroupKey]bool
+	isMissing := func(key framework.PodGroupKey) bool {
+		m, ok := missed[key]
+		if !ok {
+			if missed == nil {
+				missed = map[framework.PodGroupKey]bool{}
+			}
+			m = missing(key)
+			missed[key] = m
+		}
+		return m
+	}
+	count := func(l Location, pod *v1.Pod) {
+		c.Pods[l]++
+		key, ok := groupOf(pod)
+		if !ok {
+			return
+		}
+		if l == GatedPods && isMissing(key) {
+			c.Pods[l]--
+			c.Incomplete++
+			return
+		}
+		c.Members[l]++
+		if groups == nil {
+			groups = map[framework.PodGroupKey]Location{}
+		}
+		// The parts are walked one after another, so a group seen in an
+		// earlier part is new to this one.
+		if seen, ok := groups[key]; !ok || seen != l {
+			groups[key] = l
+			c.Groups[l]++
+		}
+	}
+	for _, h := range []struct {
+		l Location
+		h *podHeap
+	}{{ActiveQ, q.activeQ}, {BackoffQ, q.backoffQ}, {BackoffQ, q.errorBackoffQ}} {
+		for _, it := range h.h.items {
+			count(h.l, it.pod.Pod)
+		}
+	}
+	for _, qpi := range q.unschedulable {
+		count(UnschedulablePods, qpi.Pod)
+	}
+	for _, qpi := range q.gated {
+		count(GatedPods, qpi.Pod)
+	}
+	return c
 }

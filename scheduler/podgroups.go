@@ -169,6 +169,26 @@ func (g *podGroups) pendingMembers(key framework.PodGroupKey) []*v1.Pod {
 	return out
 }
 
+// missing reports whether the object of a served group does not exist.
+func (g *podGroups) missing(key framework.PodGroupKey) bool {
+	if key.API == framework.CoschedulingPodGroups {
+		return g.coscheduling(key) == nil
+	}
+	return g.object(key) == nil
+}
+
+// census is what waits in the queue, for scheduler_pending_pods and
+// scheduler_queued_entities: a pod is a group's member when its group's
+// API is served (otherwise it is scheduled alone), and a member whose
+// group's object is missing is "incomplete", as in kube-scheduler.
+func (s *Scheduler) census() queue.Census {
+	groupOf := func(pod *v1.Pod) (framework.PodGroupKey, bool) {
+		key, ok := framework.PodGroupOf(pod)
+		return key, ok && s.groups.Served(key.API)
+	}
+	return s.Queue.Census(groupOf, s.groups.missing)
+}
+
 // known reports whether uid is a known member of the group.
 func (g *podGroups) known(key framework.PodGroupKey, uid types.UID) bool {
 	if g == nil {

@@ -397,7 +397,7 @@ func New(opts Options) (*Scheduler, error) {
 	for name, prof := range s.profiles {
 		s.Queue.SetProfileHints(name, prof.hints)
 	}
-	if err := s.metrics.Register(opts.MetricsRegisterer, s.Queue.PendingPods); err != nil {
+	if err := s.metrics.Register(opts.MetricsRegisterer, s.census); err != nil {
 		return nil, fmt.Errorf("register scheduler metrics: %w", err)
 	}
 	if opts.Binder != nil {

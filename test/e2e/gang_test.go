@@ -230,7 +230,7 @@ func TestGangsOfSixtyPercent(t *testing.T) {
 func TestGangWaitsForItsGroupAndMembers(t *testing.T) {
 	e := newEnv(t)
 	e.addNode(e.node("a").Capacity("8", "16Gi", 110))
-	e.startScheduler()
+	d := e.startScheduler(func(o *app.Options) { o.HTTPBindAddress = "127.0.0.1:0" })
 	e.watchGangs(5*time.Second, nil)
 	early := e.createMembers("late", 2, "100m")
 	e.createPod(e.pod("solo").Req("100m", "100Mi"))
@@ -240,6 +240,14 @@ func TestGangWaitsForItsGroupAndMembers(t *testing.T) {
 	if msg := e.waitUnschedulableCondition(early[0]); msg != `waiting for pods's pod group "late" to appear in scheduling queue` {
 		t.Errorf("member without its PodGroup: PodScheduled message %q", msg)
 	}
+	// kube-scheduler's queue metrics: members without their PodGroup are
+	// "incomplete", not gated; then, with too few of them, one gated
+	// pod group of two pods.
+	m := endpoint(d.HTTPAddr())
+	e.waitMetrics(m, 10*time.Second, "2 incomplete pods", func(s scraped) bool {
+		return s.value("scheduler_pending_pods", "queue=incomplete") == 2 && s.value("scheduler_pending_pods", "queue=gated") == 0 &&
+			s.value("scheduler_queued_entities", "queue=gated", "type=podgroup") == 0
+	})
 
 	e.createGang("late", 3)
 	e.expectNoneBound(early, 2*time.Second)
@@ -248,6 +256,11 @@ func TestGangWaitsForItsGroupAndMembers(t *testing.T) {
 	}); err != nil {
 		t.Errorf("member of a gang short of minCount: PodScheduled message %q", e.waitUnschedulableCondition(early[1]))
 	}
+	e.waitMetrics(m, 10*time.Second, "a gated pod group of 2 pods", func(s scraped) bool {
+		return s.value("scheduler_pending_pods", "queue=incomplete") == 0 && s.value("scheduler_pending_pods", "queue=gated") == 2 &&
+			s.value("scheduler_queued_entities", "queue=gated", "type=podgroup") == 1 &&
+			s.value("scheduler_queued_entities", "queue=gated", "type=pod") == 0
+	})
 	e.createPod(e.pod("late-2").PodGroup("late").Req("100m", "100Mi"))
 	e.waitBound(30*time.Second, append(early, "late-2")...)
 }
