@@ -11,19 +11,11 @@ import (
 	"github.com/yardmaster-io/yardmaster/framework"
 )
 
-// TakeGroup takes the group's members from activeQ, backoffQ and the
-// unschedulable pool, not its gated members nor other pods, and puts them
-// in flight.
-func TestTakeGroup(t *testing.T) {
-	held := map[string]bool{"g-gated": true}
-	q, _ := newTestQueue(Options{PreEnqueue: func(p *v1.Pod) bool { return !held[p.Name] }})
-	member := func(name, group string) *v1.Pod { return makePod(name).Namespace("ns").PodGroup(group).Obj() }
-	for _, p := range []*v1.Pod{member("g-active", "g"), member("g-parked", "g"), member("g-backoff", "g"), member("g-gated", "g"),
-		member("h-0", "h"), makePod("loner").Namespace("ns").Obj()} {
-		q.Add(p)
-	}
-	// Park one member in the pool and one in backoffQ, as failed attempts
-	// do; Pop takes by Timestamp, so pop until each one comes.
+// parkMembers parks g-parked in the unschedulable pool and g-backoff in
+// backoffQ, as failed attempts do; Pop takes by Timestamp, so it pops
+// until each one comes and puts the others back.
+func parkMembers(t *testing.T, q *PriorityQueue) {
+	t.Helper()
 	for _, park := range []struct {
 		name          string
 		unschedulable bool
@@ -36,11 +28,24 @@ func TestTakeGroup(t *testing.T) {
 				}
 				break
 			}
-			// Not the one: put it back where it was.
 			q.Done(qpi)
 			q.Add(qpi.Pod)
 		}
 	}
+}
+
+// TakeGroup takes the group's members from activeQ, backoffQ and the
+// unschedulable pool, not its gated members nor other pods, and puts them
+// in flight.
+func TestTakeGroup(t *testing.T) {
+	held := map[string]bool{"g-gated": true}
+	q, _ := newTestQueue(Options{PreEnqueue: func(p *v1.Pod) bool { return !held[p.Name] }})
+	member := func(name, group string) *v1.Pod { return makePod(name).Namespace("ns").PodGroup(group).Obj() }
+	for _, p := range []*v1.Pod{member("g-active", "g"), member("g-parked", "g"), member("g-backoff", "g"), member("g-gated", "g"),
+		member("h-0", "h"), makePod("loner").Namespace("ns").Obj()} {
+		q.Add(p)
+	}
+	parkMembers(t, q)
 	taken := q.TakeGroup(framework.PodGroupKey{Namespace: "ns", Name: "g"})
 	var names []string
 	for _, qpi := range taken {
@@ -94,22 +99,7 @@ func TestCensus(t *testing.T) {
 		makePod("labelled").Namespace("ns").Label(framework.CoschedulingPodGroupLabel, "c").Obj()} {
 		q.Add(p)
 	}
-	for _, park := range []struct {
-		name          string
-		unschedulable bool
-	}{{"g-parked", true}, {"g-backoff", false}} {
-		for {
-			qpi := mustPop(t, q)
-			if qpi.Pod.Name == park.name {
-				if err := q.AddUnschedulable(qpi, q.SchedulingCycle(), park.unschedulable); err != nil {
-					t.Fatal(err)
-				}
-				break
-			}
-			q.Done(qpi)
-			q.Add(qpi.Pod)
-		}
-	}
+	parkMembers(t, q)
 	asked := map[string]int{}
 	got := q.Census(func(p *v1.Pod) (framework.PodGroupKey, bool) {
 		key, ok := framework.PodGroupOf(p)
