@@ -169,14 +169,6 @@ func (g *podGroups) pendingMembers(key framework.PodGroupKey) []*v1.Pod {
 	return out
 }
 
-// missing reports whether the object of a served group does not exist.
-func (g *podGroups) missing(key framework.PodGroupKey) bool {
-	if key.API == framework.CoschedulingPodGroups {
-		return g.coscheduling(key) == nil
-	}
-	return g.object(key) == nil
-}
-
 // census is what waits in the queue, for scheduler_pending_pods and
 // scheduler_queued_entities: a pod is a group's member when its group's
 // API is served (otherwise it is scheduled alone), and a member whose
@@ -186,7 +178,11 @@ func (s *Scheduler) census() queue.Census {
 		key, ok := framework.PodGroupOf(pod)
 		return key, ok && s.groups.Served(key.API)
 	}
-	return s.Queue.Census(groupOf, s.groups.missing)
+	missing := func(key framework.PodGroupKey) bool {
+		g := s.groups.Peek(key)
+		return !g.Exists()
+	}
+	return s.Queue.Census(groupOf, missing)
 }
 
 // known reports whether uid is a known member of the group.
