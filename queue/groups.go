@@ -102,36 +102,29 @@ func (q *PriorityQueue) Census(groupOf func(*v1.Pod) (framework.PodGroupKey, boo
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	var c Census
-	var groups map[framework.PodGroupKey]Location
-	var missed map[framework.PodGroupKey]bool
-	isMissing := func(key framework.PodGroupKey) bool {
-		m, ok := missed[key]
-		if !ok {
-			if missed == nil {
-				missed = map[framework.PodGroupKey]bool{}
-			}
-			m = missing(key)
-			missed[key] = m
-		}
-		return m
-	}
+	// The group each one was last counted in (the parts are walked one
+	// after another, so a group seen in an earlier part is new to this
+	// one), and whether each gated member's group is missing.
+	groups := map[framework.PodGroupKey]Location{}
+	missed := map[framework.PodGroupKey]bool{}
 	count := func(l Location, pod *v1.Pod) {
-		c.Pods[l]++
-		key, ok := groupOf(pod)
-		if !ok {
-			return
+		key, member := groupOf(pod)
+		if member && l == GatedPods {
+			m, ok := missed[key]
+			if !ok {
+				m = missing(key)
+				missed[key] = m
+			}
+			if m {
+				c.Incomplete++
+				return
+			}
 		}
-		if l == GatedPods && isMissing(key) {
-			c.Pods[l]--
-			c.Incomplete++
+		c.Pods[l]++
+		if !member {
 			return
 		}
 		c.Members[l]++
-		if groups == nil {
-			groups = map[framework.PodGroupKey]Location{}
-		}
-		// The parts are walked one after another, so a group seen in an
-		// earlier part is new to this one.
 		if seen, ok := groups[key]; !ok || seen != l {
 			groups[key] = l
 			c.Groups[l]++
